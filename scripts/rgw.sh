@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Real S3 for tests: single-node Ceph (mon + memstore OSD + radosgw) on loopback, no systemd, no auth.
+# It enforces If-None-Match / If-Match on PUT, which the storage tests rely on.
+#   scripts/rgw.sh up   DIR [PORT]   -> http://127.0.0.1:PORT, keys LLMMEMACCESSKEY / LLMMEMSECRETKEY
+#   scripts/rgw.sh down DIR
+#   scripts/rgw.sh check             -> exit 0 when the Ceph binaries are installed
+set -euo pipefail
+cmd=${1:?usage: rgw.sh up|down|check DIR [PORT]}
+
+if [ "$cmd" = check ]; then
+	command -v radosgw >/dev/null && command -v ceph-mon >/dev/null && command -v ceph-osd >/dev/null
+	exit $?
+fi
+
+C=${2:?dir}
+if [ "$cmd" = down ]; then
+	for p in rgw osd mon; do
+		if [ -f "$C/$p.pid" ]; then kill "$(cat "$C/$p.pid")" 2>/dev/null || true; fi
+	done
+	sleep 1
+	for p in rgw osd mon; do
+		if [ -f "$C/$p.pid" ]; then kill -9 "$(cat "$C/$p.pid")" 2>/dev/null || true; rm -f "$C/$p.pid"; fi
+	done
+	exit 0
+fi
+[ "$cmd" = up ] || { echo "unknown command $cmd" >&2; exit 2; }
+
+PORT=${3:-7480}
+MON_PORT=${RGW_MON_PORT:-3300}
+LIFETIME=${RGW_LIFETIME_SECONDS:-7200}
+rm -rf "$C"
+mkdir -p "$C"/{run,log,mon.a,osd.0,rgw}
+FSID=$(cat /proc/sys/kernel/random/uuid)
+cat >"$C/ceph.conf" <<CONF
+[global]
+fsid = $FSID
+mon host = v2:127.0.0.1:$MON_PORT
+mon initial members = a
+auth cluster required = none
+auth service required = none
+auth client required = none
+ms mon client mode = crc
+ms bind msgr1 = false
+ms bind ipv6 = false
+public network = 127.0.0.0/8
+osd pool default size = 1
+osd pool default min size = 1
+osd crush chooseleaf type = 0
+mon allow pool size one = true
+mon warn on pool no redundancy = false
+mon data avail warn = 1
+osd pool default pg autoscale mode = off
+osd pool default pg num = 8
+osd pool default pgp num = 8
+mon max pg per osd = 1000
+osd objectstore = memstore
+memstore device bytes = 1073741824
+run dir = $C/run
+admin socket = $C/run/\$name.asok
+pid file = $C/run/\$name.pid
+log file = $C/log/\$name.log
+keyring = $C/keyring
+[mon.a]
+mon data = $C/mon.a
+[osd.0]
+osd data = $C/osd.0
+[client.rgw.a]
+rgw frontends = beast endpoint=127.0.0.1:$PORT
+rgw data = $C/rgw
+CONF
+touch "$C/keyring"
+CEPH="ceph -c $C/ceph.conf"
+monmaptool --create --fsid "$FSID" --addv a "[v2:127.0.0.1:$MON_PORT]" "$C/monmap" >/dev/null
+ceph-mon -c "$C/ceph.conf" --mkfs -i a --monmap "$C/monmap"
+setsid nohup timeout "$LIFETIME" ceph-mon -c "$C/ceph.conf" -i a -f >"$C/log/mon.out" 2>&1 &
+echo $! >"$C/mon.pid"
+for _ in $(seq 1 60); do timeout 5 $CEPH mon stat >/dev/null 2>&1 && break; sleep 0.5; done
+OSDUUID=$(cat /proc/sys/kernel/random/uuid)
+timeout 20 $CEPH osd new "$OSDUUID" >/dev/null
+ceph-osd -c "$C/ceph.conf" -i 0 --mkfs --osd-uuid "$OSDUUID" 2>/dev/null
+setsid nohup timeout "$LIFETIME" ceph-osd -c "$C/ceph.conf" -i 0 -f >"$C/log/osd.out" 2>&1 &
+echo $! >"$C/osd.pid"
+for _ in $(seq 1 60); do timeout 5 $CEPH osd stat 2>/dev/null | grep -q "1 up" && break; sleep 0.5; done
+setsid nohup timeout "$LIFETIME" radosgw -c "$C/ceph.conf" -n client.rgw.a -f >"$C/log/rgw.out" 2>&1 &
+echo $! >"$C/rgw.pid"
+ok=0
+for _ in $(seq 1 120); do
+	if curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then ok=1; break; fi
+	sleep 0.5
+done
+[ $ok = 1 ] || { echo "radosgw did not answer on port $PORT; see $C/log" >&2; exit 1; }
+timeout 60 radosgw-admin -c "$C/ceph.conf" -n client.rgw.a user create --uid=llmmem --display-name=llmmem \
+	--access-key=LLMMEMACCESSKEY --secret-key=LLMMEMSECRETKEY >/dev/null 2>>"$C/log/admin.err"
+echo "radosgw ready on http://127.0.0.1:$PORT"

@@ -1,0 +1,111 @@
+import { ConflictError } from './errors';
+import { validateKeyPrefix } from './ids';
+import {
+	appPrefixes,
+	CONVERSATION_MEMORY_ROOT,
+	conversationFilesPrefix,
+	conversationMemoryKey,
+	conversationNodesPrefix,
+	FILES_ROOT,
+	NODE_MEMORY_ROOT,
+	parseKey,
+} from './keys';
+import type { ListedObject, MemoryStorage } from './storage/storage';
+
+export interface ScopeOptions {
+	keyPrefix?: string;
+}
+
+/** Every object of one conversation: its conversation document, its nodes' documents and its files. */
+export async function listConversationKeys(
+	storage: MemoryStorage,
+	appId: string,
+	conversationId: string,
+	options: ScopeOptions = {},
+): Promise<ListedObject[]> {
+	const convKey = conversationMemoryKey(appId, conversationId, options.keyPrefix);
+	const [conv, nodes, files] = await Promise.all([
+		storage.list(convKey),
+		storage.list(conversationNodesPrefix(appId, conversationId, options.keyPrefix)),
+		storage.list(conversationFilesPrefix(appId, conversationId, options.keyPrefix)),
+	]);
+	return [...conv.filter((o) => o.key === convKey), ...nodes, ...files];
+}
+
+/** Every object of one app (n8n workflow). */
+export async function listAppKeys(storage: MemoryStorage, appId: string, options: ScopeOptions = {}): Promise<ListedObject[]> {
+	const lists = await Promise.all(appPrefixes(appId, options.keyPrefix).map((p) => storage.list(p)));
+	return lists.flat();
+}
+
+/** Deletes all of a conversation's memory, across its nodes, and its copied files. Returns the deleted keys. */
+export async function deleteConversationMemory(
+	storage: MemoryStorage,
+	appId: string,
+	conversationId: string,
+	options: ScopeOptions = {},
+): Promise<string[]> {
+	const objects = await listConversationKeys(storage, appId, conversationId, options);
+	for (const o of objects) await storage.delete(o.key);
+	return objects.map((o) => o.key);
+}
+
+export interface PruneOptions extends ScopeOptions {
+	/** Delete memory not written for this many days. */
+	olderThanDays: number;
+	/** Only this app; every app when omitted. */
+	appId?: string;
+	now?: Date;
+	/** Report what would be deleted, delete nothing. */
+	dryRun?: boolean;
+}
+
+export interface PruneResult {
+	deleted: string[];
+	/** Documents written again between listing and deleting; they were kept. */
+	skipped: string[];
+}
+
+/**
+ * Deletes memory documents untouched for N days. A conversation's copied files go once none of its
+ * documents remain. Each delete names the version that was judged old, so a document written
+ * meanwhile is kept.
+ */
+export async function pruneMemory(storage: MemoryStorage, options: PruneOptions): Promise<PruneResult> {
+	if (!(options.olderThanDays >= 0)) throw new RangeError('olderThanDays must be a number ≥ 0');
+	const cutoff = (options.now ?? new Date()).getTime() - options.olderThanDays * 86_400_000;
+	const prefix = validateKeyPrefix('key prefix', options.keyPrefix);
+	const objects = options.appId
+		? await listAppKeys(storage, options.appId, options)
+		: (await Promise.all([NODE_MEMORY_ROOT, CONVERSATION_MEMORY_ROOT, FILES_ROOT].map((r) => storage.list(`${prefix}${r}/`)))).flat();
+	const conversation = (o: ListedObject) => {
+		const k = parseKey(o.key, options.keyPrefix);
+		return k ? `${k.appId}/${k.conversationId}` : undefined;
+	};
+	const live = new Set<string>();
+	const deleted: string[] = [];
+	const skipped: string[] = [];
+	for (const o of objects) {
+		const parsed = parseKey(o.key, options.keyPrefix);
+		if (!parsed || parsed.kind === 'file') continue;
+		if (o.lastModified.getTime() >= cutoff) {
+			live.add(conversation(o) as string);
+			continue;
+		}
+		try {
+			if (!options.dryRun) await storage.delete(o.key, { ifVersion: o.version });
+			deleted.push(o.key);
+		} catch (error) {
+			if (!(error instanceof ConflictError)) throw error;
+			skipped.push(o.key);
+			live.add(conversation(o) as string);
+		}
+	}
+	for (const o of objects) {
+		const parsed = parseKey(o.key, options.keyPrefix);
+		if (parsed?.kind !== 'file' || live.has(conversation(o) as string) || o.lastModified.getTime() >= cutoff) continue;
+		if (!options.dryRun) await storage.delete(o.key);
+		deleted.push(o.key);
+	}
+	return { deleted, skipped };
+}

@@ -1,0 +1,197 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+
+import { ConflictError, StorageError } from '../errors';
+import { KeyedQueue } from '../keyed-queue';
+import { acquireFileLock } from './file-lock';
+import { assertStorageKey } from './key-check';
+import type { ListedObject, MemoryStorage, PutOptions, StoredObject } from './storage';
+
+export interface LocalDiskStorageOptions {
+	/** Folder that holds every key. Created on first write. */
+	root: string;
+	/** How long a writer waits for another writer's lock before failing (default 10 s). */
+	lockTimeoutMs?: number;
+	/** Locks left by another host on a shared folder count as abandoned after this (default 60 s). */
+	foreignStaleLockMs?: number;
+	/** fsync files and folders so a write survives power loss (default true). */
+	durable?: boolean;
+}
+
+const RESERVED = /\.(lock|tmp)$|\.lock\.stale-/;
+
+function versionOf(st: { ino: bigint; mtimeNs: bigint; size: bigint }): string {
+	return `${st.ino}-${st.mtimeNs}-${st.size}`;
+}
+
+function code(error: unknown): string | undefined {
+	return (error as NodeJS.ErrnoException)?.code;
+}
+
+/**
+ * Keys as files under a root folder. Writes are atomic (temp file, fsync, rename) and conditional
+ * writes are compare-and-swap under a per-key lock file, so processes on one machine never lose
+ * each other's writes. Every write moves the file's mtime strictly forward, so a version
+ * (inode, mtime, size) is never reused.
+ */
+export class LocalDiskStorage implements MemoryStorage {
+	readonly root: string;
+	private readonly lockTimeoutMs: number;
+	private readonly foreignStaleLockMs: number;
+	private readonly durable: boolean;
+	private readonly queue = new KeyedQueue();
+
+	constructor(options: LocalDiskStorageOptions) {
+		if (!options.root) throw new StorageError('LocalDiskStorage needs a root folder');
+		this.root = path.resolve(options.root);
+		this.lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
+		this.foreignStaleLockMs = options.foreignStaleLockMs ?? 60_000;
+		this.durable = options.durable ?? true;
+	}
+
+	describe(): string {
+		return `local disk ${this.root}`;
+	}
+
+	private pathOf(key: string): string {
+		assertStorageKey(key);
+		if (RESERVED.test(key)) throw new StorageError(`Refusing storage key ending in a reserved suffix: "${key}"`);
+		const p = path.join(this.root, ...key.split('/'));
+		if (!p.startsWith(this.root + path.sep)) throw new StorageError(`Refusing key outside the storage root: "${key}"`);
+		return p;
+	}
+
+	async get(key: string): Promise<StoredObject | null> {
+		const p = this.pathOf(key);
+		let handle: fs.FileHandle | undefined;
+		try {
+			handle = await fs.open(p, 'r');
+			const st = await handle.stat({ bigint: true });
+			const body = await handle.readFile();
+			return { body, version: versionOf(st) };
+		} catch (error) {
+			if (code(error) === 'ENOENT') return null;
+			throw new StorageError(`Could not read "${key}" from ${this.describe()}: ${code(error) ?? error}`, key, { cause: error });
+		} finally {
+			await handle?.close();
+		}
+	}
+
+	private async current(p: string): Promise<{ version: string; mtimeNs: bigint } | null> {
+		try {
+			const st = await fs.stat(p, { bigint: true });
+			return { version: versionOf(st), mtimeNs: st.mtimeNs };
+		} catch (error) {
+			if (code(error) === 'ENOENT') return null;
+			throw error;
+		}
+	}
+
+	/** Runs fn holding both the in-process queue for p and the cross-process lock file. */
+	private locked<T>(key: string, p: string, fn: () => Promise<T>): Promise<T> {
+		return this.queue.run(p, async () => {
+			await fs.mkdir(path.dirname(p), { recursive: true });
+			const release = await acquireFileLock(`${p}.lock`, `"${key}"`, {
+				timeoutMs: this.lockTimeoutMs,
+				foreignStaleMs: this.foreignStaleLockMs,
+			});
+			try {
+				return await fn();
+			} finally {
+				await release();
+			}
+		});
+	}
+
+	async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ version: string }> {
+		const p = this.pathOf(key);
+		try {
+			return await this.locked(key, p, async () => {
+				const cur = await this.current(p);
+				if (options.ifVersion === null && cur) throw new ConflictError(`"${key}" already exists`, key);
+				if (typeof options.ifVersion === 'string' && cur?.version !== options.ifVersion)
+					throw new ConflictError(`"${key}" changed since it was read`, key);
+				const tmp = path.join(path.dirname(p), `.${path.basename(p)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+				const handle = await fs.open(tmp, 'wx');
+				try {
+					await handle.writeFile(body);
+					// Strictly later than the version being replaced, even within one clock tick.
+					// (Timestamps pass through a double, good to ~0.3 µs, hence the rounding.)
+					const prevUs = cur ? (cur.mtimeNs + 500n) / 1000n : 0n;
+					const nowUs = BigInt(Date.now()) * 1000n;
+					const seconds = Number(nowUs > prevUs ? nowUs : prevUs + 1n) / 1e6;
+					await handle.utimes(seconds, seconds);
+					if (this.durable) await handle.sync();
+				} catch (error) {
+					await handle.close();
+					await fs.unlink(tmp).catch(() => {});
+					throw error;
+				}
+				await handle.close();
+				await fs.rename(tmp, p);
+				if (this.durable) await this.syncDir(path.dirname(p));
+				const now = await this.current(p);
+				return { version: (now as { version: string }).version };
+			});
+		} catch (error) {
+			if (error instanceof StorageError) throw error;
+			throw new StorageError(`Could not write "${key}" to ${this.describe()}: ${code(error) ?? error}`, key, { cause: error });
+		}
+	}
+
+	private async syncDir(dir: string): Promise<void> {
+		const handle = await fs.open(dir, 'r');
+		try {
+			await handle.sync();
+		} finally {
+			await handle.close();
+		}
+	}
+
+	async delete(key: string, options: { ifVersion?: string } = {}): Promise<void> {
+		const p = this.pathOf(key);
+		try {
+			await this.locked(key, p, async () => {
+				if (options.ifVersion !== undefined) {
+					const cur = await this.current(p);
+					if (cur && cur.version !== options.ifVersion) throw new ConflictError(`"${key}" changed since it was read`, key);
+				}
+				await fs.unlink(p).catch((error: unknown) => {
+					if (code(error) !== 'ENOENT') throw error;
+				});
+			});
+		} catch (error) {
+			if (error instanceof StorageError) throw error;
+			throw new StorageError(`Could not delete "${key}" from ${this.describe()}: ${code(error) ?? error}`, key, { cause: error });
+		}
+	}
+
+	async list(prefix: string): Promise<ListedObject[]> {
+		const slash = prefix.lastIndexOf('/');
+		const dirKey = slash >= 0 ? prefix.slice(0, slash) : '';
+		if (dirKey) assertStorageKey(dirKey);
+		const start = dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root;
+		const out: ListedObject[] = [];
+		const walk = async (dir: string, keyBase: string): Promise<void> => {
+			let entries: import('node:fs').Dirent[];
+			try {
+				entries = await fs.readdir(dir, { withFileTypes: true });
+			} catch (error) {
+				if (code(error) === 'ENOENT') return;
+				throw new StorageError(`Could not list ${this.describe()}: ${code(error) ?? error}`, undefined, { cause: error });
+			}
+			for (const e of entries) {
+				const key = keyBase ? `${keyBase}/${e.name}` : e.name;
+				if (e.isDirectory()) {
+					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`)) await walk(path.join(dir, e.name), key);
+				} else if (e.isFile() && key.startsWith(prefix) && !RESERVED.test(e.name)) {
+					const st = await fs.stat(path.join(dir, e.name), { bigint: true }).catch(() => undefined);
+					if (st) out.push({ key, version: versionOf(st), size: Number(st.size), lastModified: new Date(Number(st.mtimeMs)) });
+				}
+			}
+		};
+		await walk(start, dirKey);
+		return out;
+	}
+}

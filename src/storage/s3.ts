@@ -1,0 +1,264 @@
+import { randomUUID } from 'node:crypto';
+
+import {
+	DeleteObjectCommand,
+	GetObjectCommand,
+	HeadObjectCommand,
+	ListObjectsV2Command,
+	PutObjectCommand,
+	S3Client,
+} from '@aws-sdk/client-s3';
+
+import { ConflictError, StorageError, UnsafeStorageError } from '../errors';
+import { validateKeyPrefix } from '../ids';
+import { assertStorageKey } from './key-check';
+import type { ListedObject, MemoryStorage, PutOptions, StoredObject } from './storage';
+
+export interface S3StorageOptions {
+	bucket: string;
+	/** Prefix before every key in the bucket ("memory/"). */
+	prefix?: string;
+	region?: string;
+	/** For S3-compatible servers (Ceph RGW, MinIO, R2 …). */
+	endpoint?: string;
+	forcePathStyle?: boolean;
+	credentials?: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+	/**
+	 * Accept a server that ignores If-Match / If-None-Match. Concurrent turns can then overwrite each
+	 * other; a warning is emitted. Off by default: such a server is refused.
+	 */
+	allowUnsafeConditionalWrites?: boolean;
+	onWarning?: (message: string) => void;
+	/** Per-request timeout in ms (default 15 s). */
+	requestTimeoutMs?: number;
+	/** A ready client (tests); the options above except bucket and prefix are then ignored. */
+	client?: S3Client;
+}
+
+/** What the one-time probe learned about the server. */
+export interface ConditionalWriteSupport {
+	enforced: boolean;
+	/** Whether If-Match must carry the ETag without quotes (Ceph RGW) or with them. */
+	quoteIfMatch: boolean;
+}
+
+interface SdkError {
+	name?: string;
+	Code?: string;
+	message?: string;
+	$metadata?: { httpStatusCode?: number };
+}
+
+function status(error: unknown): number | undefined {
+	return (error as SdkError)?.$metadata?.httpStatusCode;
+}
+
+/** The object is absent. A missing bucket (NoSuchBucket, also a 404) is an error, never "empty". */
+function isNotFound(error: unknown): boolean {
+	const e = error as SdkError;
+	if (e?.name === 'NoSuchBucket' || e?.Code === 'NoSuchBucket') return false;
+	return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || status(error) === 404;
+}
+
+function isConflict(error: unknown): boolean {
+	const s = status(error);
+	return s === 412 || s === 409 || (error as SdkError)?.name === 'PreconditionFailed';
+}
+
+const unquote = (etag: string | undefined) => (etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '');
+
+const probes = new Map<string, Promise<ConditionalWriteSupport>>();
+
+/**
+ * Memory on S3 or an S3-compatible server. Creates use If-None-Match: *, updates use If-Match, and a
+ * one-time probe refuses servers that ignore them (unless allowUnsafeConditionalWrites).
+ */
+export class S3Storage implements MemoryStorage {
+	readonly bucket: string;
+	readonly prefix: string;
+	private readonly client: S3Client;
+	/** The configured endpoint; undefined means AWS. */
+	readonly endpoint: string | undefined;
+	private readonly options: S3StorageOptions;
+
+	constructor(options: S3StorageOptions) {
+		if (!options.bucket) throw new StorageError('S3 storage needs a bucket name');
+		this.options = options;
+		this.bucket = options.bucket;
+		this.prefix = validateKeyPrefix('S3 key prefix', options.prefix);
+		this.endpoint = options.endpoint || undefined;
+		this.client =
+			options.client ??
+			new S3Client({
+				region: options.region || 'us-east-1',
+				endpoint: options.endpoint || undefined,
+				forcePathStyle: options.forcePathStyle ?? false,
+				credentials: options.credentials,
+				requestChecksumCalculation: 'WHEN_REQUIRED',
+				responseChecksumValidation: 'WHEN_REQUIRED',
+				requestHandler: { requestTimeout: options.requestTimeoutMs ?? 15_000, connectionTimeout: 5_000 },
+			});
+	}
+
+	describe(): string {
+		return `s3://${this.bucket}/${this.prefix}`;
+	}
+
+	private fail(op: string, key: string | undefined, error: unknown): StorageError {
+		const e = error as SdkError;
+		const what = [e?.name, e?.message].filter(Boolean).join(': ') || String(error);
+		const target = key ? `"${key}" in ${this.describe()}` : this.describe();
+		return new StorageError(`S3 ${op} failed for ${target}: ${what}`, key, { cause: error });
+	}
+
+	async get(key: string): Promise<StoredObject | null> {
+		assertStorageKey(key);
+		try {
+			const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+			const body = await (out.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
+			return { body, version: unquote(out.ETag) };
+		} catch (error) {
+			if (isNotFound(error)) return null;
+			throw this.fail('GetObject', key, error);
+		}
+	}
+
+	async put(key: string, body: Uint8Array, options: PutOptions = {}): Promise<{ version: string }> {
+		assertStorageKey(key);
+		const conditional = options.ifVersion !== undefined;
+		const support = conditional ? await this.conditionalWriteSupport() : undefined;
+		const condition =
+			options.ifVersion === null
+				? { IfNoneMatch: '*' }
+				: typeof options.ifVersion === 'string'
+					? { IfMatch: support?.quoteIfMatch ? `"${options.ifVersion}"` : options.ifVersion }
+					: {};
+		try {
+			const out = await this.client.send(
+				new PutObjectCommand({
+					Bucket: this.bucket,
+					Key: this.prefix + key,
+					Body: body,
+					ContentType: options.contentType,
+					...condition,
+				}),
+			);
+			return { version: unquote(out.ETag) };
+		} catch (error) {
+			if (conditional && (isConflict(error) || (options.ifVersion && isNotFound(error))))
+				throw new ConflictError(`"${key}" changed since it was read`, key, { cause: error });
+			throw this.fail('PutObject', key, error);
+		}
+	}
+
+	async delete(key: string, options: { ifVersion?: string } = {}): Promise<void> {
+		assertStorageKey(key);
+		if (options.ifVersion !== undefined) {
+			const now = await this.head(key);
+			if (now !== null && now !== options.ifVersion) throw new ConflictError(`"${key}" changed since it was read`, key);
+		}
+		try {
+			await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+		} catch (error) {
+			if (isNotFound(error)) return;
+			throw this.fail('DeleteObject', key, error);
+		}
+	}
+
+	/** Current version (ETag) of a key, or null; cheap freshness check before a delete. */
+	async head(key: string): Promise<string | null> {
+		assertStorageKey(key);
+		try {
+			const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+			return unquote(out.ETag);
+		} catch (error) {
+			if (isNotFound(error)) return null;
+			throw this.fail('HeadObject', key, error);
+		}
+	}
+
+	async list(prefix: string): Promise<ListedObject[]> {
+		const out: ListedObject[] = [];
+		let token: string | undefined;
+		try {
+			do {
+				const page = await this.client.send(
+					new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: token }),
+				);
+				for (const o of page.Contents ?? []) {
+					if (!o.Key || o.Key.startsWith(`${this.prefix}.llm-memory-probe/`)) continue;
+					out.push({ key: o.Key.slice(this.prefix.length), version: unquote(o.ETag), size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0) });
+				}
+				token = page.IsTruncated ? page.NextContinuationToken : undefined;
+			} while (token);
+		} catch (error) {
+			throw this.fail('ListObjectsV2', undefined, error);
+		}
+		return out;
+	}
+
+	/** Reaches the bucket (one small list) and checks conditional writes; for credential tests. */
+	async checkAccess(): Promise<ConditionalWriteSupport> {
+		try {
+			await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, MaxKeys: 1 }));
+		} catch (error) {
+			throw this.fail('ListObjectsV2', undefined, error);
+		}
+		return this.conditionalWriteSupport();
+	}
+
+	/** Probes once per server, bucket and prefix (cached for the process); refuses unsafe servers. */
+	async conditionalWriteSupport(): Promise<ConditionalWriteSupport> {
+		const id = `${this.endpoint ?? `aws:${this.options.region ?? 'us-east-1'}`}\n${this.bucket}\n${this.prefix}`;
+		let probe = probes.get(id);
+		if (!probe) {
+			probe = this.probe();
+			probes.set(id, probe);
+			probe.catch(() => probes.delete(id)); // a failed probe (outage) is retried next time
+		}
+		const support = await probe;
+		if (!support.enforced) {
+			const message =
+				`The S3 server behind ${this.describe()} ignores conditional writes (If-None-Match / If-Match), ` +
+				'so concurrent turns could overwrite each other';
+			if (!this.options.allowUnsafeConditionalWrites)
+				throw new UnsafeStorageError(`${message}. Use a server that enforces them (AWS S3, Ceph RGW) or explicitly allow unsafe writes.`);
+			(this.options.onWarning ?? ((m: string) => process.emitWarning(m, 'LlmMemoryWarning')))(
+				`${message}; continuing because unsafe writes were explicitly allowed.`,
+			);
+		}
+		return support;
+	}
+
+	private async probe(): Promise<ConditionalWriteSupport> {
+		const Key = `${this.prefix}.llm-memory-probe/${randomUUID()}`;
+		const put = (Body: string, extra: object) =>
+			this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body, ...extra }));
+		/** 'conflict' when the server enforced the condition; 'unsupported' when it refused the header. */
+		const attempt = async (Body: string, extra: object): Promise<'accepted' | 'conflict' | 'unsupported'> => {
+			try {
+				await put(Body, extra);
+				return 'accepted';
+			} catch (error) {
+				if (isConflict(error)) return 'conflict';
+				if (status(error) === 501 || status(error) === 400) return 'unsupported';
+				throw error;
+			}
+		};
+		const unsafe = { enforced: false, quoteIfMatch: true };
+		try {
+			await put('probe-1', {});
+			if ((await attempt('probe-2', { IfNoneMatch: '*' })) !== 'conflict') return unsafe;
+			if ((await attempt('probe-3', { IfMatch: `"${'0'.repeat(32)}"` })) !== 'conflict') return unsafe;
+			// Which spelling of the ETag does the server accept for If-Match?
+			const now = unquote((await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }))).ETag);
+			if ((await attempt('probe-4', { IfMatch: `"${now}"` })) === 'accepted') return { enforced: true, quoteIfMatch: true };
+			if ((await attempt('probe-5', { IfMatch: now })) === 'accepted') return { enforced: true, quoteIfMatch: false };
+			return unsafe;
+		} catch (error) {
+			throw this.fail('conditional-write probe', undefined, error);
+		} finally {
+			await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key })).catch(() => undefined);
+		}
+	}
+}

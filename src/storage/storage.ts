@@ -1,0 +1,39 @@
+/** A stored object with the version a conditional write must name to replace it. */
+export interface StoredObject {
+	body: Uint8Array;
+	version: string;
+}
+
+export interface ListedObject {
+	key: string;
+	version: string;
+	size: number;
+	lastModified: Date;
+}
+
+export interface PutOptions {
+	/**
+	 * Compare-and-swap guard: `null` means "create only; fail if the key exists", a string means
+	 * "replace only that version". Omitted means an unconditional write.
+	 * A failed guard throws ConflictError.
+	 */
+	ifVersion?: string | null;
+	contentType?: string;
+}
+
+/** Object storage for memory documents and files. Keys are validated "/"-separated paths. */
+export interface MemoryStorage {
+	/** The object, or null when the key does not exist. */
+	get(key: string): Promise<StoredObject | null>;
+	/** Writes the whole object atomically and returns its new version. */
+	put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ version: string }>;
+	/**
+	 * Deletes the key; a missing key is not an error. With ifVersion, a key whose version changed is
+	 * kept and ConflictError thrown (exact on disk; on S3 a HEAD check just before the delete).
+	 */
+	delete(key: string, options?: { ifVersion?: string }): Promise<void>;
+	/** Every key that starts with the prefix, in no particular order. */
+	list(prefix: string): Promise<ListedObject[]>;
+	/** A short description without secrets, for messages ("local disk /data", "s3://bucket/prefix"). */
+	describe(): string;
+}

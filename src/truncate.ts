@@ -1,0 +1,72 @@
+import type { StoredMessage } from './document';
+
+export const DEFAULT_MAX_TOKEN_LIMIT = 2000;
+/** Upper bound on turns in a history, whatever the window (as Dify caps its query at 500). */
+export const MAX_HISTORY_TURNS = 500;
+
+/** One dialogue turn: a user message and the replies that answer it. */
+export interface Turn {
+	user: StoredMessage;
+	replies: StoredMessage[];
+	tokens: number;
+}
+
+export interface HistorySelection {
+	/** Oldest first. */
+	turns: Turn[];
+	tokens: number;
+	/** Complete turns on the thread that did not fit the budget or the window. */
+	droppedTurns: number;
+}
+
+export interface SelectOptions {
+	maxTokenLimit?: number;
+	/** Window: the most turns to keep. Missing, 0 or negative means MAX_HISTORY_TURNS. */
+	messageLimit?: number | null;
+}
+
+export function effectiveWindow(messageLimit: number | null | undefined): number {
+	return messageLimit && messageLimit > 0 ? Math.min(Math.floor(messageLimit), MAX_HISTORY_TURNS) : MAX_HISTORY_TURNS;
+}
+
+function answered(replies: StoredMessage[]): boolean {
+	return replies.some((r) => r.content.length > 0 || r.files.length > 0);
+}
+
+/**
+ * Picks the newest whole turns that fit, from a thread given newest first, using stored token counts only.
+ * History never starts with an assistant message, never splits a turn and skips unanswered turns.
+ * Stops at the first turn that does not fit: even the newest turn alone over budget gives no history.
+ */
+export function selectHistory(newestFirst: Iterable<StoredMessage>, options: SelectOptions = {}): HistorySelection {
+	const limit = options.maxTokenLimit ?? DEFAULT_MAX_TOKEN_LIMIT;
+	const window = effectiveWindow(options.messageLimit);
+	const kept: Turn[] = [];
+	let tokens = 0;
+	let droppedTurns = 0;
+	let full = false;
+	let replies: StoredMessage[] = [];
+	for (const m of newestFirst) {
+		if (m.role !== 'user') {
+			replies.push(m);
+			continue;
+		}
+		const turnReplies = replies.reverse();
+		replies = [];
+		if (!answered(turnReplies)) continue;
+		if (full) {
+			droppedTurns++;
+			continue;
+		}
+		let turnTokens = m.token_count;
+		for (const r of turnReplies) turnTokens += r.token_count;
+		if (kept.length >= window || tokens + turnTokens > limit) {
+			full = true;
+			droppedTurns++;
+			continue;
+		}
+		tokens += turnTokens;
+		kept.push({ user: m, replies: turnReplies, tokens: turnTokens });
+	}
+	return { turns: kept.reverse(), tokens, droppedTurns };
+}

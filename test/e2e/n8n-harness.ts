@@ -1,0 +1,224 @@
+/**
+ * Start and stop a real, headless n8n 2.8.4 from node:test suites.
+ *
+ * All the work is done by scripts/e2e/n8n.sh (the one place where n8n's environment is defined);
+ * this module sequences it: install-or-reuse n8n -> fresh user folder -> install a package tarball ->
+ * import credentials + workflows -> publish -> start -> wait until every production webhook answers.
+ *
+ *   const n8n = await startN8n({ credentials: [cred], workflows: [wf], tarball });
+ *   after(() => n8n?.stop());
+ *   await sendChat(n8n.chatUrl(webhookId), { sessionId: 's1', chatInput: 'hi' });
+ *
+ * No owner, no API key: everything goes through the CLI before start and through webhook URLs after.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export const REPO_ROOT = path.resolve(__dirname, '../..');
+const SCRIPT = path.join(REPO_ROOT, 'scripts/e2e/n8n.sh');
+
+/** Node type names used by our workflows, for the harness's own URL discovery. */
+const CHAT_TRIGGER = '@n8n/n8n-nodes-langchain.chatTrigger';
+const WEBHOOK = 'n8n-nodes-base.webhook';
+
+/** Runs `bash scripts/e2e/n8n.sh ARGS...`; resolves to trimmed stdout, rejects with stderr in the message. */
+export function runScript(
+	args: string[],
+	opts: { env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<string> {
+	return new Promise((resolve, reject) => {
+		execFile(
+			'bash',
+			[SCRIPT, ...args],
+			{
+				env: { ...process.env, ...opts.env },
+				timeout: opts.timeoutMs ?? 600_000,
+				killSignal: 'SIGKILL',
+				maxBuffer: 64 * 1024 * 1024,
+			},
+			(err, stdout, stderr) => {
+				if (err) {
+					const tail = String(stderr).trim().split('\n').slice(-40).join('\n');
+					reject(new Error(`n8n.sh ${args[0]} failed (${err.message.split('\n')[0]}):\n${tail}`));
+				} else resolve(String(stdout).trim());
+			},
+		);
+	});
+}
+
+/** Installs n8n 2.8.4 into N8N_INSTALL_DIR unless it is already there (~5 min cold). Returns the dir. */
+export async function ensureN8n(): Promise<string> {
+	return runScript(['install'], { timeoutMs: 40 * 60_000 });
+}
+
+/** `npm run build` + `npm pack` of this repo into destDir (default: a fresh temp dir). Returns the .tgz path. */
+export async function packPackage(destDir?: string): Promise<string> {
+	return runScript(destDir ? ['pack', destDir] : ['pack'], { timeoutMs: 10 * 60_000 });
+}
+
+type Json = Record<string, any>;
+
+export interface StartN8nOptions {
+	/** Workflow JSON objects or paths to JSON files (object or array). Each needs a stable `id`. */
+	workflows?: Array<Json | string>;
+	/** Credential objects `{id, name, type, data}` (plaintext data) or paths to JSON files. */
+	credentials?: Array<Json | string>;
+	/** Workflow ids to publish (activate). Default: every workflow given. */
+	publish?: string[];
+	/** Community package tarball (from packPackage) to install into .n8n/nodes. */
+	tarball?: string;
+	/** HTTP port. Default E2E_N8N_PORT or 5690. The task broker uses port+1 unless brokerPort is set. */
+	port?: number;
+	brokerPort?: number;
+	/** Reuse a folder instead of a fresh temp dir (it is not deleted by stop()). */
+	userFolder?: string;
+	/** URLs to wait for. Default: the chat/webhook URLs of every published Chat Trigger / Webhook node. */
+	waitFor?: string[];
+	/** Extra environment for n8n (e.g. N8N_LOG_LEVEL=debug). */
+	env?: Record<string, string>;
+}
+
+export interface N8nInstance {
+	baseUrl: string;
+	port: number;
+	userFolder: string;
+	logFile: string;
+	pid: number;
+	/** Milliseconds from `n8n start` until every awaited webhook answered. */
+	bootMs: number;
+	/** Public Chat Trigger URL for a webhookId. */
+	chatUrl(webhookId: string): string;
+	/** The n8n log so far. */
+	log(): string;
+	/** Run any n8n CLI command against this user folder (separate broker port, safe while running). */
+	cli(...args: string[]): Promise<string>;
+	/** Stop n8n (SIGTERM, then SIGKILL of its process group). Idempotent. Deletes a temp user folder unless E2E_KEEP=1. */
+	stop(): Promise<void>;
+}
+
+// Last-resort cleanup: if the test process exits or is signalled without stop(), kill every n8n we
+// started (by its recorded process group). n8n's own `timeout` wrapper bounds it even after a SIGKILL.
+const running = new Set<number>();
+const tempFolders = new Set<string>();
+function killAll() {
+	for (const pid of running) {
+		try {
+			process.kill(-pid, 'SIGKILL');
+		} catch {
+			/* already gone */
+		}
+	}
+	running.clear();
+	if (!process.env.E2E_KEEP) for (const dir of tempFolders) rmSync(dir, { recursive: true, force: true });
+	tempFolders.clear();
+}
+process.once('exit', killAll);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+	process.once(sig, () => {
+		killAll();
+		process.kill(process.pid, sig); // listener was once(): this re-raise terminates as usual
+	});
+}
+
+function loadJson(item: Json | string): Json[] {
+	const value = typeof item === 'string' ? JSON.parse(readFileSync(item, 'utf8')) : item;
+	return Array.isArray(value) ? value : [value];
+}
+
+/** Production URLs that exist once the given workflows are active. */
+function webhookUrls(baseUrl: string, workflows: Json[]): string[] {
+	const urls: string[] = [];
+	for (const wf of workflows) {
+		for (const node of wf.nodes ?? []) {
+			if (node.disabled) continue;
+			if (node.type === CHAT_TRIGGER && node.webhookId) urls.push(`${baseUrl}/webhook/${node.webhookId}/chat`);
+			if (node.type === WEBHOOK && node.parameters?.path) urls.push(`${baseUrl}/webhook/${node.parameters.path}`);
+		}
+	}
+	return urls;
+}
+
+export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstance> {
+	await ensureN8n();
+	const port = options.port ?? Number(process.env.E2E_N8N_PORT ?? 5690);
+	const baseUrl = `http://127.0.0.1:${port}`;
+	const ownFolder = !options.userFolder;
+	const userFolder = options.userFolder ?? mkdtempSync(path.join(tmpdir(), 'n8n-e2e-'));
+	if (ownFolder) tempFolders.add(userFolder);
+	mkdirSync(path.join(userFolder, 'inputs'), { recursive: true });
+	const logFile = path.join(userFolder, 'n8n.log');
+	const env: Record<string, string> = {
+		E2E_N8N_PORT: String(port),
+		...(options.brokerPort ? { E2E_N8N_BROKER_PORT: String(options.brokerPort) } : {}),
+		...options.env,
+	};
+	const run = (args: string[], timeoutMs?: number) => runScript(args, { env, timeoutMs });
+
+	const workflows = (options.workflows ?? []).flatMap(loadJson);
+	const credentials = (options.credentials ?? []).flatMap(loadJson);
+	for (const wf of workflows) {
+		if (!wf.id) throw new Error(`workflow "${wf.name}" needs a fixed "id" so it can be published`);
+	}
+
+	let pid = 0;
+	let stopped = false;
+	const stop = async () => {
+		if (stopped) return;
+		stopped = true;
+		if (pid) {
+			await run(['stop', userFolder], 60_000).catch(() => undefined);
+			running.delete(pid);
+		}
+		if (ownFolder && !process.env.E2E_KEEP) rmSync(userFolder, { recursive: true, force: true });
+		tempFolders.delete(userFolder);
+	};
+
+	try {
+		if (options.tarball) await run(['prepare', userFolder, options.tarball]);
+
+		const files: string[] = [];
+		if (credentials.length) {
+			files.push(path.join(userFolder, 'inputs/credentials.json'));
+			writeFileSync(files[files.length - 1], JSON.stringify(credentials, null, 2));
+		}
+		if (workflows.length) {
+			files.push(path.join(userFolder, 'inputs/workflows.json'));
+			writeFileSync(files[files.length - 1], JSON.stringify(workflows, null, 2));
+		}
+		if (files.length) await run(['import', userFolder, ...files]);
+
+		const publish = options.publish ?? workflows.map((wf) => String(wf.id));
+		if (publish.length) await run(['publish', userFolder, ...publish]);
+
+		const started = performance.now();
+		pid = Number(await run(['start', userFolder, String(port)]));
+		running.add(pid);
+
+		const published = workflows.filter((wf) => publish.includes(String(wf.id)));
+		const waitFor = options.waitFor ?? webhookUrls(baseUrl, published);
+		if (waitFor.length === 0) waitFor.push(`${baseUrl}/healthz`);
+		for (const url of waitFor) await run(['wait-webhook', url, userFolder], 300_000);
+		const bootMs = performance.now() - started;
+
+		return {
+			baseUrl,
+			port,
+			userFolder,
+			logFile,
+			pid,
+			bootMs,
+			chatUrl: (webhookId) => `${baseUrl}/webhook/${webhookId}/chat`,
+			log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
+			cli: (...args) => run(['cli', userFolder, ...args]),
+			stop,
+		};
+	} catch (e) {
+		const log = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n') : '';
+		await stop();
+		const err = e instanceof Error ? e : new Error(String(e));
+		if (log) err.message += `\n--- ${logFile} (tail) ---\n${log}`;
+		throw err;
+	}
+}

@@ -1,0 +1,150 @@
+// Storage contract: the same checks against LocalDiskStorage and a real S3 server (Ceph radosgw).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+
+import {
+	ConflictError,
+	conversationMemoryKey,
+	deleteConversationMemory,
+	listAppKeys,
+	listConversationKeys,
+	nodeMemoryKey,
+	NodeTokenBufferMemory,
+	pruneMemory,
+	StorageError,
+	TokenBufferMemory,
+} from '../../src';
+import type { MemoryStorage } from '../../src';
+import { ensureRgw, rgwStorage } from '../support/rgw';
+import { tempDisk } from '../support/storages';
+
+const bytes = (s: string) => Buffer.from(s);
+const str = (b: Uint8Array) => Buffer.from(b).toString();
+
+function contract(name: string, make: () => Promise<MemoryStorage>) {
+	describe(`storage contract: ${name}`, () => {
+		let s: MemoryStorage;
+		before(async () => {
+			s = await make();
+		});
+
+		it('get of a missing key is null', async () => {
+			assert.equal(await s.get('nothing/here.json'), null);
+		});
+
+		it('put then get returns the bytes and a version that changes with every write', async () => {
+			const v1 = await s.put('a/one.json', bytes('first'));
+			const got = await s.get('a/one.json');
+			assert.equal(str(got!.body), 'first');
+			assert.equal(got!.version, v1.version);
+			const v2 = await s.put('a/one.json', bytes('second'));
+			assert.notEqual(v2.version, v1.version);
+			assert.equal((await s.get('a/one.json'))!.version, v2.version);
+		});
+
+		it('create-only refuses an existing key and creates a missing one', async () => {
+			await s.put('c/exists.json', bytes('x'));
+			await assert.rejects(s.put('c/exists.json', bytes('y'), { ifVersion: null }), ConflictError);
+			assert.equal(str((await s.get('c/exists.json'))!.body), 'x');
+			await s.put('c/new.json', bytes('z'), { ifVersion: null });
+			assert.equal(str((await s.get('c/new.json'))!.body), 'z');
+		});
+
+		it('compare-and-swap succeeds on the current version only', async () => {
+			const { version } = await s.put('cas/doc.json', bytes('v1'));
+			const next = await s.put('cas/doc.json', bytes('v2'), { ifVersion: version });
+			await assert.rejects(s.put('cas/doc.json', bytes('stale'), { ifVersion: version }), ConflictError);
+			assert.equal(str((await s.get('cas/doc.json'))!.body), 'v2');
+			await s.put('cas/doc.json', bytes('v3'), { ifVersion: next.version });
+			await assert.rejects(s.put('cas/missing.json', bytes('x'), { ifVersion: version }), ConflictError);
+			assert.equal(await s.get('cas/missing.json'), null);
+		});
+
+		it('10 parallel create-only writes: exactly one wins', async () => {
+			const results = await Promise.allSettled(
+				Array.from({ length: 10 }, (_, i) => s.put('race/create.json', bytes(`writer ${i}`), { ifVersion: null })),
+			);
+			assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+			for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, String(r.reason));
+		});
+
+		it('10 parallel CAS writes on one version: exactly one wins', async () => {
+			const { version } = await s.put('race/cas.json', bytes('base'));
+			const results = await Promise.allSettled(
+				Array.from({ length: 10 }, (_, i) => s.put('race/cas.json', bytes(`writer ${i}`), { ifVersion: version })),
+			);
+			assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
+		});
+
+		it('delete: missing key is fine; a stale version keeps the key', async () => {
+			await s.delete('nothing/there.json');
+			const { version } = await s.put('d/doc.json', bytes('1'));
+			await s.put('d/doc.json', bytes('2'));
+			await assert.rejects(s.delete('d/doc.json', { ifVersion: version }), ConflictError);
+			assert.equal(str((await s.get('d/doc.json'))!.body), '2');
+			await s.delete('d/doc.json', { ifVersion: (await s.get('d/doc.json'))!.version });
+			assert.equal(await s.get('d/doc.json'), null);
+		});
+
+		it('lists by prefix with sizes, versions and times, and nothing else', async () => {
+			await s.put('l/x/1.json', bytes('12'));
+			await s.put('l/x/2.json', bytes('345'));
+			await s.put('l/y/3.json', bytes('6'));
+			await s.put('l/x2/4.json', bytes('7'));
+			const xs = (await s.list('l/x/')).sort((a, b) => a.key.localeCompare(b.key));
+			assert.deepEqual(xs.map((o) => [o.key, o.size]), [['l/x/1.json', 2], ['l/x/2.json', 3]]);
+			assert.equal(xs[0].version, (await s.get('l/x/1.json'))!.version);
+			assert.ok(Math.abs(xs[0].lastModified.getTime() - Date.now()) < 120_000);
+			assert.deepEqual((await s.list('l/x')).map((o) => o.key).sort(), ['l/x/1.json', 'l/x/2.json', 'l/x2/4.json']);
+			assert.deepEqual(await s.list('l/none/'), []);
+		});
+
+		it('refuses unsafe keys', async () => {
+			for (const key of ['../escape.json', '/abs.json', 'a//b.json', 'a/./b.json', 'a\\b.json', 'nul\u0000.json', ''])
+				await assert.rejects(s.put(key, bytes('x')), StorageError, JSON.stringify(key));
+		});
+
+		it('memory round trip with housekeeping: list, delete a conversation, prune', async () => {
+			const options = { storage: s, keyPrefix: 'hk' };
+			const img = { transferMethod: 'local_file' as const, data: bytes('img'), mimeType: 'image/png', name: 'i.png' };
+			for (const node of ['n1', 'n2']) {
+				const m = new NodeTokenBufferMemory('wf', 'conv1', node, options);
+				await m.addMessages({ userContent: 'q', assistantContent: 'a', userFiles: [img] });
+				await m.flush();
+			}
+			const c = new TokenBufferMemory('wf', 'conv1', options);
+			await c.addMessages({ userContent: 'q', assistantContent: 'a' });
+			await c.flush();
+			const other = new TokenBufferMemory('wf', 'conv2', options);
+			await other.addMessages({ userContent: 'q', assistantContent: 'a' });
+			await other.flush();
+
+			const keys = (await listConversationKeys(s, 'wf', 'conv1', options)).map((o) => o.key).sort();
+			assert.equal(keys.length, 4);
+			assert.deepEqual(keys.slice(0, 3), [
+				conversationMemoryKey('wf', 'conv1', 'hk'),
+				'hk/memory_files/wf/conv1/' + keys[1].split('/').pop(),
+				nodeMemoryKey('wf', 'conv1', 'n1', 'hk'),
+			].sort());
+			assert.equal((await listAppKeys(s, 'wf', options)).length, 5);
+
+			assert.equal((await deleteConversationMemory(s, 'wf', 'conv1', options)).length, 4);
+			assert.deepEqual(await listConversationKeys(s, 'wf', 'conv1', options), []);
+			assert.equal((await other.getHistoryPromptMessages()).turns, 1, 'other conversations untouched');
+
+			const notYet = await pruneMemory(s, { olderThanDays: 1, keyPrefix: 'hk' });
+			assert.deepEqual(notYet.deleted, []);
+			const dry = await pruneMemory(s, { olderThanDays: 1, keyPrefix: 'hk', now: new Date(Date.now() + 2 * 86_400_000), dryRun: true });
+			assert.deepEqual(dry.deleted, [conversationMemoryKey('wf', 'conv2', 'hk')]);
+			assert.equal((await listAppKeys(s, 'wf', options)).length, 1);
+			const real = await pruneMemory(s, { olderThanDays: 1, keyPrefix: 'hk', now: new Date(Date.now() + 2 * 86_400_000) });
+			assert.deepEqual(real.deleted, dry.deleted);
+			assert.deepEqual(await listAppKeys(s, 'wf', options), []);
+		});
+	});
+}
+
+contract('LocalDiskStorage', async () => tempDisk());
+contract('S3Storage on Ceph radosgw', () => rgwStorage());
+
+after(async () => (await ensureRgw()).stop());

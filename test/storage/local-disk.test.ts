@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+
+import { LocalDiskStorage, StorageError } from '../../src';
+import { tempDir } from '../support/storages';
+
+const KEY = 'node_memory/wf/conv/node.json';
+
+function lockFor(root: string, content: object | string, ageSeconds = 0): string {
+	const file = path.join(root, ...KEY.split('/'));
+	mkdirSync(path.dirname(file), { recursive: true });
+	const lock = `${file}.lock`;
+	writeFileSync(lock, typeof content === 'string' ? content : JSON.stringify(content));
+	if (ageSeconds) utimesSync(lock, Date.now() / 1000 - ageSeconds, Date.now() / 1000 - ageSeconds);
+	return lock;
+}
+
+async function deadPid(): Promise<number> {
+	const child = spawn(process.execPath, ['-e', '0']);
+	await new Promise((r) => child.on('exit', r));
+	return child.pid as number;
+}
+
+describe('LocalDiskStorage locks and files', () => {
+	it('breaks a lock left by a crashed process on this host', async () => {
+		const root = tempDir();
+		const lock = lockFor(root, { pid: await deadPid(), host: hostname(), nonce: 'x' });
+		const s = new LocalDiskStorage({ root, lockTimeoutMs: 2000 });
+		const t = Date.now();
+		await s.put(KEY, Buffer.from('ok'));
+		assert.ok(Date.now() - t < 1000, 'no waiting for a dead holder');
+		assert.equal(existsSync(lock), false);
+	});
+
+	it('waits for a live holder and then fails clearly', async () => {
+		const root = tempDir();
+		const holder = spawn('sleep', ['30']);
+		try {
+			lockFor(root, { pid: holder.pid, host: hostname(), nonce: 'x' });
+			const s = new LocalDiskStorage({ root, lockTimeoutMs: 300 });
+			await assert.rejects(s.put(KEY, Buffer.from('x')), (e: unknown) => {
+				assert.ok(e instanceof StorageError);
+				assert.match(e.message, new RegExp(`Timed out after 300 ms waiting for the lock on "${KEY}" \\(held by process ${holder.pid}`));
+				return true;
+			});
+			assert.equal(await s.get(KEY), null);
+		} finally {
+			holder.kill('SIGKILL');
+		}
+	});
+
+	it('proceeds as soon as a live holder releases', async () => {
+		const root = tempDir();
+		const lock = lockFor(root, { pid: process.ppid, host: hostname(), nonce: 'x' });
+		const s = new LocalDiskStorage({ root, lockTimeoutMs: 5000 });
+		setTimeout(() => unlinkSync(lock), 200);
+		const t = Date.now();
+		await s.put(KEY, Buffer.from('after release'));
+		assert.ok(Date.now() - t >= 150);
+	});
+
+	it('a foreign host’s lock counts as abandoned only after foreignStaleLockMs', async () => {
+		const fresh = tempDir();
+		lockFor(fresh, { pid: 1, host: 'other-host', nonce: 'x' });
+		await assert.rejects(new LocalDiskStorage({ root: fresh, lockTimeoutMs: 200 }).put(KEY, Buffer.from('x')), /held by process 1 on other-host/);
+		const old = tempDir();
+		lockFor(old, { pid: 1, host: 'other-host', nonce: 'x' }, 120);
+		await new LocalDiskStorage({ root: old, lockTimeoutMs: 200, foreignStaleLockMs: 60_000 }).put(KEY, Buffer.from('x'));
+	});
+
+	it('an unreadable lock (writer died mid-write) is broken once it is old', async () => {
+		const root = tempDir();
+		lockFor(root, '{"pid":', 10);
+		await new LocalDiskStorage({ root, lockTimeoutMs: 500 }).put(KEY, Buffer.from('x'));
+		const young = tempDir();
+		lockFor(young, '');
+		await assert.rejects(new LocalDiskStorage({ root: young, lockTimeoutMs: 200 }).put(KEY, Buffer.from('x')), /Timed out/);
+	});
+
+	it('leaves no temp or lock files behind and hides them from list()', async () => {
+		const root = tempDir();
+		const s = new LocalDiskStorage({ root });
+		await Promise.all(Array.from({ length: 20 }, (_, i) => s.put(KEY, Buffer.from(`w${i}`))));
+		const dir = path.join(root, 'node_memory/wf/conv');
+		assert.deepEqual(readdirSync(dir), ['node.json']);
+		writeFileSync(path.join(dir, '.node.json.123.abc.tmp'), 'partial');
+		writeFileSync(path.join(dir, 'node.json.lock'), '{}');
+		assert.deepEqual((await s.list('node_memory/')).map((o) => o.key), [KEY]);
+	});
+
+	it('refuses keys that collide with its reserved file names', async () => {
+		const s = new LocalDiskStorage({ root: tempDir() });
+		await assert.rejects(s.put('a/b.lock', Buffer.from('x')), /reserved suffix/);
+		await assert.rejects(s.put('a/b.tmp', Buffer.from('x')), /reserved suffix/);
+	});
+
+	it('a read error is a StorageError, never "missing"', async () => {
+		const root = tempDir();
+		const file = path.join(root, ...KEY.split('/'));
+		mkdirSync(file, { recursive: true }); // a folder where the document should be
+		await assert.rejects(new LocalDiskStorage({ root }).get(KEY), (e: unknown) => e instanceof StorageError && /EISDIR/.test((e as Error).message));
+	});
+});

@@ -1,0 +1,241 @@
+/**
+ * A fake OpenAI-compatible Chat Completions server for end-to-end tests.
+ *
+ * This is the ONLY stand-in in the e2e tests: no real model can be reached from these machines, so n8n's
+ * OpenAI Chat Model node (credential `url` = this server's `/v1`) talks to this instead. Everything else
+ * (n8n, the Chat Trigger, our node, storage) is real.
+ *
+ *   GET  /v1/models             -> one model, "fake-model"
+ *   POST /v1/chat/completions   -> non-streaming JSON, or SSE when `stream: true`
+ *
+ * The reply is a pure function of the request, so tests can assert it exactly:
+ *   FAKE-LLM reply to "<last user text>" (saw <n> messages: <role,role,...>)
+ * A last user message containing `[[fake:status=NNN]]` makes the server answer that HTTP error instead
+ * (use 4xx: the OpenAI client retries 5xx with backoff).
+ *
+ * Every request (any path) is kept in memory and, with `log`, appended to a JSONL file.
+ *
+ * Programmatic: `const llm = await startFakeOpenAi({ port: 5800, log: 'x.jsonl' })` -> { url, port, requests(), clear(), close() }
+ * CLI:          node --import tsx test/support/fake-openai.ts --port 5800 --log /tmp/fake-openai.jsonl
+ */
+import { appendFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ChatMessage {
+	role: string;
+	content?: unknown;
+	[k: string]: unknown;
+}
+
+export interface LoggedRequest {
+	seq: number;
+	time: string;
+	method: string;
+	path: string;
+	authorization?: string;
+	/** Parsed JSON body, or the raw text when it is not JSON, or null when empty. */
+	body: any;
+}
+
+export interface FakeOpenAiOptions {
+	/** 0 picks a free port. Default: E2E_FAKE_LLM_PORT or 5800. */
+	port?: number;
+	host?: string;
+	/** JSONL file that gets one line per request. */
+	log?: string;
+	/** Override the reply text (default: describeReply). */
+	reply?: (messages: ChatMessage[], body: any) => string;
+}
+
+export interface FakeOpenAi {
+	/** Base URL to put in the openAiApi credential, e.g. http://127.0.0.1:5800/v1 */
+	url: string;
+	port: number;
+	/** All requests so far (a copy). */
+	requests(): LoggedRequest[];
+	/** Only the POST /v1/chat/completions requests. */
+	completions(): LoggedRequest[];
+	clear(): void;
+	close(): Promise<void>;
+}
+
+/** Text of a message's content, which may be a string or an array of content parts. */
+export function contentText(content: unknown): string {
+	if (typeof content === 'string') return content;
+	if (Array.isArray(content)) {
+		return content
+			.map((p) => (typeof p === 'string' ? p : typeof p?.text === 'string' ? p.text : ''))
+			.join('');
+	}
+	return '';
+}
+
+export function lastUserText(messages: ChatMessage[]): string {
+	for (let i = messages.length - 1; i >= 0; i--) {
+		if (messages[i].role === 'user') return contentText(messages[i].content);
+	}
+	return '';
+}
+
+/** The default deterministic reply. */
+export function describeReply(messages: ChatMessage[]): string {
+	const roles = messages.map((m) => m.role).join(',');
+	return `FAKE-LLM reply to "${lastUserText(messages)}" (saw ${messages.length} messages: ${roles})`;
+}
+
+/** Rough, deterministic token count (4 characters per token). */
+const tokens = (s: string) => Math.ceil(s.length / 4);
+
+function readBody(req: IncomingMessage): Promise<string> {
+	return new Promise((resolve, reject) => {
+		const chunks: Buffer[] = [];
+		req.on('data', (c: Buffer) => chunks.push(c));
+		req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+		req.on('error', reject);
+	});
+}
+
+function sendJson(res: ServerResponse, status: number, value: unknown) {
+	res.writeHead(status, { 'content-type': 'application/json' });
+	res.end(JSON.stringify(value));
+}
+
+export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<FakeOpenAi> {
+	const host = options.host ?? '127.0.0.1';
+	const wanted = options.port ?? Number(process.env.E2E_FAKE_LLM_PORT ?? 5800);
+	const makeReply = options.reply ?? describeReply;
+	const log: LoggedRequest[] = [];
+	let seq = 0;
+
+	const server = createServer(async (req, res) => {
+		try {
+			const raw = await readBody(req);
+			let body: any = null;
+			if (raw) {
+				try {
+					body = JSON.parse(raw);
+				} catch {
+					body = raw;
+				}
+			}
+			const path = (req.url ?? '/').split('?')[0];
+			const entry: LoggedRequest = {
+				seq: ++seq,
+				time: new Date().toISOString(),
+				method: req.method ?? '',
+				path,
+				authorization: req.headers.authorization,
+				body,
+			};
+			log.push(entry);
+			if (options.log) appendFileSync(options.log, JSON.stringify(entry) + '\n');
+
+			if (req.method === 'GET' && path === '/v1/models') {
+				return sendJson(res, 200, {
+					object: 'list',
+					data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'e2e' }],
+				});
+			}
+			if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+				return sendJson(res, 404, {
+					error: { message: `fake-openai: no route ${req.method} ${path}`, type: 'invalid_request_error' },
+				});
+			}
+			const messages: ChatMessage[] = Array.isArray(body?.messages) ? body.messages : [];
+			const forced = /\[\[fake:status=(\d{3})\]\]/.exec(lastUserText(messages));
+			if (forced) {
+				return sendJson(res, Number(forced[1]), {
+					error: { message: `fake-openai: forced status ${forced[1]}`, type: 'invalid_request_error' },
+				});
+			}
+
+			const text = makeReply(messages, body);
+			const promptTokens = tokens(messages.map((m) => contentText(m.content)).join('\n'));
+			const usage = {
+				prompt_tokens: promptTokens,
+				completion_tokens: tokens(text),
+				total_tokens: promptTokens + tokens(text),
+			};
+			const base = {
+				id: `chatcmpl-fake-${entry.seq}`,
+				created: 1700000000,
+				model: typeof body?.model === 'string' ? body.model : 'fake-model',
+			};
+
+			if (body?.stream === true) {
+				res.writeHead(200, {
+					'content-type': 'text/event-stream',
+					'cache-control': 'no-cache',
+					connection: 'keep-alive',
+				});
+				const chunk = (delta: object, finish: string | null, extra: object = {}) =>
+					res.write(
+						`data: ${JSON.stringify({
+							...base,
+							object: 'chat.completion.chunk',
+							choices: [{ index: 0, delta, finish_reason: finish }],
+							...extra,
+						})}\n\n`,
+					);
+				chunk({ role: 'assistant', content: '' }, null);
+				// Split into a few pieces so streaming consumers really have to concatenate.
+				for (const piece of text.match(/.{1,16}/gs) ?? []) chunk({ content: piece }, null);
+				chunk({}, 'stop', body?.stream_options?.include_usage ? { usage } : {});
+				return res.end('data: [DONE]\n\n');
+			}
+
+			return sendJson(res, 200, {
+				...base,
+				object: 'chat.completion',
+				choices: [
+					{ index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: 'stop' },
+				],
+				usage,
+			});
+		} catch (e) {
+			return sendJson(res, 500, { error: { message: `fake-openai crashed: ${String(e)}` } });
+		}
+	});
+
+	await new Promise<void>((resolve, reject) => {
+		server.once('error', reject);
+		server.listen(wanted, host, () => resolve());
+	});
+	const port = (server.address() as AddressInfo).port;
+
+	return {
+		url: `http://${host}:${port}/v1`,
+		port,
+		requests: () => log.map((r) => ({ ...r })),
+		completions: () => log.filter((r) => r.method === 'POST' && r.path === '/v1/chat/completions'),
+		clear: () => {
+			log.length = 0;
+		},
+		close: () =>
+			new Promise<void>((resolve) => {
+				server.closeAllConnections();
+				server.close(() => resolve());
+			}),
+	};
+}
+
+// CLI entry point: node --import tsx test/support/fake-openai.ts --port 5800 --log file.jsonl
+if (require.main === module) {
+	const arg = (name: string) => {
+		const i = process.argv.indexOf(`--${name}`);
+		return i > 0 ? process.argv[i + 1] : undefined;
+	};
+	startFakeOpenAi({ port: arg('port') ? Number(arg('port')) : undefined, log: arg('log') }).then(
+		(s) => {
+			console.log(`fake-openai listening on ${s.url}`);
+			const stop = () => void s.close().then(() => process.exit(0));
+			process.on('SIGTERM', stop);
+			process.on('SIGINT', stop);
+		},
+		(e) => {
+			console.error(e);
+			process.exit(1);
+		},
+	);
+}

@@ -1,0 +1,10 @@
+// The node's source. Loaded by explicit path: an extensionless import would find the codex file
+// LlmWithMemory.node.json first.
+import * as path from 'node:path';
+
+type NodeModule = typeof import('../../nodes/LlmWithMemory/LlmWithMemory.node');
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const loaded = require(path.resolve(__dirname, '../../nodes/LlmWithMemory/LlmWithMemory.node.ts')) as NodeModule;
+
+export const LlmWithMemory = loaded.LlmWithMemory;

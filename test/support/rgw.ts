@@ -1,0 +1,65 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import * as path from 'node:path';
+
+import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+
+import { S3Storage } from '../../src';
+import type { S3StorageOptions } from '../../src';
+import { tempDir } from './storages';
+
+const SCRIPT = path.resolve(__dirname, '../../scripts/rgw.sh');
+export const RGW_CREDENTIALS = { accessKeyId: 'LLMMEMACCESSKEY', secretAccessKey: 'LLMMEMSECRETKEY' };
+
+export interface Rgw {
+	endpoint: string;
+	stop(): void;
+}
+
+export async function freePort(): Promise<number> {
+	return new Promise((resolve, reject) => {
+		const srv = createServer();
+		srv.listen(0, '127.0.0.1', () => {
+			const { port } = srv.address() as { port: number };
+			srv.close(() => resolve(port));
+		});
+		srv.on('error', reject);
+	});
+}
+
+let shared: Promise<Rgw> | undefined;
+
+/**
+ * A real Ceph radosgw on loopback. Reuses RGW_ENDPOINT when the test script already started one;
+ * otherwise starts its own with scripts/rgw.sh and stops it when the process exits.
+ * Missing Ceph packages are a failure, not a skip.
+ */
+export function ensureRgw(): Promise<Rgw> {
+	shared ??= (async () => {
+		if (process.env.RGW_ENDPOINT) return { endpoint: process.env.RGW_ENDPOINT, stop: () => {} };
+		try {
+			execFileSync(SCRIPT, ['check']);
+		} catch {
+			throw new Error('Ceph radosgw is not installed (apt-get install ceph-mon ceph-osd radosgw); run the README test command');
+		}
+		const dir = tempDir('rgw');
+		const port = await freePort();
+		const monPort = await freePort();
+		execFileSync(SCRIPT, ['up', dir, String(port)], { env: { ...process.env, RGW_MON_PORT: String(monPort), RGW_LIFETIME_SECONDS: '1800' }, stdio: 'ignore' });
+		const stop = () => execFileSync(SCRIPT, ['down', dir], { stdio: 'ignore' });
+		process.once('exit', stop);
+		return { endpoint: `http://127.0.0.1:${port}`, stop };
+	})();
+	return shared;
+}
+
+/** A fresh bucket on the shared radosgw, and an S3Storage on it. */
+export async function rgwStorage(extra: Partial<S3StorageOptions> = {}): Promise<S3Storage> {
+	const { endpoint } = await ensureRgw();
+	const bucket = `t-${randomBytes(6).toString('hex')}`;
+	const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: RGW_CREDENTIALS });
+	await client.send(new CreateBucketCommand({ Bucket: bucket }));
+	client.destroy();
+	return new S3Storage({ bucket, endpoint, forcePathStyle: true, region: 'us-east-1', credentials: RGW_CREDENTIALS, ...extra });
+}

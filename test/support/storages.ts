@@ -1,0 +1,57 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+
+import { ConflictError, LocalDiskStorage, StorageError } from '../../src';
+import type { ListedObject, MemoryStorage, PutOptions, StoredObject } from '../../src';
+
+export function tempDir(tag = 'llm-memory'): string {
+	return mkdtempSync(path.join(tmpdir(), `${tag}-`));
+}
+
+export function tempDisk(): LocalDiskStorage {
+	return new LocalDiskStorage({ root: tempDir() });
+}
+
+type Fault = 'outage' | 'conflict' | 'write-then-conflict';
+
+/** Wraps a real storage: counts calls and injects faults on demand. */
+export class InstrumentedStorage implements MemoryStorage {
+	calls = { get: 0, put: 0, delete: 0, list: 0 };
+	faults: { get: Fault[]; put: Fault[] } = { get: [], put: [] };
+	/** Fail get() for keys matching this pattern. */
+	failGetFor?: RegExp;
+
+	constructor(readonly inner: MemoryStorage) {}
+
+	describe(): string {
+		return `instrumented ${this.inner.describe()}`;
+	}
+
+	async get(key: string): Promise<StoredObject | null> {
+		this.calls.get++;
+		if (this.faults.get.shift() === 'outage' || this.failGetFor?.test(key))
+			throw new StorageError(`simulated outage reading "${key}"`, key);
+		return this.inner.get(key);
+	}
+
+	async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ version: string }> {
+		this.calls.put++;
+		const fault = this.faults.put.shift();
+		if (fault === 'outage') throw new StorageError(`simulated outage writing "${key}"`, key);
+		if (fault === 'conflict') throw new ConflictError('simulated conflict', key);
+		const out = await this.inner.put(key, body, options);
+		if (fault === 'write-then-conflict') throw new ConflictError('simulated lost response', key);
+		return out;
+	}
+
+	async delete(key: string, options?: { ifVersion?: string }): Promise<void> {
+		this.calls.delete++;
+		return this.inner.delete(key, options);
+	}
+
+	async list(prefix: string): Promise<ListedObject[]> {
+		this.calls.list++;
+		return this.inner.list(prefix);
+	}
+}
