@@ -65,7 +65,8 @@ mon data = $C/mon.a
 [osd.0]
 osd data = $C/osd.0
 [client.rgw.a]
-rgw frontends = beast endpoint=127.0.0.1:$PORT
+# tcp_nodelay: without it beast answers small GETs ~40 ms late (Nagle against delayed ACKs): 48 ms vs 3 ms for 3 KB.
+rgw frontends = beast endpoint=127.0.0.1:$PORT tcp_nodelay=1
 rgw data = $C/rgw
 CONF
 touch "$C/keyring"

@@ -166,6 +166,16 @@ const storageProperties: INodeProperties[] = [
 	},
 ];
 
+const filesOption: INodeProperties = {
+	displayName: 'Files (Binary Properties)',
+	name: 'binaryPropertyNames',
+	type: 'string',
+	default: 'data*',
+	placeholder: 'e.g. data0, data1 or data*',
+	description:
+		'Binary properties to send with the message (and keep in memory), comma-separated; * matches any suffix. Chat Trigger uploads arrive as data0, data1, …. Not set: the item’s images.',
+};
+
 const optionsCollection: INodeProperties = {
 	displayName: 'Options',
 	name: 'options',
@@ -180,15 +190,7 @@ const optionsCollection: INodeProperties = {
 			default: false,
 			description: 'Whether to gzip memory documents (reading accepts both forms)',
 		},
-		{
-			displayName: 'Files (Binary Properties)',
-			name: 'binaryPropertyNames',
-			type: 'string',
-			default: 'data*',
-			placeholder: 'e.g. data0, data1 or data*',
-			description:
-				'Binary properties to send with the message and keep in memory, comma-separated; * matches any suffix. Chat Trigger uploads arrive as data0, data1, …',
-		},
+		filesOption,
 		{
 			displayName: 'Max History Tokens',
 			name: 'maxHistoryTokens',
@@ -230,16 +232,7 @@ const noMemoryOptions: INodeProperties = {
 	type: 'collection',
 	placeholder: 'Add Option',
 	default: {},
-	options: [
-		{
-			displayName: 'Files (Binary Properties)',
-			name: 'binaryPropertyNames',
-			type: 'string',
-			default: 'data*',
-			placeholder: 'e.g. data0, data1 or data*',
-			description: 'Binary properties to send with the message, comma-separated; * matches any suffix',
-		},
-	],
+	options: [filesOption],
 	displayOptions: { show: { memoryMode: ['none'] } },
 };
 

@@ -6,17 +6,17 @@
  *   node --import tsx --test test/e2e/harness.test.ts
  *
  * Ports: E2E_N8N_PORT (5690; broker +1, CLI broker +2), E2E_FAKE_LLM_PORT (5800).
- * E2E_TARBALL=path uses a prebuilt package tarball; E2E_SKIP_PACK=1 skips the package test; E2E_KEEP=1 keeps
- * the n8n user folders (logs, sqlite) in the temp dir.
+ * E2E_KEEP=1 keeps the n8n user folders (logs, sqlite) in the temp dir. Installing our package from its
+ * tarball is proven by llm-with-memory.test.ts.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
 import { sendChat } from './chat';
-import { packPackage, startN8n, type N8nInstance } from './n8n-harness';
+import { startN8n, type N8nInstance } from './n8n-harness';
 
 const CRED_ID = 'e2eFakeOpenAi001';
 const WEBHOOK_ID = 'e2e0c0de-0000-4000-8000-000000000001';
@@ -170,39 +170,5 @@ describe('harness fails fast when a node type is unknown', () => {
 		// startN8n stopped the n8n it had started: the port is free again.
 		const port = Number(process.env.E2E_N8N_PORT ?? 5690);
 		await assert.rejects(fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) }));
-	});
-});
-
-describe('harness installs the community package tarball', () => {
-	let n8n: N8nInstance | undefined;
-	let packDir: string | undefined;
-	after(async () => {
-		await n8n?.stop();
-		if (packDir) rmSync(packDir, { recursive: true, force: true });
-	});
-
-	test('our node type loads from .n8n/nodes and its workflow activates', async (t) => {
-		if (process.env.E2E_SKIP_PACK) return t.skip('E2E_SKIP_PACK is set');
-		let tarball = process.env.E2E_TARBALL;
-		if (!tarball) {
-			try {
-				tarball = await packPackage();
-				packDir = path.dirname(tarball);
-			} catch (e) {
-				// The package may not build yet while it is being written; the harness itself is proven above.
-				const lines = String(e).split('\n').filter((l) => /error/i.test(l) && !/^Error: n8n\.sh/.test(l));
-				return t.skip(`npm run build / npm pack failed: ${lines.slice(0, 2).join(' | ').trim()}`);
-			}
-		}
-		t.diagnostic(`tarball: ${tarball}`);
-		const webhookId = 'e2e0c0de-0000-4000-8000-000000000003';
-		n8n = await startN8n({ tarball, workflows: [ourNodeWorkflow('e2eOurNodeWf0001', webhookId)] });
-		t.diagnostic(`boot to webhook ready (with package): ${fmt(n8n.bootMs)}`);
-		assert.ok(existsSync(path.join(n8n.userFolder, '.n8n/nodes/node_modules/n8n-nodes-llm-memory/package.json')));
-		assert.doesNotMatch(n8n.log(), /Unrecognized node type/);
-		// The workflow is live: the chat URL answers something other than "webhook not registered".
-		const reply = await sendChat(n8n.chatUrl(webhookId), { sessionId: 'pkg-s1', chatInput: 'hi' });
-		t.diagnostic(`chat turn to our node (no parameters set): HTTP ${reply.status} ${reply.body.slice(0, 200)}`);
-		assert.notEqual(reply.status, 404, reply.body);
 	});
 });

@@ -1,7 +1,7 @@
 /**
  * Start and stop a real, headless n8n 2.8.4 from node:test suites.
  *
- * All the work is done by scripts/e2e/n8n.sh (the one place where n8n's environment is defined);
+ * All the work is done by scripts/n8n.sh (the one place where n8n's environment is defined);
  * this module sequences it: install-or-reuse n8n -> fresh user folder -> install a package tarball ->
  * import credentials + workflows -> publish -> start -> wait until every production webhook answers.
  *
@@ -17,13 +17,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(__dirname, '../..');
-const SCRIPT = path.join(REPO_ROOT, 'scripts/e2e/n8n.sh');
+const SCRIPT = path.join(REPO_ROOT, 'scripts/n8n.sh');
 
 /** Node type names used by our workflows, for the harness's own URL discovery. */
 const CHAT_TRIGGER = '@n8n/n8n-nodes-langchain.chatTrigger';
 const WEBHOOK = 'n8n-nodes-base.webhook';
 
-/** Runs `bash scripts/e2e/n8n.sh ARGS...`; resolves to trimmed stdout, rejects with stderr in the message. */
+/** Runs `bash scripts/n8n.sh ARGS...`; resolves to trimmed stdout, rejects with stderr in the message. */
 export function runScript(
 	args: string[],
 	opts: { env?: Record<string, string>; timeoutMs?: number } = {},
@@ -92,6 +92,8 @@ export interface N8nInstance {
 	chatUrl(webhookId: string): string;
 	/** The n8n log so far. */
 	log(): string;
+	/** n8n's own event log (.n8n/n8nEventLog.log): workflow started/failed/success, with error messages. */
+	events(): Json[];
 	/** Run any n8n CLI command against this user folder (separate broker port, safe while running). */
 	cli(...args: string[]): Promise<string>;
 	/** Stop n8n (SIGTERM, then SIGKILL of its process group). Idempotent. Deletes a temp user folder unless E2E_KEEP=1. */
@@ -211,6 +213,11 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 			bootMs,
 			chatUrl: (webhookId) => `${baseUrl}/webhook/${webhookId}/chat`,
 			log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
+			events: () => {
+				const file = path.join(userFolder, '.n8n/n8nEventLog.log');
+				if (!existsSync(file)) return [];
+				return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Json);
+			},
 			cli: (...args) => run(['cli', userFolder, ...args]),
 			stop,
 		};

@@ -305,6 +305,27 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 	});
 });
 
+describe('S3 credential test (the "Test" button)', () => {
+	const credentialTest = new LlmWithMemory().methods.credentialTest.llmMemoryS3ApiTest;
+	const run = (data: Json) => credentialTest.call({} as never, { id: 'c', name: 'c', type: 'llmMemoryS3Api', data });
+
+	it('reaches the bucket and reports enforced conditional writes', async () => {
+		const s3 = await rgwStorage();
+		const base = { endpoint: s3.endpoint, region: 'us-east-1', bucket: s3.bucket, ...RGW_CREDENTIALS, forcePathStyle: true, keyPrefix: 'x' };
+		assert.deepEqual(await run(base), {
+			status: 'OK',
+			message: `Reached s3://${s3.bucket}/x/; conditional writes are enforced (unquoted ETags)`,
+		});
+		const wrong = await run({ ...base, secretAccessKey: 'Wrong-Secret-Value-123' });
+		assert.equal(wrong.status, 'Error');
+		assert.match(wrong.message, /ListObjectsV2 failed .*SignatureDoesNotMatch/);
+		assert.ok(!wrong.message.includes('Wrong-Secret-Value-123'));
+		const missing = await run({ ...base, bucket: 'no-such-bucket-anywhere' });
+		assert.equal(missing.status, 'Error');
+		assert.match(missing.message, /NoSuchBucket/);
+	});
+});
+
 function stored(folder: string, key: string): Json[] {
 	return JSON.parse(readFileSync(path.join(folder, key), 'utf8')).messages;
 }

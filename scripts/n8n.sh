@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Drive a real n8n 2.8.4 headless for end-to-end tests (no Docker, no owner, no API key).
+# Drive a real n8n 2.8.4 headless: for the end-to-end tests and for `npm start` (no Docker needed).
 #
 #   n8n.sh install                      install n8n 2.8.4 (or reuse it); prints its dir
 #   n8n.sh pack [DEST_DIR]              npm run build + npm pack this repo; prints the .tgz path
@@ -14,14 +14,14 @@
 #
 # UF is the n8n user folder (n8n keeps its data in UF/.n8n). Diagnostics go to stderr, results to stdout.
 # Knobs (env): N8N_INSTALL_DIR, E2E_N8N_PORT (5690), E2E_N8N_BROKER_PORT (PORT+1),
-#   E2E_N8N_CLI_BROKER_PORT (PORT+2), E2E_N8N_LIFETIME (1800 s), E2E_N8N_BOOT_TIMEOUT (120 s),
+#   E2E_N8N_CLI_BROKER_PORT (PORT+2), E2E_N8N_LIFETIME (1800 s; 0 = no limit), E2E_N8N_BOOT_TIMEOUT (120 s),
 #   E2E_N8N_ENCRYPTION_KEY, N8N_LOG_LEVEL.
 set -euo pipefail
 
 N8N_VERSION=2.8.4
 N8N_INSTALL_DIR=${N8N_INSTALL_DIR:-$HOME/.cache/n8n-nodes-llm-memory/n8n-$N8N_VERSION}
 N8N_BIN=$N8N_INSTALL_DIR/node_modules/.bin/n8n
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEFAULT_PORT=${E2E_N8N_PORT:-5690}
 
 die() { echo "n8n.sh: $*" >&2; exit 1; }

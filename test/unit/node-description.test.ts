@@ -1,0 +1,73 @@
+// The node's settings panel as n8n receives it: fields, defaults and the queue-mode notice.
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+
+import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
+
+const NODE = path.resolve(__dirname, '../../nodes/LlmWithMemory/LlmWithMemory.node.ts');
+const DESCRIPTION = path.resolve(__dirname, '../../nodes/LlmWithMemory/description.ts');
+
+/** Loads the node fresh, as n8n does at startup, with EXECUTIONS_MODE set as given. */
+function load(mode: string | undefined): INodeTypeDescription {
+	const saved = process.env.EXECUTIONS_MODE;
+	if (mode === undefined) delete process.env.EXECUTIONS_MODE;
+	else process.env.EXECUTIONS_MODE = mode;
+	try {
+		for (const f of [NODE, DESCRIPTION]) delete require.cache[require.resolve(f)];
+		// eslint-disable-next-line @typescript-eslint/no-require-imports
+		const { LlmWithMemory } = require(NODE);
+		return new LlmWithMemory().description;
+	} finally {
+		if (saved === undefined) delete process.env.EXECUTIONS_MODE;
+		else process.env.EXECUTIONS_MODE = saved;
+	}
+}
+
+const byName = (d: INodeTypeDescription, name: string) => d.properties.filter((p) => p.name === name);
+
+describe('LLM with Memory settings panel', () => {
+	it('declares the Model input like the Basic LLM Chain and n8n metadata', () => {
+		const d = load(undefined);
+		assert.equal(d.name, 'llmWithMemory');
+		assert.equal(d.displayName, 'LLM with Memory');
+		assert.deepEqual(d.inputs, ['main', { type: 'ai_languageModel', displayName: 'Model', required: true, maxConnections: 1 }]);
+		assert.deepEqual(d.icon, { light: 'file:llmWithMemory.svg', dark: 'file:llmWithMemory.dark.svg' });
+		assert.match(String(d.subtitle), /Node memory/);
+		assert.deepEqual(d.credentials?.[0].displayOptions, { show: { storage: ['s3'], memoryMode: ['conversation', 'node'] } });
+	});
+
+	it('Memory Mode offers None, Conversation and Node, each described', () => {
+		const [mode] = byName(load(undefined), 'memoryMode');
+		assert.equal(mode.default, 'conversation');
+		const options = mode.options as Array<{ name: string; value: string; description: string }>;
+		assert.deepEqual(options.map((o) => o.value).sort(), ['conversation', 'node', 'none']);
+		for (const o of options) assert.ok(o.description.length > 20, o.name);
+	});
+
+	it('prompt and conversation ID follow n8n’s Chat Trigger idioms', () => {
+		const d = load(undefined);
+		const [auto] = byName(d, 'text').filter((p) => p.displayOptions?.show?.promptType?.[0] === 'auto');
+		assert.equal(auto.default, '={{ $json.chatInput }}');
+		assert.deepEqual(auto.disabledOptions, { show: { promptType: ['auto'] } });
+		const ids = byName(d, 'conversationId');
+		const fromInput = ids.find((p) => p.displayOptions?.show?.conversationIdType?.[0] === 'fromInput') as INodeProperties;
+		assert.equal(fromInput.default, '={{ $json.sessionId }}');
+		assert.deepEqual(byName(d, 'conversationIdType')[0].options?.map((o) => (o as { name: string }).name), ['Connected Chat Trigger Node', 'Define Below']);
+		const options = byName(d, 'options').find((p) => p.displayOptions?.show?.memoryMode?.includes('node')) as INodeProperties;
+		assert.deepEqual(
+			(options.options as INodeProperties[]).map((o) => o.name),
+			['gzip', 'binaryPropertyNames', 'maxHistoryTokens', 'messageId', 'parentMessageId', 'window'],
+		);
+		assert.equal((options.options as INodeProperties[]).find((o) => o.name === 'maxHistoryTokens')?.default, 2000);
+	});
+
+	it('shows the queue-mode notice for Local Disk only when n8n runs in queue mode', () => {
+		assert.deepEqual(byName(load(undefined), 'queueModeNotice'), []);
+		assert.deepEqual(byName(load('regular'), 'queueModeNotice'), []);
+		const [notice] = byName(load('queue'), 'queueModeNotice');
+		assert.equal(notice.type, 'notice');
+		assert.match(notice.displayName, /queue mode.*not shared across workers.*Use S3/);
+		assert.deepEqual(notice.displayOptions, { show: { storage: ['localDisk'], memoryMode: ['conversation', 'node'] } });
+	});
+});
