@@ -11,6 +11,7 @@ export {
 export type { ParsedKey } from './keys';
 export { decodeDocument, DOCUMENT_VERSION, emptyDocument, encodeDocument, memoryDocumentSchema } from './document';
 export type { MemoryDocument, StoredFile, StoredMessage } from './document';
+export { clearDocumentCache } from './document-cache';
 export { extractThread, threadStart, UUID_NIL, walkThread } from './thread';
 export { DEFAULT_MAX_TOKEN_LIMIT, effectiveWindow, MAX_HISTORY_TURNS, selectHistory } from './truncate';
 export type { HistorySelection, SelectOptions, Turn } from './truncate';
@@ -23,7 +24,7 @@ export { historyToText } from './prompt-text';
 export type { TextPrefixes } from './prompt-text';
 export { mergeTurns, NodeTokenBufferMemory, TokenBufferMemory } from './memory';
 export type { AddedTurn, FlushResult, History, HistoryOptions, MemoryOptions, TurnInput } from './memory';
-export type { ListedObject, MemoryStorage, PutOptions, StoredObject } from './storage/storage';
+export type { GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './storage/storage';
 export { LocalDiskStorage } from './storage/local-disk';
 export type { LocalDiskStorageOptions } from './storage/local-disk';
 export { S3Storage } from './storage/s3';

@@ -7,8 +7,10 @@ import {
 	DuplicateMessageIdError,
 	FlushConflictError,
 	MissingConversationIdError,
+	StorageError,
 	UnknownParentMessageError,
 } from './errors';
+import { documentCache } from './document-cache';
 import { messageTokenCount, rebuildFiles, storeFile } from './files';
 import type { FileInput, SkippedFile } from './files';
 import { validateId } from './ids';
@@ -161,9 +163,24 @@ abstract class BufferMemory {
 		return this.view;
 	}
 
+	/** Identifies this document in the process-wide cache (and the in-process flush queue). */
+	private get cacheId(): string {
+		return `${this.storage.describe()}\n${this.key}`;
+	}
+
+	/** The stored document: decoded once per version, then a conditional read that skips the body. */
 	private async read(): Promise<{ doc: MemoryDocument; version: string | null }> {
-		const got = await this.storage.get(this.key);
-		return got ? { doc: decodeDocument(this.key, got.body), version: got.version } : { doc: emptyDocument(), version: null };
+		const cached = documentCache.get(this.cacheId);
+		const got = cached ? await this.storage.get(this.key, { ifNoneMatch: cached.version }) : await this.storage.get(this.key);
+		if (!got) {
+			documentCache.delete(this.cacheId);
+			return { doc: emptyDocument(), version: null };
+		}
+		if ('notModified' in got && cached) return { doc: cached.doc, version: got.version };
+		if (!('body' in got)) throw new StorageError(`${this.storage.describe()} answered "not modified" to an unconditional read of "${this.key}"`, this.key);
+		documentCache.delete(this.cacheId);
+		const doc = decodeDocument(this.key, got.body);
+		return { doc: documentCache.set(this.cacheId, got.version, doc), version: got.version };
 	}
 
 	private setLoaded(loaded: { doc: MemoryDocument; version: string | null }): void {
@@ -175,11 +192,6 @@ abstract class BufferMemory {
 
 	private async ensureLoaded(): Promise<void> {
 		if (!this.loaded) this.setLoaded(await this.read());
-	}
-
-	/** Forgets the cached document so the next call reads storage again. */
-	reload(): void {
-		this.loaded = undefined;
 	}
 
 	async getHistoryPromptMessages(options: HistoryOptions = {}): Promise<History> {
@@ -269,7 +281,7 @@ abstract class BufferMemory {
 	 */
 	async flush(): Promise<FlushResult> {
 		if (this.pending.length === 0) return { written: false, attempts: 0 };
-		return flushQueue.run(`${this.storage.describe()}\n${this.key}`, () => this.flushNow());
+		return flushQueue.run(this.cacheId, () => this.flushNow());
 	}
 
 	private async flushNow(): Promise<FlushResult> {
@@ -291,7 +303,7 @@ abstract class BufferMemory {
 					contentType: 'application/json',
 				});
 				this.pending = [];
-				this.setLoaded({ doc, version });
+				this.setLoaded({ doc: documentCache.set(this.cacheId, version, doc), version });
 				return { written: true, attempts: attempt };
 			} catch (error) {
 				if (!(error instanceof ConflictError)) throw error;
@@ -305,6 +317,7 @@ abstract class BufferMemory {
 	/** Deletes this memory's document and drops unflushed turns. Copied files stay for housekeeping. */
 	async clear(): Promise<void> {
 		this.pending = [];
+		documentCache.delete(this.cacheId);
 		await this.storage.delete(this.key);
 		this.setLoaded({ doc: emptyDocument(), version: null });
 	}

@@ -6,7 +6,7 @@ import { ConflictError, StorageError } from '../errors';
 import { KeyedQueue } from '../keyed-queue';
 import { acquireFileLock } from './file-lock';
 import { assertStorageKey } from './key-check';
-import type { ListedObject, MemoryStorage, PutOptions, StoredObject } from './storage';
+import type { GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './storage';
 
 export interface LocalDiskStorageOptions {
 	/** Folder that holds every key. Created on first write. */
@@ -62,14 +62,18 @@ export class LocalDiskStorage implements MemoryStorage {
 		return p;
 	}
 
-	async get(key: string): Promise<StoredObject | null> {
+	get(key: string): Promise<StoredObject | null>;
+	get(key: string, options: GetOptions): Promise<StoredObject | NotModified | null>;
+	async get(key: string, options: GetOptions = {}): Promise<StoredObject | NotModified | null> {
 		const p = this.pathOf(key);
 		let handle: fs.FileHandle | undefined;
 		try {
 			handle = await fs.open(p, 'r');
 			const st = await handle.stat({ bigint: true });
+			const version = versionOf(st);
+			if (options.ifNoneMatch === version) return { notModified: true, version };
 			const body = await handle.readFile();
-			return { body, version: versionOf(st) };
+			return { body, version };
 		} catch (error) {
 			if (code(error) === 'ENOENT') return null;
 			throw new StorageError(`Could not read "${key}" from ${this.describe()}: ${code(error) ?? error}`, key, { cause: error });

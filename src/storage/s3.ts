@@ -12,7 +12,7 @@ import {
 import { ConflictError, StorageError, UnsafeStorageError } from '../errors';
 import { validateKeyPrefix } from '../ids';
 import { assertStorageKey } from './key-check';
-import type { ListedObject, MemoryStorage, PutOptions, StoredObject } from './storage';
+import type { GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './storage';
 
 export interface S3StorageOptions {
 	bucket: string;
@@ -111,13 +111,19 @@ export class S3Storage implements MemoryStorage {
 		return new StorageError(`S3 ${op} failed for ${target}: ${what}`, key, { cause: error });
 	}
 
-	async get(key: string): Promise<StoredObject | null> {
+	get(key: string): Promise<StoredObject | null>;
+	get(key: string, options: GetOptions): Promise<StoredObject | NotModified | null>;
+	async get(key: string, options: GetOptions = {}): Promise<StoredObject | NotModified | null> {
 		assertStorageKey(key);
+		const ifNoneMatch = options.ifNoneMatch ? `"${options.ifNoneMatch}"` : undefined;
 		try {
-			const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+			const out = await this.client.send(
+				new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, IfNoneMatch: ifNoneMatch }),
+			);
 			const body = await (out.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
 			return { body, version: unquote(out.ETag) };
 		} catch (error) {
+			if (ifNoneMatch && status(error) === 304) return { notModified: true, version: options.ifNoneMatch as string };
 			if (isNotFound(error)) return null;
 			throw this.fail('GetObject', key, error);
 		}

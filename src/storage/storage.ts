@@ -4,6 +4,17 @@ export interface StoredObject {
 	version: string;
 }
 
+/** get() with ifNoneMatch: the stored version is still the one named, so the body was not sent. */
+export interface NotModified {
+	notModified: true;
+	version: string;
+}
+
+export interface GetOptions {
+	/** Skip the body when the stored version is this one (S3: If-None-Match on GetObject). */
+	ifNoneMatch?: string;
+}
+
 export interface ListedObject {
 	key: string;
 	version: string;
@@ -25,6 +36,8 @@ export interface PutOptions {
 export interface MemoryStorage {
 	/** The object, or null when the key does not exist. */
 	get(key: string): Promise<StoredObject | null>;
+	/** The same, or NotModified when the stored version equals options.ifNoneMatch. */
+	get(key: string, options: GetOptions): Promise<StoredObject | NotModified | null>;
 	/** Writes the whole object atomically and returns its new version. */
 	put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ version: string }>;
 	/**

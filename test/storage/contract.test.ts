@@ -42,6 +42,18 @@ function contract(name: string, make: () => Promise<MemoryStorage>) {
 			assert.equal((await s.get('a/one.json'))!.version, v2.version);
 		});
 
+		it('a conditional read skips an unchanged body and returns a changed one', async () => {
+			const v1 = await s.put('nm/doc.json', bytes('one'));
+			assert.deepEqual(await s.get('nm/doc.json', { ifNoneMatch: v1.version }), { notModified: true, version: v1.version });
+			const v2 = await s.put('nm/doc.json', bytes('two'));
+			const got = await s.get('nm/doc.json', { ifNoneMatch: v1.version });
+			assert.ok(got && 'body' in got);
+			assert.equal(str(got.body), 'two');
+			assert.equal(got.version, v2.version);
+			await s.delete('nm/doc.json');
+			assert.equal(await s.get('nm/doc.json', { ifNoneMatch: v2.version }), null);
+		});
+
 		it('create-only refuses an existing key and creates a missing one', async () => {
 			await s.put('c/exists.json', bytes('x'));
 			await assert.rejects(s.put('c/exists.json', bytes('y'), { ifVersion: null }), ConflictError);

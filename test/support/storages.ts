@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 
 import { ConflictError, LocalDiskStorage, StorageError } from '../../src';
-import type { ListedObject, MemoryStorage, PutOptions, StoredObject } from '../../src';
+import type { GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from '../../src';
 
 export function tempDir(tag = 'llm-memory'): string {
 	return mkdtempSync(path.join(tmpdir(), `${tag}-`));
@@ -18,6 +18,8 @@ type Fault = 'outage' | 'conflict' | 'write-then-conflict';
 /** Wraps a real storage: counts calls and injects faults on demand. */
 export class InstrumentedStorage implements MemoryStorage {
 	calls = { get: 0, put: 0, delete: 0, list: 0 };
+	/** get() calls answered "not modified" (the body was not read). */
+	notModified = 0;
 	faults: { get: Fault[]; put: Fault[] } = { get: [], put: [] };
 	/** Fail get() for keys matching this pattern. */
 	failGetFor?: RegExp;
@@ -28,11 +30,15 @@ export class InstrumentedStorage implements MemoryStorage {
 		return `instrumented ${this.inner.describe()}`;
 	}
 
-	async get(key: string): Promise<StoredObject | null> {
+	get(key: string): Promise<StoredObject | null>;
+	get(key: string, options: GetOptions): Promise<StoredObject | NotModified | null>;
+	async get(key: string, options: GetOptions = {}): Promise<StoredObject | NotModified | null> {
 		this.calls.get++;
 		if (this.faults.get.shift() === 'outage' || this.failGetFor?.test(key))
 			throw new StorageError(`simulated outage reading "${key}"`, key);
-		return this.inner.get(key);
+		const got = await this.inner.get(key, options);
+		if (got && 'notModified' in got) this.notModified++;
+		return got;
 	}
 
 	async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ version: string }> {

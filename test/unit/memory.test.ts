@@ -4,7 +4,9 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
 import {
+	clearDocumentCache,
 	CorruptDocumentError,
+	encodeDocument,
 	DuplicateMessageIdError,
 	FlushConflictError,
 	IMAGE_TOKEN_ESTIMATE,
@@ -492,5 +494,60 @@ describe('memory: storage use', () => {
 		assert.equal(await disk.get(m.key), null);
 		assert.equal((await m.getHistoryPromptMessages()).turns, 0);
 		assert.deepEqual(await m.flush(), { written: false, attempts: 0 });
+	});
+});
+
+describe('memory: document cache (decoded once per stored version)', () => {
+	it('a later memory object reads an unchanged document without its body', async () => {
+		const { storage, options } = setup();
+		await turn(new TokenBufferMemory('app', 'c', options), 'q1', 'a1');
+		const reads = storage.calls.get;
+		const h = await new TokenBufferMemory('app', 'c', options).getHistoryPromptMessages();
+		assert.deepEqual(text(h.messages), ['user:q1', 'assistant:a1']);
+		assert.equal(storage.calls.get, reads + 1, 'still one read per turn: it asks for the current version');
+		assert.equal(storage.notModified, 1, 'and that read skipped the body');
+	});
+
+	it('a document changed by another writer is read again, never served stale', async () => {
+		const { disk, storage, options } = setup();
+		const m = new TokenBufferMemory('app', 'c', options);
+		await turn(m, 'q1', 'a1');
+		// Another process appends a turn: the stored version changes under the cache.
+		const messages = [...(await m.messages())];
+		messages.push(
+			{ ...messages[0], message_id: 'other:user', parent_message_id: messages[1].message_id, content: 'q2' },
+			{ ...messages[1], message_id: 'other', parent_message_id: 'other:user', content: 'a2' },
+		);
+		await disk.put(m.key, encodeDocument({ version: 1, messages }));
+		const h = await new TokenBufferMemory('app', 'c', options).getHistoryPromptMessages();
+		assert.deepEqual(text(h.messages), ['user:q1', 'assistant:a1', 'user:q2', 'assistant:a2']);
+		assert.equal(storage.notModified, 0);
+	});
+
+	it('a document damaged after it was cached is an error, not the cached copy', async () => {
+		const { disk, options } = setup();
+		const m = new TokenBufferMemory('app', 'c', options);
+		await turn(m, 'q1', 'a1');
+		writeFileSync(path.join(disk.root, ...m.key.split('/')), '{"version": 1, "messages": [');
+		await assert.rejects(new TokenBufferMemory('app', 'c', options).getHistoryPromptMessages(), CorruptDocumentError);
+	});
+
+	it('after clear() or a cold cache, memory reads the stored document in full', async () => {
+		const { storage, options } = setup();
+		const m = new TokenBufferMemory('app', 'c', options);
+		await turn(m, 'q1', 'a1');
+		clearDocumentCache();
+		assert.equal((await new TokenBufferMemory('app', 'c', options).messages()).length, 2);
+		assert.equal(storage.notModified, 0);
+		await m.clear();
+		assert.equal((await new TokenBufferMemory('app', 'c', options).messages()).length, 0);
+	});
+
+	it('shared documents are frozen, so no memory object can change another’s view', async () => {
+		const { options } = setup();
+		await turn(new TokenBufferMemory('app', 'c', options), 'q1', 'a1');
+		const view = await new TokenBufferMemory('app', 'c', options).messages();
+		assert.ok(Object.isFrozen(view[0]) && Object.isFrozen(view[0].files) && Object.isFrozen(view[1]));
+		assert.throws(() => (view as StoredMessage[]).push(view[0]), TypeError);
 	});
 });
