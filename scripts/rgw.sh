@@ -14,13 +14,21 @@ fi
 
 C=${2:?dir}
 if [ "$cmd" = down ]; then
+	# Each pid is a `timeout` wrapper leading its own process group (setsid): TERM reaches the daemon
+	# through it; the daemons take a few seconds to stop, then whatever is left of each group is killed.
+	pids=()
 	for p in rgw osd mon; do
-		if [ -f "$C/$p.pid" ]; then kill "$(cat "$C/$p.pid")" 2>/dev/null || true; fi
+		if [ -f "$C/$p.pid" ]; then pids+=("$(cat "$C/$p.pid")"); rm -f "$C/$p.pid"; fi
 	done
-	sleep 1
-	for p in rgw osd mon; do
-		if [ -f "$C/$p.pid" ]; then kill -9 "$(cat "$C/$p.pid")" 2>/dev/null || true; rm -f "$C/$p.pid"; fi
+	[ ${#pids[@]} -gt 0 ] || exit 0
+	kill "${pids[@]}" 2>/dev/null || true
+	for _ in $(seq 1 50); do
+		alive=0
+		for pid in "${pids[@]}"; do pgrep -g "$pid" >/dev/null && alive=1; done
+		[ $alive = 1 ] || break
+		sleep 0.2
 	done
+	for pid in "${pids[@]}"; do kill -9 -- "-$pid" 2>/dev/null || true; done
 	exit 0
 fi
 [ "$cmd" = up ] || { echo "unknown command $cmd" >&2; exit 2; }
