@@ -11,7 +11,6 @@
  * Needs RGW_ENDPOINT (scripts/bench.sh starts radosgw) or starts its own.
  */
 import { performance } from 'node:perf_hooks';
-import { cpus, totalmem } from 'node:os';
 
 import {
 	clearDocumentCache,
@@ -26,11 +25,10 @@ import {
 import type { MemoryStorage, StoredMessage } from '../src';
 import { ensureRgw, rgwStorage } from '../test/support/rgw';
 import { tempDir } from '../test/support/storages';
+import { machineLine, median, percentile } from './stats';
 
 const counter = new TiktokenCounter('o200k_base');
 const ms = (t0: number) => performance.now() - t0;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const p90 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.9)];
 const f = (x: number, d = 2) => x.toFixed(d);
 
 /** Deterministic chat-like text of 10–40 words. */
@@ -117,7 +115,7 @@ async function perTurn(rounds: number) {
 	for (const c of cells)
 		for (const [label, t] of [['warm', c.warm], ['cold', c.cold]] as const)
 			console.log(
-				`| ${c.backend} | ${c.size.toLocaleString('en')} | ${f(c.bytes / 1024, 0)} KB | ${label} | ${f(median(t.read))} | ${f(median(t.append))} | ${f(median(t.flush))} | **${f(median(t.total))}** | ${f(p90(t.total))} | ${median(t.tokenizerCalls)} |`,
+				`| ${c.backend} | ${c.size.toLocaleString('en')} | ${f(c.bytes / 1024, 0)} KB | ${label} | ${f(median(t.read))} | ${f(median(t.append))} | ${f(median(t.flush))} | **${f(median(t.total))}** | ${f(percentile(t.total, 0.9))} | ${median(t.tokenizerCalls)} |`,
 			);
 }
 
@@ -173,7 +171,7 @@ function assembly() {
 }
 
 (async () => {
-	console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${new Date().toISOString().slice(0, 10)}`);
+	console.log(machineLine());
 	const rounds = Number(process.env.BENCH_ROUNDS ?? 41);
 	assembly(); // first, on a fresh heap: the per-turn rounds leave garbage and S3 traffic behind
 	await perTurn(rounds);

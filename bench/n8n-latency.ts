@@ -5,20 +5,17 @@
  * keeps the memory work but a 0-token history budget, to split storage cost from the cost of a longer
  * prompt. Turns rotate between the variants so machine noise hits all alike. Prints a markdown table.
  */
-import { cpus, totalmem } from 'node:os';
-
 import { sendChat } from '../test/e2e/chat';
 import { packPackage, startN8n } from '../test/e2e/n8n-harness';
 import { chatWorkflow, openAiCredential } from '../test/e2e/workflows';
 import { startFakeOpenAi } from '../test/support/fake-openai';
 import { freePort } from '../test/support/rgw';
+import { machineLine, median, percentile } from './stats';
 
 const WITH = { id: 'benchWithMemory1', webhookId: 'be0c0de0-0000-4000-8000-0000000000b1' };
 const WITHOUT = { id: 'benchNoMemory001', webhookId: 'be0c0de0-0000-4000-8000-0000000000b2' };
 /** Node memory that reads, appends and flushes, but sends no history: the storage cost alone. */
 const STORAGE_ONLY = { id: 'benchStoreOnly01', webhookId: 'be0c0de0-0000-4000-8000-0000000000b3' };
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * p)];
 const SEED = 100;
 const TURNS = Number(process.env.BENCH_TURNS ?? 60);
 
@@ -58,11 +55,11 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 60);
 				if (wf === WITH) history = r.json.memory.historyMessages;
 			}
 		}
-		const row = (xs: number[]) => `${median(xs).toFixed(1)} | ${pct(xs, 0.1).toFixed(1)} | ${pct(xs, 0.9).toFixed(1)}`;
+		const row = (xs: number[]) => `${median(xs).toFixed(1)} | ${percentile(xs, 0.1).toFixed(1)} | ${percentile(xs, 0.9).toFixed(1)}`;
 		const m = median(lat.get(WITH)!);
 		const n = median(lat.get(WITHOUT)!);
 		const s = median(lat.get(STORAGE_ONLY)!);
-		console.log(`Machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; n8n 2.8.4; ${new Date().toISOString().slice(0, 10)}`);
+		console.log(machineLine('n8n 2.8.4'));
 		console.log(`\n### Chat turn through n8n (${TURNS} turns per variant, rotating; ms)\n`);
 		console.log('| workflow | median | p10 | p90 | history sent |');
 		console.log('|---|---:|---:|---:|---:|');

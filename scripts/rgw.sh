@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Real S3 for tests: single-node Ceph (mon + memstore OSD + radosgw) on loopback, no systemd, no auth.
 # It enforces If-None-Match / If-Match on PUT, which the storage tests rely on.
-#   scripts/rgw.sh up   DIR [PORT]   -> http://127.0.0.1:PORT, keys LLMMEMACCESSKEY / LLMMEMSECRETKEY
+#   scripts/rgw.sh up   DIR [PORT]   prints the endpoint http://127.0.0.1:PORT (keys LLMMEMACCESSKEY /
+#                                    LLMMEMSECRETKEY); without PORT, free ports are picked for rgw and mon
 #   scripts/rgw.sh down DIR
 #   scripts/rgw.sh check             -> exit 0 when the Ceph binaries are installed
 set -euo pipefail
@@ -33,8 +34,9 @@ if [ "$cmd" = down ]; then
 fi
 [ "$cmd" = up ] || { echo "unknown command $cmd" >&2; exit 2; }
 
-PORT=${3:-7480}
-MON_PORT=${RGW_MON_PORT:-3300}
+free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
+PORT=${3:-$(free_port)}
+MON_PORT=${RGW_MON_PORT:-$(free_port)}
 LIFETIME=${RGW_LIFETIME_SECONDS:-7200}
 rm -rf "$C"
 mkdir -p "$C"/{run,log,mon.a,osd.0,rgw}
@@ -100,4 +102,5 @@ done
 [ $ok = 1 ] || { echo "radosgw did not answer on port $PORT; see $C/log" >&2; exit 1; }
 timeout 60 radosgw-admin -c "$C/ceph.conf" -n client.rgw.a user create --uid=llmmem --display-name=llmmem \
 	--access-key=LLMMEMACCESSKEY --secret-key=LLMMEMSECRETKEY >/dev/null 2>>"$C/log/admin.err"
-echo "radosgw ready on http://127.0.0.1:$PORT"
+echo "radosgw ready on http://127.0.0.1:$PORT" >&2
+echo "http://127.0.0.1:$PORT"

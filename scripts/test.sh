@@ -12,12 +12,10 @@ npm run lint
 npx tsc -p tsconfig.test.json
 
 mkdir -p .artifacts
-free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 RGW_DIR=$(mktemp -d "${TMPDIR:-/tmp}/llm-memory-rgw.XXXXXX")
-RGW_PORT=$(free_port)
 trap 'bash scripts/rgw.sh down "$RGW_DIR"; cp -r "$RGW_DIR/log" .artifacts/rgw-log 2>/dev/null || true; rm -rf "$RGW_DIR"' EXIT
-RGW_MON_PORT=$(free_port) bash scripts/rgw.sh up "$RGW_DIR" "$RGW_PORT"
-export RGW_ENDPOINT=http://127.0.0.1:$RGW_PORT
+RGW_ENDPOINT=$(bash scripts/rgw.sh up "$RGW_DIR")
+export RGW_ENDPOINT
 
 run() { echo "== $1"; shift; node --import tsx --test --test-reporter=spec "$@"; }
 run "unit" test/unit/*.test.ts

@@ -7,7 +7,6 @@ import {
 	DuplicateMessageIdError,
 	FlushConflictError,
 	MissingConversationIdError,
-	StorageError,
 	UnknownParentMessageError,
 } from './errors';
 import { documentCache } from './document-cache';
@@ -136,6 +135,8 @@ export function mergeTurns(
 /** Shared engine of both memory scopes: one JSON document per key, read once, appended, flushed with CAS. */
 abstract class BufferMemory {
 	readonly key: string;
+	/** Identifies this document in the process-wide cache and the in-process flush queue. */
+	private readonly cacheId: string;
 	protected readonly storage: MemoryStorage;
 	private readonly filesPrefix: string;
 	private readonly counter: TokenCounter;
@@ -149,6 +150,7 @@ abstract class BufferMemory {
 		this.filesPrefix = filesPrefix;
 		this.options = options;
 		this.storage = options.storage;
+		this.cacheId = `${this.storage.describe()}\n${key}`;
 		const warn = options.onWarning ?? ((m: string) => process.emitWarning(m, 'LlmMemoryWarning'));
 		const onFailure = (error: unknown) =>
 			warn(`Token counting failed (${(error as Error)?.message ?? error}); used the UTF-8 byte length as an upper bound`);
@@ -163,24 +165,16 @@ abstract class BufferMemory {
 		return this.view;
 	}
 
-	/** Identifies this document in the process-wide cache (and the in-process flush queue). */
-	private get cacheId(): string {
-		return `${this.storage.describe()}\n${this.key}`;
-	}
-
-	/** The stored document: decoded once per version, then a conditional read that skips the body. */
+	/**
+	 * The stored document: decoded once per version, then a conditional read that skips the body.
+	 * (A cached entry of an older version never matches, so it needs no eviction here.)
+	 */
 	private async read(): Promise<{ doc: MemoryDocument; version: string | null }> {
 		const cached = documentCache.get(this.cacheId);
-		const got = cached ? await this.storage.get(this.key, { ifNoneMatch: cached.version }) : await this.storage.get(this.key);
-		if (!got) {
-			documentCache.delete(this.cacheId);
-			return { doc: emptyDocument(), version: null };
-		}
-		if ('notModified' in got && cached) return { doc: cached.doc, version: got.version };
-		if (!('body' in got)) throw new StorageError(`${this.storage.describe()} answered "not modified" to an unconditional read of "${this.key}"`, this.key);
-		documentCache.delete(this.cacheId);
-		const doc = decodeDocument(this.key, got.body);
-		return { doc: documentCache.set(this.cacheId, got.version, doc), version: got.version };
+		const got = await this.storage.get(this.key, { ifNoneMatch: cached?.version });
+		if (!got) return { doc: emptyDocument(), version: null };
+		if ('notModified' in got) return { doc: (cached as { doc: MemoryDocument }).doc, version: got.version };
+		return { doc: documentCache.set(this.cacheId, got.version, decodeDocument(this.key, got.body)), version: got.version };
 	}
 
 	private setLoaded(loaded: { doc: MemoryDocument; version: string | null }): void {

@@ -44,12 +44,15 @@ export function ensureRgw(): Promise<Rgw> {
 			throw new Error('Ceph radosgw is not installed (apt-get install ceph-mon ceph-osd radosgw); run the README test command');
 		}
 		const dir = tempDir('rgw');
-		const port = await freePort();
-		const monPort = await freePort();
-		execFileSync(SCRIPT, ['up', dir, String(port)], { env: { ...process.env, RGW_MON_PORT: String(monPort), RGW_LIFETIME_SECONDS: '1800' }, stdio: 'ignore' });
+		const endpoint = execFileSync(SCRIPT, ['up', dir], {
+			env: { ...process.env, RGW_LIFETIME_SECONDS: '1800' },
+			stdio: ['ignore', 'pipe', 'ignore'],
+		})
+			.toString()
+			.trim();
 		const stop = () => execFileSync(SCRIPT, ['down', dir], { stdio: 'ignore' });
 		process.once('exit', stop);
-		return { endpoint: `http://127.0.0.1:${port}`, stop };
+		return { endpoint, stop };
 	})();
 	return shared;
 }

@@ -1,0 +1,16 @@
+// Shared by the benchmarks: order statistics and the machine line every table is quoted with.
+import { cpus, totalmem } from 'node:os';
+
+/** The value at fraction p of the sorted samples (0.5 = median, as the tables quote it). */
+export function percentile(xs: number[], p: number): number {
+	return [...xs].sort((a, b) => a - b)[Math.floor(xs.length * p)];
+}
+
+export const median = (xs: number[]) => percentile(xs, 0.5);
+
+/** "Machine: 2 × AMD EPYC, 24 GiB, Node v20…; <extra; >YYYY-MM-DD" */
+export function machineLine(extra?: string): string {
+	const cpu = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`;
+	const date = new Date().toISOString().slice(0, 10);
+	return `Machine: ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${extra ? `${extra}; ` : ''}${date}`;
+}
