@@ -16,6 +16,16 @@ export class InvalidIdError extends MemoryError {
 	}
 }
 
+/** An option that would make a limit meaningless (NaN, infinite, negative) is refused, never ignored. */
+export class InvalidOptionError extends MemoryError {
+	constructor(
+		readonly option: string,
+		readonly reason: string,
+	) {
+		super(`Invalid ${option}: ${reason}`);
+	}
+}
+
 /** Node memory needs a conversation ID; without one there is nothing to scope the history to. */
 export class MissingConversationIdError extends MemoryError {
 	constructor(message = 'Node memory needs a conversation ID, but none was given') {

@@ -1,5 +1,6 @@
+// The engine's public API. Framework-free: nothing here imports n8n (enforced by ESLint).
 export * from './errors';
-export { MAX_ID_BYTES, validateId, validateKeyPrefix } from './ids';
+export { MAX_ID_BYTES, validateId, validateKeyPrefix } from './keys/ids';
 export {
 	appPrefixes,
 	conversationFilesPrefix,
@@ -7,27 +8,42 @@ export {
 	conversationNodesPrefix,
 	nodeMemoryKey,
 	parseKey,
-} from './keys';
-export type { ParsedKey } from './keys';
-export { decodeDocument, DOCUMENT_VERSION, emptyDocument, encodeDocument, memoryDocumentSchema } from './document';
-export type { MemoryDocument, StoredFile, StoredMessage } from './document';
-export { clearDocumentCache } from './document-cache';
-export { extractThread, threadStart, UUID_NIL, walkThread } from './thread';
-export { DEFAULT_MAX_TOKEN_LIMIT, effectiveWindow, MAX_HISTORY_TURNS, selectHistory } from './truncate';
-export type { HistorySelection, SelectOptions, Turn } from './truncate';
-export { encodingForModel, fallbackTokenCount, loadedEncodings, safeCounter, TiktokenCounter, tokenizerStats } from './tokens';
-export type { Encoding, TokenCounter } from './tokens';
-export { fileTypeOf, IMAGE_TOKEN_ESTIMATE, inputFileParts, messageTokenCount } from './files';
-export type { FileInput, FileType, SkippedFile } from './files';
-export type { ContentPart, ImageDetail, PromptMessage } from './prompt-types';
-export { historyToText } from './prompt-text';
-export type { TextPrefixes } from './prompt-text';
-export { mergeTurns, NodeTokenBufferMemory, TokenBufferMemory } from './memory';
-export type { AddedTurn, FlushResult, History, HistoryOptions, MemoryOptions, TurnInput } from './memory';
-export type { GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './storage/storage';
-export { LocalDiskStorage } from './storage/local-disk';
-export type { LocalDiskStorageOptions } from './storage/local-disk';
-export { S3Storage } from './storage/s3';
-export type { ConditionalWriteSupport, S3StorageOptions } from './storage/s3';
-export { deleteConversationMemory, listAppKeys, listConversationKeys, pruneMemory } from './housekeeping';
-export type { PruneOptions, PruneResult, ScopeOptions } from './housekeeping';
+} from './keys/layout';
+export type { ParsedKey } from './keys/layout';
+export { DOCUMENT_VERSION, emptyDocument, memoryDocumentSchema } from './store/schema';
+export type { MemoryDocument, StoredFile, StoredMessage } from './store/schema';
+export { decodeDocument, encodeDocument } from './store/codec';
+export { DocumentStore } from './store/document-store';
+export type { DocumentCodec, DocumentStoreOptions, UpdateResult, Versioned } from './store/document-store';
+export { extractThread, threadStart, UUID_NIL, walkThread } from './history/thread';
+export { DEFAULT_MAX_TOKEN_LIMIT, effectiveWindow, MAX_HISTORY_TURNS, selectHistory } from './history/truncate';
+export type { HistorySelection, SelectOptions, Turn } from './history/truncate';
+export { encodingForModel, fallbackTokenCount, loadedEncodings, safeCounter, TiktokenCounter } from './history/tokens';
+export type { Encoding, TokenCounter } from './history/tokens';
+export { mergeTurns } from './history/turns';
+export { fileTypeOf } from './store/blobs';
+export type { FileInput, FileType } from './store/blobs';
+export { IMAGE_TOKEN_ESTIMATE, inputFileParts, messageTokenCount } from './prompt/files';
+export type { SkippedFile } from './prompt/files';
+export type { ContentPart, ImageDetail, PromptMessage } from './prompt/types';
+export { historyToText } from './prompt/text';
+export type { TextPrefixes } from './prompt/text';
+export { BufferMemory } from './memory/buffer-memory';
+export type { AddedTurn, FlushResult, History, HistoryOptions, MemoryOptions, TurnIds, TurnInput } from './memory/buffer-memory';
+export { ConversationMemory, NodeMemory, NodeTokenBufferMemory, TokenBufferMemory } from './memory/scopes';
+export type { DeleteOptions, GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './store/storage';
+export { LocalDiskStorage } from './store/local-disk';
+export type { LocalDiskStorageOptions } from './store/local-disk';
+export { S3Storage } from './store/s3';
+export type { ConditionalWriteSupport, S3StorageOptions } from './store/s3';
+export {
+	deleteConversationMemory,
+	LEFTOVER_SAFE_AGE_MS,
+	listAppKeys,
+	listConversationKeys,
+	pruneMemory,
+	sweepLeftovers,
+} from './admin/housekeeping';
+export type { PruneOptions, PruneResult, ScopeOptions, SweepOptions } from './admin/housekeeping';
+// Test and benchmark hooks (cache, tokenizer counters), kept for existing callers.
+export { clearDocumentCache, tokenizerStats } from './testing';

@@ -136,9 +136,10 @@ describe('memory: threads and regeneration', () => {
 		const m = new TokenBufferMemory('wf', 'conv', options);
 		const t1 = await turn(m, 'q1', 'a1');
 		await turn(m, 'q2', 'a2');
-		// Regenerate the very first turn (no parent), then continue the ORIGINAL thread from t1.
+		// Regenerate the very first turn (an explicit null parent is the root: issue 7 #9), then continue
+		// the ORIGINAL thread from t1.
 		const root = await m.addMessages({ userContent: 'q1 alt', assistantContent: 'a1 alt', parentMessageId: null });
-		assert.equal(root.parentMessageId, (await m.messages())[3].message_id, 'null parent means "newest" in the API');
+		assert.equal(root.parentMessageId, null, 'null parent means "the root" in the API');
 		await m.flush();
 		await turn(m, 'q3', 'a3', { parentMessageId: t1.messageId });
 		const h = await m.getHistoryPromptMessages();
@@ -466,10 +467,14 @@ describe('memory: storage use', () => {
 		await turn(new TokenBufferMemory('wf', 'conv', options), 'q0', 'a0');
 		const before = { ...storage.calls };
 		const m = new TokenBufferMemory('wf', 'conv', options);
+		// Every history read asks storage for the current version (issue 7 #12: never stale) ...
 		await m.getHistoryPromptMessages();
-		await m.getHistoryPromptMessages();
-		await turn(m, 'q', 'a');
 		assert.equal(storage.calls.get - before.get, 1);
+		await m.getHistoryPromptMessages();
+		assert.equal(storage.calls.get - before.get, 2);
+		// ... and appending and flushing the turn reads nothing more: one conditional write.
+		await turn(m, 'q', 'a');
+		assert.equal(storage.calls.get - before.get, 2);
 		assert.equal(storage.calls.put - before.put, 1);
 	});
 
@@ -519,9 +524,10 @@ describe('memory: document cache (decoded once per stored version)', () => {
 			{ ...messages[1], message_id: 'other', parent_message_id: 'other:user', content: 'a2' },
 		);
 		await disk.put(m.key, encodeDocument({ version: 1, messages }));
+		const notModifiedBefore = storage.notModified;
 		const h = await new TokenBufferMemory('app', 'c', options).getHistoryPromptMessages();
 		assert.deepEqual(text(h.messages), ['user:q1', 'assistant:a1', 'user:q2', 'assistant:a2']);
-		assert.equal(storage.notModified, 0);
+		assert.equal(storage.notModified, notModifiedBefore, 'the changed document was read in full');
 	});
 
 	it('a document damaged after it was cached is an error, not the cached copy', async () => {

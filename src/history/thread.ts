@@ -1,5 +1,5 @@
-import type { StoredMessage } from './document';
-import { CorruptDocumentError, UnknownParentMessageError } from './errors';
+import { CorruptDocumentError, UnknownParentMessageError } from '../errors';
+import type { StoredMessage } from '../store/schema';
 
 /** Dify's legacy marker: "my parent is simply the message stored before me". */
 export const UUID_NIL = '00000000-0000-0000-0000-000000000000';
@@ -19,11 +19,14 @@ export function indexOfMessage(messages: readonly StoredMessage[], id: string): 
 }
 
 /**
- * Where the walk for a new turn starts: the explicit parent, or the newest stored message.
- * Returns -1 for an empty memory. An explicit parent that is not stored is an error, never a guess.
+ * Where the walk for a new turn starts: the explicit parent, or the newest stored message when the
+ * parent is undefined or ''. `null` is the root: the new turn starts a thread of its own, with no
+ * history (regenerating the first answer). Returns -1 for no history. An explicit parent that is not
+ * stored is an error, never a guess.
  */
 export function threadStart(key: string, messages: readonly StoredMessage[], parentMessageId?: string | null): number {
-	if (parentMessageId === undefined || parentMessageId === null || parentMessageId === '') return messages.length - 1;
+	if (parentMessageId === null) return -1;
+	if (parentMessageId === undefined || parentMessageId === '') return messages.length - 1;
 	const i = indexOfMessage(messages, parentMessageId);
 	if (i === undefined) throw new UnknownParentMessageError(key, parentMessageId);
 	return i;

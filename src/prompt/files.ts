@@ -1,23 +1,9 @@
-import { createHash } from 'node:crypto';
-
-import type { StoredFile } from './document';
-import { ConflictError } from './errors';
-import type { ContentPart, ImageDetail } from './prompt-types';
-import type { MemoryStorage } from './storage/storage';
-import type { TokenCounter } from './tokens';
-
-export type FileType = StoredFile['type'];
-
-/** A file attached to a turn, as the caller has it. */
-export type FileInput =
-	| {
-			transferMethod: 'local_file' | 'tool_file';
-			data: Uint8Array;
-			mimeType: string;
-			name: string;
-			type?: FileType;
-	  }
-	| { transferMethod: 'remote_url'; url: string; mimeType: string; name: string; size?: number; type?: FileType };
+import type { StoredFile } from '../store/schema';
+import type { FileInput } from '../store/blobs';
+import { fileTypeOf } from '../store/blobs';
+import type { MemoryStorage } from '../store/storage';
+import type { TokenCounter } from '../history/tokens';
+import type { ContentPart, ImageDetail } from './types';
 
 /** A stored file that could not be turned back into model content. */
 export interface SkippedFile {
@@ -28,13 +14,6 @@ export interface SkippedFile {
 
 /** Rough cost of one image in a prompt (a 1024×1024 high-detail image for OpenAI models). */
 export const IMAGE_TOKEN_ESTIMATE = 765;
-
-export function fileTypeOf(mimeType: string): FileType {
-	const top = mimeType.split('/')[0].toLowerCase();
-	if (top === 'image' || top === 'audio' || top === 'video') return top;
-	if (top === 'text' || /pdf|msword|officedocument|opendocument|json|xml|csv|rtf/i.test(mimeType)) return 'document';
-	return 'custom';
-}
 
 /** What a non-image file looks like to the model: a short text note. */
 export function filePlaceholder(file: Pick<StoredFile, 'name' | 'mime_type'>): string {
@@ -65,31 +44,6 @@ export function inputFileParts(files: readonly FileInput[], detail?: ImageDetail
 		if (!isImg) return { type: 'text', text: filePlaceholder({ name: f.name, mime_type: f.mimeType }) };
 		return imagePart(f.transferMethod === 'remote_url' ? f.url : dataUrl(f.mimeType, f.data), detail);
 	});
-}
-
-/**
- * Turns a file input into a stored reference. Local and tool files are copied once into storage under a
- * content-addressed key (sha256), so history outlives n8n's pruning of execution data.
- */
-export async function storeFile(
-	storage: MemoryStorage,
-	filesPrefix: string,
-	input: FileInput,
-	belongsTo: StoredFile['belongs_to'],
-): Promise<StoredFile> {
-	const type = input.type ?? fileTypeOf(input.mimeType);
-	const base = { type, mime_type: input.mimeType, name: input.name, belongs_to: belongsTo };
-	if (input.transferMethod === 'remote_url') {
-		if (!/^https?:\/\//i.test(input.url)) throw new TypeError(`File "${input.name}": remote URLs must be http(s)`);
-		return { ...base, transfer_method: 'remote_url', url: input.url, size: input.size ?? 0 };
-	}
-	const key = filesPrefix + createHash('sha256').update(input.data).digest('hex');
-	try {
-		await storage.put(key, input.data, { ifVersion: null, contentType: input.mimeType });
-	} catch (error) {
-		if (!(error instanceof ConflictError)) throw error; // same bytes are already stored
-	}
-	return { ...base, transfer_method: input.transferMethod, key, size: input.data.byteLength };
 }
 
 /**

@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 
+import { errnoCode as code } from '../common/errno';
+import { KeyedQueue } from '../common/keyed-queue';
 import { ConflictError, StorageError } from '../errors';
-import { KeyedQueue } from '../keyed-queue';
 import { acquireFileLock } from './file-lock';
 import { assertStorageKey } from './key-check';
-import type { GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './storage';
+import type { DeleteOptions, GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './storage';
 
 export interface LocalDiskStorageOptions {
 	/** Folder that holds every key. Created on first write. */
@@ -20,13 +21,11 @@ export interface LocalDiskStorageOptions {
 }
 
 const RESERVED = /\.(lock|tmp)$|\.lock\.stale-/;
+/** Leftovers of interrupted writers, with the key they belonged to: `.<name>.<pid>.<hex>.tmp` and broken-lock asides. */
+const LEFTOVER = /^\.(.+)\.\d+\.[0-9a-f]+\.tmp$|^(.+)\.lock\.stale-[0-9a-f-]+$/;
 
 function versionOf(st: { ino: bigint; mtimeNs: bigint; size: bigint }): string {
 	return `${st.ino}-${st.mtimeNs}-${st.size}`;
-}
-
-function code(error: unknown): string | undefined {
-	return (error as NodeJS.ErrnoException)?.code;
 }
 
 /**
@@ -83,6 +82,7 @@ export class LocalDiskStorage implements MemoryStorage {
 	}
 
 	private async current(p: string): Promise<{ version: string; mtimeNs: bigint } | null> {
+		// (mtimeNs: the version's time, for conditional deletes and for moving mtime forward.)
 		try {
 			const st = await fs.stat(p, { bigint: true });
 			return { version: versionOf(st), mtimeNs: st.mtimeNs };
@@ -118,6 +118,7 @@ export class LocalDiskStorage implements MemoryStorage {
 					throw new ConflictError(`"${key}" changed since it was read`, key);
 				const tmp = path.join(path.dirname(p), `.${path.basename(p)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 				const handle = await fs.open(tmp, 'wx');
+				let renamed = false;
 				try {
 					await handle.writeFile(body);
 					// Strictly later than the version being replaced, even within one clock tick.
@@ -127,13 +128,16 @@ export class LocalDiskStorage implements MemoryStorage {
 					const seconds = Number(nowUs > prevUs ? nowUs : prevUs + 1n) / 1e6;
 					await handle.utimes(seconds, seconds);
 					if (this.durable) await handle.sync();
-				} catch (error) {
 					await handle.close();
-					await fs.unlink(tmp).catch(() => {});
-					throw error;
+					await fs.rename(tmp, p);
+					renamed = true;
+				} finally {
+					// A full disk or any other failure leaves no copy of the document behind.
+					if (!renamed) {
+						await handle.close().catch(() => {});
+						await fs.unlink(tmp).catch(() => {});
+					}
 				}
-				await handle.close();
-				await fs.rename(tmp, p);
 				if (this.durable) await this.syncDir(path.dirname(p));
 				const now = await this.current(p);
 				return { version: (now as { version: string }).version };
@@ -153,13 +157,16 @@ export class LocalDiskStorage implements MemoryStorage {
 		}
 	}
 
-	async delete(key: string, options: { ifVersion?: string } = {}): Promise<void> {
+	async delete(key: string, options: DeleteOptions = {}): Promise<void> {
 		const p = this.pathOf(key);
 		try {
 			await this.locked(key, p, async () => {
-				if (options.ifVersion !== undefined) {
+				if (options.ifVersion !== undefined || options.ifUnmodifiedSince !== undefined) {
 					const cur = await this.current(p);
-					if (cur && cur.version !== options.ifVersion) throw new ConflictError(`"${key}" changed since it was read`, key);
+					if (cur && options.ifVersion !== undefined && cur.version !== options.ifVersion)
+						throw new ConflictError(`"${key}" changed since it was read`, key);
+					if (cur && options.ifUnmodifiedSince && cur.mtimeNs / 1_000_000n > BigInt(options.ifUnmodifiedSince.getTime()))
+						throw new ConflictError(`"${key}" was written again since ${options.ifUnmodifiedSince.toISOString()}`, key);
 				}
 				await fs.unlink(p).catch((error: unknown) => {
 					if (code(error) !== 'ENOENT') throw error;
@@ -171,13 +178,12 @@ export class LocalDiskStorage implements MemoryStorage {
 		}
 	}
 
-	async list(prefix: string): Promise<ListedObject[]> {
+	/** Visits every file under the folder holding `prefix`, with its key (reserved names included). */
+	private async walk(prefix: string, visit: (key: string, file: string, name: string) => Promise<void>): Promise<void> {
 		const slash = prefix.lastIndexOf('/');
 		const dirKey = slash >= 0 ? prefix.slice(0, slash) : '';
 		if (dirKey) assertStorageKey(dirKey);
-		const start = dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root;
-		const out: ListedObject[] = [];
-		const walk = async (dir: string, keyBase: string): Promise<void> => {
+		const walkDir = async (dir: string, keyBase: string): Promise<void> => {
 			let entries: import('node:fs').Dirent[];
 			try {
 				entries = await fs.readdir(dir, { withFileTypes: true });
@@ -188,14 +194,49 @@ export class LocalDiskStorage implements MemoryStorage {
 			for (const e of entries) {
 				const key = keyBase ? `${keyBase}/${e.name}` : e.name;
 				if (e.isDirectory()) {
-					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`)) await walk(path.join(dir, e.name), key);
-				} else if (e.isFile() && key.startsWith(prefix) && !RESERVED.test(e.name)) {
-					const st = await fs.stat(path.join(dir, e.name), { bigint: true }).catch(() => undefined);
-					if (st) out.push({ key, version: versionOf(st), size: Number(st.size), lastModified: new Date(Number(st.mtimeMs)) });
+					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`)) await walkDir(path.join(dir, e.name), key);
+				} else if (e.isFile()) {
+					await visit(key, path.join(dir, e.name), e.name);
 				}
 			}
 		};
-		await walk(start, dirKey);
+		await walkDir(dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root, dirKey);
+	}
+
+	async list(prefix: string): Promise<ListedObject[]> {
+		const out: ListedObject[] = [];
+		await this.walk(prefix, async (key, file, name) => {
+			if (!key.startsWith(prefix) || RESERVED.test(name)) return;
+			const st = await fs.stat(file, { bigint: true }).catch(() => undefined);
+			if (st) out.push({ key, version: versionOf(st), size: Number(st.size), lastModified: new Date(Number(st.mtimeMs)) });
+		});
 		return out;
+	}
+
+	/**
+	 * Removes what killed writers left behind: temporary files (full copies of a document) and
+	 * broken-lock asides, when older than `olderThanMs`. `prefix` is a folder when it ends in "/" (or is
+	 * empty), otherwise exactly one key. Returns the removed files' keys.
+	 */
+	async sweep(prefix: string, olderThanMs: number): Promise<string[]> {
+		const folder = prefix === '' || prefix.endsWith('/');
+		const removed: string[] = [];
+		const cutoff = Date.now() - olderThanMs;
+		await this.walk(prefix, async (key, file, name) => {
+			const m = LEFTOVER.exec(name);
+			if (!m) return;
+			const owner = key.slice(0, key.length - name.length) + (m[1] ?? m[2]);
+			if (folder ? !owner.startsWith(prefix) : owner !== prefix) return;
+			const st = await fs.stat(file).catch(() => undefined);
+			if (!st || st.mtimeMs > cutoff) return;
+			try {
+				await fs.unlink(file);
+				removed.push(key);
+			} catch (error) {
+				if (code(error) !== 'ENOENT')
+					throw new StorageError(`Could not remove leftover "${key}" from ${this.describe()}: ${code(error) ?? error}`, key, { cause: error });
+			}
+		});
+		return removed;
 	}
 }

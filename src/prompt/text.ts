@@ -1,4 +1,4 @@
-import type { PromptMessage } from './prompt-types';
+import type { PromptMessage } from './types';
 
 export interface TextPrefixes {
 	humanPrefix?: string;

@@ -1,4 +1,5 @@
-import { Tiktoken } from 'js-tiktoken/lite';
+import { BpeCounter } from './bpe';
+import type { BpeRanks } from './bpe';
 
 export type Encoding = 'cl100k_base' | 'o200k_base';
 
@@ -27,7 +28,7 @@ export function fallbackTokenCount(text: string): number {
 /** Process-wide count of tokenizer calls, for benchmarks and tests. */
 export const tokenizerStats = { calls: 0, failures: 0 };
 
-type Ranks = ConstructorParameters<typeof Tiktoken>[0];
+type Ranks = BpeRanks;
 
 // Ranks are bundled in js-tiktoken; required lazily so only the encodings in use are loaded.
 /* eslint-disable @typescript-eslint/no-require-imports */
@@ -37,50 +38,55 @@ const loadRanks: Record<Encoding, () => Ranks> = {
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-const encoders = new Map<Encoding, Tiktoken>();
+const encoders = new Map<Encoding, BpeCounter>();
 
 /** Encodings whose ranks this process has loaded so far. */
 export function loadedEncodings(): Encoding[] {
 	return [...encoders.keys()];
 }
 
-function encoder(encoding: Encoding): Tiktoken {
+function encoder(encoding: Encoding): BpeCounter {
 	let e = encoders.get(encoding);
 	if (!e) {
 		const ranks = loadRanks[encoding]();
-		e = new Tiktoken((ranks as { default?: Ranks }).default ?? ranks);
+		e = new BpeCounter((ranks as { default?: Ranks }).default ?? ranks);
 		encoders.set(encoding, e);
 	}
 	return e;
 }
 
-/** Non-space runs at least this long are counted in chunks (BPE cost grows with the square of a run). */
-const LONG_RUN = /\S{256,}/gu;
-const RUN_CHUNK = 64;
-/** Characters of long runs counted exactly per text; beyond that, UTF-8 bytes (an upper bound). */
-const EXACT_LONG_RUN_CHARS = 16_384;
+/** Bytes of text counted exactly per call; beyond that the count is estimated (below). */
+const EXACT_BYTES = 128 * 1024;
+/** A single piece longer than this (a pasted blob without breaks) is counted from a sample of this size. */
+const PIECE_SAMPLE_BYTES = 16 * 1024;
 
-function countBounded(e: Tiktoken, text: string): number {
-	// Special-token text ("<|endoftext|>") typed by a user is counted as ordinary text.
-	const exact = (t: string) => (t ? e.encode(t, [], []).length : 0);
-	if (text.length < 256) return exact(text);
-	let total = 0;
-	let last = 0;
-	let budget = EXACT_LONG_RUN_CHARS;
-	for (const m of text.matchAll(LONG_RUN)) {
-		total += exact(text.slice(last, m.index));
-		const chars = Array.from(m[0]);
-		for (let i = 0; i < chars.length; i += RUN_CHUNK) {
-			const chunk = chars.slice(i, i + RUN_CHUNK).join('');
-			total += budget > 0 ? exact(chunk) : fallbackTokenCount(chunk);
-			budget -= RUN_CHUNK;
+/**
+ * Exact counts for prose of any script, CJK included, up to 128 KiB per message (js-tiktoken's count).
+ * Only pathological input is bounded: past that budget, or inside one piece longer than 16 KiB, the
+ * count is extrapolated at the tokens-per-byte ratio measured on what was counted exactly, and never
+ * exceeds the byte length (which bounds any BPE count). Real prose keeps its ratio, so the estimate
+ * stays within a few per cent.
+ */
+function countBounded(bpe: BpeCounter, text: string): number {
+	let exactBytes = 0;
+	let exactTokens = 0;
+	let estimatedBytes = 0;
+	for (const m of bpe.pieces(text)) {
+		if (exactBytes >= EXACT_BYTES) {
+			estimatedBytes += Buffer.byteLength(text.slice(m.index), 'utf8'); // the rest, in one go
+			break;
 		}
-		last = (m.index as number) + m[0].length;
+		const bytes = Buffer.from(m[0], 'utf8').toString('latin1');
+		const counted = bytes.length > PIECE_SAMPLE_BYTES ? bytes.slice(0, PIECE_SAMPLE_BYTES) : bytes;
+		exactBytes += counted.length;
+		exactTokens += bpe.countPiece(counted);
+		estimatedBytes += bytes.length - counted.length;
 	}
-	return total + exact(text.slice(last));
+	if (estimatedBytes === 0) return exactTokens;
+	return exactTokens + Math.min(estimatedBytes, Math.ceil((estimatedBytes * exactTokens) / exactBytes));
 }
 
-/** A js-tiktoken counter; one encoder per encoding per process, created on first use. */
+/** A counter with js-tiktoken's ranks; one encoder per encoding per process, created on first use. */
 export class TiktokenCounter implements TokenCounter {
 	constructor(
 		readonly encoding: Encoding,

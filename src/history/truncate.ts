@@ -1,4 +1,5 @@
-import type { StoredMessage } from './document';
+import { InvalidOptionError } from '../errors';
+import type { StoredMessage } from '../store/schema';
 
 export const DEFAULT_MAX_TOKEN_LIMIT = 2000;
 /** Upper bound on turns in a history, whatever the window (as Dify caps its query at 500). */
@@ -26,7 +27,17 @@ export interface SelectOptions {
 }
 
 export function effectiveWindow(messageLimit: number | null | undefined): number {
+	if (messageLimit !== undefined && messageLimit !== null && (typeof messageLimit !== 'number' || Number.isNaN(messageLimit)))
+		throw new InvalidOptionError('messageLimit', `must be a number of turns, got ${String(messageLimit)}`);
 	return messageLimit && messageLimit > 0 ? Math.min(Math.floor(messageLimit), MAX_HISTORY_TURNS) : MAX_HISTORY_TURNS;
+}
+
+/** The token budget; never unbounded: a limit that is not a finite number ≥ 0 is an error naming it. */
+export function tokenLimit(maxTokenLimit: number | undefined): number {
+	if (maxTokenLimit === undefined) return DEFAULT_MAX_TOKEN_LIMIT;
+	if (typeof maxTokenLimit !== 'number' || !Number.isFinite(maxTokenLimit) || maxTokenLimit < 0)
+		throw new InvalidOptionError('maxTokenLimit', `must be a finite number ≥ 0, got ${String(maxTokenLimit)}`);
+	return maxTokenLimit;
 }
 
 function answered(replies: StoredMessage[]): boolean {
@@ -39,7 +50,7 @@ function answered(replies: StoredMessage[]): boolean {
  * Stops at the first turn that does not fit: even the newest turn alone over budget gives no history.
  */
 export function selectHistory(newestFirst: Iterable<StoredMessage>, options: SelectOptions = {}): HistorySelection {
-	const limit = options.maxTokenLimit ?? DEFAULT_MAX_TOKEN_LIMIT;
+	const limit = tokenLimit(options.maxTokenLimit);
 	const window = effectiveWindow(options.messageLimit);
 	const kept: Turn[] = [];
 	let tokens = 0;

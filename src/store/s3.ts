@@ -9,10 +9,11 @@ import {
 	S3Client,
 } from '@aws-sdk/client-s3';
 
+import { defaultWarn } from '../common/warn';
 import { ConflictError, StorageError, UnsafeStorageError } from '../errors';
-import { validateKeyPrefix } from '../ids';
+import { validateKeyPrefix } from '../keys/ids';
 import { assertStorageKey } from './key-check';
-import type { GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './storage';
+import type { DeleteOptions, GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './storage';
 
 export interface S3StorageOptions {
 	bucket: string;
@@ -157,11 +158,14 @@ export class S3Storage implements MemoryStorage {
 		}
 	}
 
-	async delete(key: string, options: { ifVersion?: string } = {}): Promise<void> {
+	async delete(key: string, options: DeleteOptions = {}): Promise<void> {
 		assertStorageKey(key);
-		if (options.ifVersion !== undefined) {
-			const now = await this.head(key);
-			if (now !== null && now !== options.ifVersion) throw new ConflictError(`"${key}" changed since it was read`, key);
+		if (options.ifVersion !== undefined || options.ifUnmodifiedSince !== undefined) {
+			const now = await this.headObject(key);
+			if (now && options.ifVersion !== undefined && now.version !== options.ifVersion)
+				throw new ConflictError(`"${key}" changed since it was read`, key);
+			if (now && options.ifUnmodifiedSince && now.lastModified > options.ifUnmodifiedSince)
+				throw new ConflictError(`"${key}" was written again since ${options.ifUnmodifiedSince.toISOString()}`, key);
 		}
 		try {
 			await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
@@ -173,10 +177,14 @@ export class S3Storage implements MemoryStorage {
 
 	/** Current version (ETag) of a key, or null; cheap freshness check before a delete. */
 	async head(key: string): Promise<string | null> {
+		return (await this.headObject(key))?.version ?? null;
+	}
+
+	private async headObject(key: string): Promise<{ version: string; lastModified: Date } | null> {
 		assertStorageKey(key);
 		try {
 			const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
-			return unquote(out.ETag);
+			return { version: unquote(out.ETag), lastModified: out.LastModified ?? new Date(0) };
 		} catch (error) {
 			if (isNotFound(error)) return null;
 			throw this.fail('HeadObject', key, error);
@@ -229,7 +237,7 @@ export class S3Storage implements MemoryStorage {
 				'so concurrent turns could overwrite each other';
 			if (!this.options.allowUnsafeConditionalWrites)
 				throw new UnsafeStorageError(`${message}. Use a server that enforces them (AWS S3, Ceph RGW) or explicitly allow unsafe writes.`);
-			(this.options.onWarning ?? ((m: string) => process.emitWarning(m, 'LlmMemoryWarning')))(
+			(this.options.onWarning ?? defaultWarn)(
 				`${message}; continuing because unsafe writes were explicitly allowed.`,
 			);
 		}

@@ -1,7 +1,6 @@
-import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
 
-import { CorruptDocumentError } from './errors';
+import { CorruptDocumentError } from '../errors';
 
 export const DOCUMENT_VERSION = 1;
 
@@ -31,19 +30,21 @@ export const storedMessageSchema = z.looseObject({
 	created_at: z.iso.datetime({ offset: true }),
 });
 
+/** Message IDs must be unique within a document: a thread is walked by them. */
+function checkUniqueIds(messages: readonly { message_id: string }[], ctx: z.RefinementCtx, from = 0, seen = new Set<string>()): void {
+	for (let i = from; i < messages.length; i++) {
+		const id = messages[i].message_id;
+		if (seen.has(id)) ctx.addIssue({ code: 'custom', path: ['messages', i, 'message_id'], message: `duplicate message_id "${id}"` });
+		seen.add(id);
+	}
+}
+
 export const memoryDocumentSchema = z
 	.looseObject({
 		version: z.literal(DOCUMENT_VERSION),
 		messages: z.array(storedMessageSchema),
 	})
-	.superRefine((doc, ctx) => {
-		const seen = new Set<string>();
-		for (const [i, m] of doc.messages.entries()) {
-			if (seen.has(m.message_id))
-				ctx.addIssue({ code: 'custom', path: ['messages', i, 'message_id'], message: `duplicate message_id "${m.message_id}"` });
-			seen.add(m.message_id);
-		}
-	});
+	.superRefine((doc, ctx) => checkUniqueIds(doc.messages, ctx));
 
 export type StoredFile = z.infer<typeof storedFileSchema>;
 export type StoredMessage = z.infer<typeof storedMessageSchema>;
@@ -53,34 +54,8 @@ export function emptyDocument(): MemoryDocument {
 	return { version: DOCUMENT_VERSION, messages: [] };
 }
 
-const GZIP_MAGIC = [0x1f, 0x8b];
-
-/** Serialises a document, gzipped when asked. */
-export function encodeDocument(doc: MemoryDocument, options: { gzip?: boolean } = {}): Buffer {
-	const json = Buffer.from(JSON.stringify(doc), 'utf8');
-	return options.gzip ? gzipSync(json) : json;
-}
-
-/**
- * Parses stored bytes (plain or gzipped JSON) into a validated document.
- * Anything else is a CorruptDocumentError naming the key: never an empty document.
- */
-export function decodeDocument(key: string, bytes: Uint8Array): MemoryDocument {
-	let text: string;
-	try {
-		const raw = bytes[0] === GZIP_MAGIC[0] && bytes[1] === GZIP_MAGIC[1] ? gunzipSync(bytes) : Buffer.from(bytes);
-		text = raw.toString('utf8');
-	} catch (cause) {
-		throw new CorruptDocumentError(key, 'gzip data is damaged', { cause });
-	}
-	let value: unknown;
-	try {
-		value = JSON.parse(text);
-	} catch (cause) {
-		throw new CorruptDocumentError(key, 'not valid JSON', { cause });
-	}
-	if (typeof value !== 'object' || value === null || Array.isArray(value))
-		throw new CorruptDocumentError(key, 'not a JSON object');
+/** The reader's verdict on a document: the same checks decodeDocument applies after parsing. */
+export function validateDocument(key: string, value: unknown): MemoryDocument {
 	const version = (value as { version?: unknown }).version;
 	if (version !== DOCUMENT_VERSION)
 		throw new CorruptDocumentError(
@@ -93,4 +68,24 @@ export function decodeDocument(key: string, bytes: Uint8Array): MemoryDocument {
 		throw new CorruptDocumentError(key, `schema check failed at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
 	}
 	return parsed.data;
+}
+
+/**
+ * Checks messages about to be appended to a document that was itself validated (read and checked,
+ * or written by this check): each must pass the reader's message schema and have an ID the document
+ * does not hold yet. So a document the reader would refuse is never written, at the cost of the new
+ * messages only.
+ */
+export function assertAppendable(key: string, existingIds: (id: string) => boolean, added: readonly StoredMessage[]): void {
+	const seen = new Set<string>();
+	for (const m of added) {
+		const parsed = storedMessageSchema.safeParse(m);
+		if (!parsed.success) {
+			const issue = parsed.error.issues[0];
+			throw new CorruptDocumentError(key, `refusing to write message "${m.message_id}": ${issue.path.join('.')}: ${issue.message}`);
+		}
+		if (existingIds(m.message_id) || seen.has(m.message_id))
+			throw new CorruptDocumentError(key, `refusing to write duplicate message_id "${m.message_id}"`);
+		seen.add(m.message_id);
+	}
 }

@@ -22,6 +22,11 @@ export interface ListedObject {
 	lastModified: Date;
 }
 
+export interface DeleteOptions {
+	ifVersion?: string;
+	ifUnmodifiedSince?: Date;
+}
+
 export interface PutOptions {
 	/**
 	 * Compare-and-swap guard: `null` means "create only; fail if the key exists", a string means
@@ -42,11 +47,19 @@ export interface MemoryStorage {
 	put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ version: string }>;
 	/**
 	 * Deletes the key; a missing key is not an error. With ifVersion, a key whose version changed is
-	 * kept and ConflictError thrown (exact on disk; on S3 a HEAD check just before the delete).
+	 * kept and ConflictError thrown; with ifUnmodifiedSince, likewise a key written after that time
+	 * (S3 ETags of identical bytes are equal, so only the time shows a re-write). Exact on disk; on S3
+	 * a HEAD check just before the delete.
 	 */
-	delete(key: string, options?: { ifVersion?: string }): Promise<void>;
+	delete(key: string, options?: DeleteOptions): Promise<void>;
 	/** Every key that starts with the prefix, in no particular order. */
 	list(prefix: string): Promise<ListedObject[]>;
 	/** A short description without secrets, for messages ("local disk /data", "s3://bucket/prefix"). */
 	describe(): string;
+	/**
+	 * Removes what interrupted writers left behind (temporary copies of documents) for one key, or for
+	 * every key in a folder when `prefix` ends in "/" or is empty, when older than `olderThanMs`; returns
+	 * what it removed. Only stores that can leave such files have it (S3 writes are atomic).
+	 */
+	sweep?(prefix: string, olderThanMs: number): Promise<string[]>;
 }

@@ -1,5 +1,5 @@
-import { ConflictError } from './errors';
-import { validateKeyPrefix } from './ids';
+import { ConflictError } from '../errors';
+import { validateId, validateKeyPrefix } from '../keys/ids';
 import {
 	appPrefixes,
 	CONVERSATION_MEMORY_ROOT,
@@ -9,8 +9,8 @@ import {
 	FILES_ROOT,
 	NODE_MEMORY_ROOT,
 	parseKey,
-} from './keys';
-import type { ListedObject, MemoryStorage } from './storage/storage';
+} from '../keys/layout';
+import type { ListedObject, MemoryStorage } from '../store/storage';
 
 export interface ScopeOptions {
 	keyPrefix?: string;
@@ -47,7 +47,35 @@ export async function deleteConversationMemory(
 ): Promise<string[]> {
 	const objects = await listConversationKeys(storage, appId, conversationId, options);
 	for (const o of objects) await storage.delete(o.key);
-	return objects.map((o) => o.key);
+	// Copies a killed writer left behind hold the conversation's text too.
+	const leftovers = [];
+	for (const scope of [
+		conversationMemoryKey(appId, conversationId, options.keyPrefix),
+		conversationNodesPrefix(appId, conversationId, options.keyPrefix),
+		conversationFilesPrefix(appId, conversationId, options.keyPrefix),
+	])
+		leftovers.push(...((await storage.sweep?.(scope, 0)) ?? []));
+	return [...objects.map((o) => o.key), ...leftovers];
+}
+
+/** Temporary files younger than this may belong to a write in progress, so housekeeping leaves them. */
+export const LEFTOVER_SAFE_AGE_MS = 15 * 60_000;
+
+export interface SweepOptions extends ScopeOptions {
+	/** Only leftovers older than this (default 15 minutes: no write takes that long). */
+	olderThanMs?: number;
+	/** Only this app; every app when omitted. */
+	appId?: string;
+}
+
+/** Removes temporary copies of documents that killed writers left behind (local disk; S3 has none). */
+export async function sweepLeftovers(storage: MemoryStorage, options: SweepOptions = {}): Promise<string[]> {
+	if (!storage.sweep) return [];
+	const age = options.olderThanMs ?? LEFTOVER_SAFE_AGE_MS;
+	const prefixes = options.appId !== undefined ? appPrefixes(options.appId, options.keyPrefix) : [validateKeyPrefix('key prefix', options.keyPrefix)];
+	const removed: string[] = [];
+	for (const prefix of prefixes) removed.push(...(await storage.sweep(prefix, age)));
+	return removed;
 }
 
 export interface PruneOptions extends ScopeOptions {
@@ -61,6 +89,7 @@ export interface PruneOptions extends ScopeOptions {
 }
 
 export interface PruneResult {
+	/** Deleted documents and files (and, unless a dry run, swept temporary copies). */
 	deleted: string[];
 	/** Documents written again between listing and deleting; they were kept. */
 	skipped: string[];
@@ -73,9 +102,11 @@ export interface PruneResult {
  */
 export async function pruneMemory(storage: MemoryStorage, options: PruneOptions): Promise<PruneResult> {
 	if (!(options.olderThanDays >= 0)) throw new RangeError('olderThanDays must be a number ≥ 0');
+	// An empty app ID is an error, as everywhere else; only an omitted one means "every app".
+	if (options.appId !== undefined) validateId('app_id', options.appId);
 	const cutoff = (options.now ?? new Date()).getTime() - options.olderThanDays * 86_400_000;
 	const prefix = validateKeyPrefix('key prefix', options.keyPrefix);
-	const objects = options.appId
+	const objects = options.appId !== undefined
 		? await listAppKeys(storage, options.appId, options)
 		: (await Promise.all([NODE_MEMORY_ROOT, CONVERSATION_MEMORY_ROOT, FILES_ROOT].map((r) => storage.list(`${prefix}${r}/`)))).flat();
 	const conversation = (o: ListedObject) => {
@@ -104,8 +135,15 @@ export async function pruneMemory(storage: MemoryStorage, options: PruneOptions)
 	for (const o of objects) {
 		const parsed = parseKey(o.key, options.keyPrefix);
 		if (parsed?.kind !== 'file' || live.has(conversation(o) as string) || o.lastModified.getTime() >= cutoff) continue;
-		if (!options.dryRun) await storage.delete(o.key);
-		deleted.push(o.key);
+		try {
+			// Re-checked at delete time: a turn that stored the same bytes again meanwhile refreshed the file.
+			if (!options.dryRun) await storage.delete(o.key, { ifVersion: o.version, ifUnmodifiedSince: new Date(cutoff) });
+			deleted.push(o.key);
+		} catch (error) {
+			if (!(error instanceof ConflictError)) throw error;
+			skipped.push(o.key);
+		}
 	}
+	if (!options.dryRun) deleted.push(...(await sweepLeftovers(storage, { keyPrefix: options.keyPrefix, appId: options.appId })));
 	return { deleted, skipped };
 }

@@ -1,7 +1,5 @@
+import { CONTROL_CHARS, LONE_SURROGATE } from '../common/control-chars';
 import { StorageError } from '../errors';
-
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Defence in depth: a storage key must be a relative "/"-path whose segments cannot escape it. */
 export function assertStorageKey(key: string): string {
@@ -10,7 +8,8 @@ export function assertStorageKey(key: string): string {
 		key.length === 0 ||
 		key.startsWith('/') ||
 		key.includes('\\') ||
-		CONTROL.test(key) ||
+		CONTROL_CHARS.test(key) ||
+		LONE_SURROGATE.test(key) ||
 		key.split('/').some((s) => s === '' || s === '.' || s === '..');
 	if (bad) throw new StorageError(`Refusing unsafe storage key ${JSON.stringify(String(key).slice(0, 80))}`);
 	return key;
