@@ -74,13 +74,13 @@ export class FlushConflictError extends MemoryError {
 	}
 }
 
-/** A message ID that is already stored with different content. */
+/** A message ID that is already stored (or pending) in this memory, with other content. */
 export class DuplicateMessageIdError extends MemoryError {
 	constructor(
 		readonly key: string,
 		readonly messageId: string,
 	) {
-		super(`Message ID "${messageId}" already exists in memory "${key}" with different content`);
+		super(`Message ID "${messageId}" is already stored in memory "${key}"; a turn ID must be new`);
 	}
 }
 

@@ -1,6 +1,8 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_MAX_TOKEN_LIMIT } from '../../src';
+import { WITH_MEMORY, WITHOUT_MEMORY } from '../shared/display';
+import { conversationIdProperties, MEMORY_MODE_OPTIONS, storageProperties } from '../shared/descriptions';
 
 export type MemoryMode = 'none' | 'conversation' | 'node';
 
@@ -61,17 +63,7 @@ const memoryProperties: INodeProperties[] = [
 		type: 'options',
 		noDataExpression: true,
 		options: [
-			{
-				name: 'Conversation',
-				value: 'conversation',
-				description:
-					'One history per conversation, shared by every node of this workflow that uses it. Each node appends its own turn.',
-			},
-			{
-				name: 'Node',
-				value: 'node',
-				description: 'This node keeps its own history per conversation; other nodes never see it. Needs a conversation ID.',
-			},
+			...MEMORY_MODE_OPTIONS,
 			{
 				name: 'None',
 				value: 'none',
@@ -80,90 +72,7 @@ const memoryProperties: INodeProperties[] = [
 		],
 		default: 'conversation',
 	},
-	{
-		displayName: 'Conversation ID',
-		name: 'conversationIdType',
-		type: 'options',
-		options: [
-			{
-				name: 'Connected Chat Trigger Node',
-				value: 'fromInput',
-				description: "Looks for an input field called 'sessionId' that is coming from a directly connected Chat Trigger",
-			},
-			{
-				name: 'Define Below',
-				value: 'customKey',
-				description: 'Use an expression to reference data in previous nodes or enter static text',
-			},
-		],
-		default: 'fromInput',
-		displayOptions: { show: { memoryMode: ['conversation', 'node'] } },
-	},
-	{
-		displayName: 'Conversation ID From Previous Node',
-		name: 'conversationId',
-		type: 'string',
-		default: '={{ $json.sessionId }}',
-		disabledOptions: { show: { conversationIdType: ['fromInput'] } },
-		displayOptions: { show: { memoryMode: ['conversation', 'node'], conversationIdType: ['fromInput'] } },
-	},
-	{
-		displayName: 'Conversation ID',
-		name: 'conversationId',
-		type: 'string',
-		default: '',
-		placeholder: 'e.g. {{ $json.userId }}',
-		description: 'The ID that groups turns into one conversation',
-		displayOptions: { show: { memoryMode: ['conversation', 'node'], conversationIdType: ['customKey'] } },
-	},
-];
-
-/** Only in queue mode, where each worker has its own disk. */
-const queueModeNotice: INodeProperties[] =
-	process.env.EXECUTIONS_MODE === 'queue'
-		? [
-				{
-					displayName:
-						'n8n runs in queue mode: Local Disk memory is not shared across workers, so turns of one conversation can land on different disks. Use S3 storage.',
-					name: 'queueModeNotice',
-					type: 'notice',
-					default: '',
-					displayOptions: { show: { storage: ['localDisk'], memoryMode: ['conversation', 'node'] } },
-				},
-			]
-		: [];
-
-const storageProperties: INodeProperties[] = [
-	{
-		displayName: 'Storage',
-		name: 'storage',
-		type: 'options',
-		noDataExpression: true,
-		options: [
-			{
-				name: 'Local Disk',
-				value: 'localDisk',
-				description: 'JSON files in a folder of the n8n user folder. Fine for a single n8n instance.',
-			},
-			{
-				name: 'S3',
-				value: 's3',
-				description: 'AWS S3 or any S3-compatible server that supports conditional writes',
-			},
-		],
-		default: 'localDisk',
-		displayOptions: { show: { memoryMode: ['conversation', 'node'] } },
-	},
-	...queueModeNotice,
-	{
-		displayName: 'Folder',
-		name: 'localFolder',
-		type: 'string',
-		default: '',
-		placeholder: 'e.g. /data/llm-memory',
-		description: 'Where memory files live. Empty means "llm-memory" in the n8n user folder (~/.n8n/llm-memory).',
-		displayOptions: { show: { memoryMode: ['conversation', 'node'], storage: ['localDisk'] } },
-	},
+	...conversationIdProperties(WITH_MEMORY),
 ];
 
 const filesOption: INodeProperties = {
@@ -215,6 +124,14 @@ const optionsCollection: INodeProperties = {
 				'Continue from this earlier turn (its Message ID) instead of the newest one, e.g. to regenerate an answer. History then follows that turn’s thread.',
 		},
 		{
+			displayName: 'Start New Thread',
+			name: 'startNewThread',
+			type: 'boolean',
+			default: false,
+			description:
+				'Whether this turn starts a thread of its own at the root, with no history, e.g. to regenerate the very first answer. Parent Message ID is then ignored.',
+		},
+		{
 			displayName: 'Window (Turns)',
 			name: 'window',
 			type: 'number',
@@ -223,7 +140,7 @@ const optionsCollection: INodeProperties = {
 			description: 'Most past turns to send, on top of the token budget',
 		},
 	],
-	displayOptions: { show: { memoryMode: ['conversation', 'node'] } },
+	displayOptions: { show: WITH_MEMORY },
 };
 
 const noMemoryOptions: INodeProperties = {
@@ -233,13 +150,13 @@ const noMemoryOptions: INodeProperties = {
 	placeholder: 'Add Option',
 	default: {},
 	options: [filesOption],
-	displayOptions: { show: { memoryMode: ['none'] } },
+	displayOptions: { show: WITHOUT_MEMORY },
 };
 
 export const properties: INodeProperties[] = [
 	...promptProperties,
 	...memoryProperties,
-	...storageProperties,
+	...storageProperties(WITH_MEMORY),
 	optionsCollection,
 	noMemoryOptions,
 ];

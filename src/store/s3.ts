@@ -77,7 +77,8 @@ const probes = new Map<string, Promise<ConditionalWriteSupport>>();
 export class S3Storage implements MemoryStorage {
 	readonly bucket: string;
 	readonly prefix: string;
-	private readonly client: S3Client;
+	/** The SDK client (shareable: nodes reuse one per endpoint and credentials). */
+	readonly client: S3Client;
 	/** The configured endpoint; undefined means AWS. */
 	readonly endpoint: string | undefined;
 	private readonly options: S3StorageOptions;

@@ -203,6 +203,63 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 		assert.equal(existsSync(path.join(folder, 'etc')), false);
 	});
 
+	// Issue 7 #0: String() turned every object into "[object Object]", so two users' chats merged.
+	for (const [what, sessionId] of [
+		['an object', { user: 'alice' }],
+		['an array', ['x', 'y']],
+		['a boolean', true],
+	] as const) {
+		it(`a session ID that is ${what} is refused by name before the model is called (no shared key)`, async () => {
+			const folder = tempDir();
+			for (const mode of ['node', 'conversation']) {
+				const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: mode } }]);
+				const r = await runWorkflow(wf, { nodeTypes, triggerItems: [{ json: { chatInput: 'my secret is 1234', sessionId } }] });
+				assert.equal(r.status, 'error');
+				assert.equal(r.error?.message, `Conversation ID must be a string or a number, got ${what}${what === 'a boolean' ? ' (true)' : ''}`);
+			}
+			assert.equal(scriptedModelLog.calls.length, 0);
+			assert.equal(existsSync(path.join(folder, 'conversation_memory')), false);
+			assert.equal(existsSync(path.join(folder, 'node_memory')), false);
+		});
+	}
+
+	it('a Define Below expression that evaluates to an object is refused too; a number is its decimal string', async () => {
+		const folder = tempDir();
+		const defined = (expr: string) =>
+			chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', conversationIdType: 'customKey', conversationId: expr } }]);
+		const r = await runWorkflow(defined('={{ $json.user }}'), { nodeTypes, triggerItems: [{ json: { chatInput: 'hi', user: { id: 'bob' } } }] });
+		assert.equal(r.status, 'error');
+		assert.match(String(r.error?.message), /Conversation ID must be a string or a number, got an object/);
+		const ok = await runWorkflow(defined('={{ $json.user }}'), { nodeTypes, triggerItems: [{ json: { chatInput: 'hi', user: 42 } }] });
+		assert.equal(ok.output('A')[0].json.conversationId, '42');
+		assert.ok(existsSync(path.join(folder, 'node_memory/wf-engine/42/node-a.json')));
+		assert.equal(scriptedModelLog.calls.length, 1);
+	});
+
+	it('a 196-byte Message ID works; a bad one (or an unknown parent) fails before the model is called', async () => {
+		const folder = tempDir();
+		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', options: { messageId: '={{ $json.turn }}', parentMessageId: '={{ $json.parent ?? "" }}' } } }]);
+		const long = 'm'.repeat(196);
+		assert.equal((await runWorkflow(wf, { nodeTypes, triggerItems: chat('one', 's1', { turn: long }) })).output('A')[0].json.messageId, long);
+		for (const extra of [{ turn: 'n'.repeat(201) }, { turn: 'a/b' }, { turn: 't2', parent: 'nope' }]) {
+			const r = await runWorkflow(wf, { nodeTypes, triggerItems: chat('two', 's1', extra) });
+			assert.equal(r.status, 'error', JSON.stringify(extra));
+		}
+		assert.equal(scriptedModelLog.calls.length, 1, 'the model was called for the first turn only');
+	});
+
+	it('Start New Thread regenerates the first answer: no history, and the new turn is a root', async () => {
+		const folder = tempDir();
+		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', options: { startNewThread: '={{ $json.fresh === true }}' } } }]);
+		await runWorkflow(wf, { nodeTypes, triggerItems: chat('q1') });
+		await runWorkflow(wf, { nodeTypes, triggerItems: chat('q2') });
+		const regen = (await runWorkflow(wf, { nodeTypes, triggerItems: chat('q1 again', 's1', { fresh: true }) })).output('A')[0].json;
+		assert.deepEqual(contents('A'), ['user: q1 again']);
+		assert.equal(regen.parentMessageId, null);
+		await runWorkflow(wf, { nodeTypes, triggerItems: chat('q3') });
+		assert.deepEqual(contents('A'), ['user: q1 again', 'assistant: [echo] q1 again (1 messages)', 'user: q3']);
+	});
+
 	it('a failed model call appends nothing', async () => {
 		const folder = tempDir();
 		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node' } }]);

@@ -57,7 +57,7 @@ describe('LLM with Memory settings panel', () => {
 		const options = byName(d, 'options').find((p) => p.displayOptions?.show?.memoryMode?.includes('node')) as INodeProperties;
 		assert.deepEqual(
 			(options.options as INodeProperties[]).map((o) => o.name),
-			['gzip', 'binaryPropertyNames', 'maxHistoryTokens', 'messageId', 'parentMessageId', 'window'],
+			['gzip', 'binaryPropertyNames', 'maxHistoryTokens', 'messageId', 'parentMessageId', 'startNewThread', 'window'],
 		);
 		assert.equal((options.options as INodeProperties[]).find((o) => o.name === 'maxHistoryTokens')?.default, 2000);
 	});

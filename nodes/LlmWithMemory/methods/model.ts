@@ -1,4 +1,7 @@
-import type { PromptMessage } from '../../src';
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import type { PromptMessage } from '../../../src';
+import { nodeError } from '../../shared/errors';
 
 /** What we need of a connected LangChain chat model: invoke() with plain role/content messages. */
 export interface ChatModel {
@@ -27,4 +30,13 @@ export function replyText(reply: unknown): string {
 			.map((p) => (typeof p === 'string' ? p : (p as { type?: string; text?: string })?.type === 'text' ? (p as { text: string }).text : ''))
 			.join('');
 	throw new Error('The model returned a reply without text content');
+}
+
+/** Step 3: one model call. A failure is an error that says nothing was stored. */
+export async function callModel(ctx: IExecuteFunctions, i: number, model: ChatModel, messages: PromptMessage[]): Promise<string> {
+	try {
+		return replyText(await model.invoke(messages, { signal: ctx.getExecutionCancelSignal() }));
+	} catch (error) {
+		throw nodeError(ctx, `The model call failed: ${(error as Error).message}`, i, 'Nothing was added to memory.');
+	}
 }

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import type { FileInput } from '../../src';
+import type { FileInput } from '../../../src';
 
 function matcher(pattern: string): (name: string) => boolean {
 	if (!pattern.endsWith('*')) return (name) => name === pattern;

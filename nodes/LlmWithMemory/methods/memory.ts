@@ -1,0 +1,61 @@
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import { ConversationMemory, NodeMemory } from '../../../src';
+import type { AddedTurn, BufferMemory, History } from '../../../src';
+import { nodeError } from '../../shared/errors';
+import { storageFor } from '../../shared/storage';
+import type { ItemInput } from './input';
+import { formatOutput } from './output';
+import { modelNameOf } from './model';
+import type { ChatModel } from './model';
+
+export interface OpenedMemory {
+	memory: BufferMemory;
+	history: History;
+}
+
+/**
+ * Step 1b: opens the item's memory and reads its history in one conditional read, which also checks
+ * every ID the turn will use (format, new message ID, known parent) before the model is called.
+ * Undefined when the item runs without memory.
+ */
+export async function readMemory(ctx: IExecuteFunctions, i: number, input: ItemInput, model: ChatModel): Promise<OpenedMemory | undefined> {
+	if (input.mode === 'none' || !input.conversationId) return undefined;
+	const workflowId = ctx.getWorkflow().id;
+	if (!workflowId) throw nodeError(ctx, 'Save the workflow first: memory is kept per workflow ID', i);
+	const options = {
+		storage: await storageFor(ctx, i),
+		model: modelNameOf(model),
+		gzip: input.options.gzip === true,
+		onWarning: (m: string) => ctx.logger.warn(m),
+	};
+	const memory =
+		input.mode === 'node'
+			? new NodeMemory(workflowId, input.conversationId, ctx.getNode().id, options)
+			: new ConversationMemory(workflowId, input.conversationId, options);
+	const history = await memory.getHistoryPromptMessages({
+		messageId: input.messageId,
+		parentMessageId: input.parentMessageId,
+		maxTokenLimit: input.options.maxHistoryTokens,
+		messageLimit: input.options.window,
+	});
+	return { memory, history };
+}
+
+/** Step 4: appends the turn and flushes it. A failed write keeps the answer as a partial result. */
+export async function persistTurn(ctx: IExecuteFunctions, i: number, opened: OpenedMemory, input: ItemInput, answer: string): Promise<AddedTurn> {
+	const added = await opened.memory.addMessages({
+		messageId: input.messageId,
+		parentMessageId: input.parentMessageId,
+		userContent: input.prompt,
+		userFiles: input.files,
+		assistantContent: answer,
+	});
+	try {
+		await opened.memory.flush();
+	} catch (error) {
+		const message = `The answer was generated but could not be saved to memory: ${(error as Error).message}`;
+		throw Object.assign(nodeError(ctx, message, i), { partialResult: formatOutput(input, answer, opened, added) });
+	}
+	return added;
+}

@@ -1,0 +1,36 @@
+import type { IDataObject } from 'n8n-workflow';
+
+import type { AddedTurn, BufferMemory, History } from '../../../src';
+import type { ItemInput } from './input';
+import { MISSING_ID_HELP } from './input';
+
+/** Step 5: the output item (the answer under `output`, which the chat widget shows). */
+export function formatOutput(
+	input: ItemInput,
+	answer: string,
+	opened?: { memory: BufferMemory; history: History },
+	added?: AddedTurn,
+): IDataObject {
+	const result: IDataObject = { output: answer, text: answer, conversationId: input.conversationId ?? null };
+	if (!opened || !added) {
+		const memory =
+			input.mode === 'none'
+				? { mode: input.mode }
+				: { mode: input.mode, enabled: false, reason: `No conversation ID was found, so this call ran without memory. ${MISSING_ID_HELP}` };
+		return { ...result, messageId: null, parentMessageId: null, memory };
+	}
+	const { history, memory } = opened;
+	return {
+		...result,
+		messageId: added.messageId,
+		parentMessageId: added.parentMessageId,
+		memory: {
+			mode: input.mode,
+			key: memory.key,
+			historyMessages: history.messages.length,
+			historyTokens: history.tokens,
+			droppedTurns: history.droppedTurns,
+			...(history.skippedFiles.length ? { skippedFiles: history.skippedFiles } : {}),
+		},
+	};
+}

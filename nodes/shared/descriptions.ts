@@ -1,0 +1,113 @@
+import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
+
+import { ID_DEFINED_BELOW, ID_FROM_CHAT_TRIGGER, ON_LOCAL_DISK } from './display';
+
+type Show = IDisplayOptions['show'];
+
+/** Memory Mode: the two scopes (a node may add its own "none"). */
+export const MEMORY_MODE_OPTIONS = [
+	{
+		name: 'Conversation',
+		value: 'conversation',
+		description: 'One history per conversation, shared by every node of this workflow that uses it. Each node appends its own turn.',
+	},
+	{
+		name: 'Node',
+		value: 'node',
+		description: 'This node keeps its own history per conversation; other nodes never see it. Needs a conversation ID.',
+	},
+];
+
+/** Conversation ID: from the Chat Trigger's sessionId, or defined below (n8n's own session-ID idiom). */
+export function conversationIdProperties(show: Show): INodeProperties[] {
+	return [
+		{
+			displayName: 'Conversation ID',
+			name: 'conversationIdType',
+			type: 'options',
+			options: [
+				{
+					name: 'Connected Chat Trigger Node',
+					value: 'fromInput',
+					description: "Looks for an input field called 'sessionId' that is coming from a directly connected Chat Trigger",
+				},
+				{
+					name: 'Define Below',
+					value: 'customKey',
+					description: 'Use an expression to reference data in previous nodes or enter static text',
+				},
+			],
+			default: 'fromInput',
+			displayOptions: { show },
+		},
+		{
+			displayName: 'Conversation ID From Previous Node',
+			name: 'conversationId',
+			type: 'string',
+			default: '={{ $json.sessionId }}',
+			disabledOptions: { show: ID_FROM_CHAT_TRIGGER },
+			displayOptions: { show: { ...show, ...ID_FROM_CHAT_TRIGGER } },
+		},
+		{
+			displayName: 'Conversation ID',
+			name: 'conversationId',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. {{ $json.userId }}',
+			description: 'The ID that groups turns into one conversation (a string or a number)',
+			displayOptions: { show: { ...show, ...ID_DEFINED_BELOW } },
+		},
+	];
+}
+
+/**
+ * Storage: local disk or S3. Built when the node's description is, so the queue-mode notice follows
+ * EXECUTIONS_MODE of the process that loads the node.
+ */
+export function storageProperties(show: Show): INodeProperties[] {
+	const queueModeNotice: INodeProperties[] =
+		process.env.EXECUTIONS_MODE === 'queue'
+			? [
+					{
+						displayName:
+							'n8n runs in queue mode: Local Disk memory is not shared across workers, so turns of one conversation can land on different disks. Use S3 storage.',
+						name: 'queueModeNotice',
+						type: 'notice',
+						default: '',
+						displayOptions: { show: { ...ON_LOCAL_DISK, ...show } },
+					},
+				]
+			: [];
+	return [
+		{
+			displayName: 'Storage',
+			name: 'storage',
+			type: 'options',
+			noDataExpression: true,
+			options: [
+				{
+					name: 'Local Disk',
+					value: 'localDisk',
+					description: 'JSON files in a folder of the n8n user folder. Fine for a single n8n instance.',
+				},
+				{
+					name: 'S3',
+					value: 's3',
+					description: 'AWS S3 or any S3-compatible server that supports conditional writes',
+				},
+			],
+			default: 'localDisk',
+			displayOptions: { show },
+		},
+		...queueModeNotice,
+		{
+			displayName: 'Folder',
+			name: 'localFolder',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. /data/llm-memory',
+			description: 'Where memory files live. Empty means "llm-memory" in the n8n user folder (~/.n8n/llm-memory).',
+			displayOptions: { show: { ...show, ...ON_LOCAL_DISK } },
+		},
+	];
+}

@@ -1,0 +1,76 @@
+import { homedir } from 'node:os';
+import * as path from 'node:path';
+
+import { S3Client } from '@aws-sdk/client-s3';
+import type { ICredentialDataDecryptedObject, IExecuteFunctions, ISupplyDataFunctions } from 'n8n-workflow';
+
+import { LocalDiskStorage, S3Storage } from '../../src';
+import type { MemoryStorage } from '../../src';
+
+/** n8n's user folder, as n8n itself resolves it. */
+function n8nFolder(): string {
+	return path.join(process.env.N8N_USER_FOLDER || homedir(), '.n8n');
+}
+
+/** The default, or a folder the workflow names (relative paths are taken from the n8n folder). */
+export function localFolder(configured: string): string {
+	if (!configured.trim()) return path.join(n8nFolder(), 'llm-memory');
+	return path.resolve(n8nFolder(), configured.trim());
+}
+
+/** A small LRU: reusable objects per configuration, never more than `max` of them. */
+class Lru<V> {
+	private readonly map = new Map<string, V>();
+	constructor(
+		private readonly max: number,
+		private readonly onEvict: (v: V) => void = () => {},
+	) {}
+	get(id: string, make: () => V): V {
+		let v = this.map.get(id);
+		if (v !== undefined) this.map.delete(id);
+		else v = make();
+		this.map.set(id, v);
+		for (const [oldest, old] of this.map) {
+			if (this.map.size <= this.max) break;
+			this.map.delete(oldest);
+			this.onEvict(old);
+		}
+		return v;
+	}
+}
+
+// Disk storages keep an in-process write queue per file, so one per folder; S3 clients hold sockets.
+// Neither holds a warning handler: that comes from the caller each time (a credential test must not
+// decide where a workflow's warnings go).
+const disks = new Lru<LocalDiskStorage>(64);
+const s3Clients = new Lru<S3Client>(16, (c) => c.destroy());
+
+export function localDiskStorage(folder: string): LocalDiskStorage {
+	const root = localFolder(folder);
+	return disks.get(root, () => new LocalDiskStorage({ root }));
+}
+
+export function s3Storage(c: ICredentialDataDecryptedObject, onWarning?: (m: string) => void): S3Storage {
+	const options = {
+		bucket: String(c.bucket ?? ''),
+		prefix: String(c.keyPrefix ?? ''),
+		region: String(c.region || 'us-east-1'),
+		endpoint: c.endpoint ? String(c.endpoint) : undefined,
+		forcePathStyle: c.forcePathStyle === true,
+		credentials: { accessKeyId: String(c.accessKeyId ?? ''), secretAccessKey: String(c.secretAccessKey ?? '') },
+		allowUnsafeConditionalWrites: c.allowUnsafeConditionalWrites === true,
+	};
+	// The client depends on where and who; the key is only used in memory, never logged.
+	const clientId = JSON.stringify([options.endpoint, options.region, options.forcePathStyle, options.credentials]);
+	const client = s3Clients.get(clientId, () => new S3Storage(options).client);
+	return new S3Storage({ ...options, client, onWarning });
+}
+
+/** The storage an item's settings name (Local Disk by default). */
+export async function storageFor(ctx: IExecuteFunctions | ISupplyDataFunctions, itemIndex: number): Promise<MemoryStorage> {
+	if (ctx.getNodeParameter('storage', itemIndex, 'localDisk') === 's3') {
+		const credentials = await ctx.getCredentials('llmMemoryS3Api', itemIndex);
+		return s3Storage(credentials, (m) => ctx.logger.warn(m));
+	}
+	return localDiskStorage(ctx.getNodeParameter('localFolder', itemIndex, '') as string);
+}
