@@ -40,8 +40,10 @@ export function tokenLimit(maxTokenLimit: number | undefined): number {
 	return maxTokenLimit;
 }
 
+/** A turn counts once it has a final answer: tool steps alone (an interrupted tool turn) do not. */
 function answered(replies: StoredMessage[]): boolean {
-	return replies.some((r) => r.content.length > 0 || r.files.length > 0);
+	const last = replies[replies.length - 1];
+	return last !== undefined && last.role === 'assistant' && !last.tool_calls && (last.content.length > 0 || last.files.length > 0);
 }
 
 /**

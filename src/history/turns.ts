@@ -4,13 +4,22 @@ import { indexOfMessage } from './thread';
 
 /** Suffix of a turn's user message ID: the turn's ID is its assistant message's ID. */
 export const USER_SUFFIX = ':user';
+/** Suffix of a tool turn's steps: `<id>:step0`, `<id>:step1`, … */
+export const STEP_SUFFIX = ':step';
 
 /** One buffered dialogue turn. */
 export interface PendingTurn {
 	user: StoredMessage;
+	/** A tool turn's steps (assistant tool calls and tool results), in order. */
+	steps: StoredMessage[];
 	assistant: StoredMessage;
 	/** The caller gave no parent: the turn follows whatever is newest when it is stored. */
 	implicitParent: boolean;
+}
+
+/** A turn's messages in stored order. */
+export function turnMessages(turn: PendingTurn): StoredMessage[] {
+	return [turn.user, ...turn.steps, turn.assistant];
 }
 
 function sameMessage(a: StoredMessage, b: StoredMessage): boolean {
@@ -44,7 +53,7 @@ export function mergeTurns(
 			continue;
 		}
 		const user = turn.implicitParent ? { ...turn.user, parent_message_id: newest } : turn.user;
-		out.push(user, turn.assistant);
+		out.push(user, ...turn.steps, turn.assistant);
 		newest = turn.assistant.message_id;
 		added++;
 	}

@@ -9,14 +9,14 @@ import { encodingForModel, safeCounter, TiktokenCounter } from '../history/token
 import type { TokenCounter } from '../history/tokens';
 import { selectHistory, tokenLimit } from '../history/truncate';
 import type { SelectOptions } from '../history/truncate';
-import { mergeTurns, USER_SUFFIX } from '../history/turns';
+import { mergeTurns, STEP_SUFFIX, USER_SUFFIX, turnMessages } from '../history/turns';
 import type { PendingTurn } from '../history/turns';
 import { validateDerivedId, validateId } from '../keys/ids';
 import { messageTokenCount, rebuildFiles } from '../prompt/files';
 import type { SkippedFile } from '../prompt/files';
 import { historyToText } from '../prompt/text';
 import type { TextPrefixes } from '../prompt/text';
-import type { ContentPart, ImageDetail, PromptMessage } from '../prompt/types';
+import type { ContentPart, ImageDetail, PromptMessage, ToolCall } from '../prompt/types';
 import { storeFile } from '../store/blobs';
 import type { FileInput } from '../store/blobs';
 import { decodeDocument, encodeDocument } from '../store/codec';
@@ -44,7 +44,20 @@ export interface MemoryOptions {
 	newId?: () => string;
 	/** Non-fatal problems (tokenizer fallback). Default: process.emitWarning. */
 	onWarning?: WarningHandler;
+	/** Tool results longer than this many characters are cut, with a note (default 16,000). */
+	maxToolOutputChars?: number;
 }
+
+/** Default cap of a stored tool result: a web page or a table dump would otherwise crowd out history. */
+export const DEFAULT_MAX_TOOL_OUTPUT_CHARS = 16_000;
+
+/**
+ * A message between the user's message and the final answer of a tool-using turn: the assistant asking
+ * for tools (`toolCalls`), or a tool's result (`toolCallId`).
+ */
+export type ReplyInput =
+	| { role: 'assistant'; content: string; toolCalls: readonly ToolCall[] }
+	| { role: 'tool'; content: string; toolCallId: string; name?: string };
 
 /** One dialogue turn to append. The turn's ID is the assistant message's ID. */
 export interface TurnInput {
@@ -57,6 +70,11 @@ export interface TurnInput {
 	parentMessageId?: string | null;
 	userContent: string;
 	userFiles?: readonly FileInput[];
+	/**
+	 * A tool turn's steps, stored in order between the user's message and the final answer (IDs
+	 * `<id>:step<n>`), so history replays them and windows never split a call from its result.
+	 */
+	steps?: readonly ReplyInput[];
 	assistantContent: string;
 	assistantFiles?: readonly FileInput[];
 }
@@ -144,7 +162,7 @@ export abstract class BufferMemory {
 	/** Stored messages plus pending turns not stored yet, in order. */
 	private viewOf(doc: MemoryDocument): readonly StoredMessage[] {
 		const waiting = this.pending.filter((t) => indexOfMessage(doc.messages, t.assistant.message_id) === undefined);
-		return waiting.length ? [...doc.messages, ...waiting.flatMap((t) => [t.user, t.assistant])] : doc.messages;
+		return waiting.length ? [...doc.messages, ...waiting.flatMap(turnMessages)] : doc.messages;
 	}
 
 	/** Stored messages (read now) plus turns added but not flushed yet, in order. */
@@ -206,13 +224,18 @@ export abstract class BufferMemory {
 	}
 
 	private async toPrompt(m: StoredMessage, skipped: SkippedFile[], detail?: ImageDetail): Promise<PromptMessage> {
-		if (m.files.length === 0) return { role: m.role, content: m.content };
+		const tool: Partial<PromptMessage> = m.tool_calls
+			? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, name: c.name, args: { ...c.args } })) }
+			: m.role === 'tool'
+				? { tool_call_id: m.tool_call_id, ...(m.name !== undefined ? { name: m.name } : {}) }
+				: {};
+		if (m.files.length === 0) return { role: m.role, content: m.content, ...tool };
 		const rebuilt = await rebuildFiles(this.storage, m.message_id, m.files, detail);
 		skipped.push(...rebuilt.skipped);
-		if (rebuilt.parts.length === 0) return { role: m.role, content: m.content };
+		if (rebuilt.parts.length === 0) return { role: m.role, content: m.content, ...tool };
 		const parts: ContentPart[] = rebuilt.parts;
 		if (m.content) parts.push({ type: 'text', text: m.content });
-		return { role: m.role, content: parts };
+		return { role: m.role, content: parts, ...tool };
 	}
 
 	/** Buffers one turn (tokenized now, once); files are copied to storage. Call flush() to persist. */
@@ -239,9 +262,22 @@ export abstract class BufferMemory {
 				token_count: messageTokenCount(this.counter, content, files),
 				created_at: createdAt,
 			});
+			const steps: StoredMessage[] = [];
+			let previous = userMessageId;
+			for (const [n, step] of (turn.steps ?? []).entries()) {
+				const id = validateDerivedId('message_id', `${messageId}${STEP_SUFFIX}${n}`);
+				const stored =
+					step.role === 'assistant'
+						? { ...message(id, previous, 'assistant', step.content, []), tool_calls: step.toolCalls.map((c) => ({ id: c.id, name: c.name, args: { ...c.args } })) }
+						: { ...message(id, previous, 'tool', this.capToolOutput(step.content), []), tool_call_id: step.toolCallId, ...(step.name !== undefined ? { name: step.name } : {}) };
+				if (stored.tool_calls) stored.token_count += this.counter.count(JSON.stringify(stored.tool_calls));
+				steps.push(stored);
+				previous = id;
+			}
 			this.pending.push({
 				user: message(userMessageId, parent, 'user', turn.userContent, userFiles),
-				assistant: message(messageId, userMessageId, 'assistant', turn.assistantContent, assistantFiles),
+				steps,
+				assistant: message(messageId, previous, 'assistant', turn.assistantContent, assistantFiles),
 				implicitParent: ids.parent === undefined,
 			});
 			return { messageId, userMessageId, parentMessageId: parent };
@@ -250,6 +286,12 @@ export abstract class BufferMemory {
 			this.reserved.delete(userMessageId);
 			throw error;
 		}
+	}
+
+	private capToolOutput(content: string): string {
+		const max = this.options.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS;
+		if (content.length <= max) return content;
+		return `${content.slice(0, max)}\n[… ${content.length - max} more characters of tool output were not kept in memory]`;
 	}
 
 	private async storeFiles(files: readonly FileInput[] | undefined, belongsTo: StoredFile['belongs_to']): Promise<StoredFile[]> {

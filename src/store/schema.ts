@@ -20,15 +20,33 @@ export const storedFileSchema = z
 		message: 'remote_url files need "url"; local_file and tool_file files need "key"',
 	});
 
-export const storedMessageSchema = z.looseObject({
-	message_id: z.string().min(1),
-	parent_message_id: z.string().min(1).nullable(),
-	role: z.enum(['user', 'assistant']),
-	content: z.string(),
-	files: z.array(storedFileSchema),
-	token_count: z.number().int().nonnegative(),
-	created_at: z.iso.datetime({ offset: true }),
+/** A tool call an assistant message asked for (LangChain's flat `tool_calls` shape). */
+export const storedToolCallSchema = z.looseObject({
+	id: z.string().min(1),
+	name: z.string().min(1),
+	args: z.record(z.string(), z.unknown()),
 });
+
+/**
+ * Version 1, extended compatibly for tool turns: an assistant message may carry `tool_calls`, and a
+ * `tool` message carries the result with `tool_call_id` (and the tool's `name`). Documents without
+ * them read as before; unknown fields are kept.
+ */
+export const storedMessageSchema = z
+	.looseObject({
+		message_id: z.string().min(1),
+		parent_message_id: z.string().min(1).nullable(),
+		role: z.enum(['user', 'assistant', 'tool']),
+		content: z.string(),
+		files: z.array(storedFileSchema),
+		token_count: z.number().int().nonnegative(),
+		created_at: z.iso.datetime({ offset: true }),
+		tool_calls: z.array(storedToolCallSchema).optional(),
+		tool_call_id: z.string().min(1).optional(),
+		name: z.string().optional(),
+	})
+	.refine((m) => m.role !== 'tool' || m.tool_call_id !== undefined, { message: 'tool messages need "tool_call_id"' })
+	.refine((m) => m.tool_calls === undefined || m.role === 'assistant', { message: 'only assistant messages carry "tool_calls"' });
 
 /** Message IDs must be unique within a document: a thread is walked by them. */
 function checkUniqueIds(messages: readonly { message_id: string }[], ctx: z.RefinementCtx, from = 0, seen = new Set<string>()): void {
@@ -48,6 +66,7 @@ export const memoryDocumentSchema = z
 
 export type StoredFile = z.infer<typeof storedFileSchema>;
 export type StoredMessage = z.infer<typeof storedMessageSchema>;
+export type StoredToolCall = z.infer<typeof storedToolCallSchema>;
 export type MemoryDocument = z.infer<typeof memoryDocumentSchema>;
 
 export function emptyDocument(): MemoryDocument {
