@@ -25,6 +25,16 @@ export default tseslint.config(
 		rules: {
 			// src/ is framework-free (no n8n imports): it throws typed MemoryErrors, which the node wraps in NodeOperationError.
 			'@n8n/community-nodes/require-node-api-error': 'off',
+			// ... and that is enforced: the engine must stay usable without n8n (and testable without it).
+			'no-restricted-imports': [
+				'error',
+				{
+					patterns: [
+						{ regex: '^(n8n-workflow|n8n-core|n8n|@n8n/.*)(/.*)?$', message: 'src/ is framework-free: n8n adapters belong in nodes/.' },
+						{ regex: '^\\.\\./+(\\.\\./+)*(nodes|credentials|test|bench)(/|$)', message: 'src/ must not depend on nodes/, credentials/, tests or benchmarks.' },
+					],
+				},
+			],
 		},
 	},
 	{

@@ -5,8 +5,8 @@ import { describe, it } from 'node:test';
 
 import type { INodeProperties, INodeTypeDescription } from 'n8n-workflow';
 
-const NODE = path.resolve(__dirname, '../../nodes/LlmWithMemory/LlmWithMemory.node.ts');
-const DESCRIPTION = path.resolve(__dirname, '../../nodes/LlmWithMemory/description.ts');
+const NODE = path.resolve(__dirname, '../../../nodes/LlmWithMemory/LlmWithMemory.node.ts');
+const DESCRIPTION = path.resolve(__dirname, '../../../nodes/LlmWithMemory/description.ts');
 
 /** Loads the node fresh, as n8n does at startup, with EXECUTIONS_MODE set as given. */
 function load(mode: string | undefined): INodeTypeDescription {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 
-import { CorruptDocumentError, decodeDocument, emptyDocument, encodeDocument } from '../../src';
-import { linearTurns, msg } from '../support/messages';
+import { CorruptDocumentError, decodeDocument, emptyDocument, encodeDocument } from '../../../src';
+import { linearTurns, msg } from '../../support/messages';
 
 const K = 'node_memory/app/conv/node.json';
 

@@ -10,10 +10,10 @@ import type { INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 import { LlmWithMemory } from '../support/node-under-test';
 import { ensureRgw, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
-import { binaryData, runWorkflow } from './harness';
-import type { WorkflowJson } from './harness';
-import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from './scripted-model';
-import { TEST_LOOP_TYPE, TEST_TRIGGER_TYPE } from './test-nodes';
+import { binaryData, runWorkflow } from '../support/workflow-harness';
+import type { WorkflowJson } from '../support/workflow-harness';
+import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
+import { TEST_LOOP_TYPE, TEST_TRIGGER_TYPE } from '../support/test-nodes';
 
 const LLM_TYPE = 'n8n-nodes-llm-memory.llmWithMemory';
 const nodeTypes = { [LLM_TYPE]: new LlmWithMemory() };

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { CorruptDocumentError, extractThread, UnknownParentMessageError, UUID_NIL } from '../../src';
-import { ids, linearTurns, msg } from '../support/messages';
+import { CorruptDocumentError, extractThread, UnknownParentMessageError, UUID_NIL } from '../../../src';
+import { ids, linearTurns, msg } from '../../support/messages';
 
 const K = 'node_memory/app/conv/node.json';
 

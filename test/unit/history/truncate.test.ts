@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { effectiveWindow, MAX_HISTORY_TURNS, selectHistory, walkThread } from '../../src';
-import type { StoredMessage } from '../../src';
-import { linearTurns, msg } from '../support/messages';
+import { effectiveWindow, MAX_HISTORY_TURNS, selectHistory, walkThread } from '../../../src';
+import type { StoredMessage } from '../../../src';
+import { linearTurns, msg } from '../../support/messages';
 
 const K = 'conversation_memory/app/conv.json';
 const newestFirst = (m: StoredMessage[]) => walkThread(K, m, m.length - 1);

@@ -2,7 +2,7 @@
  * Proves the engine harness: real n8n-core WorkflowExecute, AI sub-nodes,
  * expressions, binary data, errors/onError, loops, ids.
  *
- *   node --import tsx --test test/engine/harness.test.ts
+ *   node --import tsx --test test/workflow/harness.test.ts
  */
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
@@ -17,9 +17,9 @@ import {
 	type INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { binaryData, runWorkflow, type WorkflowJson } from './harness';
-import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from './scripted-model';
-import { TEST_LOOP_TYPE, TEST_TRIGGER_TYPE } from './test-nodes';
+import { binaryData, runWorkflow, type WorkflowJson } from '../support/workflow-harness';
+import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
+import { TEST_LOOP_TYPE, TEST_TRIGGER_TYPE } from '../support/test-nodes';
 
 // ---------------------------------------------------------------------------
 // Throwaway root node: calls the connected model once per item.

@@ -18,9 +18,9 @@ import {
 	sweepLeftovers,
 	TiktokenCounter,
 	TokenBufferMemory,
-} from '../../src';
-import type { MemoryOptions, PromptMessage, StoredMessage } from '../../src';
-import { InstrumentedStorage, tempDisk } from '../support/storages';
+} from '../../../src';
+import type { MemoryOptions, PromptMessage, StoredMessage } from '../../../src';
+import { InstrumentedStorage, tempDisk } from '../../support/storages';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
 const text = (messages: PromptMessage[]) => messages.map((m) => `${m.role}:${typeof m.content === 'string' ? m.content : '[parts]'}`);

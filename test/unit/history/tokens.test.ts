@@ -4,7 +4,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { describe, it } from 'node:test';
 
-import { encodingForModel, fallbackTokenCount, loadedEncodings, safeCounter, TiktokenCounter, tokenizerStats } from '../../src';
+import { encodingForModel, fallbackTokenCount, loadedEncodings, safeCounter, TiktokenCounter, tokenizerStats } from '../../../src';
 
 describe('tokens', () => {
 	it('maps models to encodings', () => {
