@@ -1,13 +1,13 @@
 /**
- * Chat-turn latency through a real n8n 2.8.4 (benchmark, not a test): the same Chat Trigger workflow
+ * Chat-turn latency through a real n8n (N8N_VERSION, default the newest; benchmark, not a test): the same Chat Trigger workflow
  * with Node memory holding 100 stored turns, against the workflow with memory off. Both use the same
  * local OpenAI-compatible server (the only stand-in: no real model is reachable here). A third variant
  * keeps the memory work but a 0-token history budget, to split storage cost from the cost of a longer
  * prompt. Turns rotate between the variants so machine noise hits all alike. Prints a markdown table.
  */
-import { sendChat } from '../test/e2e/chat';
-import { packPackage, startN8n } from '../test/e2e/n8n-harness';
-import { chatWorkflow, openAiCredential } from '../test/e2e/workflows';
+import { sendChat } from '../test/support/chat';
+import { N8N_VERSION, packPackage, startN8n } from '../test/support/n8n-harness';
+import { chatWorkflow, openAiCredential } from '../test/support/workflows';
 import { startFakeOpenAi } from '../test/support/fake-openai';
 import { freePort } from '../test/support/rgw';
 import { machineLine, median, percentile } from './stats';
@@ -59,7 +59,7 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 60);
 		const m = median(lat.get(WITH)!);
 		const n = median(lat.get(WITHOUT)!);
 		const s = median(lat.get(STORAGE_ONLY)!);
-		console.log(machineLine('n8n 2.8.4'));
+		console.log(machineLine(`n8n ${N8N_VERSION}`));
 		console.log(`\n### Chat turn through n8n (${TURNS} turns per variant, rotating; ms)\n`);
 		console.log('| workflow | median | p10 | p90 | history sent |');
 		console.log('|---|---:|---:|---:|---:|');

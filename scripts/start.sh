@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The product: a real n8n 2.8.4 with this package installed, local-disk memory, and the example chat
-# workflow (examples/chat-with-memory.json) imported and published. Prints the chat URL, then runs
-# until Ctrl-C.   Usage: npm ci && npm start
+# The product: a real n8n (the newest supported, 2.40.7 on Node 24; N8N_VERSION=2.8.4 for the older one)
+# with this package installed, local-disk memory, and the example chat workflow
+# (examples/chat-with-memory.json) imported and published. Prints the chat URL, then runs until Ctrl-C.
+#   Usage: npm ci && npm start
 #
 # Model (any OpenAI-compatible endpoint):
 #   LLM_BASE_URL  e.g. https://api.openai.com/v1     LLM_API_KEY   the key     LLM_MODEL  default gpt-4o-mini
 # Without LLM_BASE_URL the offline demo model server starts instead (it answers by echoing your message
 # and how many history messages it received, which makes the memory visible).
-# Other knobs: N8N_PORT (5678), LLM_MEMORY_HOME (n8n user folder, default ~/.local/share/n8n-nodes-llm-memory).
+# Other knobs: N8N_PORT (5678), LLM_MEMORY_HOME (n8n user folder, default ~/.local/share/n8n-nodes-llm-memory),
+#   N8N_VERSION (see scripts/n8n.sh).
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
@@ -24,7 +26,9 @@ SETUP_LOG=$HOME_DIR/setup.log
 quiet() { "$@" 2>>"$SETUP_LOG" || { tail -n 40 "$SETUP_LOG" >&2; echo "setup failed; full log: $SETUP_LOG" >&2; exit 1; }; }
 
 [ -d node_modules ] || { echo "Run 'npm ci' first (see README)." >&2; exit 1; }
-echo "Preparing n8n 2.8.4 (installed once into ${N8N_INSTALL_DIR:-~/.cache/n8n-nodes-llm-memory}; about 5 minutes the first time) …"
+N8N_VERSION=$(bash $N8N version)
+export N8N_VERSION
+echo "Preparing n8n $N8N_VERSION (installed once into ${N8N_INSTALL_DIR:-~/.cache/n8n-nodes-llm-memory}; about 6 minutes the first time) …"
 quiet bash $N8N install >/dev/null
 echo "Building and installing n8n-nodes-llm-memory into $HOME_DIR/.n8n/nodes …"
 rm -rf "$HOME_DIR/package"

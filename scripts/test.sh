@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `npm test`: installs what is missing, builds, lints, type-checks, then runs every suite:
-#   unit, storage contract (local disk + Ceph radosgw), concurrency, crash, in-process n8n engine,
-#   end to end on a real n8n 2.8.4, and the editor in headless Chromium.
+#   unit, storage contract (local disk + Ceph radosgw), concurrency, crash, fault injection (test/faults),
+#   in-process n8n workflow, then end to end on a real n8n and the editor in headless Chromium, each
+#   once per n8n version of the matrix (`scripts/n8n.sh versions`: 2.8.4 on Node 20 and 2.40.7 on
+#   Node 24; N8N_VERSIONS overrides).
 # One radosgw serves all suites. Screenshots and logs land in .artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +20,11 @@ RGW_ENDPOINT=$(bash scripts/rgw.sh up "$RGW_DIR")
 export RGW_ENDPOINT
 
 run() { echo "== $1"; shift; node --import tsx --test --test-reporter=spec "$@"; }
-run "unit" test/unit/*.test.ts
+shopt -s globstar
+run "unit" test/unit/**/*.test.ts
 run "storage: contract, locks, S3 probe, concurrency, crash" test/storage/*.test.ts
-run "n8n engine (in-process WorkflowExecute)" test/engine/*.test.ts
-run "end to end (real n8n 2.8.4)" test/e2e/*.test.ts
-run "editor (headless Chromium)" test/ui/*.test.ts
+run "fault injection: kill loop, restart lock, radosgw outage, disk full, concurrency, hostile input" test/faults/*.test.ts
+run "n8n workflow (in-process WorkflowExecute)" test/workflow/*.test.ts
+versions=${N8N_VERSIONS:-$(bash scripts/n8n.sh versions)}
+for v in $versions; do N8N_VERSION=$v run "end to end (real n8n $v)" test/e2e/*.test.ts; done
+for v in $versions; do N8N_VERSION=$v run "editor (n8n $v, headless Chromium)" test/ui/*.test.ts; done

@@ -1,7 +1,8 @@
 /**
- * End to end on a real n8n 2.8.4: the package is installed from its npm pack tarball, workflows and
- * credentials are imported and published with n8n's CLI, and chat turns are POSTed to the Chat Trigger
- * exactly as the chat widget sends them. The model is n8n's own OpenAI Chat Model sub-node talking to a
+ * End to end on a real n8n (N8N_VERSION: 2.8.4 on Node 20 or 2.40.7 on Node 24; scripts/test.sh runs
+ * both): the package is installed from its npm pack tarball, workflows and credentials are imported and
+ * published with n8n's CLI, and chat turns are POSTed to the Chat Trigger exactly as the chat widget
+ * sends them. The model is n8n's own OpenAI Chat Model sub-node talking to a
  * local OpenAI-compatible server that logs every request: the only stand-in, because no real model can
  * be reached from these machines. Storage is real: local disk and Ceph radosgw.
  */
@@ -13,10 +14,10 @@ import { after, before, describe, it } from 'node:test';
 import { contentText, startFakeOpenAi } from '../support/fake-openai';
 import type { FakeOpenAi, LoggedRequest } from '../support/fake-openai';
 import { ensureRgw, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
-import { sendChat } from './chat';
-import { packPackage, startN8n } from './n8n-harness';
-import type { N8nInstance } from './n8n-harness';
-import { chatWorkflow, downstreamParameters, openAiCredential, S3_CREDENTIAL, s3Credential } from './workflows';
+import { sendChat } from '../support/chat';
+import { packPackage, startN8n } from '../support/n8n-harness';
+import type { N8nInstance } from '../support/n8n-harness';
+import { chatWorkflow, downstreamParameters, openAiCredential, S3_CREDENTIAL, s3Credential } from '../support/workflows';
 import type { S3Storage } from '../../src';
 
 const NODE_WF = { id: 'e2eNodeMode00001', webhookId: 'e2e0c0de-0000-4000-8000-00000000a001' };

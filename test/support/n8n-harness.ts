@@ -1,5 +1,7 @@
 /**
- * Start and stop a real, headless n8n 2.8.4 from node:test suites.
+ * Start and stop a real, headless n8n from node:test suites. The version is N8N_VERSION (default: the
+ * newest supported, see scripts/n8n.sh); each version runs on its own Node (2.8.x on the system Node 20,
+ * 2.40.x on Node 24), which scripts/n8n.sh installs and selects.
  *
  * All the work is done by scripts/n8n.sh (the one place where n8n's environment is defined);
  * this module sequences it: install-or-reuse n8n -> fresh user folder -> install a package tarball ->
@@ -11,7 +13,7 @@
  *
  * No owner, no API key: everything goes through the CLI before start and through webhook URLs after.
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -48,7 +50,33 @@ export function runScript(
 	});
 }
 
-/** Installs n8n 2.8.4 into N8N_INSTALL_DIR unless it is already there (~5 min cold). Returns the dir. */
+/** The n8n version the harness runs: N8N_VERSION, or scripts/n8n.sh's default (the newest supported). */
+export const N8N_VERSION: string = execFileSync('bash', [SCRIPT, 'version'], { encoding: 'utf8' }).trim();
+
+/** [major, minor, patch] of N8N_VERSION, for the few places where a test must differ per version. */
+export const N8N_VERSION_PARTS = N8N_VERSION.split('.').map(Number) as [number, number, number];
+
+/** True when N8N_VERSION is at least `version` ("2.40", "2.8.4"). */
+export function n8nAtLeast(version: string): boolean {
+	const want = version.split('.').map(Number);
+	for (let i = 0; i < 3; i++) {
+		const have = N8N_VERSION_PARTS[i] ?? 0;
+		if (have !== (want[i] ?? 0)) return have > (want[i] ?? 0);
+	}
+	return true;
+}
+
+/** Whether N8N_VERSION (and the Node it runs on) is already installed, i.e. ensureN8n() will be quick. */
+export function isN8nInstalled(): boolean {
+	try {
+		execFileSync('bash', [SCRIPT, 'info'], { stdio: 'ignore' });
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/** Installs N8N_VERSION (and its Node) unless already installed (~5-6 min cold). Returns the install dir. */
 export async function ensureN8n(): Promise<string> {
 	return runScript(['install'], { timeoutMs: 40 * 60_000 });
 }
@@ -81,6 +109,8 @@ export interface StartN8nOptions {
 }
 
 export interface N8nInstance {
+	/** The n8n version running (N8N_VERSION). */
+	version: string;
 	baseUrl: string;
 	port: number;
 	userFolder: string;
@@ -205,6 +235,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 		const bootMs = performance.now() - started;
 
 		return {
+			version: N8N_VERSION,
 			baseUrl,
 			port,
 			userFolder,
