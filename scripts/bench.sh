@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm run bench`: the engine benchmark (local disk and radosgw) and the chat-turn latency through a
-# real n8n. Prints markdown tables; the README quotes them with date and machine.
+# real n8n, and the comparison with n8n's own memory nodes. Prints markdown tables; the README quotes
+# them with date and machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -12,3 +13,7 @@ export RGW_ENDPOINT
 export NODE_NO_WARNINGS=1
 node --import tsx bench/engine.ts
 node --import tsx bench/n8n-latency.ts
+# n8n's own memories (Simple, Postgres, Redis) against ours, through the AI Agent: needs Debian's
+# PostgreSQL and Redis (started privately on loopback by the benchmark).
+bash scripts/services.sh install
+node --import tsx bench/memory-compare.ts
