@@ -6,16 +6,22 @@ export {
 	conversationFilesPrefix,
 	conversationMemoryKey,
 	conversationNodesPrefix,
+	isSealedKeyOf,
 	nodeMemoryKey,
 	parseKey,
+	sealedPrefix,
 } from './keys/layout';
 export type { ParsedKey } from './keys/layout';
-export { DOCUMENT_VERSION, emptyDocument, memoryDocumentSchema } from './store/schema';
-export type { MemoryDocument, StoredFile, StoredMessage } from './store/schema';
-export { decodeDocument, encodeDocument } from './store/codec';
+export { DOCUMENT_VERSION, emptyDocument, LOG_DOCUMENT_VERSION, memoryDocumentSchema, sealedCountOf, sealedRefsOf } from './store/schema';
+export type { HeadDocument, LogHead, MemoryDocument, SealedIndex, SealedRef, SealedSegment, StoredFile, StoredMessage } from './store/schema';
+export { decodeDocument, decodeHead, encodeDocument } from './store/codec';
+export { DEFAULT_LOG_OPTIONS, MessageLog, resolveLogOptions } from './store/message-log';
+export type { LogOptions, ThreadFacts } from './store/message-log';
+export { BLOOM_BITS, bloomMayHave, bloomOf, bloomPositions } from './store/bloom';
 export { DocumentStore } from './store/document-store';
 export type { DocumentCodec, DocumentStoreOptions, UpdateResult, Versioned } from './store/document-store';
-export { extractThread, threadStart, UUID_NIL, walkThread } from './history/thread';
+export { collectThread, extractThread, selectThread, threadStart, threadStartIn, threadSummary, ThreadSpan, UUID_NIL, walkSpan, walkThread } from './history/thread';
+export type { MessageChunk, ThreadGap, ThreadLoader } from './history/thread';
 export { DEFAULT_MAX_TOKEN_LIMIT, effectiveWindow, MAX_HISTORY_TURNS, selectHistory } from './history/truncate';
 export type { HistorySelection, SelectOptions, Turn } from './history/truncate';
 export { encodingForModel, fallbackTokenCount, loadedEncodings, safeCounter, TiktokenCounter } from './history/tokens';
@@ -28,7 +34,7 @@ export type { SkippedFile } from './prompt/files';
 export type { ContentPart, ImageDetail, PromptMessage } from './prompt/types';
 export { historyToText } from './prompt/text';
 export type { TextPrefixes } from './prompt/text';
-export { BufferMemory } from './memory/buffer-memory';
+export { BufferMemory, exportDocument, importDocument } from './memory/buffer-memory';
 export type { AddedTurn, FlushResult, History, HistoryOptions, MemoryOptions, TurnIds, TurnInput } from './memory/buffer-memory';
 export { ConversationMemory, NodeMemory, NodeTokenBufferMemory, TokenBufferMemory } from './memory/scopes';
 export type { DeleteOptions, GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './store/storage';

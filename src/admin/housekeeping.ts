@@ -1,4 +1,4 @@
-import { ConflictError } from '../errors';
+import { ConflictError, CorruptDocumentError } from '../errors';
 import { validateId, validateKeyPrefix } from '../keys/ids';
 import {
 	appPrefixes,
@@ -9,14 +9,21 @@ import {
 	FILES_ROOT,
 	NODE_MEMORY_ROOT,
 	parseKey,
+	sealedPrefix,
 } from '../keys/layout';
+import { headCodec } from '../store/codec';
+import { DocumentStore } from '../store/document-store';
+import { MessageLog } from '../store/message-log';
 import type { ListedObject, MemoryStorage } from '../store/storage';
 
 export interface ScopeOptions {
 	keyPrefix?: string;
 }
 
-/** Every object of one conversation: its conversation document, its nodes' documents and its files. */
+/**
+ * Every object of one conversation: its conversation document, its nodes' documents, the sealed
+ * segments and indexes of both, and its files. Documents come first, then sealed objects, then files.
+ */
 export async function listConversationKeys(
 	storage: MemoryStorage,
 	appId: string,
@@ -24,12 +31,20 @@ export async function listConversationKeys(
 	options: ScopeOptions = {},
 ): Promise<ListedObject[]> {
 	const convKey = conversationMemoryKey(appId, conversationId, options.keyPrefix);
-	const [conv, nodes, files] = await Promise.all([
+	const [conv, convSealed, nodes, files] = await Promise.all([
 		storage.list(convKey),
+		storage.list(sealedPrefix(convKey)),
 		storage.list(conversationNodesPrefix(appId, conversationId, options.keyPrefix)),
 		storage.list(conversationFilesPrefix(appId, conversationId, options.keyPrefix)),
 	]);
-	return [...conv.filter((o) => o.key === convKey), ...nodes, ...files];
+	const sealed = (o: ListedObject) => parseKey(o.key, options.keyPrefix)?.kind === 'sealed';
+	return [
+		...conv.filter((o) => o.key === convKey),
+		...nodes.filter((o) => !sealed(o)),
+		...convSealed,
+		...nodes.filter(sealed),
+		...files,
+	];
 }
 
 /** Every object of one app (n8n workflow). */
@@ -45,12 +60,16 @@ export async function deleteConversationMemory(
 	conversationId: string,
 	options: ScopeOptions = {},
 ): Promise<string[]> {
+	// Documents go first (listConversationKeys lists them first): a writer still holding one then fails
+	// its compare-and-swap instead of referencing the sealed objects deleted next.
 	const objects = await listConversationKeys(storage, appId, conversationId, options);
 	for (const o of objects) await storage.delete(o.key);
 	// Copies a killed writer left behind hold the conversation's text too.
 	const leftovers = [];
+	const convKey = conversationMemoryKey(appId, conversationId, options.keyPrefix);
 	for (const scope of [
-		conversationMemoryKey(appId, conversationId, options.keyPrefix),
+		convKey,
+		sealedPrefix(convKey),
 		conversationNodesPrefix(appId, conversationId, options.keyPrefix),
 		conversationFilesPrefix(appId, conversationId, options.keyPrefix),
 	])
@@ -98,13 +117,18 @@ export interface PruneResult {
 /**
  * Deletes memory documents untouched for N days. A conversation's copied files go once none of its
  * documents remain. Each delete names the version that was judged old, so a document written
- * meanwhile is kept.
+ * meanwhile is kept. Sealed segments and indexes go with their document; those no document references
+ * (left by a writer that lost its compare-and-swap or was killed) go once older than
+ * LEFTOVER_SAFE_AGE_MS. A sealed object a live document references is never deleted, however old.
  */
 export async function pruneMemory(storage: MemoryStorage, options: PruneOptions): Promise<PruneResult> {
 	if (!(options.olderThanDays >= 0)) throw new RangeError('olderThanDays must be a number ≥ 0');
 	// An empty app ID is an error, as everywhere else; only an omitted one means "every app".
 	if (options.appId !== undefined) validateId('app_id', options.appId);
-	const cutoff = (options.now ?? new Date()).getTime() - options.olderThanDays * 86_400_000;
+	const now = options.now ?? new Date();
+	const cutoff = now.getTime() - options.olderThanDays * 86_400_000;
+	// Unreferenced sealed objects younger than this may belong to a head being written right now.
+	const sealedCutoff = Math.min(now.getTime(), Date.now()) - LEFTOVER_SAFE_AGE_MS;
 	const prefix = validateKeyPrefix('key prefix', options.keyPrefix);
 	const objects = options.appId !== undefined
 		? await listAppKeys(storage, options.appId, options)
@@ -114,11 +138,18 @@ export async function pruneMemory(storage: MemoryStorage, options: PruneOptions)
 		return k ? `${k.appId}/${k.conversationId}` : undefined;
 	};
 	const live = new Set<string>();
+	const deletedHeads = new Set<string>();
 	const deleted: string[] = [];
 	const skipped: string[] = [];
+	const sealedOf = new Map<string, ListedObject[]>();
 	for (const o of objects) {
 		const parsed = parseKey(o.key, options.keyPrefix);
 		if (!parsed || parsed.kind === 'file') continue;
+		if (parsed.kind === 'sealed') {
+			const head = parsed.headKey as string;
+			sealedOf.set(head, [...(sealedOf.get(head) ?? []), o]);
+			continue;
+		}
 		if (o.lastModified.getTime() >= cutoff) {
 			live.add(conversation(o) as string);
 			continue;
@@ -126,10 +157,41 @@ export async function pruneMemory(storage: MemoryStorage, options: PruneOptions)
 		try {
 			if (!options.dryRun) await storage.delete(o.key, { ifVersion: o.version });
 			deleted.push(o.key);
+			deletedHeads.add(o.key);
 		} catch (error) {
 			if (!(error instanceof ConflictError)) throw error;
 			skipped.push(o.key);
 			live.add(conversation(o) as string);
+		}
+	}
+	const store = new DocumentStore(storage, headCodec());
+	for (const [headKey, sealed] of sealedOf) {
+		let referenced = new Set<string>();
+		if (!deletedHeads.has(headKey)) {
+			// A live head, or one the listing did not show (written since): what it references stays.
+			try {
+				const { doc, version } = await store.read(headKey);
+				if (version !== null) {
+					referenced = await new MessageLog(store, headKey).reachable(doc);
+					live.add(conversation(sealed[0]) as string);
+				}
+			} catch (error) {
+				if (!(error instanceof CorruptDocumentError)) throw error;
+				// Unreadable: keep everything it may reference (and its files); it is an error for its readers.
+				skipped.push(...sealed.map((o) => o.key));
+				live.add(conversation(sealed[0]) as string);
+				continue;
+			}
+		}
+		for (const o of sealed) {
+			if (referenced.has(o.key) || o.lastModified.getTime() >= sealedCutoff) continue;
+			try {
+				if (!options.dryRun) await storage.delete(o.key, { ifVersion: o.version });
+				deleted.push(o.key);
+			} catch (error) {
+				if (!(error instanceof ConflictError)) throw error;
+				skipped.push(o.key);
+			}
 		}
 	}
 	for (const o of objects) {

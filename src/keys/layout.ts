@@ -1,3 +1,4 @@
+import { InvalidIdError } from '../errors';
 import { validateId, validateKeyPrefix } from './ids';
 
 export const NODE_MEMORY_ROOT = 'node_memory';
@@ -40,12 +41,45 @@ export function appPrefixes(appId: string, prefix?: string): string[] {
 	return [`${p}${NODE_MEMORY_ROOT}/${app}/`, `${p}${CONVERSATION_MEMORY_ROOT}/${app}/`, `${p}${FILES_ROOT}/${app}/`];
 }
 
+/**
+ * Folder of the sealed objects (write-once segments and indexes) of one memory document:
+ * `…/{conversation_id}.json` → `…/{conversation_id}.log/`.
+ */
+export function sealedPrefix(headKey: string): string {
+	if (!headKey.endsWith('.json')) throw new InvalidIdError('memory key', `${JSON.stringify(headKey)} does not end in ".json"`);
+	return `${headKey.slice(0, -5)}.log/`;
+}
+
+/** File name of a sealed object: `{level}-{ordinal of its first message}-{random}.json`. */
+const SEALED_NAME = /^(\d+)-(\d+)-([0-9a-f]{8,64})\.json$/;
+
+/** Key of a new sealed object of `headKey`: level 0 is a segment of messages, higher levels are indexes. */
+export function sealedKey(headKey: string, level: number, firstOrdinal: number, random: string): string {
+	const key = `${sealedPrefix(headKey)}${level}-${String(firstOrdinal).padStart(10, '0')}-${random}.json`;
+	if (!SEALED_NAME.test(key.slice(key.lastIndexOf('/') + 1))) throw new InvalidIdError('sealed object name', key);
+	return key;
+}
+
+/** Whether `key` names a sealed object of `headKey` (what a head may reference). */
+export function isSealedKeyOf(headKey: string, key: string): boolean {
+	const prefix = sealedPrefix(headKey);
+	return key.startsWith(prefix) && SEALED_NAME.test(key.slice(prefix.length));
+}
+
 /** What a memory key says about itself; undefined for keys that are not memory documents. */
 export interface ParsedKey {
-	kind: 'node' | 'conversation' | 'file';
+	/**
+	 * `node` and `conversation` are memory documents (heads); `sealed` is a write-once segment or index
+	 * of one (see `scope` and `headKey`); `file` is a copied file.
+	 */
+	kind: 'node' | 'conversation' | 'file' | 'sealed';
 	appId: string;
 	conversationId: string;
 	nodeId?: string;
+	/** Sealed objects: the scope of the document they belong to. */
+	scope?: 'node' | 'conversation';
+	/** Sealed objects: the key of the document they belong to. */
+	headKey?: string;
 }
 
 export function parseKey(key: string, prefix?: string): ParsedKey | undefined {
@@ -57,5 +91,14 @@ export function parseKey(key: string, prefix?: string): ParsedKey | undefined {
 	if (parts[0] === CONVERSATION_MEMORY_ROOT && parts.length === 3 && parts[2].endsWith('.json'))
 		return { kind: 'conversation', appId: parts[1], conversationId: parts[2].slice(0, -5) };
 	if (parts[0] === FILES_ROOT && parts.length === 4) return { kind: 'file', appId: parts[1], conversationId: parts[2] };
+	const name = parts[parts.length - 1];
+	if (parts[0] === NODE_MEMORY_ROOT && parts.length === 5 && parts[3].endsWith('.log') && SEALED_NAME.test(name)) {
+		const nodeId = parts[3].slice(0, -4);
+		return { kind: 'sealed', scope: 'node', appId: parts[1], conversationId: parts[2], nodeId, headKey: `${p}${parts.slice(0, 3).join('/')}/${nodeId}.json` };
+	}
+	if (parts[0] === CONVERSATION_MEMORY_ROOT && parts.length === 4 && parts[2].endsWith('.log') && SEALED_NAME.test(name)) {
+		const conversationId = parts[2].slice(0, -4);
+		return { kind: 'sealed', scope: 'conversation', appId: parts[1], conversationId, headKey: `${p}${parts[0]}/${parts[1]}/${conversationId}.json` };
+	}
 	return undefined;
 }

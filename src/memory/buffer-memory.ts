@@ -4,14 +4,16 @@ import { isMissing } from '../common/missing';
 import { defaultWarn } from '../common/warn';
 import type { WarningHandler } from '../common/warn';
 import { DuplicateMessageIdError, UnknownParentMessageError } from '../errors';
-import { indexOfMessage, threadStart, walkThread } from '../history/thread';
+import { collectThread, follows, indexOfMessage, selectThread, threadStartIn, threadSummary, ThreadSpan, UUID_NIL } from '../history/thread';
+import type { ThreadLoader } from '../history/thread';
 import { encodingForModel, safeCounter, TiktokenCounter } from '../history/tokens';
 import type { TokenCounter } from '../history/tokens';
-import { selectHistory, tokenLimit } from '../history/truncate';
+import { tokenLimit } from '../history/truncate';
 import type { SelectOptions } from '../history/truncate';
 import { mergeTurns, STEP_SUFFIX, USER_SUFFIX, turnMessages } from '../history/turns';
 import type { PendingTurn } from '../history/turns';
 import { validateDerivedId, validateId } from '../keys/ids';
+import { sealedPrefix } from '../keys/layout';
 import { messageTokenCount, rebuildFiles } from '../prompt/files';
 import type { SkippedFile } from '../prompt/files';
 import { historyToText } from '../prompt/text';
@@ -19,11 +21,13 @@ import type { TextPrefixes } from '../prompt/text';
 import type { ContentPart, ImageDetail, PromptMessage, ToolCall } from '../prompt/types';
 import { storeFile } from '../store/blobs';
 import type { FileInput } from '../store/blobs';
-import { decodeDocument, encodeDocument } from '../store/codec';
+import { encodeJson, headCodec } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
 import type { Versioned } from '../store/document-store';
-import { assertAppendable, emptyDocument } from '../store/schema';
-import type { MemoryDocument, StoredFile, StoredMessage } from '../store/schema';
+import { MessageLog } from '../store/message-log';
+import type { LogOptions, ThreadFacts } from '../store/message-log';
+import { assertAppendable, emptyDocument, sealedCountOf, validateDocument } from '../store/schema';
+import type { HeadDocument, MemoryDocument, StoredFile, StoredMessage } from '../store/schema';
 import type { MemoryStorage } from '../store/storage';
 
 export interface MemoryOptions {
@@ -46,6 +50,8 @@ export interface MemoryOptions {
 	onWarning?: WarningHandler;
 	/** Tool results longer than this many characters are cut, with a note (default 16,000). */
 	maxToolOutputChars?: number;
+	/** When the document seals its older messages into write-once segments (docs/format.md); defaults suit chat. */
+	log?: Partial<LogOptions>;
 }
 
 /** Default cap of a stored tool result: a web page or a table dump would otherwise crowd out history. */
@@ -112,7 +118,18 @@ export interface FlushResult {
 	attempts: number;
 }
 
-type Doc = Versioned<MemoryDocument>;
+type Doc = Versioned<HeadDocument>;
+
+/** What the history layer tells the store about threads, for sealed references. */
+const THREAD_FACTS: ThreadFacts = { summarize: threadSummary, follows, isPrevious: (parent) => parent === UUID_NIL };
+
+/** A buffered turn and what the flush needs to know to never store it twice. */
+interface BufferedTurn extends PendingTurn {
+	/** Its IDs came from the caller (or a custom newId), so they may clash with any stored message. */
+	callerIds: boolean;
+	/** Lowest position a write attempt placed it at: a copy may be stored (and sealed) from there on. */
+	placedAt?: number;
+}
 
 /**
  * Shared engine of both memory scopes: one document per key. Reads always ask storage for the current
@@ -121,13 +138,15 @@ type Doc = Versioned<MemoryDocument>;
 export abstract class BufferMemory {
 	readonly key: string;
 	protected readonly storage: MemoryStorage;
-	private readonly store: DocumentStore<MemoryDocument>;
+	private readonly store: DocumentStore<HeadDocument>;
+	/** The document's messages across its head and its sealed segments. */
+	private readonly log: MessageLog;
 	private readonly filesPrefix: string;
 	private readonly counter: TokenCounter;
 	private readonly options: MemoryOptions;
 	/** The document as last read or written; flush() tries its version first. */
 	private snapshot?: Doc;
-	private pending: PendingTurn[] = [];
+	private pending: BufferedTurn[] = [];
 	/**
 	 * Message IDs of turns being added or waiting to be flushed. Taken synchronously when addMessages
 	 * starts, so two concurrent calls with one ID can never both pass the duplicate check.
@@ -140,11 +159,8 @@ export abstract class BufferMemory {
 		this.options = options;
 		this.storage = options.storage;
 		const gzip = options.gzip === true;
-		this.store = new DocumentStore(
-			this.storage,
-			{ decode: decodeDocument, encode: (doc) => encodeDocument(doc, { gzip }), empty: emptyDocument },
-			{ maxAttempts: options.maxFlushAttempts, retryBaseMs: options.retryBaseMs },
-		);
+		this.store = new DocumentStore(this.storage, headCodec(gzip), { maxAttempts: options.maxFlushAttempts, retryBaseMs: options.retryBaseMs });
+		this.log = new MessageLog(this.store, key, THREAD_FACTS, { log: options.log, gzip });
 		const warn = options.onWarning ?? defaultWarn;
 		const onFailure = (error: unknown) =>
 			warn(`Token counting failed (${(error as Error)?.message ?? error}); used the UTF-8 byte length as an upper bound`);
@@ -159,15 +175,61 @@ export abstract class BufferMemory {
 		return this.snapshot;
 	}
 
-	/** Stored messages plus pending turns not stored yet, in order. */
-	private viewOf(doc: MemoryDocument): readonly StoredMessage[] {
+	/** The head's messages plus pending turns not stored yet, in order. */
+	private viewOf(doc: HeadDocument): readonly StoredMessage[] {
 		const waiting = this.pending.filter((t) => indexOfMessage(doc.messages, t.assistant.message_id) === undefined);
 		return waiting.length ? [...doc.messages, ...waiting.flatMap(turnMessages)] : doc.messages;
 	}
 
-	/** Stored messages (read now) plus turns added but not flushed yet, in order. */
+	/** The conversation as loaded so far (the head's messages and pending turns), by position. */
+	private spanOf(doc: HeadDocument): ThreadSpan {
+		const start = sealedCountOf(doc);
+		const view = this.viewOf(doc);
+		const span = new ThreadSpan(this.key, start + view.length);
+		span.add({ start, messages: view });
+		return span;
+	}
+
+	/** Loads sealed segments of `doc` for a walk that needs them. */
+	private loaderFor(doc: HeadDocument): ThreadLoader {
+		return { load: (gap) => this.log.load(doc, gap), skip: (gap) => this.log.skip(doc, gap) };
+	}
+
+	/**
+	 * Stored messages (read now), sealed ones included, plus turns added but not flushed yet, in order.
+	 * Reads the whole conversation: for export and tests; turns use thread() or the history.
+	 */
 	async messages(): Promise<readonly StoredMessage[]> {
-		return this.viewOf((await this.refresh()).doc);
+		const doc = (await this.refresh()).doc;
+		const view = this.viewOf(doc);
+		if (sealedCountOf(doc) === 0) return view;
+		return [...(await this.log.sealedMessages(doc)), ...view];
+	}
+
+	/**
+	 * One thread, oldest first, pending turns included: the one ending at `parentMessageId` (the newest
+	 * message when omitted), or only its newest `maxMessages`. Sealed segments are read only as far back
+	 * as that needs, so a bounded read costs the same at any conversation length.
+	 */
+	async thread(options: { parentMessageId?: string | null; maxMessages?: number } = {}): Promise<StoredMessage[]> {
+		const doc = (await this.refresh()).doc;
+		const span = this.spanOf(doc);
+		const loader = this.loaderFor(doc);
+		const start = await threadStartIn(span, loader, options.parentMessageId);
+		return collectThread(span, loader, start, options.maxMessages);
+	}
+
+	/**
+	 * Which of these message IDs are taken: stored (the head, or sealed segments searched through their
+	 * filters) or held by a pending turn of this object. Costs about the same at any conversation length.
+	 */
+	async takenIds(ids: readonly string[]): Promise<Set<string>> {
+		const doc = (await this.refresh()).doc;
+		const span = this.spanOf(doc);
+		const taken = new Set(ids.filter((id) => span.find(id) !== undefined || this.reserved.has(id)));
+		const rest = ids.filter((id) => !taken.has(id));
+		if (rest.length > 0 && sealedCountOf(doc) > 0) for (const id of (await this.log.find(doc, rest)).keys()) taken.add(id);
+		return taken;
 	}
 
 	/** Format of a turn's IDs; its derived user-message ID. No storage access. */
@@ -180,12 +242,22 @@ export abstract class BufferMemory {
 		return { messageId, userMessageId, parent: parent === undefined ? undefined : parent };
 	}
 
-	/** Throws when a turn with these IDs could not be stored on top of `view`. */
-	private checkAgainst(view: readonly StoredMessage[], ids: ReturnType<BufferMemory['turnIds']>): void {
-		for (const id of [ids.messageId, ids.userMessageId])
-			if (id !== undefined && indexOfMessage(view, id) !== undefined) throw new DuplicateMessageIdError(this.key, ids.messageId as string);
-		if (typeof ids.parent === 'string' && indexOfMessage(view, ids.parent) === undefined)
-			throw new UnknownParentMessageError(this.key, ids.parent);
+	/**
+	 * Throws when a turn with these IDs could not be stored on top of `doc`: an ID the caller chose
+	 * (`deep`) that is stored already, in the head, a pending turn or a sealed segment (searched guided by
+	 * the filters), or an explicit parent that is not stored anywhere. A random UUID the engine drew is
+	 * not looked up: it cannot be stored yet.
+	 */
+	private async checkAgainst(doc: HeadDocument, span: ThreadSpan, ids: ReturnType<BufferMemory['turnIds']>, deep: boolean): Promise<void> {
+		if (deep)
+			for (const id of [ids.messageId, ids.userMessageId])
+				if (id !== undefined && span.find(id) !== undefined) throw new DuplicateMessageIdError(this.key, ids.messageId as string);
+		if (deep && ids.messageId !== undefined && sealedCountOf(doc) > 0) {
+			const stored = await this.log.find(doc, [ids.messageId, ids.userMessageId as string]);
+			if (stored.size > 0) throw new DuplicateMessageIdError(this.key, ids.messageId);
+		}
+		if (ids.parent === '') throw new UnknownParentMessageError(this.key, ids.parent);
+		if (typeof ids.parent === 'string') await threadStartIn(span, this.loaderFor(doc), ids.parent);
 	}
 
 	/**
@@ -194,16 +266,19 @@ export abstract class BufferMemory {
 	 */
 	async checkTurn(ids: TurnIds): Promise<void> {
 		const checked = this.turnIds(ids);
-		this.checkAgainst(this.viewOf((await this.refresh()).doc), checked);
+		const doc = (await this.refresh()).doc;
+		await this.checkAgainst(doc, this.spanOf(doc), checked, true);
 	}
 
 	async getHistoryPromptMessages(options: HistoryOptions = {}): Promise<History> {
 		tokenLimit(options.maxTokenLimit); // an unusable limit fails before any storage access
 		const ids = this.turnIds({ messageId: options.messageId, parentMessageId: options.parentMessageId });
-		const view = this.viewOf((await this.refresh()).doc);
-		this.checkAgainst(view, ids);
-		const start = threadStart(this.key, view, options.parentMessageId);
-		const selection = selectHistory(walkThread(this.key, view, start), options);
+		const doc = (await this.refresh()).doc;
+		const span = this.spanOf(doc);
+		const loader = this.loaderFor(doc);
+		await this.checkAgainst(doc, span, ids, true);
+		const start = await threadStartIn(span, loader, options.parentMessageId);
+		const selection = await selectThread(span, loader, start, options);
 		const messages: PromptMessage[] = [];
 		const skippedFiles: SkippedFile[] = [];
 		for (const turn of selection.turns) {
@@ -215,7 +290,7 @@ export abstract class BufferMemory {
 			turns: selection.turns.length,
 			droppedTurns: selection.droppedTurns,
 			skippedFiles,
-			parentMessageId: start >= 0 ? view[start].message_id : null,
+			parentMessageId: start >= 0 ? (span.at(start) as StoredMessage).message_id : null,
 		};
 	}
 
@@ -246,10 +321,13 @@ export abstract class BufferMemory {
 		// Reserve both IDs before the first await: a concurrent call with the same ID is refused here.
 		for (const id of [messageId, userMessageId]) if (this.reserved.has(id)) throw new DuplicateMessageIdError(this.key, messageId);
 		this.reserved.add(messageId).add(userMessageId);
+		// IDs the engine drew itself (random UUIDs) cannot be stored already: they are not looked up.
+		const callerIds = turn.messageId !== undefined || this.options.newId !== undefined;
 		try {
-			const view = this.viewOf((this.snapshot ?? (await this.refresh())).doc);
-			this.checkAgainst(view, ids);
-			const parent = ids.parent === undefined ? (view.length ? view[view.length - 1].message_id : null) : ids.parent;
+			const doc = (this.snapshot ?? (await this.refresh())).doc;
+			const span = this.spanOf(doc);
+			await this.checkAgainst(doc, span, ids, callerIds);
+			const parent = ids.parent === undefined ? (span.at(span.total - 1)?.message_id ?? null) : ids.parent;
 			const createdAt = (this.options.now ?? (() => new Date()))().toISOString();
 			const userFiles = await this.storeFiles(turn.userFiles, 'user');
 			const assistantFiles = await this.storeFiles(turn.assistantFiles, 'assistant');
@@ -279,6 +357,7 @@ export abstract class BufferMemory {
 				steps,
 				assistant: message(messageId, previous, 'assistant', turn.assistantContent, assistantFiles),
 				implicitParent: ids.parent === undefined,
+				callerIds,
 			});
 			return { messageId, userMessageId, parentMessageId: parent };
 		} catch (error) {
@@ -304,22 +383,15 @@ export abstract class BufferMemory {
 	 * Persists the turns buffered so far with a conditional write. On a conflict it reloads, merges by
 	 * message ID and retries with jittered backoff. Only the turns it wrote leave the buffer: a turn
 	 * added while it runs waits for the next flush. A stored document it cannot read is never overwritten.
+	 * When the head outgrows its limits, its oldest messages are first sealed into write-once segments
+	 * (docs/format.md); the write of the head is what makes them part of the conversation.
 	 */
 	async flush(): Promise<FlushResult> {
 		const batch = this.pending.slice();
 		if (batch.length === 0) return { written: false, attempts: 0 };
 		let result;
 		try {
-			result = await this.store.update(
-				this.key,
-				(current) => {
-					const merged = mergeTurns(this.key, current.doc.messages, batch);
-					if (merged.added === 0) return undefined;
-					assertAppendable(this.key, (id) => indexOfMessage(current.doc.messages, id) !== undefined, merged.messages.slice(current.doc.messages.length));
-					return { ...current.doc, messages: merged.messages };
-				},
-				this.snapshot,
-			);
+			result = await this.store.update(this.key, (current) => this.merged(current.doc, batch), this.snapshot);
 		} catch (error) {
 			this.snapshot = undefined; // the next attempt starts from what is stored, never from a stale copy
 			throw error;
@@ -333,11 +405,82 @@ export abstract class BufferMemory {
 		return { written: result.written, attempts: result.attempts };
 	}
 
+	/** The next head: `doc` with the batch's new turns appended (each once), sealed if it outgrew its limits. */
+	private async merged(doc: HeadDocument, batch: readonly BufferedTurn[]): Promise<HeadDocument | undefined> {
+		const head = doc.messages;
+		const sealed = sealedCountOf(doc);
+		// A turn may already be stored beyond the head's messages: the caller's ID stored by another writer,
+		// or this turn itself, written by an attempt whose response was lost and sealed since.
+		const deep = batch.filter(
+			(t) =>
+				indexOfMessage(head, t.assistant.message_id) === undefined &&
+				(t.callerIds || (t.placedAt !== undefined && t.placedAt < sealed)),
+		);
+		const found: StoredMessage[] = [];
+		if (deep.length > 0 && sealed > 0) {
+			const from = Math.min(...deep.map((t) => (t.callerIds ? 0 : (t.placedAt as number))));
+			const hits = await this.log.find(doc, deep.flatMap((t) => turnMessages(t).map((m) => m.message_id)), from);
+			const seen = new Set<string>();
+			for (const [id, chunk] of hits) {
+				const m = chunk.messages.find((x) => x.message_id === id) as StoredMessage;
+				if (!seen.has(id)) found.push(m);
+				seen.add(id);
+			}
+		}
+		const stored = found.length > 0 ? [...found, ...head] : head;
+		const merged = mergeTurns(this.key, stored, batch);
+		if (merged.added === 0) return undefined;
+		const appended = merged.messages.slice(stored.length);
+		assertAppendable(this.key, (id) => indexOfMessage(stored, id) !== undefined, appended);
+		const at = sealed + head.length;
+		const written = new Set(appended.map((m) => m.message_id));
+		for (const t of batch) if (written.has(t.assistant.message_id)) t.placedAt = Math.min(t.placedAt ?? at, at);
+		return this.log.seal({ ...doc, messages: merged.messages.slice(found.length) });
+	}
+
 	/** Deletes this memory's document and drops unflushed turns. Copied files stay for housekeeping. */
 	async clear(): Promise<void> {
 		this.pending = [];
 		this.reserved.clear();
+		// The head first: a writer still holding it then fails its compare-and-swap instead of referencing
+		// what is deleted next.
 		await this.store.delete(this.key);
+		for (const o of await this.storage.list(sealedPrefix(this.key))) await this.store.deleteImmutable(o.key);
 		this.snapshot = { doc: emptyDocument(), version: null };
 	}
+}
+
+/**
+ * The whole conversation stored at `key` as one version-1 document (the seed's single-document JSON),
+ * all messages in order, sealed ones included, with the head's other fields kept. Null when the key
+ * does not exist. Unreadable parts are errors naming their key.
+ */
+export async function exportDocument(storage: MemoryStorage, key: string): Promise<MemoryDocument | null> {
+	const store = new DocumentStore(storage, headCodec(false));
+	const { doc, version } = await store.read(key);
+	if (version === null) return null;
+	const log = new MessageLog(store, key, THREAD_FACTS);
+	const messages = sealedCountOf(doc) > 0 ? [...(await log.sealedMessages(doc)), ...doc.messages] : [...doc.messages];
+	const rest: Record<string, unknown> = { ...doc };
+	delete rest.sealed;
+	delete rest.sealed_count;
+	return validateDocument(key, { ...rest, version: 1, messages });
+}
+
+/**
+ * Stores a version-1 document at `key`, which must not exist yet, in the layout a long conversation
+ * gets: all but the newest messages sealed into segments (and indexes) first, then the head. For
+ * migrations and benchmarks; a document within the head's limits is stored as it is.
+ */
+export async function importDocument(
+	storage: MemoryStorage,
+	key: string,
+	document: MemoryDocument,
+	options: { gzip?: boolean; log?: Partial<LogOptions> } = {},
+): Promise<void> {
+	const doc = validateDocument(key, document);
+	const store = new DocumentStore(storage, headCodec(options.gzip === true));
+	const log = new MessageLog(store, key, THREAD_FACTS, options);
+	const head = await log.seal(doc);
+	await storage.put(key, encodeJson(head, { gzip: options.gzip === true }), { ifVersion: null, contentType: 'application/json' });
 }

@@ -33,6 +33,8 @@ export interface DocumentStoreOptions {
 
 /** Updates of one document by this process run one after another: they would only conflict. */
 const updates = new KeyedQueue();
+/** The cache's version tag for write-once objects (never compared with storage). */
+const IMMUTABLE = 'immutable';
 
 /**
  * Reads and writes whole JSON documents on a MemoryStorage: a cached conditional read, and a
@@ -65,19 +67,24 @@ export class DocumentStore<T> {
 	/**
 	 * Compare-and-swap update. `change` gets the current document and returns the next one, or undefined
 	 * when there is nothing to write; it must not modify what it is given (cached documents are frozen).
-	 * On a conflict the document is read again and `change` applied again, with jittered backoff.
-	 * `assumed` is a version the caller already holds, tried first instead of reading.
+	 * It may be async (it may read or create other objects first, e.g. write-once segments the next
+	 * document will reference). On a conflict the document is read again and `change` applied again, with
+	 * jittered backoff. `assumed` is a version the caller already holds, tried first instead of reading.
 	 */
-	update(key: string, change: (current: Versioned<T>) => T | undefined, assumed?: Versioned<T>): Promise<UpdateResult<T>> {
+	update(key: string, change: (current: Versioned<T>) => T | undefined | Promise<T | undefined>, assumed?: Versioned<T>): Promise<UpdateResult<T>> {
 		return updates.run(this.cacheId(key), () => this.updateNow(key, change, assumed));
 	}
 
-	private async updateNow(key: string, change: (current: Versioned<T>) => T | undefined, assumed?: Versioned<T>): Promise<UpdateResult<T>> {
+	private async updateNow(
+		key: string,
+		change: (current: Versioned<T>) => T | undefined | Promise<T | undefined>,
+		assumed?: Versioned<T>,
+	): Promise<UpdateResult<T>> {
 		const maxAttempts = this.options.maxAttempts ?? 12;
 		const baseMs = this.options.retryBaseMs ?? 5;
 		let current = assumed ?? (await this.read(key));
 		for (let attempt = 1; ; attempt++) {
-			const next = change(current);
+			const next = await change(current);
 			if (next === undefined) return { written: false, attempts: attempt, current };
 			const body = this.codec.encode(next);
 			try {
@@ -93,9 +100,47 @@ export class DocumentStore<T> {
 		}
 	}
 
+	/**
+	 * An object that is never rewritten once created (a sealed segment or index): decoded once per
+	 * process, then served from the cache without asking storage. Null when the key does not exist.
+	 */
+	async readImmutable<U>(key: string, decode: (bytes: Uint8Array) => U): Promise<U | null> {
+		const id = this.immutableId(key);
+		const cached = documentCache.get<U>(id);
+		if (cached) return cached.doc;
+		const got = await this.storage.get(key);
+		if (!got) return null;
+		return documentCache.set(id, IMMUTABLE, decode(got.body), 2 * got.body.byteLength);
+	}
+
+	/**
+	 * Creates a write-once object (fails if the key exists) and caches `doc`, its decoded form. A create
+	 * whose response was lost and was retried finds its own bytes there: that counts as created.
+	 */
+	async create(key: string, body: Uint8Array, doc: unknown): Promise<void> {
+		try {
+			await this.storage.put(key, body, { ifVersion: null, contentType: 'application/json' });
+		} catch (error) {
+			if (!(error instanceof ConflictError)) throw error;
+			const there = await this.storage.get(key);
+			if (!there || !Buffer.from(there.body).equals(Buffer.from(body))) throw error;
+		}
+		documentCache.set(this.immutableId(key), IMMUTABLE, doc, 2 * body.byteLength);
+	}
+
+	private immutableId(key: string): string {
+		return `immutable\n${this.cacheId(key)}`;
+	}
+
 	/** Deletes the document (and forgets its cached copy). */
 	async delete(key: string): Promise<void> {
 		documentCache.delete(this.cacheId(key));
+		await this.storage.delete(key);
+	}
+
+	/** Deletes a write-once object (and forgets its cached copy). */
+	async deleteImmutable(key: string): Promise<void> {
+		documentCache.delete(this.immutableId(key));
 		await this.storage.delete(key);
 	}
 }

@@ -76,6 +76,11 @@ export function emptyDocument(): MemoryDocument {
 /** The reader's verdict on a document: the same checks decodeDocument applies after parsing. */
 export function validateDocument(key: string, value: unknown): MemoryDocument {
 	const version = (value as { version?: unknown }).version;
+	if (version === 3)
+		throw new CorruptDocumentError(
+			key,
+			'version 3 is a head whose older messages are sealed in other objects, not a whole document; read it with decodeHead, or the whole conversation with exportDocument',
+		);
 	if (version !== DOCUMENT_VERSION)
 		throw new CorruptDocumentError(
 			key,
@@ -107,4 +112,112 @@ export function assertAppendable(key: string, existingIds: (id: string) => boole
 			throw new CorruptDocumentError(key, `refusing to write duplicate message_id "${m.message_id}"`);
 		seen.add(m.message_id);
 	}
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Version 3: a head document plus write-once sealed objects (docs/format.md). Version 2 is never
+// written: the seed uses it as its example of a version written by a newer package, which is refused.
+
+/** Version of a head document whose older messages are sealed into write-once objects. */
+export const LOG_DOCUMENT_VERSION = 3;
+
+/**
+ * A head's (or an index's) reference to one sealed object: a segment of messages (level 0) or an
+ * index of references (level ≥ 1). `first_parent` is the parent of the first message beneath it;
+ * `linear` says every message beneath follows the one before it and the first is a user message, so a
+ * history walk that only counts dropped turns can pass over it using `turns` (answered turns beneath).
+ */
+export const sealedRefSchema = z.looseObject({
+	key: z.string().min(1),
+	level: z.number().int().nonnegative(),
+	count: z.number().int().positive(),
+	first_id: z.string().min(1),
+	last_id: z.string().min(1),
+	first_parent: z.string().min(1).nullable(),
+	linear: z.boolean(),
+	turns: z.number().int().nonnegative(),
+	bloom: z.string().optional(),
+});
+
+export const logHeadSchema = z
+	.looseObject({
+		version: z.literal(LOG_DOCUMENT_VERSION),
+		/** The newest messages (the tail), oldest first. */
+		messages: z.array(storedMessageSchema),
+		/** Sealed objects, oldest first. */
+		sealed: z.array(sealedRefSchema),
+		/** How many messages the sealed objects hold: the ordinal of messages[0]. */
+		sealed_count: z.number().int().nonnegative(),
+	})
+	.superRefine((doc, ctx) => {
+		checkUniqueIds(doc.messages, ctx);
+		const total = doc.sealed.reduce((n, r) => n + r.count, 0);
+		if (total !== doc.sealed_count)
+			ctx.addIssue({ code: 'custom', path: ['sealed_count'], message: `is ${doc.sealed_count}, but the sealed objects hold ${total} messages` });
+		if (doc.sealed.length > 0 && doc.messages.length === 0)
+			ctx.addIssue({ code: 'custom', path: ['messages'], message: 'a head with sealed objects keeps at least its newest message' });
+	});
+
+export const segmentSchema = z.looseObject({
+	version: z.literal(LOG_DOCUMENT_VERSION),
+	kind: z.literal('segment'),
+	head: z.string().min(1),
+	first: z.number().int().nonnegative(),
+	messages: z.array(storedMessageSchema).min(1),
+});
+
+export const indexSchema = z.looseObject({
+	version: z.literal(LOG_DOCUMENT_VERSION),
+	kind: z.literal('index'),
+	head: z.string().min(1),
+	first: z.number().int().nonnegative(),
+	level: z.number().int().positive(),
+	refs: z.array(sealedRefSchema).min(1),
+});
+
+export type SealedRef = z.infer<typeof sealedRefSchema>;
+export type LogHead = z.infer<typeof logHeadSchema>;
+export type SealedSegment = z.infer<typeof segmentSchema>;
+export type SealedIndex = z.infer<typeof indexSchema>;
+/** What a memory key holds: a single document (version 1) or a head with sealed objects (version 3). */
+export type HeadDocument = MemoryDocument | LogHead;
+
+/** A head's sealed references (none for a version-1 document). */
+export function sealedRefsOf(doc: HeadDocument): readonly SealedRef[] {
+	return doc.version === LOG_DOCUMENT_VERSION ? doc.sealed : [];
+}
+
+/** How many messages precede the head's own: the position of doc.messages[0] in the conversation. */
+export function sealedCountOf(doc: HeadDocument): number {
+	return doc.version === LOG_DOCUMENT_VERSION ? doc.sealed_count : 0;
+}
+
+function schemaError(key: string, error: z.ZodError): CorruptDocumentError {
+	const issue = error.issues[0];
+	return new CorruptDocumentError(key, `schema check failed at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+}
+
+/** The reader's verdict on whatever a memory key holds: a version-1 document or a version-3 head. */
+export function validateHead(key: string, value: unknown, checkRef: (ref: SealedRef, path: string) => void): HeadDocument {
+	const version = (value as { version?: unknown }).version;
+	if (version === DOCUMENT_VERSION) return validateDocument(key, value);
+	if (version !== LOG_DOCUMENT_VERSION)
+		throw new CorruptDocumentError(
+			key,
+			`unknown document version ${JSON.stringify(version)} (this package reads versions ${DOCUMENT_VERSION} and ${LOG_DOCUMENT_VERSION})`,
+		);
+	const parsed = logHeadSchema.safeParse(value);
+	if (!parsed.success) throw schemaError(key, parsed.error);
+	parsed.data.sealed.forEach((ref, i) => checkRef(ref, `sealed.${i}`));
+	return parsed.data;
+}
+
+/** Parses a sealed object; `kind` says which one the reference promised. */
+export function validateSealed(key: string, value: unknown, kind: 'segment' | 'index'): SealedSegment | SealedIndex {
+	const version = (value as { version?: unknown }).version;
+	if (version !== LOG_DOCUMENT_VERSION)
+		throw new CorruptDocumentError(key, `unknown sealed object version ${JSON.stringify(version)} (this package reads version ${LOG_DOCUMENT_VERSION})`);
+	const parsed = (kind === 'segment' ? segmentSchema : indexSchema).safeParse(value);
+	if (!parsed.success) throw schemaError(key, parsed.error);
+	return parsed.data;
 }
