@@ -4,9 +4,12 @@
 #   scripts/rgw.sh up   DIR [PORT]   prints the endpoint http://127.0.0.1:PORT (keys LLMMEMACCESSKEY /
 #                                    LLMMEMSECRETKEY); without PORT, free ports are picked for rgw and mon
 #   scripts/rgw.sh down DIR
+#   scripts/rgw.sh stop-rgw DIR      stops only radosgw; the mon and the memstore OSD keep the data
+#   scripts/rgw.sh start-rgw DIR     starts radosgw again on the same cluster and port, waits until it answers
+#   scripts/rgw.sh restart-rgw DIR   stop-rgw, then start-rgw (a storage outage with the data kept)
 #   scripts/rgw.sh check             -> exit 0 when the Ceph binaries are installed
 set -euo pipefail
-cmd=${1:?usage: rgw.sh up|down|check DIR [PORT]}
+cmd=${1:?usage: rgw.sh up|down|stop-rgw|start-rgw|restart-rgw|check DIR [PORT]}
 
 if [ "$cmd" = check ]; then
 	command -v radosgw >/dev/null && command -v ceph-mon >/dev/null && command -v ceph-osd >/dev/null
@@ -14,14 +17,17 @@ if [ "$cmd" = check ]; then
 fi
 
 C=${2:?dir}
-if [ "$cmd" = down ]; then
-	# Each pid is a `timeout` wrapper leading its own process group (setsid): TERM reaches the daemon
-	# through it; the daemons take a few seconds to stop, then whatever is left of each group is killed.
-	pids=()
-	for p in rgw osd mon; do
+LIFETIME=${RGW_LIFETIME_SECONDS:-7200}
+
+# Stops the daemons named (rgw, osd, mon) whose pid files are in $C.
+# Each pid is a `timeout` wrapper leading its own process group (setsid): TERM reaches the daemon
+# through it; the daemons take a few seconds to stop, then whatever is left of each group is killed.
+stop_daemons() {
+	local pids=() p pid alive
+	for p in "$@"; do
 		if [ -f "$C/$p.pid" ]; then pids+=("$(cat "$C/$p.pid")"); rm -f "$C/$p.pid"; fi
 	done
-	[ ${#pids[@]} -gt 0 ] || exit 0
+	[ ${#pids[@]} -gt 0 ] || return 0
 	kill "${pids[@]}" 2>/dev/null || true
 	for _ in $(seq 1 50); do
 		alive=0
@@ -30,14 +36,42 @@ if [ "$cmd" = down ]; then
 		sleep 0.2
 	done
 	for pid in "${pids[@]}"; do kill -9 -- "-$pid" 2>/dev/null || true; done
+}
+
+# Starts radosgw on the cluster in $C (its port is in the beast line of ceph.conf) and waits until it answers.
+start_rgw() {
+	local port ok=0
+	port=$(sed -n 's/.*beast endpoint=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$C/ceph.conf")
+	[ -n "$port" ] || { echo "no beast endpoint in $C/ceph.conf" >&2; return 1; }
+	setsid nohup timeout "$LIFETIME" radosgw -c "$C/ceph.conf" -n client.rgw.a -f >>"$C/log/rgw.out" 2>&1 &
+	echo $! >"$C/rgw.pid"
+	for _ in $(seq 1 120); do
+		if curl -s -o /dev/null "http://127.0.0.1:$port/"; then ok=1; break; fi
+		sleep 0.5
+	done
+	[ $ok = 1 ] || { echo "radosgw did not answer on port $port; see $C/log" >&2; return 1; }
+	RGW_PORT=$port
+}
+
+case "$cmd" in
+down) stop_daemons rgw osd mon; exit 0 ;;
+stop-rgw) stop_daemons rgw; exit 0 ;;
+start-rgw | restart-rgw)
+	[ -f "$C/mon.pid" ] || { echo "no cluster in $C (run: rgw.sh up $C)" >&2; exit 1; }
+	[ "$cmd" = start-rgw ] || stop_daemons rgw
+	[ ! -f "$C/rgw.pid" ] || { echo "radosgw already running in $C" >&2; exit 1; }
+	start_rgw
+	echo "radosgw ready again on http://127.0.0.1:$RGW_PORT" >&2
+	echo "http://127.0.0.1:$RGW_PORT"
 	exit 0
-fi
-[ "$cmd" = up ] || { echo "unknown command $cmd" >&2; exit 2; }
+	;;
+up) ;;
+*) echo "unknown command $cmd" >&2; exit 2 ;;
+esac
 
 free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 PORT=${3:-$(free_port)}
 MON_PORT=${RGW_MON_PORT:-$(free_port)}
-LIFETIME=${RGW_LIFETIME_SECONDS:-7200}
 rm -rf "$C"
 mkdir -p "$C"/{run,log,mon.a,osd.0,rgw}
 FSID=$(cat /proc/sys/kernel/random/uuid)
@@ -92,14 +126,7 @@ ceph-osd -c "$C/ceph.conf" -i 0 --mkfs --osd-uuid "$OSDUUID" 2>/dev/null
 setsid nohup timeout "$LIFETIME" ceph-osd -c "$C/ceph.conf" -i 0 -f >"$C/log/osd.out" 2>&1 &
 echo $! >"$C/osd.pid"
 for _ in $(seq 1 60); do timeout 5 $CEPH osd stat 2>/dev/null | grep -q "1 up" && break; sleep 0.5; done
-setsid nohup timeout "$LIFETIME" radosgw -c "$C/ceph.conf" -n client.rgw.a -f >"$C/log/rgw.out" 2>&1 &
-echo $! >"$C/rgw.pid"
-ok=0
-for _ in $(seq 1 120); do
-	if curl -s -o /dev/null "http://127.0.0.1:$PORT/"; then ok=1; break; fi
-	sleep 0.5
-done
-[ $ok = 1 ] || { echo "radosgw did not answer on port $PORT; see $C/log" >&2; exit 1; }
+start_rgw
 timeout 60 radosgw-admin -c "$C/ceph.conf" -n client.rgw.a user create --uid=llmmem --display-name=llmmem \
 	--access-key=LLMMEMACCESSKEY --secret-key=LLMMEMSECRETKEY >/dev/null 2>>"$C/log/admin.err"
 echo "radosgw ready on http://127.0.0.1:$PORT" >&2

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync, promises as fs } from 'node:fs';
 import { hostname } from 'node:os';
 
@@ -140,28 +140,31 @@ export async function acquireFileLock(lockPath: string, what: string, options: L
 	const deadline = Date.now() + options.timeoutMs;
 	let delay = 1;
 	for (;;) {
+		// The lock appears with its holder already written (temp file, then link): a writer killed while
+		// taking it can never leave an empty lock that others would have to wait out.
+		const tmp = `${lockPath}.new-${randomBytes(6).toString('hex')}`;
+		let ino: bigint | undefined;
 		try {
-			const handle = await fs.open(lockPath, 'wx');
+			await fs.writeFile(tmp, JSON.stringify(me), { flag: 'wx' });
+			await fs.link(tmp, lockPath);
 			held.add(me.nonce);
-			let ino: bigint;
-			try {
-				await handle.writeFile(JSON.stringify(me));
-				ino = (await handle.stat({ bigint: true })).ino;
-			} catch (error) {
+			ino = (await fs.stat(lockPath, { bigint: true })).ino;
+		} catch (error) {
+			if (errnoCode(error) !== 'EEXIST') {
 				held.delete(me.nonce);
-				await handle.close();
-				await fs.unlink(lockPath).catch(() => {});
 				throw error;
 			}
-			await handle.close();
+		} finally {
+			await fs.unlink(tmp).catch(() => {});
+		}
+		if (ino !== undefined) {
+			const mine = ino;
 			return async () => {
 				held.delete(me.nonce);
 				// Only our own lock file: if it was judged stale and re-taken, the new one is not ours to remove.
 				const st = await fs.stat(lockPath, { bigint: true }).catch(() => undefined);
-				if (st?.ino === ino) await fs.unlink(lockPath).catch(() => {});
+				if (st?.ino === mine) await fs.unlink(lockPath).catch(() => {});
 			};
-		} catch (error) {
-			if (errnoCode(error) !== 'EEXIST') throw error;
 		}
 		if (await breakIfStale(lockPath, options)) continue;
 		if (Date.now() > deadline) {

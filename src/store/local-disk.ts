@@ -20,9 +20,9 @@ export interface LocalDiskStorageOptions {
 	durable?: boolean;
 }
 
-const RESERVED = /\.(lock|tmp)$|\.lock\.stale-/;
-/** Leftovers of interrupted writers, with the key they belonged to: `.<name>.<pid>.<hex>.tmp` and broken-lock asides. */
-const LEFTOVER = /^\.(.+)\.\d+\.[0-9a-f]+\.tmp$|^(.+)\.lock\.stale-[0-9a-f-]+$/;
+const RESERVED = /\.(lock|tmp)$|\.lock\.(stale|new)-/;
+/** Leftovers of interrupted writers, with the key they belonged to: `.<name>.<pid>.<hex>.tmp`, and lock files being taken or broken. */
+const LEFTOVER = /^\.(.+)\.\d+\.[0-9a-f]+\.tmp$|^(.+)\.lock\.(?:stale|new)-[0-9a-f-]+$/;
 
 function versionOf(st: { ino: bigint; mtimeNs: bigint; size: bigint }): string {
 	return `${st.ino}-${st.mtimeNs}-${st.size}`;

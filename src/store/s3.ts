@@ -98,7 +98,8 @@ export class S3Storage implements MemoryStorage {
 				credentials: options.credentials,
 				requestChecksumCalculation: 'WHEN_REQUIRED',
 				responseChecksumValidation: 'WHEN_REQUIRED',
-				requestHandler: { requestTimeout: options.requestTimeoutMs ?? 15_000, connectionTimeout: 5_000 },
+				// throwOnRequestTimeout: without it the SDK only logs a warning, and a frozen server hangs a turn forever.
+				requestHandler: { requestTimeout: options.requestTimeoutMs ?? 15_000, connectionTimeout: 5_000, throwOnRequestTimeout: true },
 			});
 	}
 
