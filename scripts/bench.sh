@@ -13,6 +13,8 @@ export RGW_ENDPOINT
 export NODE_NO_WARNINGS=1
 node --import tsx bench/engine.ts
 node --import tsx bench/n8n-latency.ts
+# The AI Agent with our LLM Memory Store against the same agent with n8n's Simple Memory.
+node --import tsx bench/agent-memory.ts
 # n8n's own memories (Simple, Postgres, Redis) against ours, through the AI Agent: needs Debian's
 # PostgreSQL and Redis (started privately on loopback by the benchmark).
 bash scripts/services.sh install

@@ -37,6 +37,8 @@ export type { TextPrefixes } from './prompt/text';
 export { BufferMemory, exportDocument, importDocument } from './memory/buffer-memory';
 export type { AddedTurn, FlushResult, History, HistoryOptions, MemoryOptions, TurnIds, TurnInput } from './memory/buffer-memory';
 export { ConversationMemory, NodeMemory, NodeTokenBufferMemory, TokenBufferMemory } from './memory/scopes';
+export { ChatHistory, groupTurns, pairSteps, UnsupportedMessageError } from './memory/chat-history';
+export type { ChatMessage, GroupedTurn, ListedMessage, OpenTurn } from './memory/chat-history';
 export type { DeleteOptions, GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './store/storage';
 export { LocalDiskStorage } from './store/local-disk';
 export type { LocalDiskStorageOptions } from './store/local-disk';

@@ -1,10 +1,7 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type {
-	ICredentialsDecrypted,
-	ICredentialTestFunctions,
 	IDataObject,
 	IExecuteFunctions,
-	INodeCredentialTestResult,
 	INodeExecutionData,
 	INodeType,
 	INodeTypeDescription,
@@ -12,7 +9,7 @@ import type {
 
 import { WITH_MEMORY, ON_S3 } from '../shared/display';
 import { asNodeError, nodeError } from '../shared/errors';
-import { s3Storage } from '../shared/storage';
+import { llmMemoryS3ApiTest } from '../shared/credential-test';
 import { properties } from './description';
 import { isChatModel } from './methods/model';
 import { runItem } from './methods/run-item';
@@ -45,20 +42,7 @@ export class LlmWithMemory implements INodeType {
 		properties,
 	};
 
-	methods = {
-		credentialTest: {
-			async llmMemoryS3ApiTest(this: ICredentialTestFunctions, credential: ICredentialsDecrypted): Promise<INodeCredentialTestResult> {
-				try {
-					const storage = s3Storage(credential.data ?? {});
-					const support = await storage.checkAccess();
-					const quoting = support.quoteIfMatch ? 'quoted' : 'unquoted';
-					return { status: 'OK', message: `Reached ${storage.describe()}; conditional writes are enforced (${quoting} ETags)` };
-				} catch (error) {
-					return { status: 'Error', message: (error as Error).message };
-				}
-			},
-		},
-	};
+	methods = { credentialTest: { llmMemoryS3ApiTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const items = this.getInputData();

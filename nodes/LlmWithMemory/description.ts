@@ -2,7 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_MAX_TOKEN_LIMIT } from '../../src';
 import { WITH_MEMORY, WITHOUT_MEMORY } from '../shared/display';
-import { conversationIdProperties, MEMORY_MODE_OPTIONS, storageProperties } from '../shared/descriptions';
+import { conversationIdProperties, gzipOption, MEMORY_MODE_OPTIONS, storageProperties } from '../shared/descriptions';
 
 export type MemoryMode = 'none' | 'conversation' | 'node';
 
@@ -92,13 +92,7 @@ const optionsCollection: INodeProperties = {
 	placeholder: 'Add Option',
 	default: {},
 	options: [
-		{
-			displayName: 'Compress Stored Memory',
-			name: 'gzip',
-			type: 'boolean',
-			default: false,
-			description: 'Whether to gzip memory documents (reading accepts both forms)',
-		},
+		gzipOption,
 		filesOption,
 		{
 			displayName: 'Max History Tokens',

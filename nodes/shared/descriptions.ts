@@ -111,3 +111,12 @@ export function storageProperties(show: Show): INodeProperties[] {
 		},
 	];
 }
+
+/** Options → Compress Stored Memory, the same in every node that stores memory. */
+export const gzipOption: INodeProperties = {
+	displayName: 'Compress Stored Memory',
+	name: 'gzip',
+	type: 'boolean',
+	default: false,
+	description: 'Whether to gzip memory documents (reading accepts both forms)',
+};

@@ -13,6 +13,13 @@
  * A last user message containing `[[fake:status=NNN]]` makes the server answer that HTTP error instead
  * (use 4xx: the OpenAI client retries 5xx with backoff).
  *
+ * Tool calls, so n8n's real AI Agent runs a real tool: when the request offers tools and the conversation
+ * ends with a user message containing `[[fake:tool=NAME:ARGS]]` (NAME matched against the offered tools,
+ * ignoring case and punctuation; ARGS a JSON object, or a string sent as {"input": ARGS}), the answer is
+ * an assistant message calling that tool (several markers: parallel calls), ids `call_<seq>_<n>`. Once
+ * the tool results are in (the conversation ends with tool messages), the answer is text again:
+ *   FAKE-LLM reply to "<last user text>" with tool results [<result>, …] (saw <n> messages: <roles>)
+ *
  * Every request (any path) is kept in memory and, with `log`, appended to a JSONL file.
  *
  * Programmatic: `const llm = await startFakeOpenAi({ port: 5800, log: 'x.jsonl' })` -> { url, port, requests(), clear(), close() }
@@ -78,10 +85,54 @@ export function lastUserText(messages: ChatMessage[]): string {
 	return '';
 }
 
+/** Text of the tool messages that end the conversation (the results the model is answering from). */
+export function trailingToolResults(messages: ChatMessage[]): string[] {
+	const results: string[] = [];
+	for (let i = messages.length - 1; i >= 0 && messages[i].role === 'tool'; i--) results.unshift(contentText(messages[i].content));
+	return results;
+}
+
 /** The default deterministic reply. */
 export function describeReply(messages: ChatMessage[]): string {
 	const roles = messages.map((m) => m.role).join(',');
-	return `FAKE-LLM reply to "${lastUserText(messages)}" (saw ${messages.length} messages: ${roles})`;
+	const results = trailingToolResults(messages);
+	const tools = results.length ? ` with tool results [${results.join(', ')}]` : '';
+	return `FAKE-LLM reply to "${lastUserText(messages)}"${tools} (saw ${messages.length} messages: ${roles})`;
+}
+
+export interface FakeToolCall {
+	id: string;
+	name: string;
+	/** JSON text, as OpenAI sends function arguments. */
+	arguments: string;
+}
+
+const squash = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, '');
+
+/**
+ * The tool calls a request asks for: `[[fake:tool=NAME:ARGS]]` markers in a conversation that ends with
+ * a user message, for tools the request offers. Empty when there is nothing to call.
+ */
+export function requestedToolCalls(messages: ChatMessage[], body: any, seq: number): FakeToolCall[] {
+	const last = messages[messages.length - 1];
+	const offered: string[] = (Array.isArray(body?.tools) ? body.tools : [])
+		.map((t: any) => t?.function?.name ?? t?.name)
+		.filter((n: unknown): n is string => typeof n === 'string');
+	if (!last || last.role !== 'user' || offered.length === 0) return [];
+	const calls: FakeToolCall[] = [];
+	for (const [, wanted, rawArgs] of contentText(last.content).matchAll(/\[\[fake:tool=([^:\]]+):(.*?)\]\]/g)) {
+		const name = offered.find((n) => squash(n) === squash(wanted));
+		if (!name) continue;
+		let args: unknown;
+		try {
+			args = JSON.parse(rawArgs);
+		} catch {
+			args = undefined;
+		}
+		if (!args || typeof args !== 'object' || Array.isArray(args)) args = { input: rawArgs };
+		calls.push({ id: `call_${seq}_${calls.length}`, name, arguments: JSON.stringify(args) });
+	}
+	return calls;
 }
 
 /** Rough, deterministic token count (4 characters per token). */
@@ -150,7 +201,8 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 				});
 			}
 
-			const text = makeReply(messages, body);
+			const toolCalls = requestedToolCalls(messages, body, entry.seq);
+			const text = toolCalls.length ? '' : makeReply(messages, body);
 			const promptTokens = tokens(messages.map((m) => contentText(m.content)).join('\n'));
 			const usage = {
 				prompt_tokens: promptTokens,
@@ -181,7 +233,10 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 				chunk({ role: 'assistant', content: '' }, null);
 				// Split into a few pieces so streaming consumers really have to concatenate.
 				for (const piece of text.match(/.{1,16}/gs) ?? []) chunk({ content: piece }, null);
-				chunk({}, 'stop', body?.stream_options?.include_usage ? { usage } : {});
+				toolCalls.forEach((c, index) =>
+					chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }] }, null),
+				);
+				chunk({}, toolCalls.length ? 'tool_calls' : 'stop', body?.stream_options?.include_usage ? { usage } : {});
 				return res.end('data: [DONE]\n\n');
 			}
 
@@ -189,7 +244,18 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 				...base,
 				object: 'chat.completion',
 				choices: [
-					{ index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: 'stop' },
+					toolCalls.length
+						? {
+								index: 0,
+								message: {
+									role: 'assistant',
+									content: null,
+									tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+								},
+								logprobs: null,
+								finish_reason: 'tool_calls',
+							}
+						: { index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: 'stop' },
 				],
 				usage,
 			});

@@ -2,10 +2,15 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import type { PromptMessage } from '../../../src';
 import { nodeError } from '../../shared/errors';
+import type { ChatStream } from './stream';
 
-/** What we need of a connected LangChain chat model: invoke() with plain role/content messages. */
+/**
+ * What we need of a connected LangChain chat model: invoke() with plain role/content messages, and
+ * stream() (an async iterable of message chunks) when the answer is streamed to the chat.
+ */
 export interface ChatModel {
 	invoke(messages: PromptMessage[], options?: { signal?: AbortSignal }): Promise<unknown>;
+	stream?(messages: PromptMessage[], options?: { signal?: AbortSignal }): Promise<AsyncIterable<unknown>>;
 	modelName?: string;
 	model?: string;
 }
@@ -20,22 +25,52 @@ export function modelNameOf(model: ChatModel): string | undefined {
 	return typeof name === 'string' ? name : undefined;
 }
 
-/** Text of a chat model reply: a string, an AIMessage with string content, or content parts. */
-export function replyText(reply: unknown): string {
-	if (typeof reply === 'string') return reply;
-	const content = (reply as { content?: unknown })?.content;
+/** Text of message content: a string, or the text of its content parts; undefined when it has neither. */
+function contentText(content: unknown): string | undefined {
 	if (typeof content === 'string') return content;
 	if (Array.isArray(content))
 		return content
 			.map((p) => (typeof p === 'string' ? p : (p as { type?: string; text?: string })?.type === 'text' ? (p as { text: string }).text : ''))
 			.join('');
-	throw new Error('The model returned a reply without text content');
+	return undefined;
 }
 
-/** Step 3: one model call. A failure is an error that says nothing was stored. */
-export async function callModel(ctx: IExecuteFunctions, i: number, model: ChatModel, messages: PromptMessage[]): Promise<string> {
+/** Text of a chat model reply: a string, an AIMessage with string content, or content parts. */
+export function replyText(reply: unknown): string {
+	const text = typeof reply === 'string' ? reply : contentText((reply as { content?: unknown })?.content);
+	if (text === undefined) throw new Error('The model returned a reply without text content');
+	return text;
+}
+
+/** Text of one streamed chunk (an AIMessageChunk, a string); '' for chunks without text (tool-call deltas, usage). */
+export function chunkText(chunk: unknown): string {
+	return (typeof chunk === 'string' ? chunk : contentText((chunk as { content?: unknown })?.content)) ?? '';
+}
+
+/**
+ * Step 3: one model call. A failure is an error that says nothing was stored. When the answer streams
+ * to the chat, it goes through the model's stream() piece by piece; a model without stream() is invoked
+ * and its answer sent as one piece, so the chat never shows "no response". The caller ends the stream
+ * after memory is saved.
+ */
+export async function callModel(ctx: IExecuteFunctions, i: number, model: ChatModel, messages: PromptMessage[], stream?: ChatStream): Promise<string> {
+	const options = { signal: ctx.getExecutionCancelSignal() };
 	try {
-		return replyText(await model.invoke(messages, { signal: ctx.getExecutionCancelSignal() }));
+		if (!stream) return replyText(await model.invoke(messages, options));
+		await stream.begin();
+		if (typeof model.stream !== 'function') {
+			const text = replyText(await model.invoke(messages, options));
+			await stream.item(text);
+			return text;
+		}
+		let text = '';
+		for await (const chunk of await model.stream(messages, options)) {
+			const piece = chunkText(chunk);
+			if (!piece) continue;
+			text += piece;
+			await stream.item(piece);
+		}
+		return text;
 	} catch (error) {
 		throw nodeError(ctx, `The model call failed: ${(error as Error).message}`, i, 'Nothing was added to memory.');
 	}

@@ -1,17 +1,42 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import { asNodeError } from '../../shared/errors';
 import { resolveInput } from './input';
 import { persistTurn, readMemory } from './memory';
 import { callModel } from './model';
 import type { ChatModel } from './model';
 import { formatOutput } from './output';
 import { buildPrompt } from './prompt';
+import { ChatStream } from './stream';
 
-/** One item: resolve the input, read memory, build the prompt, call the model, persist the turn. */
+/**
+ * One item: resolve the input, read memory, build the prompt, call the model, persist the turn.
+ * When the Chat Trigger streams, the answer streams as it is generated and the stream ends once the turn
+ * is saved. A failure ends the stream with one error chunk: when the node fails, n8n itself sends it,
+ * with the error's description as its text, so the description leads with the message; when the node
+ * continues on fail, n8n sends nothing, so we do.
+ */
 export async function runItem(ctx: IExecuteFunctions, i: number, model: ChatModel): Promise<IDataObject> {
+	const stream = ChatStream.open(ctx, i);
+	try {
+		const result = await answerItem(ctx, i, model, stream);
+		await stream?.end();
+		return result;
+	} catch (error) {
+		const failure = asNodeError(ctx, error, i); // the same error when it is one already (partialResult kept)
+		if (stream) {
+			const text = failure.description ? `${failure.message}. ${failure.description}` : failure.message;
+			if (ctx.continueOnFail()) await stream.fail(text);
+			else failure.description = text;
+		}
+		throw failure;
+	}
+}
+
+async function answerItem(ctx: IExecuteFunctions, i: number, model: ChatModel, stream: ChatStream | undefined): Promise<IDataObject> {
 	const input = await resolveInput(ctx, i);
 	const opened = await readMemory(ctx, i, input, model);
-	const answer = await callModel(ctx, i, model, buildPrompt(input, opened?.history));
+	const answer = await callModel(ctx, i, model, buildPrompt(input, opened?.history), stream);
 	if (!opened) return formatOutput(input, answer);
 	const added = await persistTurn(ctx, i, opened, input, answer);
 	return formatOutput(input, answer, opened, added);

@@ -1,0 +1,32 @@
+import { NodeConnectionTypes } from 'n8n-workflow';
+import type { INodeType, INodeTypeDescription, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
+
+import { ON_S3 } from '../shared/display';
+import { llmMemoryS3ApiTest } from '../shared/credential-test';
+import { properties } from './description';
+import { supplyMemory } from './methods/supply-memory';
+
+/** An ai_memory sub-node: the AI Agent, the Chat Trigger's session reload and Respond to Chat use our store. */
+export class LlmMemoryStore implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'LLM Memory Store',
+		name: 'llmMemoryStore',
+		icon: { light: 'file:llmMemoryStore.svg', dark: 'file:llmMemoryStore.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{ { conversation: "Conversation memory", node: "Node memory" }[$parameter["memoryMode"]] }}',
+		description: 'Thread-aware chat memory for the AI Agent, kept on local disk or S3, tool calls included',
+		defaults: { name: 'LLM Memory Store' },
+		inputs: [],
+		outputs: [NodeConnectionTypes.AiMemory],
+		outputNames: ['Memory'],
+		credentials: [{ name: 'llmMemoryS3Api', required: true, testedBy: 'llmMemoryS3ApiTest', displayOptions: { show: ON_S3 } }],
+		properties,
+	};
+
+	methods = { credentialTest: { llmMemoryS3ApiTest } };
+
+	async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
+		return await supplyMemory(this, itemIndex);
+	}
+}

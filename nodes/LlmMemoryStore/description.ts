@@ -1,0 +1,62 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import { DEFAULT_MAX_TOKEN_LIMIT } from '../../src';
+import { conversationIdProperties, gzipOption, MEMORY_MODE_OPTIONS, storageProperties } from '../shared/descriptions';
+
+/** The shared Conversation ID fields, in n8n's words for a memory sub-node: "Session ID". */
+const sessionIdProperties: INodeProperties[] = conversationIdProperties({}).map((p) => ({
+	...p,
+	displayName: p.displayName.replace('Conversation ID', 'Session ID'),
+	...(p.description ? { description: p.description.replace('groups turns into one conversation', 'groups turns into one chat session') } : {}),
+}));
+
+export const properties: INodeProperties[] = [
+	{
+		displayName:
+			'Connect this memory to an AI Agent, and to the Chat Trigger (Load Previous Session = From Memory) to show earlier messages when the chat reopens. Respond to Chat and Chat Memory Manager can use it too.',
+		name: 'connectionNotice',
+		type: 'notice',
+		default: '',
+	},
+	{
+		displayName: 'Memory Mode',
+		name: 'memoryMode',
+		type: 'options',
+		noDataExpression: true,
+		options: MEMORY_MODE_OPTIONS.map((o) =>
+			o.value === 'conversation'
+				? { ...o, description: 'One history per conversation, shared with every LLM with Memory node and every memory store of this workflow in Conversation mode' }
+				: { ...o, description: 'This memory’s own history per conversation: two agents with two stores never see each other’s turns. Needs a session ID.' },
+		),
+		default: 'conversation',
+	},
+	...sessionIdProperties,
+	{
+		displayName: 'Context Window Length',
+		name: 'contextWindowLength',
+		type: 'number',
+		default: 10,
+		typeOptions: { minValue: 1 },
+		hint: 'How many past turns the model receives as context',
+		description: 'A turn is a message and its answer, tool calls and tool results included; turns are never split',
+	},
+	{
+		displayName: 'Max History Tokens',
+		name: 'maxHistoryTokens',
+		type: 'number',
+		default: DEFAULT_MAX_TOKEN_LIMIT,
+		typeOptions: { minValue: 0 },
+		description: 'Token budget for the history, on top of the context window. The oldest whole turns are dropped first.',
+	},
+	...storageProperties({}),
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			gzipOption,
+		],
+	},
+];

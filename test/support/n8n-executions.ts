@@ -1,0 +1,57 @@
+/**
+ * Read what n8n saved of an execution (run data per node, errors, sub-node input/output panes) straight
+ * from the instance's SQLite database, with n8n's own `sqlite3` and `flatted` modules and its own Node
+ * binary (no extra dependency, no owner account or API key needed).
+ */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+
+import { ensureN8n, runScript } from './n8n-harness';
+import type { N8nInstance } from './n8n-harness';
+
+type Json = Record<string, any>;
+
+const READ = `
+const [db, id] = process.argv.slice(1);
+const sqlite3 = require('sqlite3');
+const { parse } = require('flatted');
+const conn = new sqlite3.Database(db, sqlite3.OPEN_READONLY);
+conn.get('SELECT data FROM execution_data WHERE executionId = ?', [id], (err, row) => {
+	if (err) { console.error(err.message); process.exit(2); }
+	process.stdout.write(row ? JSON.stringify(parse(row.data)) : 'null');
+	conn.close();
+});`;
+
+/** The saved run data of an execution (IRunExecutionData), or undefined when it is not saved (yet). */
+export async function executionData(n8n: N8nInstance, executionId: string): Promise<Json | undefined> {
+	const [dir, node] = await Promise.all([ensureN8n(), runScript(['node'])]);
+	const db = path.join(n8n.userFolder, '.n8n/database.sqlite');
+	const out = await new Promise<string>((resolve, reject) =>
+		execFile(node, ['-e', READ, db, executionId], { env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules') }, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) =>
+			err ? reject(new Error(`reading execution ${executionId}: ${stderr || err.message}`)) : resolve(stdout),
+		),
+	);
+	const data = JSON.parse(out) as Json | null;
+	return data ?? undefined;
+}
+
+/** The executions of a workflow that n8n's event log reports as finished, oldest first. */
+export function finishedExecutions(n8n: N8nInstance, workflowId: string): Array<{ executionId: string; success: boolean; payload: Json }> {
+	return n8n
+		.events()
+		.filter((e) => (e.eventName === 'n8n.workflow.success' || e.eventName === 'n8n.workflow.failed') && e.payload?.workflowId === workflowId)
+		.map((e) => ({ executionId: String(e.payload.executionId), success: e.eventName === 'n8n.workflow.success', payload: e.payload }));
+}
+
+/**
+ * What a sub-node logged on its panes: one entry per logged call, with the JSON of its input pane and of
+ * its output pane (or the error it showed), in the order n8n recorded them.
+ */
+export function subNodeLog(data: Json, nodeName: string, connectionType: string): Array<{ input?: Json; output?: Json; error?: Json }> {
+	const runs: Json[] = data?.resultData?.runData?.[nodeName] ?? [];
+	return runs.map((run) => ({
+		input: run.inputOverride?.[connectionType]?.[0]?.[0]?.json,
+		output: run.data?.[connectionType]?.[0]?.[0]?.json,
+		...(run.error ? { error: run.error } : {}),
+	}));
+}
