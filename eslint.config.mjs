@@ -4,7 +4,16 @@ import { n8nCommunityNodesPlugin } from '@n8n/eslint-plugin-community-nodes';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-	{ ignores: ['dist/**', 'node_modules/**', '.tmp/**', '.artifacts/**', 'gulpfile.js', 'scripts/**/*.mjs'] },
+	{
+		ignores: [
+			'dist/**',
+			'node_modules/**',
+			'.tmp/**',
+			'.artifacts/**',
+			'gulpfile.js',
+			'scripts/**/*.mjs',
+		],
+	},
 	{
 		files: ['**/*.ts'],
 		extends: [eslint.configs.recommended, tseslint.configs.recommended],
@@ -30,17 +39,23 @@ export default tseslint.config(
 				'error',
 				{
 					patterns: [
-						{ regex: '^(n8n-workflow|n8n-core|n8n|@n8n/.*)(/.*)?$', message: 'src/ is framework-free: n8n adapters belong in nodes/.' },
-						{ regex: '^\\.\\./+(\\.\\./+)*(nodes|credentials|test|bench)(/|$)', message: 'src/ must not depend on nodes/, credentials/, tests or benchmarks.' },
+						{
+							regex: '^(n8n-workflow|n8n-core|n8n|@n8n/.*)(/.*)?$',
+							message: 'src/ is framework-free: n8n adapters belong in nodes/.',
+						},
+						{
+							regex: '^\\.\\./+(\\.\\./+)*(nodes|credentials|test|bench)(/|$)',
+							message: 'src/ must not depend on nodes/, credentials/, tests or benchmarks.',
+						},
 					],
 				},
 			],
 		},
 	},
 	{
-		files: ['test/**/*.ts', 'bench/**/*.ts'],
+		files: ['test/**/*.ts', 'bench/**/*.ts', 'demo/**/*.ts'],
 		rules: {
-			// Test helpers pass arbitrary JSON (request bodies, chat replies) around.
+			// Test helpers and the demo model server pass arbitrary JSON (request bodies, chat replies) around.
 			'@typescript-eslint/no-explicit-any': 'off',
 		},
 	},

@@ -11,7 +11,7 @@
  */
 import { WorkflowBuilder } from '../test/support/agent-workflows';
 import { sendChat } from '../test/support/chat';
-import { contentText, startFakeOpenAi } from '../test/support/fake-openai';
+import { contentText, startFakeOpenAi } from '../demo/model-server';
 import { N8N_VERSION, packPackage, startN8n } from '../test/support/n8n-harness';
 import { freePort } from '../test/support/rgw';
 import { openAiCredential } from '../test/support/workflows';
@@ -28,9 +28,24 @@ interface Variant {
 	label: string;
 }
 
-const STORE: Variant = { id: 'benchAgentStore1', webhookId: 'be0c0de0-0000-4000-8000-0000000000c1', tag: 'bench store', label: 'AI Agent + LLM Memory Store (Node memory, local disk)' };
-const SIMPLE: Variant = { id: 'benchAgentSimple', webhookId: 'be0c0de0-0000-4000-8000-0000000000c2', tag: 'bench simple', label: 'AI Agent + n8n Simple Memory (in process)' };
-const NONE: Variant = { id: 'benchAgentNoMem1', webhookId: 'be0c0de0-0000-4000-8000-0000000000c3', tag: 'bench none', label: 'AI Agent without memory' };
+const STORE: Variant = {
+	id: 'benchAgentStore1',
+	webhookId: 'be0c0de0-0000-4000-8000-0000000000c1',
+	tag: 'bench store',
+	label: 'AI Agent + LLM Memory Store (Node memory, local disk)',
+};
+const SIMPLE: Variant = {
+	id: 'benchAgentSimple',
+	webhookId: 'be0c0de0-0000-4000-8000-0000000000c2',
+	tag: 'bench simple',
+	label: 'AI Agent + n8n Simple Memory (in process)',
+};
+const NONE: Variant = {
+	id: 'benchAgentNoMem1',
+	webhookId: 'be0c0de0-0000-4000-8000-0000000000c3',
+	tag: 'bench none',
+	label: 'AI Agent without memory',
+};
 
 function workflow(v: Variant, memory: (w: WorkflowBuilder) => string | undefined) {
 	const w = new WorkflowBuilder(v.id, `bench: ${v.label}`);
@@ -51,14 +66,23 @@ function workflow(v: Variant, memory: (w: WorkflowBuilder) => string | undefined
 		brokerPort: await freePort(),
 		credentials: [openAiCredential(llm.url)],
 		workflows: [
-			workflow(STORE, (w) => w.store('Memory', 'bench-agent-store', { memoryMode: 'node', contextWindowLength: WINDOW, maxHistoryTokens: 100_000 })),
+			workflow(STORE, (w) =>
+				w.store('Memory', 'bench-agent-store', {
+					memoryMode: 'node',
+					contextWindowLength: WINDOW,
+					maxHistoryTokens: 100_000,
+				}),
+			),
 			workflow(SIMPLE, (w) => w.simpleMemory('Memory', WINDOW)),
 			workflow(NONE, () => undefined),
 		],
 	});
 	try {
 		const turn = async (v: Variant, i: number) => {
-			const r = await sendChat(n8n.chatUrl(v.webhookId), { sessionId: 'bench', chatInput: `message number ${i} about the weather and the plan for tomorrow` });
+			const r = await sendChat(n8n.chatUrl(v.webhookId), {
+				sessionId: 'bench',
+				chatInput: `message number ${i} about the weather and the plan for tomorrow`,
+			});
 			if (r.status !== 200) throw new Error(`${v.label}: turn failed: ${r.status} ${r.body}`);
 			return r;
 		};
@@ -74,9 +98,15 @@ function workflow(v: Variant, memory: (w: WorkflowBuilder) => string | undefined
 		}
 		/** History messages the model got in the variant's last call (between the system and the new user message). */
 		const history = (v: Variant) => {
-			const last = llm.completions().filter((r) => r.body?.messages?.[0]?.content === v.tag).at(-1);
+			const last = llm
+				.completions()
+				.filter((r) => r.body?.messages?.[0]?.content === v.tag)
+				.at(-1);
 			const messages = (last?.body.messages ?? []) as Array<{ role: string; content: unknown }>;
-			return { count: Math.max(messages.length - 2, 0), chars: messages.slice(1, -1).reduce((n, m) => n + contentText(m.content).length, 0) };
+			return {
+				count: Math.max(messages.length - 2, 0),
+				chars: messages.slice(1, -1).reduce((n, m) => n + contentText(m.content).length, 0),
+			};
 		};
 		const row = (v: Variant) => {
 			const xs = lat.get(v)!;
@@ -87,12 +117,18 @@ function workflow(v: Variant, memory: (w: WorkflowBuilder) => string | undefined
 		const m = median(lat.get(SIMPLE)!);
 		const n = median(lat.get(NONE)!);
 		console.log(machineLine(`n8n ${N8N_VERSION}`));
-		console.log(`\n### AI Agent chat turn: LLM Memory Store vs Simple Memory (${SEED}→${SEED + TURNS} stored turns, window ${WINDOW} turns, ${TURNS} turns per variant, rotating; ms)\n`);
+		console.log(
+			`\n### AI Agent chat turn: LLM Memory Store vs Simple Memory (${SEED}→${SEED + TURNS} stored turns, window ${WINDOW} turns, ${TURNS} turns per variant, rotating; ms)\n`,
+		);
 		console.log('| workflow | median | p10 | p90 | history sent |');
 		console.log('|---|---:|---:|---:|---:|');
 		for (const v of variants) console.log(row(v));
-		console.log(`\nLLM Memory Store vs Simple Memory at the median: ${(s - m >= 0 ? '+' : '')}${(s - m).toFixed(1)} ms per turn (ratio ${(s / m).toFixed(2)}×).`);
-		console.log(`Over the agent without memory: store ${(s - n).toFixed(1)} ms (${(s / n).toFixed(2)}×), Simple Memory ${(m - n).toFixed(1)} ms (${(m / n).toFixed(2)}×).`);
+		console.log(
+			`\nLLM Memory Store vs Simple Memory at the median: ${s - m >= 0 ? '+' : ''}${(s - m).toFixed(1)} ms per turn (ratio ${(s / m).toFixed(2)}×).`,
+		);
+		console.log(
+			`Over the agent without memory: store ${(s - n).toFixed(1)} ms (${(s / n).toFixed(2)}×), Simple Memory ${(m - n).toFixed(1)} ms (${(m / n).toFixed(2)}×).`,
+		);
 	} finally {
 		await n8n.stop();
 		await llm.close();

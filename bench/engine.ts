@@ -27,7 +27,15 @@ import {
 	tokenizerStats,
 	walkThread,
 } from '../src';
-import type { GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredMessage, StoredObject } from '../src';
+import type {
+	GetOptions,
+	ListedObject,
+	MemoryStorage,
+	NotModified,
+	PutOptions,
+	StoredMessage,
+	StoredObject,
+} from '../src';
 import { ensureRgw, rgwStorage } from '../test/support/rgw';
 import { tempDir } from '../test/support/storages';
 import { machineLine, median, percentile } from './stats';
@@ -37,7 +45,10 @@ const ms = (t0: number) => performance.now() - t0;
 const f = (x: number, d = 2) => x.toFixed(d);
 
 /** Deterministic chat-like text of 10–40 words. */
-const WORDS = 'the memory node keeps each turn with its token count so history never needs a second pass over old text while budgets stay exact and bounded per conversation thread'.split(' ');
+const WORDS =
+	'the memory node keeps each turn with its token count so history never needs a second pass over old text while budgets stay exact and bounded per conversation thread'.split(
+		' ',
+	);
 function sentence(i: number): string {
 	const n = 10 + ((i * 7919) % 31);
 	return Array.from({ length: n }, (_, k) => WORDS[(i * 31 + k * 17) % WORDS.length]).join(' ');
@@ -51,8 +62,24 @@ function seedMessages(n: number): StoredMessage[] {
 		const q = sentence(i);
 		const a = sentence(i + 1);
 		const created_at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
-		out.push({ message_id: `t${i}:user`, parent_message_id: parent, role: 'user', content: q, files: [], token_count: counter.count(q), created_at });
-		out.push({ message_id: `t${i}`, parent_message_id: `t${i}:user`, role: 'assistant', content: a, files: [], token_count: counter.count(a), created_at });
+		out.push({
+			message_id: `t${i}:user`,
+			parent_message_id: parent,
+			role: 'user',
+			content: q,
+			files: [],
+			token_count: counter.count(q),
+			created_at,
+		});
+		out.push({
+			message_id: `t${i}`,
+			parent_message_id: `t${i}:user`,
+			role: 'assistant',
+			content: a,
+			files: [],
+			token_count: counter.count(a),
+			created_at,
+		});
 		parent = `t${i}`;
 	}
 	return out;
@@ -110,7 +137,15 @@ interface Cell {
 	reseed?: () => Promise<void>;
 }
 
-const timings = (): Timings => ({ total: [], read: [], append: [], flush: [], tokenizerCalls: [], written: [], sealing: 0 });
+const timings = (): Timings => ({
+	total: [],
+	read: [],
+	append: [],
+	flush: [],
+	tokenizerCalls: [],
+	written: [],
+	sealing: 0,
+});
 const key = (conversation: string) => `conversation_memory/bench/${conversation}.json`;
 
 async function oneTurn(cell: Cell, round: number, cold: boolean) {
@@ -122,11 +157,17 @@ async function oneTurn(cell: Cell, round: number, cold: boolean) {
 	const bytes0 = cell.storage.bytes;
 	const objects0 = cell.storage.objects;
 	const t0 = performance.now();
-	const m = new TokenBufferMemory('bench', cell.conversation, { storage: cell.storage, model: 'gpt-4o' });
+	const m = new TokenBufferMemory('bench', cell.conversation, {
+		storage: cell.storage,
+		model: 'gpt-4o',
+	});
 	await m.getHistoryPromptMessages({ maxTokenLimit: 2000 });
 	const t1 = performance.now();
 	const calls = tokenizerStats.calls;
-	await m.addMessages({ userContent: sentence(round * 2 + 7), assistantContent: sentence(round * 2 + 8) });
+	await m.addMessages({
+		userContent: sentence(round * 2 + 7),
+		assistantContent: sentence(round * 2 + 8),
+	});
 	const t2 = performance.now();
 	await m.flush();
 	const t3 = performance.now();
@@ -145,15 +186,28 @@ async function perTurn(rounds: number) {
 	const disk = new CountingStorage(new LocalDiskStorage({ root: tempDir('bench-disk') }));
 	const s3 = new CountingStorage(await rgwStorage());
 	const cells: Cell[] = [];
-	for (const [backend, storage] of [['local disk', disk], ['radosgw (S3)', s3]] as const) {
+	for (const [backend, storage] of [
+		['local disk', disk],
+		['radosgw (S3)', s3],
+	] as const) {
 		for (const size of SIZES) {
 			const conversation = `c${size}`;
 			const messages = seedMessages(size);
 			const t0 = performance.now();
 			await importDocument(storage, key(conversation), { version: 1, messages });
 			const objects = 1 + (await storage.list(sealedPrefix(key(conversation)))).length;
-			console.error(`built ${backend} ${size.toLocaleString('en')} messages: ${objects} objects in ${f(ms(t0) / 1000, 1)} s`);
-			const cell: Cell = { backend, storage, size, conversation, warm: timings(), cold: timings(), bytes: JSON.stringify({ version: 1, messages }).length };
+			console.error(
+				`built ${backend} ${size.toLocaleString('en')} messages: ${objects} objects in ${f(ms(t0) / 1000, 1)} s`,
+			);
+			const cell: Cell = {
+				backend,
+				storage,
+				size,
+				conversation,
+				warm: timings(),
+				cold: timings(),
+				bytes: JSON.stringify({ version: 1, messages }).length,
+			};
 			if (size <= 10)
 				cell.reseed = async () => {
 					await storage.delete(key(conversation));
@@ -166,20 +220,29 @@ async function perTurn(rounds: number) {
 	for (const c of cells) [c.warm, c.cold] = [timings(), timings()];
 	// Cold first: emptying the cache also empties the other cells' entries, so a cell's warm turn must
 	// follow its own cold turn, whose flush left the head cached.
-	for (let r = 0; r < rounds; r++) for (const c of cells) for (const cold of [true, false]) await oneTurn(c, r, cold);
-	const kb = (b: number) => (b >= 1024 * 1024 ? `${f(b / 1024 / 1024, 1)} MB` : `${f(b / 1024, 1)} KB`);
+	for (let r = 0; r < rounds; r++)
+		for (const c of cells) for (const cold of [true, false]) await oneTurn(c, r, cold);
+	const kb = (b: number) =>
+		b >= 1024 * 1024 ? `${f(b / 1024 / 1024, 1)} MB` : `${f(b / 1024, 1)} KB`;
 	console.log(`\n### Per-turn cost (median of ${rounds} turns each, interleaved; ms)\n`);
 	console.log(
 		'| storage | stored messages | as one JSON | cache | load+thread+truncate | append (tokenize) | flush (CAS write) | **total median** | total p90 | written per turn (median / max) | sealing turns | tokenizer calls/turn |',
 	);
 	console.log('|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 	for (const c of cells)
-		for (const [label, t] of [['warm', c.warm], ['cold', c.cold]] as const)
+		for (const [label, t] of [
+			['warm', c.warm],
+			['cold', c.cold],
+		] as const)
 			console.log(
 				`| ${c.backend} | ${c.size.toLocaleString('en')} | ${kb(c.bytes)} | ${label} | ${f(median(t.read))} | ${f(median(t.append))} | ${f(median(t.flush))} | **${f(median(t.total))}** | ${f(percentile(t.total, 0.9))} | ${kb(median(t.written))} / ${kb(Math.max(...t.written))} | ${t.sealing} | ${median(t.tokenizerCalls)} |`,
 			);
-	console.log('\n### 100,000 stored messages against 10 (ratio of the total medians; target ≤ 1.5×)\n');
-	console.log('| storage | cache | 10 | 1,000 | 10,000 | 100,000 | **100,000 : 10** | max bytes written by any turn |');
+	console.log(
+		'\n### 100,000 stored messages against 10 (ratio of the total medians; target ≤ 1.5×)\n',
+	);
+	console.log(
+		'| storage | cache | 10 | 1,000 | 10,000 | 100,000 | **100,000 : 10** | max bytes written by any turn |',
+	);
 	console.log('|---|---|---:|---:|---:|---:|---:|---:|');
 	for (const backend of ['local disk', 'radosgw (S3)'])
 		for (const label of ['warm', 'cold'] as const) {
@@ -193,21 +256,27 @@ async function perTurn(rounds: number) {
 }
 
 /** Dify/LangChain pattern: count the whole remaining history, drop the oldest turn, count again. */
-function recountAfterEachDrop(messages: StoredMessage[], budget: number): { kept: number; counts: number } {
+function recountAfterEachDrop(
+	messages: StoredMessage[],
+	budget: number,
+): { kept: number; counts: number } {
 	let start = 0;
 	let counts = 0;
 	for (;;) {
 		let total = 0;
 		for (let i = start; i < messages.length; i++) total += counter.count(messages[i].content);
 		counts++;
-		if (total <= budget || start >= messages.length) return { kept: messages.length - start, counts };
+		if (total <= budget || start >= messages.length)
+			return { kept: messages.length - start, counts };
 		start += 2; // drop the oldest whole turn
 	}
 }
 
 function assembly() {
 	console.log('\n### Assembling a 2,000-token history (ms)\n');
-	console.log('| stored messages | from stored counts (median of 201) | re-count after each drop | re-count calls | ratio |');
+	console.log(
+		'| stored messages | from stored counts (median of 201) | re-count after each drop | re-count calls | ratio |',
+	);
 	console.log('|---:|---:|---:|---:|---:|');
 	const fit: Array<[number, number]> = [];
 	for (const n of [250, 500, 1_000, 10_000]) {
@@ -216,7 +285,9 @@ function assembly() {
 		let kept = 0;
 		for (let r = 0; r < 201; r++) {
 			const t0 = performance.now();
-			kept = selectHistory(walkThread('bench', messages, messages.length - 1), { maxTokenLimit: 2000 }).turns.length * 2;
+			kept =
+				selectHistory(walkThread('bench', messages, messages.length - 1), { maxTokenLimit: 2000 })
+					.turns.length * 2;
 			ours.push(ms(t0));
 		}
 		let naive: string;
@@ -239,7 +310,9 @@ function assembly() {
 			calls = `≈ ${((n - kept) / 2 + 1).toLocaleString('en')}`;
 			ratio = `≈ ${Math.round(t / median(ours)).toLocaleString('en')}×`;
 		}
-		console.log(`| ${n.toLocaleString('en')} | ${f(median(ours), 3)} | ${naive} | ${calls} | ${ratio} |`);
+		console.log(
+			`| ${n.toLocaleString('en')} | ${f(median(ours), 3)} | ${naive} | ${calls} | ${ratio} |`,
+		);
 	}
 }
 

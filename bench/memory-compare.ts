@@ -3,7 +3,7 @@
  *
  * One n8n (N8N_VERSION, the harness's default otherwise), the package from its `npm pack` tarball, every
  * workflow a Chat Trigger whose chat turns are POSTed to its webhook, the model n8n's own OpenAI Chat
- * Model node pointed at test/support/fake-openai.ts (a local stand-in that answers instantly). Variants:
+ * Model node pointed at demo/model-server.ts (a local stand-in that answers instantly). Variants:
  *   AI Agent + Simple Memory            (in-process; pre-filled by driving turns through n8n)
  *   AI Agent + Postgres Chat Memory     (Debian's PostgreSQL via scripts/services.sh; rows written directly
  *                                        into n8n_chat_histories in LangChain's format)
@@ -38,12 +38,25 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 import { LocalDiskStorage, NodeMemory } from '../src';
-import { agentChatWorkflow, postgresCredential, postgresMemory, redisCredential, redisMemory, simpleMemory } from '../test/support/compare-workflows';
+import {
+	agentChatWorkflow,
+	postgresCredential,
+	postgresMemory,
+	redisCredential,
+	redisMemory,
+	simpleMemory,
+} from '../test/support/compare-workflows';
 import type { MemorySpec } from '../test/support/compare-workflows';
 import { sendChat } from '../test/support/chat';
-import { contentText, describeReply, startFakeOpenAi } from '../test/support/fake-openai';
-import type { ChatMessage, FakeOpenAi } from '../test/support/fake-openai';
-import { ensureN8n, N8N_VERSION, packPackage, REPO_ROOT, startN8n } from '../test/support/n8n-harness';
+import { contentText, describeReply, startFakeOpenAi } from '../demo/model-server';
+import type { ChatMessage, FakeOpenAi } from '../demo/model-server';
+import {
+	ensureN8n,
+	N8N_VERSION,
+	packPackage,
+	REPO_ROOT,
+	startN8n,
+} from '../test/support/n8n-harness';
 import type { N8nInstance } from '../test/support/n8n-harness';
 import { freePort } from '../test/support/rgw';
 import { executionTimings } from '../test/support/execution-timings';
@@ -54,7 +67,10 @@ import { machineLine, median, percentile } from './stats';
 
 type Json = Record<string, any>;
 
-const SIZES = (process.env.BENCH_SIZES ?? '100,1000').split(',').map((s) => Number(s.trim())).filter((n) => n > 0);
+const SIZES = (process.env.BENCH_SIZES ?? '100,1000')
+	.split(',')
+	.map((s) => Number(s.trim()))
+	.filter((n) => n > 0);
 const TURNS = Number(process.env.BENCH_TURNS ?? 40);
 const WINDOW = Number(process.env.BENCH_WINDOW ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
@@ -71,8 +87,15 @@ const OUR_NODES = { root: 'LLM', model: 'LLM Model' };
 const userText = (i: number) => `message number ${i} about the weather and the plan for tomorrow`;
 /** The fake model's answer to userText(i) in the steady state (system + 2×window history + user). */
 function replyText(i: number): string {
-	const history: ChatMessage[] = Array.from({ length: 2 * WINDOW }, (_, k) => ({ role: k % 2 ? 'assistant' : 'user', content: '' }));
-	return describeReply([{ role: 'system', content: SYSTEM }, ...history, { role: 'user', content: userText(i) }]);
+	const history: ChatMessage[] = Array.from({ length: 2 * WINDOW }, (_, k) => ({
+		role: k % 2 ? 'assistant' : 'user',
+		content: '',
+	}));
+	return describeReply([
+		{ role: 'system', content: SYSTEM },
+		...history,
+		{ role: 'user', content: userText(i) },
+	]);
 }
 
 /** Whether the package declares the LLM Memory Store node (another part of the project builds it). */
@@ -126,59 +149,124 @@ interface Variant {
 		redis = redisUp({ lifetimeSeconds: 3 * 3600 });
 		const withStore = storeNodeDeclared();
 		// BENCH_TARBALL: a package packed beforehand (e.g. from a quiet copy of the tree while others edit it).
-		const [tarball, fake, n8nDir] = await Promise.all([process.env.BENCH_TARBALL ?? packPackage(), startFakeOpenAi({ port: 0 }), ensureN8n()]);
+		const [tarball, fake, n8nDir] = await Promise.all([
+			process.env.BENCH_TARBALL ?? packPackage(),
+			startFakeOpenAi({ port: 0 }),
+			ensureN8n(),
+		]);
 		llm = fake;
 		// LangChain's own message serialisation, from the n8n being measured: the rows and list entries we
 		// write are what its Postgres and Redis chat histories write (checked against n8n's own rows below).
-		const lc = createRequire(path.join(n8nDir, 'node_modules/@n8n/n8n-nodes-langchain/package.json'))('@langchain/core/messages');
+		const lc = createRequire(
+			path.join(n8nDir, 'node_modules/@n8n/n8n-nodes-langchain/package.json'),
+		)('@langchain/core/messages');
 		const stored = (role: 'user' | 'assistant', text: string) =>
-			lc.mapChatMessagesToStoredMessages([role === 'user' ? new lc.HumanMessage(text) : new lc.AIMessage(text)])[0] as { type: string; data: Json };
+			lc.mapChatMessagesToStoredMessages([
+				role === 'user' ? new lc.HumanMessage(text) : new lc.AIMessage(text),
+			])[0] as { type: string; data: Json };
 
 		const variants: Variant[] = [];
-		const add = (v: Omit<Variant, 'ms' | 'stored' | 'last' | 'tags'>) => variants.push({ ...v, ms: new Map(), stored: new Map(), last: new Map(), tags: [] });
-		const ids = (n: number) => ({ id: `benchCompare${String(n).padStart(4, '0')}`, webhookId: `c0ffee00-0000-4000-8000-00000000000${n}` });
-		const agent = (n: number, key: string, label: string, memory?: MemorySpec, prefill?: Variant['prefill']) => {
+		const add = (v: Omit<Variant, 'ms' | 'stored' | 'last' | 'tags'>) =>
+			variants.push({ ...v, ms: new Map(), stored: new Map(), last: new Map(), tags: [] });
+		const ids = (n: number) => ({
+			id: `benchCompare${String(n).padStart(4, '0')}`,
+			webhookId: `c0ffee00-0000-4000-8000-00000000000${n}`,
+		});
+		const agent = (
+			n: number,
+			key: string,
+			label: string,
+			memory?: MemorySpec,
+			prefill?: Variant['prefill'],
+		) => {
 			const { id, webhookId } = ids(n);
 			const nodes = { root: AGENT_NODE, memory: memory?.name, model: AGENT_MODEL_NODE };
-			const workflow = agentChatWorkflow({ id, webhookId, name: `compare: ${label}`, memory, systemMessage: SYSTEM });
-			add({ key, label, id, webhookId, memory: !!memory, baseline: memory ? 'agent-none' : undefined, prefill, workflow, nodes });
+			const workflow = agentChatWorkflow({
+				id,
+				webhookId,
+				name: `compare: ${label}`,
+				memory,
+				systemMessage: SYSTEM,
+			});
+			add({
+				key,
+				label,
+				id,
+				webhookId,
+				memory: !!memory,
+				baseline: memory ? 'agent-none' : undefined,
+				prefill,
+				workflow,
+				nodes,
+			});
 		};
 		const ourNodeId = 'compare-llm-node';
 		const ourStoreId = 'compare-store-node';
 		/** Our document for a session, written with the engine as the node would have written it. */
-		const prefillOurs = (workflowId: string, nodeId: string) => async (session: string, turns: number) => {
-			const memory = new NodeMemory(workflowId, session, nodeId, { storage: new LocalDiskStorage({ root: memoryFolder }), model: MODEL });
-			for (let i = 0; i < turns; i++) await memory.addMessages({ userContent: userText(i), assistantContent: replyText(i) });
-			await memory.flush();
-		};
+		const prefillOurs =
+			(workflowId: string, nodeId: string) => async (session: string, turns: number) => {
+				const memory = new NodeMemory(workflowId, session, nodeId, {
+					storage: new LocalDiskStorage({ root: memoryFolder }),
+					model: MODEL,
+				});
+				for (let i = 0; i < turns; i++)
+					await memory.addMessages({ userContent: userText(i), assistantContent: replyText(i) });
+				await memory.flush();
+			};
 
-		agent(1, 'agent-simple', 'AI Agent + Simple Memory', simpleMemory(WINDOW), async (session, turns) => {
-			for (let i = 0; i < turns; i++) await turn(byKey('agent-simple'), session, userText(i), 0);
-		});
-		agent(2, 'agent-postgres', 'AI Agent + Postgres Chat Memory', postgresMemory(WINDOW), async (session, turns) => {
-			const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
-			const values: string[] = [];
-			for (let i = 0; i < turns; i++) {
-				for (const [role, text] of [['user', userText(i)], ['assistant', replyText(i)]] as const) {
-					const { type, data } = stored(role, text);
-					values.push(`(${q(session)}, ${q(JSON.stringify({ ...data, type }))}::jsonb)`);
+		agent(
+			1,
+			'agent-simple',
+			'AI Agent + Simple Memory',
+			simpleMemory(WINDOW),
+			async (session, turns) => {
+				for (let i = 0; i < turns; i++) await turn(byKey('agent-simple'), session, userText(i), 0);
+			},
+		);
+		agent(
+			2,
+			'agent-postgres',
+			'AI Agent + Postgres Chat Memory',
+			postgresMemory(WINDOW),
+			async (session, turns) => {
+				const q = (s: string) => `'${s.replace(/'/g, "''")}'`;
+				const values: string[] = [];
+				for (let i = 0; i < turns; i++) {
+					for (const [role, text] of [
+						['user', userText(i)],
+						['assistant', replyText(i)],
+					] as const) {
+						const { type, data } = stored(role, text);
+						values.push(`(${q(session)}, ${q(JSON.stringify({ ...data, type }))}::jsonb)`);
+					}
 				}
-			}
-			// The table as LangChain's PostgresChatMessageHistory creates it (no index on session_id).
-			pg!.psql(
-				`CREATE TABLE IF NOT EXISTS ${TABLE} (id SERIAL PRIMARY KEY, session_id VARCHAR(255) NOT NULL, message JSONB NOT NULL);\n` +
-					`INSERT INTO ${TABLE} (session_id, message) VALUES\n${values.join(',\n')};\n`,
-			);
-		});
-		agent(3, 'agent-redis', 'AI Agent + Redis Chat Memory', redisMemory(WINDOW), async (session, turns) => {
-			// LangChain's RedisChatMessageHistory: LPUSH of JSON {type, data} per message, so the newest is first.
-			const entries: string[] = [];
-			for (let i = 0; i < turns; i++) entries.push(JSON.stringify(stored('user', userText(i))), JSON.stringify(stored('assistant', replyText(i))));
-			const commands = [['DEL', session]];
-			for (let k = 0; k < entries.length; k += 500) commands.push(['LPUSH', session, ...entries.slice(k, k + 500)]);
-			const out = redis!.cli(['--pipe'], resp(commands));
-			if (!/errors: 0,/.test(out)) throw new Error(`redis pre-fill failed: ${out}`);
-		});
+				// The table as LangChain's PostgresChatMessageHistory creates it (no index on session_id).
+				pg!.psql(
+					`CREATE TABLE IF NOT EXISTS ${TABLE} (id SERIAL PRIMARY KEY, session_id VARCHAR(255) NOT NULL, message JSONB NOT NULL);\n` +
+						`INSERT INTO ${TABLE} (session_id, message) VALUES\n${values.join(',\n')};\n`,
+				);
+			},
+		);
+		agent(
+			3,
+			'agent-redis',
+			'AI Agent + Redis Chat Memory',
+			redisMemory(WINDOW),
+			async (session, turns) => {
+				// LangChain's RedisChatMessageHistory: LPUSH of JSON {type, data} per message, so the newest is first.
+				const entries: string[] = [];
+				for (let i = 0; i < turns; i++)
+					entries.push(
+						JSON.stringify(stored('user', userText(i))),
+						JSON.stringify(stored('assistant', replyText(i))),
+					);
+				const commands = [['DEL', session]];
+				for (let k = 0; k < entries.length; k += 500)
+					commands.push(['LPUSH', session, ...entries.slice(k, k + 500)]);
+				const out = redis!.cli(['--pipe'], resp(commands));
+				if (!/errors: 0,/.test(out)) throw new Error(`redis pre-fill failed: ${out}`);
+			},
+		);
 		if (withStore) {
 			const { id } = ids(4);
 			agent(
@@ -190,7 +278,13 @@ interface Variant {
 					typeVersion: 1,
 					id: ourStoreId,
 					name: 'LLM Memory Store',
-					parameters: { memoryMode: 'node', contextWindowLength: WINDOW, maxHistoryTokens: NO_CUT_TOKENS, storage: 'localDisk', localFolder: memoryFolder },
+					parameters: {
+						memoryMode: 'node',
+						contextWindowLength: WINDOW,
+						maxHistoryTokens: NO_CUT_TOKENS,
+						storage: 'localDisk',
+						localFolder: memoryFolder,
+					},
 				},
 				prefillOurs(id, ourStoreId),
 			);
@@ -236,7 +330,18 @@ interface Variant {
 				id,
 				webhookId,
 				nodes: OUR_NODES,
-				workflow: chatWorkflow({ id, webhookId, name: 'compare: LLM with Memory, none', llms: [{ name: 'LLM', id: 'compare-llm-none', parameters: { systemMessage: SYSTEM, memoryMode: 'none' } }] }),
+				workflow: chatWorkflow({
+					id,
+					webhookId,
+					name: 'compare: LLM with Memory, none',
+					llms: [
+						{
+							name: 'LLM',
+							id: 'compare-llm-none',
+							parameters: { systemMessage: SYSTEM, memoryMode: 'none' },
+						},
+					],
+				}),
 			});
 		}
 		function byKey(key: string): Variant {
@@ -254,7 +359,9 @@ interface Variant {
 			credentials: [openAiCredential(llm.url), postgresCredential(pg), redisCredential(redis)],
 			workflows: variants.map((v) => v.workflow),
 		});
-		console.error(`n8n ${n8n.version} up in ${(n8n.bootMs / 1000).toFixed(1)} s; ${variants.length} workflows`);
+		console.error(
+			`n8n ${n8n.version} up in ${(n8n.bootMs / 1000).toFixed(1)} s; ${variants.length} workflows`,
+		);
 
 		/**
 		 * One chat turn; checks the model call it caused: exactly one, system + history + this user message,
@@ -266,7 +373,8 @@ interface Variant {
 			const r = await sendChat(n8n!.chatUrl(v.webhookId), { sessionId: session, chatInput: input });
 			const calls = llm!.completions();
 			const where = `${v.label}, session ${session}, input "${input}"`;
-			if (r.status !== 200 || typeof r.json?.output !== 'string') throw new Error(`${where}: HTTP ${r.status} ${r.body.slice(0, 500)}`);
+			if (r.status !== 200 || typeof r.json?.output !== 'string')
+				throw new Error(`${where}: HTTP ${r.status} ${r.body.slice(0, 500)}`);
 			if (calls.length !== 1) throw new Error(`${where}: ${calls.length} model calls, expected 1`);
 			const messages: ChatMessage[] = calls[0].body?.messages ?? [];
 			const roles = messages.map((m) => m.role);
@@ -274,14 +382,27 @@ interface Variant {
 			const expected = v.memory ? 2 * Math.min(WINDOW, before) : 0;
 			const history = messages.slice(1, -1);
 			const problems: string[] = [];
-			if (roles[0] !== 'system' || contentText(messages[0]?.content) !== SYSTEM) problems.push('the first message is not the system message');
-			if (roles[roles.length - 1] !== 'user' || contentText(messages[messages.length - 1]?.content) !== input) problems.push('the last message is not this turn’s user message');
-			if (history.length !== expected) problems.push(`${history.length} history messages, expected ${expected}`);
-			if (history.some((m, k) => m.role !== (k % 2 ? 'assistant' : 'user'))) problems.push('history is not user/assistant pairs');
-			if (expected > 0 && contentText(history[history.length - 2]?.content) !== v.last.get(session)) {
-				problems.push(`newest history turn is "${contentText(history[history.length - 2]?.content)}", expected "${v.last.get(session)}"`);
+			if (roles[0] !== 'system' || contentText(messages[0]?.content) !== SYSTEM)
+				problems.push('the first message is not the system message');
+			if (
+				roles[roles.length - 1] !== 'user' ||
+				contentText(messages[messages.length - 1]?.content) !== input
+			)
+				problems.push('the last message is not this turn’s user message');
+			if (history.length !== expected)
+				problems.push(`${history.length} history messages, expected ${expected}`);
+			if (history.some((m, k) => m.role !== (k % 2 ? 'assistant' : 'user')))
+				problems.push('history is not user/assistant pairs');
+			if (
+				expected > 0 &&
+				contentText(history[history.length - 2]?.content) !== v.last.get(session)
+			) {
+				problems.push(
+					`newest history turn is "${contentText(history[history.length - 2]?.content)}", expected "${v.last.get(session)}"`,
+				);
 			}
-			if (problems.length) throw new Error(`${where}: the model got [${roles.join(',')}]: ${problems.join('; ')}`);
+			if (problems.length)
+				throw new Error(`${where}: the model got [${roles.join(',')}]: ${problems.join('; ')}`);
 			v.stored.set(session, before + 1);
 			v.last.set(session, input);
 			v.tags.push(tag);
@@ -290,7 +411,12 @@ interface Variant {
 			return r.ms;
 		}
 
-		const rotate = async (size: number, rounds: number, record: boolean, counter: { next: number }) => {
+		const rotate = async (
+			size: number,
+			rounds: number,
+			record: boolean,
+			counter: { next: number },
+		) => {
 			for (let i = 0; i < rounds; i++) {
 				for (let k = 0; k < variants.length; k++) {
 					const v = variants[(i + k) % variants.length];
@@ -302,15 +428,35 @@ interface Variant {
 		/** n8n's own rows and list entries have the shape of the ones we wrote (checked once, after n8n wrote some). */
 		const checkFormats = (size: number) => {
 			const keysOf = (o: Json) => Object.keys(o).sort().join(',');
-			const expect = { human: keysOf({ ...stored('user', 'x').data, type: 'human' }), ai: keysOf({ ...stored('assistant', 'x').data, type: 'ai' }) };
-			const expectRedis = { human: keysOf(stored('user', 'x').data), ai: keysOf(stored('assistant', 'x').data) };
-			const rows = pg!.psql(`SELECT message::text FROM ${TABLE} WHERE session_id = 'agent-postgres-n${size}' ORDER BY id DESC LIMIT 2`).split('\n').map((l) => JSON.parse(l));
+			const expect = {
+				human: keysOf({ ...stored('user', 'x').data, type: 'human' }),
+				ai: keysOf({ ...stored('assistant', 'x').data, type: 'ai' }),
+			};
+			const expectRedis = {
+				human: keysOf(stored('user', 'x').data),
+				ai: keysOf(stored('assistant', 'x').data),
+			};
+			const rows = pg!
+				.psql(
+					`SELECT message::text FROM ${TABLE} WHERE session_id = 'agent-postgres-n${size}' ORDER BY id DESC LIMIT 2`,
+				)
+				.split('\n')
+				.map((l) => JSON.parse(l));
 			for (const row of rows) {
-				if (keysOf(row) !== expect[row.type as 'human' | 'ai']) throw new Error(`n8n wrote a Postgres row ${JSON.stringify(row)}; we pre-filled rows with keys ${JSON.stringify(expect)}`);
+				if (keysOf(row) !== expect[row.type as 'human' | 'ai'])
+					throw new Error(
+						`n8n wrote a Postgres row ${JSON.stringify(row)}; we pre-filled rows with keys ${JSON.stringify(expect)}`,
+					);
 			}
-			const entries = redis!.cli(['LRANGE', `agent-redis-n${size}`, '0', '1']).split('\n').map((l) => JSON.parse(l));
+			const entries = redis!
+				.cli(['LRANGE', `agent-redis-n${size}`, '0', '1'])
+				.split('\n')
+				.map((l) => JSON.parse(l));
 			for (const e of entries) {
-				if (keysOf(e.data ?? {}) !== expectRedis[e.type as 'human' | 'ai']) throw new Error(`n8n wrote a Redis entry ${JSON.stringify(e)}; we pre-filled entries with data keys ${JSON.stringify(expectRedis)}`);
+				if (keysOf(e.data ?? {}) !== expectRedis[e.type as 'human' | 'ai'])
+					throw new Error(
+						`n8n wrote a Redis entry ${JSON.stringify(e)}; we pre-filled entries with data keys ${JSON.stringify(expectRedis)}`,
+					);
 			}
 		};
 
@@ -336,12 +482,16 @@ interface Variant {
 
 		// ---- where the time goes: n8n's own record of each execution (read after n8n stopped) ----
 		await n8n.stop();
-		const timings = (await executionTimings(path.join(work, 'n8n'))).filter((t) => t.status === 'success');
+		const timings = (await executionTimings(path.join(work, 'n8n'))).filter(
+			(t) => t.status === 'success',
+		);
 		const parts = new Map<Variant, Map<number, Array<Record<string, number>>>>();
 		for (const v of variants) {
 			const runs = timings.filter((t) => t.workflowId === v.id);
 			if (runs.length !== v.tags.length) {
-				console.error(`breakdown skipped for ${v.label}: n8n saved ${runs.length} successful executions, ${v.tags.length} turns were sent`);
+				console.error(
+					`breakdown skipped for ${v.label}: n8n saved ${runs.length} successful executions, ${v.tags.length} turns were sent`,
+				);
 				continue;
 			}
 			const bySize = new Map<number, Array<Record<string, number>>>();
@@ -349,35 +499,55 @@ interface Variant {
 				const size = v.tags[i];
 				if (!size) return;
 				if (!bySize.has(size)) bySize.set(size, []);
-				const sum = (name?: string) => (name ? (t.nodes[name] ?? []).reduce((a, b) => a + b, 0) : 0);
+				const sum = (name?: string) =>
+					name ? (t.nodes[name] ?? []).reduce((a, b) => a + b, 0) : 0;
 				const root = sum(v.nodes.root);
 				const memory = sum(v.nodes.memory);
 				const model = sum(v.nodes.model);
 				const roundTrip = v.ms.get(size)![bySize.get(size)!.length]; // the n-th measured turn at this length
-				bySize.get(size)!.push({ roundTrip, outside: roundTrip - t.ms, execution: t.ms, root, memory, model, own: root - memory - model, kb: t.dataChars / 1024 });
+				bySize.get(size)!.push({
+					roundTrip,
+					outside: roundTrip - t.ms,
+					execution: t.ms,
+					root,
+					memory,
+					model,
+					own: root - memory - model,
+					kb: t.dataChars / 1024,
+				});
 			});
 			parts.set(v, bySize);
 		}
 
 		// ---- report ----
 		const f1 = (x: number) => x.toFixed(1);
-		const cost = (v: Variant, size: number) => median(v.ms.get(size)!) - median(byKey(v.baseline!).ms.get(size)!);
+		const cost = (v: Variant, size: number) =>
+			median(v.ms.get(size)!) - median(byKey(v.baseline!).ms.get(size)!);
 		const ours = byKey('ours-node');
 		console.log(machineLine(`n8n ${N8N_VERSION}, ${pg.version()}, ${redis.version()}`));
 		console.log(
-			`\nThe model is a local stand-in (test/support/fake-openai.ts behind n8n's OpenAI Chat Model node) that answers instantly, so these are the costs of n8n and the memories alone. ` +
+			`\nThe model is a local stand-in (demo/model-server.ts behind n8n's OpenAI Chat Model node) that answers instantly, so these are the costs of n8n and the memories alone. ` +
 				`Every variant sent the model the same prompt shape: system + ${2 * WINDOW} history messages (window ${WINDOW} turns) + the user message (checked on every turn in the fake server's log; baselines: no history). ` +
 				`${TURNS} turns per variant and length, round-robin in one run; ms; memory cost = median − its baseline's median.`,
 		);
 		for (const size of SIZES) {
-			console.log(`\n### ${size.toLocaleString('en-US')} stored turns (${size.toLocaleString('en-US')}→${(size + WARMUP + TURNS).toLocaleString('en-US')})\n`);
+			console.log(
+				`\n### ${size.toLocaleString('en-US')} stored turns (${size.toLocaleString('en-US')}→${(size + WARMUP + TURNS).toLocaleString('en-US')})\n`,
+			);
 			console.log('| variant | median | p10 | p90 | history sent | memory cost | cost ÷ ours |');
 			console.log('|---|---:|---:|---:|---:|---:|---:|');
 			const oursCost = cost(ours, size);
 			for (const v of variants) {
 				const xs = v.ms.get(size)!;
 				const c = v.baseline ? cost(v, size) : undefined;
-				const ratio = c === undefined ? '' : v === ours ? '1.00×' : oursCost > 0 ? `${(c / oursCost).toFixed(2)}×` : 'n/a (ours ≤ 0)';
+				const ratio =
+					c === undefined
+						? ''
+						: v === ours
+							? '1.00×'
+							: oursCost > 0
+								? `${(c / oursCost).toFixed(2)}×`
+								: 'n/a (ours ≤ 0)';
 				console.log(
 					`| ${v.label} | ${f1(median(xs))} | ${f1(percentile(xs, 0.1))} | ${f1(percentile(xs, 0.9))} | ${v.memory ? 2 * WINDOW : 0} | ${c === undefined ? '—' : `**${f1(c)}**`} | ${ratio} |`,
 				);
@@ -385,17 +555,26 @@ interface Variant {
 		}
 		if (parts.size) {
 			const m = (v: Variant, size: number, key: string) => {
-				const xs = parts.get(v)?.get(size)?.map((p) => p[key]);
+				const xs = parts
+					.get(v)
+					?.get(size)
+					?.map((p) => p[key]);
 				return xs?.length ? f1(median(xs)) : '?';
 			};
 			for (const size of SIZES) {
-				console.log(`\n### Where the time goes at ${size.toLocaleString('en-US')} stored turns (medians per turn, ms, from n8n's saved run data)\n`);
+				console.log(
+					`\n### Where the time goes at ${size.toLocaleString('en-US')} stored turns (medians per turn, ms, from n8n's saved run data)\n`,
+				);
 				console.log(
 					'| variant | round trip | outside the execution (HTTP, webhook, start, save) | execution | root node | its memory sub-node (load + save) | its model sub-node | root node’s own work | run data saved |',
 				);
 				console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
 				for (const v of variants) {
-					const mem = v.nodes.memory ? m(v, size, 'memory') : v.memory ? '(inside the root node)' : '—';
+					const mem = v.nodes.memory
+						? m(v, size, 'memory')
+						: v.memory
+							? '(inside the root node)'
+							: '—';
 					console.log(
 						`| ${v.label} | ${m(v, size, 'roundTrip')} | ${m(v, size, 'outside')} | ${m(v, size, 'execution')} | ${m(v, size, 'root')} | ${mem} | ${m(v, size, 'model')} | ${m(v, size, 'own')} | ${m(v, size, 'kb')} KB |`,
 					);
@@ -407,11 +586,16 @@ interface Variant {
 		}
 		if (SIZES.length > 1) {
 			console.log('\n### Memory cost per chat turn (median − baseline median, ms)\n');
-			console.log(`| memory | ${SIZES.map((s) => `${s.toLocaleString('en-US')} turns`).join(' | ')} |`);
+			console.log(
+				`| memory | ${SIZES.map((s) => `${s.toLocaleString('en-US')} turns`).join(' | ')} |`,
+			);
 			console.log(`|---|${SIZES.map(() => '---:').join('|')}|`);
-			for (const v of variants.filter((x) => x.baseline)) console.log(`| ${v.label} | ${SIZES.map((s) => f1(cost(v, s))).join(' | ')} |`);
+			for (const v of variants.filter((x) => x.baseline))
+				console.log(`| ${v.label} | ${SIZES.map((s) => f1(cost(v, s))).join(' | ')} |`);
 			const lowest = SIZES.map((s) => {
-				const best = variants.filter((x) => x.baseline).reduce((a, b) => (cost(b, s) < cost(a, s) ? b : a));
+				const best = variants
+					.filter((x) => x.baseline)
+					.reduce((a, b) => (cost(b, s) < cost(a, s) ? b : a));
 				return `${s.toLocaleString('en-US')}: ${best.label}`;
 			});
 			console.log(`\nLowest memory cost — ${lowest.join('; ')}.`);
@@ -422,7 +606,8 @@ interface Variant {
 		await llm?.close();
 		redis?.stop();
 		pg?.stop();
-		if (process.env.E2E_KEEP) console.error(`kept ${work} (n8n user folder in n8n/, our memory in llm-memory/)`);
+		if (process.env.E2E_KEEP)
+			console.error(`kept ${work} (n8n user folder in n8n/, our memory in llm-memory/)`);
 		else rmSync(work, { recursive: true, force: true });
 	}
 })().catch((e) => {

@@ -8,7 +8,7 @@
 import { sendChat } from '../test/support/chat';
 import { N8N_VERSION, packPackage, startN8n } from '../test/support/n8n-harness';
 import { chatWorkflow, openAiCredential } from '../test/support/workflows';
-import { startFakeOpenAi } from '../test/support/fake-openai';
+import { startFakeOpenAi } from '../demo/model-server';
 import { freePort } from '../test/support/rgw';
 import { machineLine, median, percentile } from './stats';
 
@@ -27,18 +27,35 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 60);
 		brokerPort: await freePort(),
 		credentials: [openAiCredential(llm.url)],
 		workflows: [
-			chatWorkflow({ ...WITH, name: 'bench: node memory', llms: [{ name: 'LLM', id: 'bench-llm-mem', parameters: { memoryMode: 'node' } }] }),
-			chatWorkflow({ ...WITHOUT, name: 'bench: no memory', llms: [{ name: 'LLM', id: 'bench-llm-none', parameters: { memoryMode: 'none' } }] }),
+			chatWorkflow({
+				...WITH,
+				name: 'bench: node memory',
+				llms: [{ name: 'LLM', id: 'bench-llm-mem', parameters: { memoryMode: 'node' } }],
+			}),
+			chatWorkflow({
+				...WITHOUT,
+				name: 'bench: no memory',
+				llms: [{ name: 'LLM', id: 'bench-llm-none', parameters: { memoryMode: 'none' } }],
+			}),
 			chatWorkflow({
 				...STORAGE_ONLY,
 				name: 'bench: memory, no history sent',
-				llms: [{ name: 'LLM', id: 'bench-llm-store', parameters: { memoryMode: 'node', options: { maxHistoryTokens: 0 } } }],
+				llms: [
+					{
+						name: 'LLM',
+						id: 'bench-llm-store',
+						parameters: { memoryMode: 'node', options: { maxHistoryTokens: 0 } },
+					},
+				],
 			}),
 		],
 	});
 	try {
 		const turn = async (wf: typeof WITH, i: number) => {
-			const r = await sendChat(n8n.chatUrl(wf.webhookId), { sessionId: 'bench', chatInput: `message number ${i} about the weather and the plan for tomorrow` });
+			const r = await sendChat(n8n.chatUrl(wf.webhookId), {
+				sessionId: 'bench',
+				chatInput: `message number ${i} about the weather and the plan for tomorrow`,
+			});
 			if (r.status !== 200) throw new Error(`turn failed: ${r.status} ${r.body}`);
 			return r;
 		};
@@ -55,7 +72,8 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 60);
 				if (wf === WITH) history = r.json.memory.historyMessages;
 			}
 		}
-		const row = (xs: number[]) => `${median(xs).toFixed(1)} | ${percentile(xs, 0.1).toFixed(1)} | ${percentile(xs, 0.9).toFixed(1)}`;
+		const row = (xs: number[]) =>
+			`${median(xs).toFixed(1)} | ${percentile(xs, 0.1).toFixed(1)} | ${percentile(xs, 0.9).toFixed(1)}`;
 		const m = median(lat.get(WITH)!);
 		const n = median(lat.get(WITHOUT)!);
 		const s = median(lat.get(STORAGE_ONLY)!);
@@ -63,11 +81,19 @@ const TURNS = Number(process.env.BENCH_TURNS ?? 60);
 		console.log(`\n### Chat turn through n8n (${TURNS} turns per variant, rotating; ms)\n`);
 		console.log('| workflow | median | p10 | p90 | history sent |');
 		console.log('|---|---:|---:|---:|---:|');
-		console.log(`| Chat → LLM with Memory, Node memory, ${SEED}→${SEED + TURNS} stored turns (local disk) | ${row(lat.get(WITH)!)} | ${history} messages (2,000-token budget) |`);
-		console.log(`| same, Node memory with a 0-token history budget (storage work only) | ${row(lat.get(STORAGE_ONLY)!)} | 0 |`);
+		console.log(
+			`| Chat → LLM with Memory, Node memory, ${SEED}→${SEED + TURNS} stored turns (local disk) | ${row(lat.get(WITH)!)} | ${history} messages (2,000-token budget) |`,
+		);
+		console.log(
+			`| same, Node memory with a 0-token history budget (storage work only) | ${row(lat.get(STORAGE_ONLY)!)} | 0 |`,
+		);
 		console.log(`| same workflow, Memory Mode None | ${row(lat.get(WITHOUT)!)} | 0 |`);
-		console.log(`\nMemory overhead at the median: ${(m - n).toFixed(1)} ms per turn (ratio ${(m / n).toFixed(2)}×), of which`);
-		console.log(`reading, appending and flushing is ${(s - n).toFixed(1)} ms (${(s / n).toFixed(2)}×) and the rest is n8n and the model client handling the longer prompt.`);
+		console.log(
+			`\nMemory overhead at the median: ${(m - n).toFixed(1)} ms per turn (ratio ${(m / n).toFixed(2)}×), of which`,
+		);
+		console.log(
+			`reading, appending and flushing is ${(s - n).toFixed(1)} ms (${(s / n).toFixed(2)}×) and the rest is n8n and the model client handling the longer prompt.`,
+		);
 	} finally {
 		await n8n.stop();
 		await llm.close();

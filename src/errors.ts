@@ -40,7 +40,10 @@ export class CorruptDocumentError extends MemoryError {
 		readonly detail: string,
 		options?: { cause?: unknown },
 	) {
-		super(`Stored memory document "${key}" is unreadable: ${detail}. It was left untouched.`, options);
+		super(
+			`Stored memory document "${key}" is unreadable: ${detail}. It was left untouched.`,
+			options,
+		);
 	}
 }
 

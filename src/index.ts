@@ -12,19 +12,62 @@ export {
 	sealedPrefix,
 } from './keys/layout';
 export type { ParsedKey } from './keys/layout';
-export { DOCUMENT_VERSION, emptyDocument, LOG_DOCUMENT_VERSION, memoryDocumentSchema, sealedCountOf, sealedRefsOf } from './store/schema';
-export type { HeadDocument, LogHead, MemoryDocument, SealedIndex, SealedRef, SealedSegment, StoredFile, StoredMessage } from './store/schema';
+export {
+	DOCUMENT_VERSION,
+	emptyDocument,
+	LOG_DOCUMENT_VERSION,
+	memoryDocumentSchema,
+	sealedCountOf,
+	sealedRefsOf,
+} from './store/schema';
+export type {
+	HeadDocument,
+	LogHead,
+	MemoryDocument,
+	SealedIndex,
+	SealedRef,
+	SealedSegment,
+	StoredFile,
+	StoredMessage,
+} from './store/schema';
 export { decodeDocument, decodeHead, encodeDocument } from './store/codec';
 export { DEFAULT_LOG_OPTIONS, MessageLog, resolveLogOptions } from './store/message-log';
 export type { LogOptions, ThreadFacts } from './store/message-log';
 export { BLOOM_BITS, bloomMayHave, bloomOf, bloomPositions } from './store/bloom';
 export { DocumentStore } from './store/document-store';
-export type { DocumentCodec, DocumentStoreOptions, UpdateResult, Versioned } from './store/document-store';
-export { collectThread, extractThread, selectThread, threadStart, threadStartIn, threadSummary, ThreadSpan, UUID_NIL, walkSpan, walkThread } from './history/thread';
+export type {
+	DocumentCodec,
+	DocumentStoreOptions,
+	UpdateResult,
+	Versioned,
+} from './store/document-store';
+export {
+	collectThread,
+	extractThread,
+	selectThread,
+	threadStart,
+	threadStartIn,
+	threadSummary,
+	ThreadSpan,
+	UUID_NIL,
+	walkSpan,
+	walkThread,
+} from './history/thread';
 export type { MessageChunk, ThreadGap, ThreadLoader } from './history/thread';
-export { DEFAULT_MAX_TOKEN_LIMIT, effectiveWindow, MAX_HISTORY_TURNS, selectHistory } from './history/truncate';
+export {
+	DEFAULT_MAX_TOKEN_LIMIT,
+	effectiveWindow,
+	MAX_HISTORY_TURNS,
+	selectHistory,
+} from './history/truncate';
 export type { HistorySelection, SelectOptions, Turn } from './history/truncate';
-export { encodingForModel, fallbackTokenCount, loadedEncodings, safeCounter, TiktokenCounter } from './history/tokens';
+export {
+	encodingForModel,
+	fallbackTokenCount,
+	loadedEncodings,
+	safeCounter,
+	TiktokenCounter,
+} from './history/tokens';
 export type { Encoding, TokenCounter } from './history/tokens';
 export { mergeTurns } from './history/turns';
 export { fileTypeOf } from './store/blobs';
@@ -35,11 +78,32 @@ export type { ContentPart, ImageDetail, PromptMessage } from './prompt/types';
 export { historyToText } from './prompt/text';
 export type { TextPrefixes } from './prompt/text';
 export { BufferMemory, exportDocument, importDocument } from './memory/buffer-memory';
-export type { AddedTurn, FlushResult, History, HistoryOptions, MemoryOptions, TurnIds, TurnInput } from './memory/buffer-memory';
-export { ConversationMemory, NodeMemory, NodeTokenBufferMemory, TokenBufferMemory } from './memory/scopes';
+export type {
+	AddedTurn,
+	FlushResult,
+	History,
+	HistoryOptions,
+	MemoryOptions,
+	TurnIds,
+	TurnInput,
+} from './memory/buffer-memory';
+export {
+	ConversationMemory,
+	NodeMemory,
+	NodeTokenBufferMemory,
+	TokenBufferMemory,
+} from './memory/scopes';
 export { ChatHistory, groupTurns, pairSteps, UnsupportedMessageError } from './memory/chat-history';
 export type { ChatMessage, GroupedTurn, ListedMessage, OpenTurn } from './memory/chat-history';
-export type { DeleteOptions, GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './store/storage';
+export type {
+	DeleteOptions,
+	GetOptions,
+	ListedObject,
+	MemoryStorage,
+	NotModified,
+	PutOptions,
+	StoredObject,
+} from './store/storage';
 export { LocalDiskStorage } from './store/local-disk';
 export type { LocalDiskStorageOptions } from './store/local-disk';
 export { S3Storage } from './store/s3';

@@ -1,5 +1,10 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
-import type { INodeType, INodeTypeDescription, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
+import type {
+	INodeType,
+	INodeTypeDescription,
+	ISupplyDataFunctions,
+	SupplyData,
+} from 'n8n-workflow';
 
 import { ON_S3 } from '../shared/display';
 import { llmMemoryS3ApiTest } from '../shared/credential-test';
@@ -14,13 +19,22 @@ export class LlmMemoryStore implements INodeType {
 		icon: { light: 'file:llmMemoryStore.svg', dark: 'file:llmMemoryStore.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{ { conversation: "Conversation memory", node: "Node memory" }[$parameter["memoryMode"]] }}',
-		description: 'Thread-aware chat memory for the AI Agent, kept on local disk or S3, tool calls included',
+		subtitle:
+			'={{ { conversation: "Conversation memory", node: "Node memory" }[$parameter["memoryMode"]] }}',
+		description:
+			'Thread-aware chat memory for the AI Agent, kept on local disk or S3, tool calls included',
 		defaults: { name: 'LLM Memory Store' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.AiMemory],
 		outputNames: ['Memory'],
-		credentials: [{ name: 'llmMemoryS3Api', required: true, testedBy: 'llmMemoryS3ApiTest', displayOptions: { show: ON_S3 } }],
+		credentials: [
+			{
+				name: 'llmMemoryS3Api',
+				required: true,
+				testedBy: 'llmMemoryS3ApiTest',
+				displayOptions: { show: ON_S3 },
+			},
+		],
 		properties,
 	};
 

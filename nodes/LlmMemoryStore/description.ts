@@ -1,13 +1,25 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_MAX_TOKEN_LIMIT } from '../../src';
-import { conversationIdProperties, gzipOption, MEMORY_MODE_OPTIONS, storageProperties } from '../shared/descriptions';
+import {
+	conversationIdProperties,
+	gzipOption,
+	MEMORY_MODE_OPTIONS,
+	storageProperties,
+} from '../shared/descriptions';
 
 /** The shared Conversation ID fields, in n8n's words for a memory sub-node: "Session ID". */
 const sessionIdProperties: INodeProperties[] = conversationIdProperties({}).map((p) => ({
 	...p,
 	displayName: p.displayName.replace('Conversation ID', 'Session ID'),
-	...(p.description ? { description: p.description.replace('groups turns into one conversation', 'groups turns into one chat session') } : {}),
+	...(p.description
+		? {
+				description: p.description.replace(
+					'groups turns into one conversation',
+					'groups turns into one chat session',
+				),
+			}
+		: {}),
 }));
 
 export const properties: INodeProperties[] = [
@@ -25,8 +37,16 @@ export const properties: INodeProperties[] = [
 		noDataExpression: true,
 		options: MEMORY_MODE_OPTIONS.map((o) =>
 			o.value === 'conversation'
-				? { ...o, description: 'One history per conversation, shared with every LLM with Memory node and every memory store of this workflow in Conversation mode' }
-				: { ...o, description: 'This memory’s own history per conversation: two agents with two stores never see each other’s turns. Needs a session ID.' },
+				? {
+						...o,
+						description:
+							'One history per conversation, shared with every LLM with Memory node and every memory store of this workflow in Conversation mode',
+					}
+				: {
+						...o,
+						description:
+							'This memory’s own history per conversation: two agents with two stores never see each other’s turns. Needs a session ID.',
+					},
 		),
 		default: 'conversation',
 	},
@@ -38,7 +58,8 @@ export const properties: INodeProperties[] = [
 		default: 10,
 		typeOptions: { minValue: 1 },
 		hint: 'How many past turns the model receives as context',
-		description: 'A turn is a message and its answer, tool calls and tool results included; turns are never split',
+		description:
+			'A turn is a message and its answer, tool calls and tool results included; turns are never split',
 	},
 	{
 		displayName: 'Max History Tokens',
@@ -46,7 +67,8 @@ export const properties: INodeProperties[] = [
 		type: 'number',
 		default: DEFAULT_MAX_TOKEN_LIMIT,
 		typeOptions: { minValue: 0 },
-		description: 'Token budget for the history, on top of the context window. The oldest whole turns are dropped first.',
+		description:
+			'Token budget for the history, on top of the context window. The oldest whole turns are dropped first.',
 	},
 	...storageProperties({}),
 	{
@@ -55,8 +77,6 @@ export const properties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Option',
 		default: {},
-		options: [
-			gzipOption,
-		],
+		options: [gzipOption],
 	},
 ];

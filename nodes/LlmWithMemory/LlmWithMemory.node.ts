@@ -23,12 +23,19 @@ export class LlmWithMemory implements INodeType {
 		icon: { light: 'file:llmWithMemory.svg', dark: 'file:llmWithMemory.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{ { none: "No memory", conversation: "Conversation memory", node: "Node memory" }[$parameter["memoryMode"]] }}',
-		description: 'Calls a chat model with conversation- or node-scoped memory kept on local disk or S3',
+		subtitle:
+			'={{ { none: "No memory", conversation: "Conversation memory", node: "Node memory" }[$parameter["memoryMode"]] }}',
+		description:
+			'Calls a chat model with conversation- or node-scoped memory kept on local disk or S3',
 		defaults: { name: 'LLM with Memory' },
 		inputs: [
 			NodeConnectionTypes.Main,
-			{ type: NodeConnectionTypes.AiLanguageModel, displayName: 'Model', required: true, maxConnections: 1 },
+			{
+				type: NodeConnectionTypes.AiLanguageModel,
+				displayName: 'Model',
+				required: true,
+				maxConnections: 1,
+			},
 		],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
@@ -48,7 +55,8 @@ export class LlmWithMemory implements INodeType {
 		const items = this.getInputData();
 		const connected = await this.getInputConnectionData(NodeConnectionTypes.AiLanguageModel, 0);
 		const model = Array.isArray(connected) ? connected[0] : connected;
-		if (!isChatModel(model)) throw nodeError(this, 'Please connect a chat model to the Model input');
+		if (!isChatModel(model))
+			throw nodeError(this, 'Please connect a chat model to the Model input');
 		const out: INodeExecutionData[] = [];
 		for (let i = 0; i < items.length; i++) {
 			try {

@@ -2,7 +2,12 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_MAX_TOKEN_LIMIT } from '../../src';
 import { WITH_MEMORY, WITHOUT_MEMORY } from '../shared/display';
-import { conversationIdProperties, gzipOption, MEMORY_MODE_OPTIONS, storageProperties } from '../shared/descriptions';
+import {
+	conversationIdProperties,
+	gzipOption,
+	MEMORY_MODE_OPTIONS,
+	storageProperties,
+} from '../shared/descriptions';
 
 export type MemoryMode = 'none' | 'conversation' | 'node';
 
@@ -15,7 +20,8 @@ const promptProperties: INodeProperties[] = [
 			{
 				name: 'Connected Chat Trigger Node',
 				value: 'auto',
-				description: "Looks for an input field called 'chatInput' that is coming from a directly connected Chat Trigger",
+				description:
+					"Looks for an input field called 'chatInput' that is coming from a directly connected Chat Trigger",
 			},
 			{
 				name: 'Define Below',

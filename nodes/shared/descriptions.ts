@@ -9,12 +9,14 @@ export const MEMORY_MODE_OPTIONS = [
 	{
 		name: 'Conversation',
 		value: 'conversation',
-		description: 'One history per conversation, shared by every node of this workflow that uses it. Each node appends its own turn.',
+		description:
+			'One history per conversation, shared by every node of this workflow that uses it. Each node appends its own turn.',
 	},
 	{
 		name: 'Node',
 		value: 'node',
-		description: 'This node keeps its own history per conversation; other nodes never see it. Needs a conversation ID.',
+		description:
+			'This node keeps its own history per conversation; other nodes never see it. Needs a conversation ID.',
 	},
 ];
 
@@ -29,7 +31,8 @@ export function conversationIdProperties(show: Show): INodeProperties[] {
 				{
 					name: 'Connected Chat Trigger Node',
 					value: 'fromInput',
-					description: "Looks for an input field called 'sessionId' that is coming from a directly connected Chat Trigger",
+					description:
+						"Looks for an input field called 'sessionId' that is coming from a directly connected Chat Trigger",
 				},
 				{
 					name: 'Define Below',
@@ -88,7 +91,8 @@ export function storageProperties(show: Show): INodeProperties[] {
 				{
 					name: 'Local Disk',
 					value: 'localDisk',
-					description: 'JSON files in a folder of the n8n user folder. Fine for a single n8n instance.',
+					description:
+						'JSON files in a folder of the n8n user folder. Fine for a single n8n instance.',
 				},
 				{
 					name: 'S3',
@@ -106,7 +110,8 @@ export function storageProperties(show: Show): INodeProperties[] {
 			type: 'string',
 			default: '',
 			placeholder: 'e.g. /data/llm-memory',
-			description: 'Where memory files live. Empty means "llm-memory" in the n8n user folder (~/.n8n/llm-memory).',
+			description:
+				'Where memory files live. Empty means "llm-memory" in the n8n user folder (~/.n8n/llm-memory).',
 			displayOptions: { show: { ...show, ...ON_LOCAL_DISK } },
 		},
 	];

@@ -12,7 +12,12 @@ interface HasNode {
  * A NodeOperationError that keeps our message. (n8n replaces messages that mention an errno code,
  * like EISDIR or ECONNREFUSED, with generic text, which would hide what failed and where.)
  */
-export function nodeError(ctx: HasNode, message: string, itemIndex?: number, description?: string): NodeOperationError {
+export function nodeError(
+	ctx: HasNode,
+	message: string,
+	itemIndex?: number,
+	description?: string,
+): NodeOperationError {
 	const error = new NodeOperationError(ctx.getNode(), message, { itemIndex, description });
 	error.message = message;
 	return error;

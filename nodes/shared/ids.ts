@@ -10,11 +10,20 @@ type Ctx = IExecuteFunctions | ISupplyDataFunctions;
  * memory) and arrays into "x,y". So only strings and finite numbers (as their decimal string) pass;
  * anything else is an error naming the field, before any model call.
  */
-export function idParameter(ctx: Ctx, name: string, itemIndex: number, label: string): string | undefined {
+export function idParameter(
+	ctx: Ctx,
+	name: string,
+	itemIndex: number,
+	label: string,
+): string | undefined {
 	const value: unknown = ctx.getNodeParameter(name, itemIndex, '');
 	if (value === undefined || value === null || value === '') return undefined;
 	if (typeof value === 'string') return value;
 	if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-	const got = Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value} (${String(value)})`;
+	const got = Array.isArray(value)
+		? 'an array'
+		: typeof value === 'object'
+			? 'an object'
+			: `a ${typeof value} (${String(value)})`;
 	throw nodeError(ctx, `${label} must be a string or a number, got ${got}`, itemIndex, ID_RULES);
 }

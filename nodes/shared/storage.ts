@@ -2,7 +2,11 @@ import { homedir } from 'node:os';
 import * as path from 'node:path';
 
 import { S3Client } from '@aws-sdk/client-s3';
-import type { ICredentialDataDecryptedObject, IExecuteFunctions, ISupplyDataFunctions } from 'n8n-workflow';
+import type {
+	ICredentialDataDecryptedObject,
+	IExecuteFunctions,
+	ISupplyDataFunctions,
+} from 'n8n-workflow';
 
 import { LocalDiskStorage, S3Storage } from '../../src';
 import type { MemoryStorage } from '../../src';
@@ -50,24 +54,38 @@ export function localDiskStorage(folder: string): LocalDiskStorage {
 	return disks.get(root, () => new LocalDiskStorage({ root }));
 }
 
-export function s3Storage(c: ICredentialDataDecryptedObject, onWarning?: (m: string) => void): S3Storage {
+export function s3Storage(
+	c: ICredentialDataDecryptedObject,
+	onWarning?: (m: string) => void,
+): S3Storage {
 	const options = {
 		bucket: String(c.bucket ?? ''),
 		prefix: String(c.keyPrefix ?? ''),
 		region: String(c.region || 'us-east-1'),
 		endpoint: c.endpoint ? String(c.endpoint) : undefined,
 		forcePathStyle: c.forcePathStyle === true,
-		credentials: { accessKeyId: String(c.accessKeyId ?? ''), secretAccessKey: String(c.secretAccessKey ?? '') },
+		credentials: {
+			accessKeyId: String(c.accessKeyId ?? ''),
+			secretAccessKey: String(c.secretAccessKey ?? ''),
+		},
 		allowUnsafeConditionalWrites: c.allowUnsafeConditionalWrites === true,
 	};
 	// The client depends on where and who; the key is only used in memory, never logged.
-	const clientId = JSON.stringify([options.endpoint, options.region, options.forcePathStyle, options.credentials]);
+	const clientId = JSON.stringify([
+		options.endpoint,
+		options.region,
+		options.forcePathStyle,
+		options.credentials,
+	]);
 	const client = s3Clients.get(clientId, () => new S3Storage(options).client);
 	return new S3Storage({ ...options, client, onWarning });
 }
 
 /** The storage an item's settings name (Local Disk by default). */
-export async function storageFor(ctx: IExecuteFunctions | ISupplyDataFunctions, itemIndex: number): Promise<MemoryStorage> {
+export async function storageFor(
+	ctx: IExecuteFunctions | ISupplyDataFunctions,
+	itemIndex: number,
+): Promise<MemoryStorage> {
 	if (ctx.getNodeParameter('storage', itemIndex, 'localDisk') === 's3') {
 		const credentials = await ctx.getCredentials('llmMemoryS3Api', itemIndex);
 		return s3Storage(credentials, (m) => ctx.logger.warn(m));

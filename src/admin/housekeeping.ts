@@ -48,8 +48,14 @@ export async function listConversationKeys(
 }
 
 /** Every object of one app (n8n workflow). */
-export async function listAppKeys(storage: MemoryStorage, appId: string, options: ScopeOptions = {}): Promise<ListedObject[]> {
-	const lists = await Promise.all(appPrefixes(appId, options.keyPrefix).map((p) => storage.list(p)));
+export async function listAppKeys(
+	storage: MemoryStorage,
+	appId: string,
+	options: ScopeOptions = {},
+): Promise<ListedObject[]> {
+	const lists = await Promise.all(
+		appPrefixes(appId, options.keyPrefix).map((p) => storage.list(p)),
+	);
 	return lists.flat();
 }
 
@@ -88,10 +94,16 @@ export interface SweepOptions extends ScopeOptions {
 }
 
 /** Removes temporary copies of documents that killed writers left behind (local disk; S3 has none). */
-export async function sweepLeftovers(storage: MemoryStorage, options: SweepOptions = {}): Promise<string[]> {
+export async function sweepLeftovers(
+	storage: MemoryStorage,
+	options: SweepOptions = {},
+): Promise<string[]> {
 	if (!storage.sweep) return [];
 	const age = options.olderThanMs ?? LEFTOVER_SAFE_AGE_MS;
-	const prefixes = options.appId !== undefined ? appPrefixes(options.appId, options.keyPrefix) : [validateKeyPrefix('key prefix', options.keyPrefix)];
+	const prefixes =
+		options.appId !== undefined
+			? appPrefixes(options.appId, options.keyPrefix)
+			: [validateKeyPrefix('key prefix', options.keyPrefix)];
 	const removed: string[] = [];
 	for (const prefix of prefixes) removed.push(...(await storage.sweep(prefix, age)));
 	return removed;
@@ -121,7 +133,10 @@ export interface PruneResult {
  * (left by a writer that lost its compare-and-swap or was killed) go once older than
  * LEFTOVER_SAFE_AGE_MS. A sealed object a live document references is never deleted, however old.
  */
-export async function pruneMemory(storage: MemoryStorage, options: PruneOptions): Promise<PruneResult> {
+export async function pruneMemory(
+	storage: MemoryStorage,
+	options: PruneOptions,
+): Promise<PruneResult> {
 	if (!(options.olderThanDays >= 0)) throw new RangeError('olderThanDays must be a number ≥ 0');
 	// An empty app ID is an error, as everywhere else; only an omitted one means "every app".
 	if (options.appId !== undefined) validateId('app_id', options.appId);
@@ -130,9 +145,16 @@ export async function pruneMemory(storage: MemoryStorage, options: PruneOptions)
 	// Unreferenced sealed objects younger than this may belong to a head being written right now.
 	const sealedCutoff = Math.min(now.getTime(), Date.now()) - LEFTOVER_SAFE_AGE_MS;
 	const prefix = validateKeyPrefix('key prefix', options.keyPrefix);
-	const objects = options.appId !== undefined
-		? await listAppKeys(storage, options.appId, options)
-		: (await Promise.all([NODE_MEMORY_ROOT, CONVERSATION_MEMORY_ROOT, FILES_ROOT].map((r) => storage.list(`${prefix}${r}/`)))).flat();
+	const objects =
+		options.appId !== undefined
+			? await listAppKeys(storage, options.appId, options)
+			: (
+					await Promise.all(
+						[NODE_MEMORY_ROOT, CONVERSATION_MEMORY_ROOT, FILES_ROOT].map((r) =>
+							storage.list(`${prefix}${r}/`),
+						),
+					)
+				).flat();
 	const conversation = (o: ListedObject) => {
 		const k = parseKey(o.key, options.keyPrefix);
 		return k ? `${k.appId}/${k.conversationId}` : undefined;
@@ -196,16 +218,25 @@ export async function pruneMemory(storage: MemoryStorage, options: PruneOptions)
 	}
 	for (const o of objects) {
 		const parsed = parseKey(o.key, options.keyPrefix);
-		if (parsed?.kind !== 'file' || live.has(conversation(o) as string) || o.lastModified.getTime() >= cutoff) continue;
+		if (
+			parsed?.kind !== 'file' ||
+			live.has(conversation(o) as string) ||
+			o.lastModified.getTime() >= cutoff
+		)
+			continue;
 		try {
 			// Re-checked at delete time: a turn that stored the same bytes again meanwhile refreshed the file.
-			if (!options.dryRun) await storage.delete(o.key, { ifVersion: o.version, ifUnmodifiedSince: new Date(cutoff) });
+			if (!options.dryRun)
+				await storage.delete(o.key, { ifVersion: o.version, ifUnmodifiedSince: new Date(cutoff) });
 			deleted.push(o.key);
 		} catch (error) {
 			if (!(error instanceof ConflictError)) throw error;
 			skipped.push(o.key);
 		}
 	}
-	if (!options.dryRun) deleted.push(...(await sweepLeftovers(storage, { keyPrefix: options.keyPrefix, appId: options.appId })));
+	if (!options.dryRun)
+		deleted.push(
+			...(await sweepLeftovers(storage, { keyPrefix: options.keyPrefix, appId: options.appId })),
+		);
 	return { deleted, skipped };
 }

@@ -19,7 +19,9 @@ function rankTable(ranks: BpeRanks): Map<string, number> {
 		if (!line) continue;
 		const [, offsetText, ...tokens] = line.split(' ');
 		const offset = Number.parseInt(offsetText, 10);
-		tokens.forEach((token, i) => table.set(Buffer.from(token, 'base64').toString('latin1'), offset + i));
+		tokens.forEach((token, i) =>
+			table.set(Buffer.from(token, 'base64').toString('latin1'), offset + i),
+		);
 	}
 	return table;
 }

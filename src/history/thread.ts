@@ -26,7 +26,11 @@ export function indexOfMessage(messages: readonly StoredMessage[], id: string): 
  * history (regenerating the first answer). Returns -1 for no history. An explicit parent that is not
  * stored is an error, never a guess.
  */
-export function threadStart(key: string, messages: readonly StoredMessage[], parentMessageId?: string | null): number {
+export function threadStart(
+	key: string,
+	messages: readonly StoredMessage[],
+	parentMessageId?: string | null,
+): number {
 	if (parentMessageId === null) return -1;
 	if (parentMessageId === undefined || parentMessageId === '') return messages.length - 1;
 	const i = indexOfMessage(messages, parentMessageId);
@@ -39,13 +43,18 @@ export function threadStart(key: string, messages: readonly StoredMessage[], par
  * Messages on other branches, parentless or not, are never visited (Dify #39031).
  * Stops at a root (null parent) or at a parent that is not stored (history loaded partially).
  */
-export function* walkThread(key: string, messages: readonly StoredMessage[], start: number): Generator<StoredMessage> {
+export function* walkThread(
+	key: string,
+	messages: readonly StoredMessage[],
+	start: number,
+): Generator<StoredMessage> {
 	let i = start;
 	let steps = 0;
 	while (i >= 0) {
 		const m = messages[i];
 		yield m;
-		if (++steps > messages.length) throw new CorruptDocumentError(key, 'parent_message_id links form a cycle');
+		if (++steps > messages.length)
+			throw new CorruptDocumentError(key, 'parent_message_id links form a cycle');
 		const parent = m.parent_message_id;
 		if (parent === null) return;
 		if (parent === UUID_NIL) {
@@ -162,14 +171,19 @@ export class ThreadSpan {
  * message is not loaded it stops and sets `out.gap` to what is missing; at a root, or at a parent no
  * stored message has (history loaded partially, as walkThread), it stops without one.
  */
-export function* walkSpan(span: ThreadSpan, start: number, out: { gap?: ThreadGap }): Generator<StoredMessage> {
+export function* walkSpan(
+	span: ThreadSpan,
+	start: number,
+	out: { gap?: ThreadGap },
+): Generator<StoredMessage> {
 	let o = start;
 	let steps = 0;
 	out.gap = undefined;
 	while (o >= 0) {
 		const m = span.at(o) as StoredMessage;
 		yield m;
-		if (++steps > span.total) throw new CorruptDocumentError(span.key, 'parent_message_id links form a cycle');
+		if (++steps > span.total)
+			throw new CorruptDocumentError(span.key, 'parent_message_id links form a cycle');
 		const parent = m.parent_message_id;
 		if (parent === null) return;
 		if (parent === UUID_NIL) {
@@ -202,12 +216,15 @@ export interface ThreadLoader {
 	 * described without loading it: its answered turns, its size and what precedes its first message
 	 * (null: a root). Undefined when there is none.
 	 */
-	skip(gap: ThreadGap): Promise<{ turns: number; count: number; next: ThreadGap | null } | undefined>;
+	skip(
+		gap: ThreadGap,
+	): Promise<{ turns: number; count: number; next: ThreadGap | null } | undefined>;
 }
 
 /** Loads the chunk a gap names into the span; false when no stored message has that ID. */
 async function fill(span: ThreadSpan, loader: ThreadLoader, gap: ThreadGap): Promise<boolean> {
-	if ('id' in gap ? span.find(gap.id) !== undefined : span.at(gap.ordinal) !== undefined) return true;
+	if ('id' in gap ? span.find(gap.id) !== undefined : span.at(gap.ordinal) !== undefined)
+		return true;
 	if ('id' in gap && span.isAbsent(gap.id)) return false;
 	const chunk = await loader.load(gap);
 	if (!chunk) {
@@ -230,11 +247,16 @@ function answeredTurns(newestFirst: readonly StoredMessage[]): number {
  * it is sealed: -1 for the root (null) or an empty conversation; the newest message when undefined or
  * ''. An explicit parent that no stored message has is an error, never a guess.
  */
-export async function threadStartIn(span: ThreadSpan, loader: ThreadLoader, parentMessageId?: string | null): Promise<number> {
+export async function threadStartIn(
+	span: ThreadSpan,
+	loader: ThreadLoader,
+	parentMessageId?: string | null,
+): Promise<number> {
 	if (parentMessageId === null) return -1;
 	if (parentMessageId === undefined || parentMessageId === '') return span.total - 1;
 	let o = span.find(parentMessageId);
-	if (o === undefined && (await fill(span, loader, { id: parentMessageId, below: span.total }))) o = span.find(parentMessageId);
+	if (o === undefined && (await fill(span, loader, { id: parentMessageId, below: span.total })))
+		o = span.find(parentMessageId);
 	if (o === undefined) throw new UnknownParentMessageError(span.key, parentMessageId);
 	return o;
 }
@@ -245,7 +267,12 @@ export async function threadStartIn(span: ThreadSpan, loader: ThreadLoader, pare
  * the selection is full, the rest of the thread only adds to droppedTurns: linear sealed runs are
  * counted from their references, without loading them.
  */
-export async function selectThread(span: ThreadSpan, loader: ThreadLoader, start: number, options: SelectOptions = {}): Promise<HistorySelection> {
+export async function selectThread(
+	span: ThreadSpan,
+	loader: ThreadLoader,
+	start: number,
+	options: SelectOptions = {},
+): Promise<HistorySelection> {
 	for (;;) {
 		const out: { gap?: ThreadGap } = {};
 		let sinceUser: StoredMessage[] = [];
@@ -258,13 +285,22 @@ export async function selectThread(span: ThreadSpan, loader: ThreadLoader, start
 		}
 		const selection = selectHistory(start >= 0 ? tracked() : [], options);
 		if (!out.gap) return selection;
-		if (selection.droppedTurns > 0) return { ...selection, droppedTurns: selection.droppedTurns + (await countRest(span, loader, out.gap, sinceUser)) };
+		if (selection.droppedTurns > 0)
+			return {
+				...selection,
+				droppedTurns: selection.droppedTurns + (await countRest(span, loader, out.gap, sinceUser)),
+			};
 		await fill(span, loader, out.gap); // when nothing has that ID, the next walk ends there
 	}
 }
 
 /** Answered turns on the rest of a thread, from `gap` on; `acc` holds replies whose user message lies beyond. */
-async function countRest(span: ThreadSpan, loader: ThreadLoader, first: ThreadGap, acc: StoredMessage[]): Promise<number> {
+async function countRest(
+	span: ThreadSpan,
+	loader: ThreadLoader,
+	first: ThreadGap,
+	acc: StoredMessage[],
+): Promise<number> {
 	let gap: ThreadGap | undefined = first;
 	let turns = 0;
 	let steps = 0;
@@ -274,7 +310,8 @@ async function countRest(span: ThreadSpan, loader: ThreadLoader, first: ThreadGa
 			if (run) {
 				turns += run.turns;
 				steps += run.count;
-				if (steps > span.total) throw new CorruptDocumentError(span.key, 'parent_message_id links form a cycle');
+				if (steps > span.total)
+					throw new CorruptDocumentError(span.key, 'parent_message_id links form a cycle');
 				gap = run.next ?? undefined;
 				continue;
 			}
@@ -283,7 +320,8 @@ async function countRest(span: ThreadSpan, loader: ThreadLoader, first: ThreadGa
 		const at: number = 'id' in gap ? (span.find(gap.id) as number) : gap.ordinal;
 		const out: { gap?: ThreadGap } = {};
 		for (const m of walkSpan(span, at, out)) {
-			if (++steps > span.total) throw new CorruptDocumentError(span.key, 'parent_message_id links form a cycle');
+			if (++steps > span.total)
+				throw new CorruptDocumentError(span.key, 'parent_message_id links form a cycle');
 			acc.push(m);
 			if (m.role === 'user') {
 				turns += answeredTurns(acc);
@@ -299,9 +337,13 @@ async function countRest(span: ThreadSpan, loader: ThreadLoader, first: ThreadGa
  * What a reference records about the thread through a run of messages (oldest first): whether it is
  * one linear thread starting with a user message, and if so how many answered turns it holds.
  */
-export function threadSummary(messages: readonly StoredMessage[]): { linear: boolean; turns: number } {
+export function threadSummary(messages: readonly StoredMessage[]): {
+	linear: boolean;
+	turns: number;
+} {
 	let linear = messages.length > 0 && messages[0].role === 'user';
-	for (let i = 1; linear && i < messages.length; i++) linear = follows(messages[i - 1].message_id, messages[i].parent_message_id);
+	for (let i = 1; linear && i < messages.length; i++)
+		linear = follows(messages[i - 1].message_id, messages[i].parent_message_id);
 	return { linear, turns: linear ? answeredTurns([...messages].reverse()) : 0 };
 }
 
@@ -314,7 +356,12 @@ export function follows(previousId: string, parent: string | null): boolean {
  * The thread ending at position `start`, oldest first: all of it, or its newest `max` messages, loading
  * sealed segments only as far as that needs.
  */
-export async function collectThread(span: ThreadSpan, loader: ThreadLoader, start: number, max = Number.POSITIVE_INFINITY): Promise<StoredMessage[]> {
+export async function collectThread(
+	span: ThreadSpan,
+	loader: ThreadLoader,
+	start: number,
+	max = Number.POSITIVE_INFINITY,
+): Promise<StoredMessage[]> {
 	if (start < 0 || max <= 0) return [];
 	for (;;) {
 		const out: { gap?: ThreadGap } = {};

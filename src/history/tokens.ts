@@ -83,7 +83,9 @@ function countBounded(bpe: BpeCounter, text: string): number {
 		estimatedBytes += bytes.length - counted.length;
 	}
 	if (estimatedBytes === 0) return exactTokens;
-	return exactTokens + Math.min(estimatedBytes, Math.ceil((estimatedBytes * exactTokens) / exactBytes));
+	return (
+		exactTokens + Math.min(estimatedBytes, Math.ceil((estimatedBytes * exactTokens) / exactBytes))
+	);
 }
 
 /** A counter with js-tiktoken's ranks; one encoder per encoding per process, created on first use. */
@@ -106,7 +108,10 @@ export class TiktokenCounter implements TokenCounter {
 }
 
 /** Wraps any counter so that a throw becomes the byte-length upper bound and a reported failure. */
-export function safeCounter(counter: TokenCounter, onFailure: (error: unknown) => void): TokenCounter {
+export function safeCounter(
+	counter: TokenCounter,
+	onFailure: (error: unknown) => void,
+): TokenCounter {
 	return {
 		encoding: counter.encoding,
 		count(text) {

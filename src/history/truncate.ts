@@ -27,23 +27,40 @@ export interface SelectOptions {
 }
 
 export function effectiveWindow(messageLimit: number | null | undefined): number {
-	if (messageLimit !== undefined && messageLimit !== null && (typeof messageLimit !== 'number' || Number.isNaN(messageLimit)))
-		throw new InvalidOptionError('messageLimit', `must be a number of turns, got ${String(messageLimit)}`);
-	return messageLimit && messageLimit > 0 ? Math.min(Math.floor(messageLimit), MAX_HISTORY_TURNS) : MAX_HISTORY_TURNS;
+	if (
+		messageLimit !== undefined &&
+		messageLimit !== null &&
+		(typeof messageLimit !== 'number' || Number.isNaN(messageLimit))
+	)
+		throw new InvalidOptionError(
+			'messageLimit',
+			`must be a number of turns, got ${String(messageLimit)}`,
+		);
+	return messageLimit && messageLimit > 0
+		? Math.min(Math.floor(messageLimit), MAX_HISTORY_TURNS)
+		: MAX_HISTORY_TURNS;
 }
 
 /** The token budget; never unbounded: a limit that is not a finite number ≥ 0 is an error naming it. */
 export function tokenLimit(maxTokenLimit: number | undefined): number {
 	if (maxTokenLimit === undefined) return DEFAULT_MAX_TOKEN_LIMIT;
 	if (typeof maxTokenLimit !== 'number' || !Number.isFinite(maxTokenLimit) || maxTokenLimit < 0)
-		throw new InvalidOptionError('maxTokenLimit', `must be a finite number ≥ 0, got ${String(maxTokenLimit)}`);
+		throw new InvalidOptionError(
+			'maxTokenLimit',
+			`must be a finite number ≥ 0, got ${String(maxTokenLimit)}`,
+		);
 	return maxTokenLimit;
 }
 
 /** A turn counts once it has a final answer: tool steps alone (an interrupted tool turn) do not. */
 function answered(replies: StoredMessage[]): boolean {
 	const last = replies[replies.length - 1];
-	return last !== undefined && last.role === 'assistant' && !last.tool_calls && (last.content.length > 0 || last.files.length > 0);
+	return (
+		last !== undefined &&
+		last.role === 'assistant' &&
+		!last.tool_calls &&
+		(last.content.length > 0 || last.files.length > 0)
+	);
 }
 
 /**
@@ -51,7 +68,10 @@ function answered(replies: StoredMessage[]): boolean {
  * History never starts with an assistant message, never splits a turn and skips unanswered turns.
  * Stops at the first turn that does not fit: even the newest turn alone over budget gives no history.
  */
-export function selectHistory(newestFirst: Iterable<StoredMessage>, options: SelectOptions = {}): HistorySelection {
+export function selectHistory(
+	newestFirst: Iterable<StoredMessage>,
+	options: SelectOptions = {},
+): HistorySelection {
 	const limit = tokenLimit(options.maxTokenLimit);
 	const window = effectiveWindow(options.messageLimit);
 	const kept: Turn[] = [];

@@ -6,12 +6,21 @@ export const CONVERSATION_MEMORY_ROOT = 'conversation_memory';
 export const FILES_ROOT = 'memory_files';
 
 /** `{prefix}node_memory/{app_id}/{conversation_id}/{node_id}.json` */
-export function nodeMemoryKey(appId: string, conversationId: string, nodeId: string, prefix?: string): string {
+export function nodeMemoryKey(
+	appId: string,
+	conversationId: string,
+	nodeId: string,
+	prefix?: string,
+): string {
 	return `${conversationNodesPrefix(appId, conversationId, prefix)}${validateId('node_id', nodeId)}.json`;
 }
 
 /** Folder of a conversation's node documents: `{prefix}node_memory/{app_id}/{conversation_id}/`. */
-export function conversationNodesPrefix(appId: string, conversationId: string, prefix?: string): string {
+export function conversationNodesPrefix(
+	appId: string,
+	conversationId: string,
+	prefix?: string,
+): string {
 	return (
 		validateKeyPrefix('key prefix', prefix) +
 		`${NODE_MEMORY_ROOT}/${validateId('app_id', appId)}/${validateId('conversation_id', conversationId)}/`
@@ -19,7 +28,11 @@ export function conversationNodesPrefix(appId: string, conversationId: string, p
 }
 
 /** `{prefix}conversation_memory/{app_id}/{conversation_id}.json` */
-export function conversationMemoryKey(appId: string, conversationId: string, prefix?: string): string {
+export function conversationMemoryKey(
+	appId: string,
+	conversationId: string,
+	prefix?: string,
+): string {
 	return (
 		validateKeyPrefix('key prefix', prefix) +
 		`${CONVERSATION_MEMORY_ROOT}/${validateId('app_id', appId)}/${validateId('conversation_id', conversationId)}.json`
@@ -27,7 +40,11 @@ export function conversationMemoryKey(appId: string, conversationId: string, pre
 }
 
 /** Folder of a conversation's copied files: `{prefix}memory_files/{app_id}/{conversation_id}/`. */
-export function conversationFilesPrefix(appId: string, conversationId: string, prefix?: string): string {
+export function conversationFilesPrefix(
+	appId: string,
+	conversationId: string,
+	prefix?: string,
+): string {
 	return (
 		validateKeyPrefix('key prefix', prefix) +
 		`${FILES_ROOT}/${validateId('app_id', appId)}/${validateId('conversation_id', conversationId)}/`
@@ -38,7 +55,11 @@ export function conversationFilesPrefix(appId: string, conversationId: string, p
 export function appPrefixes(appId: string, prefix?: string): string[] {
 	const p = validateKeyPrefix('key prefix', prefix);
 	const app = validateId('app_id', appId);
-	return [`${p}${NODE_MEMORY_ROOT}/${app}/`, `${p}${CONVERSATION_MEMORY_ROOT}/${app}/`, `${p}${FILES_ROOT}/${app}/`];
+	return [
+		`${p}${NODE_MEMORY_ROOT}/${app}/`,
+		`${p}${CONVERSATION_MEMORY_ROOT}/${app}/`,
+		`${p}${FILES_ROOT}/${app}/`,
+	];
 }
 
 /**
@@ -46,7 +67,8 @@ export function appPrefixes(appId: string, prefix?: string): string[] {
  * `…/{conversation_id}.json` → `…/{conversation_id}.log/`.
  */
 export function sealedPrefix(headKey: string): string {
-	if (!headKey.endsWith('.json')) throw new InvalidIdError('memory key', `${JSON.stringify(headKey)} does not end in ".json"`);
+	if (!headKey.endsWith('.json'))
+		throw new InvalidIdError('memory key', `${JSON.stringify(headKey)} does not end in ".json"`);
 	return `${headKey.slice(0, -5)}.log/`;
 }
 
@@ -54,9 +76,15 @@ export function sealedPrefix(headKey: string): string {
 const SEALED_NAME = /^(\d+)-(\d+)-([0-9a-f]{8,64})\.json$/;
 
 /** Key of a new sealed object of `headKey`: level 0 is a segment of messages, higher levels are indexes. */
-export function sealedKey(headKey: string, level: number, firstOrdinal: number, random: string): string {
+export function sealedKey(
+	headKey: string,
+	level: number,
+	firstOrdinal: number,
+	random: string,
+): string {
 	const key = `${sealedPrefix(headKey)}${level}-${String(firstOrdinal).padStart(10, '0')}-${random}.json`;
-	if (!SEALED_NAME.test(key.slice(key.lastIndexOf('/') + 1))) throw new InvalidIdError('sealed object name', key);
+	if (!SEALED_NAME.test(key.slice(key.lastIndexOf('/') + 1)))
+		throw new InvalidIdError('sealed object name', key);
 	return key;
 }
 
@@ -87,18 +115,47 @@ export function parseKey(key: string, prefix?: string): ParsedKey | undefined {
 	if (!key.startsWith(p)) return undefined;
 	const parts = key.slice(p.length).split('/');
 	if (parts[0] === NODE_MEMORY_ROOT && parts.length === 4 && parts[3].endsWith('.json'))
-		return { kind: 'node', appId: parts[1], conversationId: parts[2], nodeId: parts[3].slice(0, -5) };
+		return {
+			kind: 'node',
+			appId: parts[1],
+			conversationId: parts[2],
+			nodeId: parts[3].slice(0, -5),
+		};
 	if (parts[0] === CONVERSATION_MEMORY_ROOT && parts.length === 3 && parts[2].endsWith('.json'))
 		return { kind: 'conversation', appId: parts[1], conversationId: parts[2].slice(0, -5) };
-	if (parts[0] === FILES_ROOT && parts.length === 4) return { kind: 'file', appId: parts[1], conversationId: parts[2] };
+	if (parts[0] === FILES_ROOT && parts.length === 4)
+		return { kind: 'file', appId: parts[1], conversationId: parts[2] };
 	const name = parts[parts.length - 1];
-	if (parts[0] === NODE_MEMORY_ROOT && parts.length === 5 && parts[3].endsWith('.log') && SEALED_NAME.test(name)) {
+	if (
+		parts[0] === NODE_MEMORY_ROOT &&
+		parts.length === 5 &&
+		parts[3].endsWith('.log') &&
+		SEALED_NAME.test(name)
+	) {
 		const nodeId = parts[3].slice(0, -4);
-		return { kind: 'sealed', scope: 'node', appId: parts[1], conversationId: parts[2], nodeId, headKey: `${p}${parts.slice(0, 3).join('/')}/${nodeId}.json` };
+		return {
+			kind: 'sealed',
+			scope: 'node',
+			appId: parts[1],
+			conversationId: parts[2],
+			nodeId,
+			headKey: `${p}${parts.slice(0, 3).join('/')}/${nodeId}.json`,
+		};
 	}
-	if (parts[0] === CONVERSATION_MEMORY_ROOT && parts.length === 4 && parts[2].endsWith('.log') && SEALED_NAME.test(name)) {
+	if (
+		parts[0] === CONVERSATION_MEMORY_ROOT &&
+		parts.length === 4 &&
+		parts[2].endsWith('.log') &&
+		SEALED_NAME.test(name)
+	) {
 		const conversationId = parts[2].slice(0, -4);
-		return { kind: 'sealed', scope: 'conversation', appId: parts[1], conversationId, headKey: `${p}${parts[0]}/${parts[1]}/${conversationId}.json` };
+		return {
+			kind: 'sealed',
+			scope: 'conversation',
+			appId: parts[1],
+			conversationId,
+			headKey: `${p}${parts[0]}/${parts[1]}/${conversationId}.json`,
+		};
 	}
 	return undefined;
 }

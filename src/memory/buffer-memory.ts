@@ -4,7 +4,16 @@ import { isMissing } from '../common/missing';
 import { defaultWarn } from '../common/warn';
 import type { WarningHandler } from '../common/warn';
 import { DuplicateMessageIdError, UnknownParentMessageError } from '../errors';
-import { collectThread, follows, indexOfMessage, selectThread, threadStartIn, threadSummary, ThreadSpan, UUID_NIL } from '../history/thread';
+import {
+	collectThread,
+	follows,
+	indexOfMessage,
+	selectThread,
+	threadStartIn,
+	threadSummary,
+	ThreadSpan,
+	UUID_NIL,
+} from '../history/thread';
 import type { ThreadLoader } from '../history/thread';
 import { encodingForModel, safeCounter, TiktokenCounter } from '../history/tokens';
 import type { TokenCounter } from '../history/tokens';
@@ -121,7 +130,11 @@ export interface FlushResult {
 type Doc = Versioned<HeadDocument>;
 
 /** What the history layer tells the store about threads, for sealed references. */
-const THREAD_FACTS: ThreadFacts = { summarize: threadSummary, follows, isPrevious: (parent) => parent === UUID_NIL };
+const THREAD_FACTS: ThreadFacts = {
+	summarize: threadSummary,
+	follows,
+	isPrevious: (parent) => parent === UUID_NIL,
+};
 
 /** A buffered turn and what the flush needs to know to never store it twice. */
 interface BufferedTurn extends PendingTurn {
@@ -159,11 +172,16 @@ export abstract class BufferMemory {
 		this.options = options;
 		this.storage = options.storage;
 		const gzip = options.gzip === true;
-		this.store = new DocumentStore(this.storage, headCodec(gzip), { maxAttempts: options.maxFlushAttempts, retryBaseMs: options.retryBaseMs });
+		this.store = new DocumentStore(this.storage, headCodec(gzip), {
+			maxAttempts: options.maxFlushAttempts,
+			retryBaseMs: options.retryBaseMs,
+		});
 		this.log = new MessageLog(this.store, key, THREAD_FACTS, { log: options.log, gzip });
 		const warn = options.onWarning ?? defaultWarn;
 		const onFailure = (error: unknown) =>
-			warn(`Token counting failed (${(error as Error)?.message ?? error}); used the UTF-8 byte length as an upper bound`);
+			warn(
+				`Token counting failed (${(error as Error)?.message ?? error}); used the UTF-8 byte length as an upper bound`,
+			);
 		this.counter = options.tokenCounter
 			? safeCounter(options.tokenCounter, onFailure)
 			: new TiktokenCounter(encodingForModel(options.model), onFailure);
@@ -177,7 +195,9 @@ export abstract class BufferMemory {
 
 	/** The head's messages plus pending turns not stored yet, in order. */
 	private viewOf(doc: HeadDocument): readonly StoredMessage[] {
-		const waiting = this.pending.filter((t) => indexOfMessage(doc.messages, t.assistant.message_id) === undefined);
+		const waiting = this.pending.filter(
+			(t) => indexOfMessage(doc.messages, t.assistant.message_id) === undefined,
+		);
 		return waiting.length ? [...doc.messages, ...waiting.flatMap(turnMessages)] : doc.messages;
 	}
 
@@ -211,7 +231,9 @@ export abstract class BufferMemory {
 	 * message when omitted), or only its newest `maxMessages`. Sealed segments are read only as far back
 	 * as that needs, so a bounded read costs the same at any conversation length.
 	 */
-	async thread(options: { parentMessageId?: string | null; maxMessages?: number } = {}): Promise<StoredMessage[]> {
+	async thread(
+		options: { parentMessageId?: string | null; maxMessages?: number } = {},
+	): Promise<StoredMessage[]> {
 		const doc = (await this.refresh()).doc;
 		const span = this.spanOf(doc);
 		const loader = this.loaderFor(doc);
@@ -228,17 +250,26 @@ export abstract class BufferMemory {
 		const span = this.spanOf(doc);
 		const taken = new Set(ids.filter((id) => span.find(id) !== undefined || this.reserved.has(id)));
 		const rest = ids.filter((id) => !taken.has(id));
-		if (rest.length > 0 && sealedCountOf(doc) > 0) for (const id of (await this.log.find(doc, rest)).keys()) taken.add(id);
+		if (rest.length > 0 && sealedCountOf(doc) > 0)
+			for (const id of (await this.log.find(doc, rest)).keys()) taken.add(id);
 		return taken;
 	}
 
 	/** Format of a turn's IDs; its derived user-message ID. No storage access. */
-	private turnIds(ids: TurnIds): { messageId?: string; userMessageId?: string; parent?: string | null } {
-		const messageId = ids.messageId === undefined ? undefined : validateId('message_id', ids.messageId);
+	private turnIds(ids: TurnIds): {
+		messageId?: string;
+		userMessageId?: string;
+		parent?: string | null;
+	} {
+		const messageId =
+			ids.messageId === undefined ? undefined : validateId('message_id', ids.messageId);
 		const parent = isMissing(ids.parentMessageId)
 			? (ids.parentMessageId as null | undefined)
 			: validateId('parent_message_id', ids.parentMessageId);
-		const userMessageId = messageId === undefined ? undefined : validateDerivedId('message_id', `${messageId}${USER_SUFFIX}`);
+		const userMessageId =
+			messageId === undefined
+				? undefined
+				: validateDerivedId('message_id', `${messageId}${USER_SUFFIX}`);
 		return { messageId, userMessageId, parent: parent === undefined ? undefined : parent };
 	}
 
@@ -248,10 +279,16 @@ export abstract class BufferMemory {
 	 * the filters), or an explicit parent that is not stored anywhere. A random UUID the engine drew is
 	 * not looked up: it cannot be stored yet.
 	 */
-	private async checkAgainst(doc: HeadDocument, span: ThreadSpan, ids: ReturnType<BufferMemory['turnIds']>, deep: boolean): Promise<void> {
+	private async checkAgainst(
+		doc: HeadDocument,
+		span: ThreadSpan,
+		ids: ReturnType<BufferMemory['turnIds']>,
+		deep: boolean,
+	): Promise<void> {
 		if (deep)
 			for (const id of [ids.messageId, ids.userMessageId])
-				if (id !== undefined && span.find(id) !== undefined) throw new DuplicateMessageIdError(this.key, ids.messageId as string);
+				if (id !== undefined && span.find(id) !== undefined)
+					throw new DuplicateMessageIdError(this.key, ids.messageId as string);
 		if (deep && ids.messageId !== undefined && sealedCountOf(doc) > 0) {
 			const stored = await this.log.find(doc, [ids.messageId, ids.userMessageId as string]);
 			if (stored.size > 0) throw new DuplicateMessageIdError(this.key, ids.messageId);
@@ -272,7 +309,10 @@ export abstract class BufferMemory {
 
 	async getHistoryPromptMessages(options: HistoryOptions = {}): Promise<History> {
 		tokenLimit(options.maxTokenLimit); // an unusable limit fails before any storage access
-		const ids = this.turnIds({ messageId: options.messageId, parentMessageId: options.parentMessageId });
+		const ids = this.turnIds({
+			messageId: options.messageId,
+			parentMessageId: options.parentMessageId,
+		});
 		const doc = (await this.refresh()).doc;
 		const span = this.spanOf(doc);
 		const loader = this.loaderFor(doc);
@@ -282,7 +322,8 @@ export abstract class BufferMemory {
 		const messages: PromptMessage[] = [];
 		const skippedFiles: SkippedFile[] = [];
 		for (const turn of selection.turns) {
-			for (const m of [turn.user, ...turn.replies]) messages.push(await this.toPrompt(m, skippedFiles, options.imageDetail));
+			for (const m of [turn.user, ...turn.replies])
+				messages.push(await this.toPrompt(m, skippedFiles, options.imageDetail));
 		}
 		return {
 			messages,
@@ -298,7 +339,11 @@ export abstract class BufferMemory {
 		return historyToText((await this.getHistoryPromptMessages(options)).messages, options);
 	}
 
-	private async toPrompt(m: StoredMessage, skipped: SkippedFile[], detail?: ImageDetail): Promise<PromptMessage> {
+	private async toPrompt(
+		m: StoredMessage,
+		skipped: SkippedFile[],
+		detail?: ImageDetail,
+	): Promise<PromptMessage> {
 		const tool: Partial<PromptMessage> = m.tool_calls
 			? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, name: c.name, args: { ...c.args } })) }
 			: m.role === 'tool'
@@ -315,11 +360,15 @@ export abstract class BufferMemory {
 
 	/** Buffers one turn (tokenized now, once); files are copied to storage. Call flush() to persist. */
 	async addMessages(turn: TurnInput): Promise<AddedTurn> {
-		const ids = this.turnIds({ messageId: turn.messageId ?? (this.options.newId ?? randomUUID)(), parentMessageId: turn.parentMessageId });
+		const ids = this.turnIds({
+			messageId: turn.messageId ?? (this.options.newId ?? randomUUID)(),
+			parentMessageId: turn.parentMessageId,
+		});
 		const messageId = ids.messageId as string;
 		const userMessageId = ids.userMessageId as string;
 		// Reserve both IDs before the first await: a concurrent call with the same ID is refused here.
-		for (const id of [messageId, userMessageId]) if (this.reserved.has(id)) throw new DuplicateMessageIdError(this.key, messageId);
+		for (const id of [messageId, userMessageId])
+			if (this.reserved.has(id)) throw new DuplicateMessageIdError(this.key, messageId);
 		this.reserved.add(messageId).add(userMessageId);
 		// IDs the engine drew itself (random UUIDs) cannot be stored already: they are not looked up.
 		const callerIds = turn.messageId !== undefined || this.options.newId !== undefined;
@@ -327,11 +376,18 @@ export abstract class BufferMemory {
 			const doc = (this.snapshot ?? (await this.refresh())).doc;
 			const span = this.spanOf(doc);
 			await this.checkAgainst(doc, span, ids, callerIds);
-			const parent = ids.parent === undefined ? (span.at(span.total - 1)?.message_id ?? null) : ids.parent;
+			const parent =
+				ids.parent === undefined ? (span.at(span.total - 1)?.message_id ?? null) : ids.parent;
 			const createdAt = (this.options.now ?? (() => new Date()))().toISOString();
 			const userFiles = await this.storeFiles(turn.userFiles, 'user');
 			const assistantFiles = await this.storeFiles(turn.assistantFiles, 'assistant');
-			const message = (id: string, parentId: string | null, role: StoredMessage['role'], content: string, files: StoredFile[]): StoredMessage => ({
+			const message = (
+				id: string,
+				parentId: string | null,
+				role: StoredMessage['role'],
+				content: string,
+				files: StoredFile[],
+			): StoredMessage => ({
 				message_id: id,
 				parent_message_id: parentId,
 				role,
@@ -346,9 +402,21 @@ export abstract class BufferMemory {
 				const id = validateDerivedId('message_id', `${messageId}${STEP_SUFFIX}${n}`);
 				const stored =
 					step.role === 'assistant'
-						? { ...message(id, previous, 'assistant', step.content, []), tool_calls: step.toolCalls.map((c) => ({ id: c.id, name: c.name, args: { ...c.args } })) }
-						: { ...message(id, previous, 'tool', this.capToolOutput(step.content), []), tool_call_id: step.toolCallId, ...(step.name !== undefined ? { name: step.name } : {}) };
-				if (stored.tool_calls) stored.token_count += this.counter.count(JSON.stringify(stored.tool_calls));
+						? {
+								...message(id, previous, 'assistant', step.content, []),
+								tool_calls: step.toolCalls.map((c) => ({
+									id: c.id,
+									name: c.name,
+									args: { ...c.args },
+								})),
+							}
+						: {
+								...message(id, previous, 'tool', this.capToolOutput(step.content), []),
+								tool_call_id: step.toolCallId,
+								...(step.name !== undefined ? { name: step.name } : {}),
+							};
+				if (stored.tool_calls)
+					stored.token_count += this.counter.count(JSON.stringify(stored.tool_calls));
 				steps.push(stored);
 				previous = id;
 			}
@@ -373,9 +441,13 @@ export abstract class BufferMemory {
 		return `${content.slice(0, max)}\n[… ${content.length - max} more characters of tool output were not kept in memory]`;
 	}
 
-	private async storeFiles(files: readonly FileInput[] | undefined, belongsTo: StoredFile['belongs_to']): Promise<StoredFile[]> {
+	private async storeFiles(
+		files: readonly FileInput[] | undefined,
+		belongsTo: StoredFile['belongs_to'],
+	): Promise<StoredFile[]> {
 		const out: StoredFile[] = [];
-		for (const f of files ?? []) out.push(await storeFile(this.storage, this.filesPrefix, f, belongsTo));
+		for (const f of files ?? [])
+			out.push(await storeFile(this.storage, this.filesPrefix, f, belongsTo));
 		return out;
 	}
 
@@ -391,7 +463,11 @@ export abstract class BufferMemory {
 		if (batch.length === 0) return { written: false, attempts: 0 };
 		let result;
 		try {
-			result = await this.store.update(this.key, (current) => this.merged(current.doc, batch), this.snapshot);
+			result = await this.store.update(
+				this.key,
+				(current) => this.merged(current.doc, batch),
+				this.snapshot,
+			);
 		} catch (error) {
 			this.snapshot = undefined; // the next attempt starts from what is stored, never from a stale copy
 			throw error;
@@ -406,7 +482,10 @@ export abstract class BufferMemory {
 	}
 
 	/** The next head: `doc` with the batch's new turns appended (each once), sealed if it outgrew its limits. */
-	private async merged(doc: HeadDocument, batch: readonly BufferedTurn[]): Promise<HeadDocument | undefined> {
+	private async merged(
+		doc: HeadDocument,
+		batch: readonly BufferedTurn[],
+	): Promise<HeadDocument | undefined> {
 		const head = doc.messages;
 		const sealed = sealedCountOf(doc);
 		// A turn may already be stored beyond the head's messages: the caller's ID stored by another writer,
@@ -419,7 +498,11 @@ export abstract class BufferMemory {
 		const found: StoredMessage[] = [];
 		if (deep.length > 0 && sealed > 0) {
 			const from = Math.min(...deep.map((t) => (t.callerIds ? 0 : (t.placedAt as number))));
-			const hits = await this.log.find(doc, deep.flatMap((t) => turnMessages(t).map((m) => m.message_id)), from);
+			const hits = await this.log.find(
+				doc,
+				deep.flatMap((t) => turnMessages(t).map((m) => m.message_id)),
+				from,
+			);
 			const seen = new Set<string>();
 			for (const [id, chunk] of hits) {
 				const m = chunk.messages.find((x) => x.message_id === id) as StoredMessage;
@@ -434,7 +517,8 @@ export abstract class BufferMemory {
 		assertAppendable(this.key, (id) => indexOfMessage(stored, id) !== undefined, appended);
 		const at = sealed + head.length;
 		const written = new Set(appended.map((m) => m.message_id));
-		for (const t of batch) if (written.has(t.assistant.message_id)) t.placedAt = Math.min(t.placedAt ?? at, at);
+		for (const t of batch)
+			if (written.has(t.assistant.message_id)) t.placedAt = Math.min(t.placedAt ?? at, at);
 		return this.log.seal({ ...doc, messages: merged.messages.slice(found.length) });
 	}
 
@@ -445,7 +529,8 @@ export abstract class BufferMemory {
 		// The head first: a writer still holding it then fails its compare-and-swap instead of referencing
 		// what is deleted next.
 		await this.store.delete(this.key);
-		for (const o of await this.storage.list(sealedPrefix(this.key))) await this.store.deleteImmutable(o.key);
+		for (const o of await this.storage.list(sealedPrefix(this.key)))
+			await this.store.deleteImmutable(o.key);
 		this.snapshot = { doc: emptyDocument(), version: null };
 	}
 }
@@ -455,12 +540,18 @@ export abstract class BufferMemory {
  * all messages in order, sealed ones included, with the head's other fields kept. Null when the key
  * does not exist. Unreadable parts are errors naming their key.
  */
-export async function exportDocument(storage: MemoryStorage, key: string): Promise<MemoryDocument | null> {
+export async function exportDocument(
+	storage: MemoryStorage,
+	key: string,
+): Promise<MemoryDocument | null> {
 	const store = new DocumentStore(storage, headCodec(false));
 	const { doc, version } = await store.read(key);
 	if (version === null) return null;
 	const log = new MessageLog(store, key, THREAD_FACTS);
-	const messages = sealedCountOf(doc) > 0 ? [...(await log.sealedMessages(doc)), ...doc.messages] : [...doc.messages];
+	const messages =
+		sealedCountOf(doc) > 0
+			? [...(await log.sealedMessages(doc)), ...doc.messages]
+			: [...doc.messages];
 	const rest: Record<string, unknown> = { ...doc };
 	delete rest.sealed;
 	delete rest.sealed_count;
@@ -482,5 +573,8 @@ export async function importDocument(
 	const store = new DocumentStore(storage, headCodec(options.gzip === true));
 	const log = new MessageLog(store, key, THREAD_FACTS, options);
 	const head = await log.seal(doc);
-	await storage.put(key, encodeJson(head, { gzip: options.gzip === true }), { ifVersion: null, contentType: 'application/json' });
+	await storage.put(key, encodeJson(head, { gzip: options.gzip === true }), {
+		ifVersion: null,
+		contentType: 'application/json',
+	});
 }

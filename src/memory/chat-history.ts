@@ -44,7 +44,9 @@ export class UnsupportedMessageError extends MemoryError {
 	constructor(readonly role: string) {
 		super(
 			`A ${role} message cannot be stored in memory: it keeps user, assistant and tool messages. ` +
-				(role === 'system' ? 'Give instructions as the system message of the node that calls the model instead.' : ''),
+				(role === 'system'
+					? 'Give instructions as the system message of the node that calls the model instead.'
+					: ''),
 		);
 	}
 }
@@ -76,13 +78,19 @@ function sameCalls(a: readonly ToolCall[], b: readonly ToolCall[]): boolean {
  * parallel calls the first call's ID); results without a call and calls without a result are dropped;
  * an assistant message repeated with the same calls is kept once.
  */
-export function pairSteps(steps: ReadonlyArray<Extract<ChatMessage, { role: 'assistant' | 'tool' }>>): Step[] {
+export function pairSteps(
+	steps: ReadonlyArray<Extract<ChatMessage, { role: 'assistant' | 'tool' }>>,
+): Step[] {
 	const out: Step[] = [];
 	const answered = new Set<string>();
 	let last: { calls: ToolCall[]; content: string; open: ToolCall[] } | undefined;
 	for (const s of steps) {
 		if (s.role === 'assistant') {
-			const calls = (s.toolCalls ?? []).map((c) => ({ id: c.id, name: c.name, args: { ...c.args } }));
+			const calls = (s.toolCalls ?? []).map((c) => ({
+				id: c.id,
+				name: c.name,
+				args: { ...c.args },
+			}));
 			if (calls.length === 0) continue; // an assistant message without calls is not a step
 			if (last && sameCalls(last.calls, calls) && last.content === s.content) continue;
 			last = { calls, content: s.content, open: [...calls] };
@@ -109,8 +117,13 @@ export function pairSteps(steps: ReadonlyArray<Extract<ChatMessage, { role: 'ass
 	return paired;
 }
 
-function closeTurn(open: OpenTurn, answer?: Extract<ChatMessage, { role: 'assistant' }>): GroupedTurn {
-	const fromUser = open.user?.id?.endsWith(USER_SUFFIX) ? open.user.id.slice(0, -USER_SUFFIX.length) : undefined;
+function closeTurn(
+	open: OpenTurn,
+	answer?: Extract<ChatMessage, { role: 'assistant' }>,
+): GroupedTurn {
+	const fromUser = open.user?.id?.endsWith(USER_SUFFIX)
+		? open.user.id.slice(0, -USER_SUFFIX.length)
+		: undefined;
 	return {
 		userContent: open.user?.content ?? '',
 		steps: pairSteps(open.steps),
@@ -123,9 +136,14 @@ function closeTurn(open: OpenTurn, answer?: Extract<ChatMessage, { role: 'assist
  * Groups messages into turns (see the module comment). `open` is the turn left open by earlier calls;
  * the result's `open` is the turn still open after these messages (a trailing user message, tool steps).
  */
-export function groupTurns(messages: readonly ChatMessage[], open?: OpenTurn): { turns: GroupedTurn[]; open?: OpenTurn } {
+export function groupTurns(
+	messages: readonly ChatMessage[],
+	open?: OpenTurn,
+): { turns: GroupedTurn[]; open?: OpenTurn } {
 	const turns: GroupedTurn[] = [];
-	let current: OpenTurn | undefined = open ? { user: open.user, steps: [...open.steps] } : undefined;
+	let current: OpenTurn | undefined = open
+		? { user: open.user, steps: [...open.steps] }
+		: undefined;
 	for (const m of messages) {
 		if (m.role === 'system') throw new UnsupportedMessageError('system');
 		if (m.role === 'user') {
@@ -146,15 +164,33 @@ export function groupTurns(messages: readonly ChatMessage[], open?: OpenTurn): {
 
 function listed(m: StoredMessage): ListedMessage {
 	const files = m.files.length ? { files: m.files.length } : {};
-	if (m.role === 'tool') return { role: 'tool', content: m.content, toolCallId: m.tool_call_id as string, ...(m.name !== undefined ? { name: m.name } : {}), id: m.message_id, ...files };
+	if (m.role === 'tool')
+		return {
+			role: 'tool',
+			content: m.content,
+			toolCallId: m.tool_call_id as string,
+			...(m.name !== undefined ? { name: m.name } : {}),
+			id: m.message_id,
+			...files,
+		};
 	if (m.role === 'assistant' && m.tool_calls?.length)
-		return { role: 'assistant', content: m.content, toolCalls: m.tool_calls.map((c) => ({ id: c.id, name: c.name, args: { ...c.args } })), id: m.message_id, ...files };
+		return {
+			role: 'assistant',
+			content: m.content,
+			toolCalls: m.tool_calls.map((c) => ({ id: c.id, name: c.name, args: { ...c.args } })),
+			id: m.message_id,
+			...files,
+		};
 	return { role: m.role, content: m.content, id: m.message_id, ...files };
 }
 
 /** A placeholder the grouping stored: the empty user message of a lone answer, the empty answer of an unanswered turn. */
 function isPlaceholder(m: StoredMessage): boolean {
-	return m.content === '' && m.files.length === 0 && (m.role === 'user' || (m.role === 'assistant' && !m.tool_calls?.length));
+	return (
+		m.content === '' &&
+		m.files.length === 0 &&
+		(m.role === 'user' || (m.role === 'assistant' && !m.tool_calls?.length))
+	);
 }
 
 export class ChatHistory {
@@ -175,7 +211,21 @@ export class ChatHistory {
 		const out: ListedMessage[] = [];
 		for (const m of await this.memory.thread()) if (!isPlaceholder(m)) out.push(listed(m));
 		if (this.open?.user) out.push({ role: 'user', content: this.open.user.content });
-		for (const s of this.open?.steps ?? []) out.push(s.role === 'tool' ? { role: 'tool', content: s.content, toolCallId: s.toolCallId, ...(s.name !== undefined ? { name: s.name } : {}) } : { role: 'assistant', content: s.content, ...(s.toolCalls ? { toolCalls: s.toolCalls } : {}) });
+		for (const s of this.open?.steps ?? [])
+			out.push(
+				s.role === 'tool'
+					? {
+							role: 'tool',
+							content: s.content,
+							toolCallId: s.toolCallId,
+							...(s.name !== undefined ? { name: s.name } : {}),
+						}
+					: {
+							role: 'assistant',
+							content: s.content,
+							...(s.toolCalls ? { toolCalls: s.toolCalls } : {}),
+						},
+			);
 		return out;
 	}
 
@@ -193,7 +243,11 @@ export class ChatHistory {
 	/** Stores one whole turn (closing an open turn first, unanswered). */
 	async saveTurn(turn: Omit<TurnInput, 'messageId' | 'parentMessageId'>): Promise<AddedTurn> {
 		const turns: GroupedTurn[] = this.open ? [closeTurn(this.open)] : [];
-		turns.push({ userContent: turn.userContent, steps: pairSteps(toMessages(turn.steps ?? [])), assistantContent: turn.assistantContent });
+		turns.push({
+			userContent: turn.userContent,
+			steps: pairSteps(toMessages(turn.steps ?? [])),
+			assistantContent: turn.assistantContent,
+		});
 		const added = await this.store(turns);
 		this.open = undefined;
 		return added[added.length - 1];
@@ -216,12 +270,19 @@ export class ChatHistory {
 	private async store(turns: readonly GroupedTurn[]): Promise<AddedTurn[]> {
 		if (turns.length === 0) return [];
 		// Only IDs handed back need a look-up (bounded at any length); fresh turns get new UUIDs.
-		const wanted = turns.flatMap((t) => (t.preferredId === undefined ? [] : [t.preferredId, `${t.preferredId}${USER_SUFFIX}`]));
+		const wanted = turns.flatMap((t) =>
+			t.preferredId === undefined ? [] : [t.preferredId, `${t.preferredId}${USER_SUFFIX}`],
+		);
 		const taken = wanted.length ? await this.memory.takenIds(wanted) : new Set<string>();
 		const added: AddedTurn[] = [];
 		for (const t of turns) {
 			const messageId = this.usableId(t.preferredId, taken);
-			const turn = await this.memory.addMessages({ userContent: t.userContent, steps: t.steps, assistantContent: t.assistantContent, ...(messageId ? { messageId } : {}) });
+			const turn = await this.memory.addMessages({
+				userContent: t.userContent,
+				steps: t.steps,
+				assistantContent: t.assistantContent,
+				...(messageId ? { messageId } : {}),
+			});
 			for (const id of [turn.messageId, turn.userMessageId]) taken.add(id);
 			added.push(turn);
 		}
@@ -241,10 +302,17 @@ export class ChatHistory {
 	}
 }
 
-function toMessages(steps: readonly Step[]): Array<Extract<ChatMessage, { role: 'assistant' | 'tool' }>> {
+function toMessages(
+	steps: readonly Step[],
+): Array<Extract<ChatMessage, { role: 'assistant' | 'tool' }>> {
 	return steps.map((s) =>
 		s.role === 'assistant'
 			? { role: 'assistant', content: s.content, toolCalls: s.toolCalls }
-			: { role: 'tool', content: s.content, toolCallId: s.toolCallId, ...(s.name !== undefined ? { name: s.name } : {}) },
+			: {
+					role: 'tool',
+					content: s.content,
+					toolCallId: s.toolCallId,
+					...(s.name !== undefined ? { name: s.name } : {}),
+				},
 	);
 }

@@ -17,7 +17,12 @@ export class ConversationMemory extends BufferMemory {
 
 /** Node scope: each node keeps its own history per conversation. Needs a conversation ID. */
 export class NodeMemory extends BufferMemory {
-	constructor(appId: string, conversationId: string | null | undefined, nodeId: string, options: MemoryOptions) {
+	constructor(
+		appId: string,
+		conversationId: string | null | undefined,
+		nodeId: string,
+		options: MemoryOptions,
+	) {
 		if (isMissing(conversationId)) throw new MissingConversationIdError();
 		super(
 			nodeMemoryKey(appId, conversationId, nodeId, options.keyPrefix),

@@ -25,7 +25,11 @@ function isImage(file: StoredFile): boolean {
 }
 
 /** Tokens a message with these files will cost, counted once when it is appended. */
-export function messageTokenCount(counter: TokenCounter, content: string, files: readonly StoredFile[]): number {
+export function messageTokenCount(
+	counter: TokenCounter,
+	content: string,
+	files: readonly StoredFile[],
+): number {
 	let n = content.length > 0 ? counter.count(content) : 0;
 	for (const f of files) n += isImage(f) ? IMAGE_TOKEN_ESTIMATE : counter.count(filePlaceholder(f));
 	return n;
@@ -35,14 +39,21 @@ function imagePart(url: string, detail?: ImageDetail): ContentPart {
 	return { type: 'image_url', image_url: detail ? { url, detail } : { url } };
 }
 
-const dataUrl = (mimeType: string, bytes: Uint8Array) => `data:${mimeType};base64,${Buffer.from(bytes).toString('base64')}`;
+const dataUrl = (mimeType: string, bytes: Uint8Array) =>
+	`data:${mimeType};base64,${Buffer.from(bytes).toString('base64')}`;
 
 /** Content parts for files the caller has in hand (the message being sent now), as history shows them. */
 export function inputFileParts(files: readonly FileInput[], detail?: ImageDetail): ContentPart[] {
 	return files.map((f) => {
-		const isImg = (f.type ?? fileTypeOf(f.mimeType)) === 'image' && f.mimeType.toLowerCase().startsWith('image/');
-		if (!isImg) return { type: 'text', text: filePlaceholder({ name: f.name, mime_type: f.mimeType }) };
-		return imagePart(f.transferMethod === 'remote_url' ? f.url : dataUrl(f.mimeType, f.data), detail);
+		const isImg =
+			(f.type ?? fileTypeOf(f.mimeType)) === 'image' &&
+			f.mimeType.toLowerCase().startsWith('image/');
+		if (!isImg)
+			return { type: 'text', text: filePlaceholder({ name: f.name, mime_type: f.mimeType }) };
+		return imagePart(
+			f.transferMethod === 'remote_url' ? f.url : dataUrl(f.mimeType, f.data),
+			detail,
+		);
 	});
 }
 
@@ -73,7 +84,11 @@ export async function rebuildFiles(
 				}
 				parts.push(image(dataUrl(file.mime_type, got.body)));
 			} catch (error) {
-				skipped.push({ messageId, name: file.name, reason: `could not be read: ${(error as Error).message}` });
+				skipped.push({
+					messageId,
+					name: file.name,
+					reason: `could not be read: ${(error as Error).message}`,
+				});
 			}
 		}
 	}

@@ -12,7 +12,10 @@ function messageText(message: PromptMessage): string {
 }
 
 /** "Human: …\nAssistant: …" lines; roles other than user and assistant are skipped. */
-export function historyToText(messages: readonly PromptMessage[], prefixes: TextPrefixes = {}): string {
+export function historyToText(
+	messages: readonly PromptMessage[],
+	prefixes: TextPrefixes = {},
+): string {
 	const human = prefixes.humanPrefix ?? 'Human';
 	const ai = prefixes.aiPrefix ?? 'Assistant';
 	const lines: string[] = [];

@@ -14,12 +14,20 @@ export type FileInput =
 			name: string;
 			type?: FileType;
 	  }
-	| { transferMethod: 'remote_url'; url: string; mimeType: string; name: string; size?: number; type?: FileType };
+	| {
+			transferMethod: 'remote_url';
+			url: string;
+			mimeType: string;
+			name: string;
+			size?: number;
+			type?: FileType;
+	  };
 
 export function fileTypeOf(mimeType: string): FileType {
 	const top = mimeType.split('/')[0].toLowerCase();
 	if (top === 'image' || top === 'audio' || top === 'video') return top;
-	if (top === 'text' || /pdf|msword|officedocument|opendocument|json|xml|csv|rtf/i.test(mimeType)) return 'document';
+	if (top === 'text' || /pdf|msword|officedocument|opendocument|json|xml|csv|rtf/i.test(mimeType))
+		return 'document';
 	return 'custom';
 }
 
@@ -36,7 +44,8 @@ export async function storeFile(
 	const type = input.type ?? fileTypeOf(input.mimeType);
 	const base = { type, mime_type: input.mimeType, name: input.name, belongs_to: belongsTo };
 	if (input.transferMethod === 'remote_url') {
-		if (!/^https?:\/\//i.test(input.url)) throw new TypeError(`File "${input.name}": remote URLs must be http(s)`);
+		if (!/^https?:\/\//i.test(input.url))
+			throw new TypeError(`File "${input.name}": remote URLs must be http(s)`);
 		return { ...base, transfer_method: 'remote_url', url: input.url, size: input.size ?? 0 };
 	}
 	const key = filesPrefix + createHash('sha256').update(input.data).digest('hex');
@@ -45,4 +54,3 @@ export async function storeFile(
 	await storage.put(key, input.data, { contentType: input.mimeType });
 	return { ...base, transfer_method: input.transferMethod, key, size: input.data.byteLength };
 }
-

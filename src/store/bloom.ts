@@ -43,7 +43,9 @@ function bitsOf(bloom: string): Buffer {
 
 /** Whether a stored filter is well-formed (the reader refuses others). */
 export function isBloom(value: string): boolean {
-	return /^[A-Za-z0-9+/]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === BLOOM_BYTES;
+	return (
+		/^[A-Za-z0-9+/]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === BLOOM_BYTES
+	);
 }
 
 /** False only when no ID with these positions was added. A missing filter answers true. */

@@ -60,7 +60,12 @@ export class DocumentStore<T> {
 		const got = await this.storage.get(key, { ifNoneMatch: cached?.version });
 		if (!got) return { doc: this.codec.empty(), version: null };
 		if ('notModified' in got) return { doc: (cached as { doc: T }).doc, version: got.version };
-		const doc = documentCache.set(id, got.version, this.codec.decode(key, got.body), 2 * got.body.byteLength);
+		const doc = documentCache.set(
+			id,
+			got.version,
+			this.codec.decode(key, got.body),
+			2 * got.body.byteLength,
+		);
 		return { doc, version: got.version };
 	}
 
@@ -71,7 +76,11 @@ export class DocumentStore<T> {
 	 * document will reference). On a conflict the document is read again and `change` applied again, with
 	 * jittered backoff. `assumed` is a version the caller already holds, tried first instead of reading.
 	 */
-	update(key: string, change: (current: Versioned<T>) => T | undefined | Promise<T | undefined>, assumed?: Versioned<T>): Promise<UpdateResult<T>> {
+	update(
+		key: string,
+		change: (current: Versioned<T>) => T | undefined | Promise<T | undefined>,
+		assumed?: Versioned<T>,
+	): Promise<UpdateResult<T>> {
 		return updates.run(this.cacheId(key), () => this.updateNow(key, change, assumed));
 	}
 
@@ -88,7 +97,10 @@ export class DocumentStore<T> {
 			if (next === undefined) return { written: false, attempts: attempt, current };
 			const body = this.codec.encode(next);
 			try {
-				const { version } = await this.storage.put(key, body, { ifVersion: current.version, contentType: 'application/json' });
+				const { version } = await this.storage.put(key, body, {
+					ifVersion: current.version,
+					contentType: 'application/json',
+				});
 				const doc = documentCache.set(this.cacheId(key), version, next, 2 * body.byteLength);
 				return { written: true, attempts: attempt, current: { doc, version } };
 			} catch (error) {

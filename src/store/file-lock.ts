@@ -83,13 +83,19 @@ function localHolderGone(holder: LockHolder, writtenMs: number): boolean {
 	return started !== undefined && writtenMs < started - 1000;
 }
 
-async function readHolder(lockPath: string): Promise<{ holder?: LockHolder; ino: bigint; mtimeMs: number } | undefined> {
+async function readHolder(
+	lockPath: string,
+): Promise<{ holder?: LockHolder; ino: bigint; mtimeMs: number } | undefined> {
 	try {
-		const [text, st] = await Promise.all([fs.readFile(lockPath, 'utf8'), fs.stat(lockPath, { bigint: true })]);
+		const [text, st] = await Promise.all([
+			fs.readFile(lockPath, 'utf8'),
+			fs.stat(lockPath, { bigint: true }),
+		]);
 		let holder: LockHolder | undefined;
 		try {
 			const parsed = JSON.parse(text) as LockHolder;
-			holder = typeof parsed?.pid === 'number' && typeof parsed.host === 'string' ? parsed : undefined;
+			holder =
+				typeof parsed?.pid === 'number' && typeof parsed.host === 'string' ? parsed : undefined;
 		} catch {
 			holder = undefined; // still being written, or its writer died mid-write
 		}
@@ -135,8 +141,18 @@ async function breakIfStale(lockPath: string, options: LockOptions): Promise<boo
  * An exclusive lock file (O_EXCL) naming its holder. A crashed holder cannot wedge it: waiters see the
  * holder is gone (dead, recycled PID, or an earlier life of a restarted container) and break the lock.
  */
-export async function acquireFileLock(lockPath: string, what: string, options: LockOptions): Promise<() => Promise<void>> {
-	const me: LockHolder = { pid: process.pid, host: HOST, nonce: randomUUID(), bootId: BOOT_ID, startTime: OWN_START };
+export async function acquireFileLock(
+	lockPath: string,
+	what: string,
+	options: LockOptions,
+): Promise<() => Promise<void>> {
+	const me: LockHolder = {
+		pid: process.pid,
+		host: HOST,
+		nonce: randomUUID(),
+		bootId: BOOT_ID,
+		startTime: OWN_START,
+	};
 	const deadline = Date.now() + options.timeoutMs;
 	let delay = 1;
 	for (;;) {
@@ -170,7 +186,9 @@ export async function acquireFileLock(lockPath: string, what: string, options: L
 		if (Date.now() > deadline) {
 			const seen = await readHolder(lockPath);
 			const by = seen?.holder ? ` (held by process ${seen.holder.pid} on ${seen.holder.host})` : '';
-			throw new StorageError(`Timed out after ${options.timeoutMs} ms waiting for the lock on ${what}${by}`);
+			throw new StorageError(
+				`Timed out after ${options.timeoutMs} ms waiting for the lock on ${what}${by}`,
+			);
 		}
 		await sleep(delay + Math.random() * delay);
 		delay = Math.min(delay * 2, 25);

@@ -11,6 +11,9 @@ export function assertStorageKey(key: string): string {
 		CONTROL_CHARS.test(key) ||
 		LONE_SURROGATE.test(key) ||
 		key.split('/').some((s) => s === '' || s === '.' || s === '..');
-	if (bad) throw new StorageError(`Refusing unsafe storage key ${JSON.stringify(String(key).slice(0, 80))}`);
+	if (bad)
+		throw new StorageError(
+			`Refusing unsafe storage key ${JSON.stringify(String(key).slice(0, 80))}`,
+		);
 	return key;
 }

@@ -7,7 +7,15 @@ import { KeyedQueue } from '../common/keyed-queue';
 import { ConflictError, StorageError } from '../errors';
 import { acquireFileLock } from './file-lock';
 import { assertStorageKey } from './key-check';
-import type { DeleteOptions, GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './storage';
+import type {
+	DeleteOptions,
+	GetOptions,
+	ListedObject,
+	MemoryStorage,
+	NotModified,
+	PutOptions,
+	StoredObject,
+} from './storage';
 
 export interface LocalDiskStorageOptions {
 	/** Folder that holds every key. Created on first write. */
@@ -55,9 +63,11 @@ export class LocalDiskStorage implements MemoryStorage {
 
 	private pathOf(key: string): string {
 		assertStorageKey(key);
-		if (RESERVED.test(key)) throw new StorageError(`Refusing storage key ending in a reserved suffix: "${key}"`);
+		if (RESERVED.test(key))
+			throw new StorageError(`Refusing storage key ending in a reserved suffix: "${key}"`);
 		const p = path.join(this.root, ...key.split('/'));
-		if (!p.startsWith(this.root + path.sep)) throw new StorageError(`Refusing key outside the storage root: "${key}"`);
+		if (!p.startsWith(this.root + path.sep))
+			throw new StorageError(`Refusing key outside the storage root: "${key}"`);
 		return p;
 	}
 
@@ -75,7 +85,11 @@ export class LocalDiskStorage implements MemoryStorage {
 			return { body, version };
 		} catch (error) {
 			if (code(error) === 'ENOENT') return null;
-			throw new StorageError(`Could not read "${key}" from ${this.describe()}: ${code(error) ?? error}`, key, { cause: error });
+			throw new StorageError(
+				`Could not read "${key}" from ${this.describe()}: ${code(error) ?? error}`,
+				key,
+				{ cause: error },
+			);
 		} finally {
 			await handle?.close();
 		}
@@ -113,10 +127,14 @@ export class LocalDiskStorage implements MemoryStorage {
 		try {
 			return await this.locked(key, p, async () => {
 				const cur = await this.current(p);
-				if (options.ifVersion === null && cur) throw new ConflictError(`"${key}" already exists`, key);
+				if (options.ifVersion === null && cur)
+					throw new ConflictError(`"${key}" already exists`, key);
 				if (typeof options.ifVersion === 'string' && cur?.version !== options.ifVersion)
 					throw new ConflictError(`"${key}" changed since it was read`, key);
-				const tmp = path.join(path.dirname(p), `.${path.basename(p)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+				const tmp = path.join(
+					path.dirname(p),
+					`.${path.basename(p)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`,
+				);
 				const handle = await fs.open(tmp, 'wx');
 				let renamed = false;
 				try {
@@ -144,7 +162,11 @@ export class LocalDiskStorage implements MemoryStorage {
 			});
 		} catch (error) {
 			if (error instanceof StorageError) throw error;
-			throw new StorageError(`Could not write "${key}" to ${this.describe()}: ${code(error) ?? error}`, key, { cause: error });
+			throw new StorageError(
+				`Could not write "${key}" to ${this.describe()}: ${code(error) ?? error}`,
+				key,
+				{ cause: error },
+			);
 		}
 	}
 
@@ -165,8 +187,15 @@ export class LocalDiskStorage implements MemoryStorage {
 					const cur = await this.current(p);
 					if (cur && options.ifVersion !== undefined && cur.version !== options.ifVersion)
 						throw new ConflictError(`"${key}" changed since it was read`, key);
-					if (cur && options.ifUnmodifiedSince && cur.mtimeNs / 1_000_000n > BigInt(options.ifUnmodifiedSince.getTime()))
-						throw new ConflictError(`"${key}" was written again since ${options.ifUnmodifiedSince.toISOString()}`, key);
+					if (
+						cur &&
+						options.ifUnmodifiedSince &&
+						cur.mtimeNs / 1_000_000n > BigInt(options.ifUnmodifiedSince.getTime())
+					)
+						throw new ConflictError(
+							`"${key}" was written again since ${options.ifUnmodifiedSince.toISOString()}`,
+							key,
+						);
 				}
 				await fs.unlink(p).catch((error: unknown) => {
 					if (code(error) !== 'ENOENT') throw error;
@@ -174,12 +203,19 @@ export class LocalDiskStorage implements MemoryStorage {
 			});
 		} catch (error) {
 			if (error instanceof StorageError) throw error;
-			throw new StorageError(`Could not delete "${key}" from ${this.describe()}: ${code(error) ?? error}`, key, { cause: error });
+			throw new StorageError(
+				`Could not delete "${key}" from ${this.describe()}: ${code(error) ?? error}`,
+				key,
+				{ cause: error },
+			);
 		}
 	}
 
 	/** Visits every file under the folder holding `prefix`, with its key (reserved names included). */
-	private async walk(prefix: string, visit: (key: string, file: string, name: string) => Promise<void>): Promise<void> {
+	private async walk(
+		prefix: string,
+		visit: (key: string, file: string, name: string) => Promise<void>,
+	): Promise<void> {
 		const slash = prefix.lastIndexOf('/');
 		const dirKey = slash >= 0 ? prefix.slice(0, slash) : '';
 		if (dirKey) assertStorageKey(dirKey);
@@ -189,12 +225,17 @@ export class LocalDiskStorage implements MemoryStorage {
 				entries = await fs.readdir(dir, { withFileTypes: true });
 			} catch (error) {
 				if (code(error) === 'ENOENT') return;
-				throw new StorageError(`Could not list ${this.describe()}: ${code(error) ?? error}`, undefined, { cause: error });
+				throw new StorageError(
+					`Could not list ${this.describe()}: ${code(error) ?? error}`,
+					undefined,
+					{ cause: error },
+				);
 			}
 			for (const e of entries) {
 				const key = keyBase ? `${keyBase}/${e.name}` : e.name;
 				if (e.isDirectory()) {
-					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`)) await walkDir(path.join(dir, e.name), key);
+					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`))
+						await walkDir(path.join(dir, e.name), key);
 				} else if (e.isFile()) {
 					await visit(key, path.join(dir, e.name), e.name);
 				}
@@ -208,7 +249,13 @@ export class LocalDiskStorage implements MemoryStorage {
 		await this.walk(prefix, async (key, file, name) => {
 			if (!key.startsWith(prefix) || RESERVED.test(name)) return;
 			const st = await fs.stat(file, { bigint: true }).catch(() => undefined);
-			if (st) out.push({ key, version: versionOf(st), size: Number(st.size), lastModified: new Date(Number(st.mtimeMs)) });
+			if (st)
+				out.push({
+					key,
+					version: versionOf(st),
+					size: Number(st.size),
+					lastModified: new Date(Number(st.mtimeMs)),
+				});
 		});
 		return out;
 	}
@@ -234,7 +281,11 @@ export class LocalDiskStorage implements MemoryStorage {
 				removed.push(key);
 			} catch (error) {
 				if (code(error) !== 'ENOENT')
-					throw new StorageError(`Could not remove leftover "${key}" from ${this.describe()}: ${code(error) ?? error}`, key, { cause: error });
+					throw new StorageError(
+						`Could not remove leftover "${key}" from ${this.describe()}: ${code(error) ?? error}`,
+						key,
+						{ cause: error },
+					);
 			}
 		});
 		return removed;

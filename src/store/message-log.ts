@@ -6,7 +6,14 @@ import { bloomMayHave, bloomOf, bloomPositions, bloomUnion } from './bloom';
 import { decodeSealed, encodeJson, checkSealed } from './codec';
 import type { DocumentStore } from './document-store';
 import { LOG_DOCUMENT_VERSION, sealedCountOf, sealedRefsOf } from './schema';
-import type { HeadDocument, LogHead, SealedIndex, SealedRef, SealedSegment, StoredMessage } from './schema';
+import type {
+	HeadDocument,
+	LogHead,
+	SealedIndex,
+	SealedRef,
+	SealedSegment,
+	StoredMessage,
+} from './schema';
 
 /**
  * When a head seals its oldest messages into a write-once segment (docs/format.md). The defaults keep a
@@ -39,18 +46,33 @@ export const DEFAULT_LOG_OPTIONS: Readonly<LogOptions> = Object.freeze({
 
 /** The options with defaults filled in; a value that would make a limit meaningless is an error naming it. */
 export function resolveLogOptions(given: Partial<LogOptions> = {}): LogOptions {
-	const o = { ...DEFAULT_LOG_OPTIONS, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) } as LogOptions;
+	const o = {
+		...DEFAULT_LOG_OPTIONS,
+		...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)),
+	} as LogOptions;
 	const whole = (name: keyof LogOptions, min: number) => {
 		const v = o[name];
-		if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw new InvalidOptionError(`log.${name}`, `must be a whole number ≥ ${min}, got ${String(v)}`);
+		if (typeof v !== 'number' || !Number.isInteger(v) || v < min)
+			throw new InvalidOptionError(
+				`log.${name}`,
+				`must be a whole number ≥ ${min}, got ${String(v)}`,
+			);
 	};
 	whole('tailMessages', 2);
 	whole('keepMessages', 1);
 	whole('minMessages', 1);
 	whole('tailBytes', 1);
 	whole('fanOut', 2);
-	if (o.keepMessages >= o.tailMessages) throw new InvalidOptionError('log.keepMessages', `must be below log.tailMessages (${o.tailMessages}), got ${o.keepMessages}`);
-	if (o.minMessages > o.keepMessages) throw new InvalidOptionError('log.minMessages', `must be at most log.keepMessages (${o.keepMessages}), got ${o.minMessages}`);
+	if (o.keepMessages >= o.tailMessages)
+		throw new InvalidOptionError(
+			'log.keepMessages',
+			`must be below log.tailMessages (${o.tailMessages}), got ${o.keepMessages}`,
+		);
+	if (o.minMessages > o.keepMessages)
+		throw new InvalidOptionError(
+			'log.minMessages',
+			`must be at most log.keepMessages (${o.keepMessages}), got ${o.minMessages}`,
+		);
 	return o;
 }
 
@@ -67,7 +89,11 @@ export interface ThreadFacts {
  * Facts that claim nothing: references are never linear, so a walk loads what it passes. Correct for
  * any reader; the history layer supplies the real ones (memory/buffer-memory.ts).
  */
-export const NO_THREAD_FACTS: ThreadFacts = { summarize: () => ({ linear: false, turns: 0 }), follows: () => false, isPrevious: () => false };
+export const NO_THREAD_FACTS: ThreadFacts = {
+	summarize: () => ({ linear: false, turns: 0 }),
+	follows: () => false,
+	isPrevious: () => false,
+};
 
 /** A reference with the position of its first message in the conversation. */
 interface Placed {
@@ -78,7 +104,11 @@ interface Placed {
 const end = (p: Placed) => p.start + p.ref.count - 1;
 
 /** Runs tasks with at most `limit` at a time; results in task order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+async function mapLimit<T, R>(
+	items: readonly T[],
+	limit: number,
+	fn: (item: T) => Promise<R>,
+): Promise<R[]> {
 	const out = new Array<R>(items.length);
 	let next = 0;
 	const worker = async () => {
@@ -97,7 +127,12 @@ const PARALLEL = 16;
  * the rest. An estimate on purpose: it runs over the head's messages on every flush.
  */
 function sizeOf(m: StoredMessage): number {
-	let n = 130 + Buffer.byteLength(m.content, 'utf8') + m.message_id.length + (m.parent_message_id?.length ?? 4) + m.created_at.length;
+	let n =
+		130 +
+		Buffer.byteLength(m.content, 'utf8') +
+		m.message_id.length +
+		(m.parent_message_id?.length ?? 4) +
+		m.created_at.length;
 	if (m.files.length > 0) n += JSON.stringify(m.files).length;
 	if (m.tool_calls) n += JSON.stringify(m.tool_calls).length;
 	if (m.tool_call_id) n += 20 + m.tool_call_id.length + (m.name?.length ?? 0);
@@ -105,9 +140,16 @@ function sizeOf(m: StoredMessage): number {
 }
 
 /** Where the oldest messages should be cut: before a user message near `at` when there is one. */
-function alignToTurn(messages: readonly StoredMessage[], at: number, lo: number, hi: number, shift: number): number {
+function alignToTurn(
+	messages: readonly StoredMessage[],
+	at: number,
+	lo: number,
+	hi: number,
+	shift: number,
+): number {
 	for (let c = at; c <= Math.min(hi, at + shift); c++) if (messages[c].role === 'user') return c;
-	for (let c = at - 1; c >= Math.max(lo, at - shift); c--) if (messages[c].role === 'user') return c;
+	for (let c = at - 1; c >= Math.max(lo, at - shift); c--)
+		if (messages[c].role === 'user') return c;
 	return at;
 }
 
@@ -144,10 +186,20 @@ export class MessageLog {
 	}
 
 	private async object(p: Placed): Promise<SealedSegment | SealedIndex> {
-		const obj = await this.store.readImmutable(p.ref.key, (bytes) => decodeSealed(this.headKey, p.ref, bytes));
-		if (!obj) throw new CorruptDocumentError(p.ref.key, `it is referenced by "${this.headKey}" but does not exist`);
+		const obj = await this.store.readImmutable(p.ref.key, (bytes) =>
+			decodeSealed(this.headKey, p.ref, bytes),
+		);
+		if (!obj)
+			throw new CorruptDocumentError(
+				p.ref.key,
+				`it is referenced by "${this.headKey}" but does not exist`,
+			);
 		checkSealed(this.headKey, p.ref, obj); // a cached copy was checked against the reference it was loaded by
-		if (obj.first !== p.start) throw new CorruptDocumentError(p.ref.key, `it starts at message ${obj.first}, the reference at ${p.start}`);
+		if (obj.first !== p.start)
+			throw new CorruptDocumentError(
+				p.ref.key,
+				`it starts at message ${obj.first}, the reference at ${p.start}`,
+			);
 		return obj;
 	}
 
@@ -167,7 +219,11 @@ export class MessageLog {
 	}
 
 	/** Descends to the segment holding position `ordinal`; `keep` may stop the descent (returns undefined). */
-	private async segmentAt(head: HeadDocument, ordinal: number, keep: (p: Placed) => boolean = () => true): Promise<Placed | undefined> {
+	private async segmentAt(
+		head: HeadDocument,
+		ordinal: number,
+		keep: (p: Placed) => boolean = () => true,
+	): Promise<Placed | undefined> {
 		let level = this.placed(head);
 		for (;;) {
 			const p = level.find((x) => x.start <= ordinal && ordinal <= end(x));
@@ -182,21 +238,32 @@ export class MessageLog {
 	 * business), loading only segments whose filters may hold them, and only those holding positions
 	 * ≥ `from`. Returns each found ID's segment.
 	 */
-	async find(head: HeadDocument, ids: readonly string[], from = 0): Promise<Map<string, { start: number; messages: readonly StoredMessage[] }>> {
+	async find(
+		head: HeadDocument,
+		ids: readonly string[],
+		from = 0,
+	): Promise<Map<string, { start: number; messages: readonly StoredMessage[] }>> {
 		const found = new Map<string, { start: number; messages: readonly StoredMessage[] }>();
 		const wanted = ids.map((id) => ({ id, positions: bloomPositions(id) }));
 		let frontier = this.placed(head);
 		while (frontier.length > 0 && found.size < wanted.length) {
 			const open = wanted.filter((w) => !found.has(w.id));
-			const candidates = frontier.filter((p) => end(p) >= from && open.some((w) => bloomMayHave(p.ref.bloom, w.positions)));
+			const candidates = frontier.filter(
+				(p) => end(p) >= from && open.some((w) => bloomMayHave(p.ref.bloom, w.positions)),
+			);
 			const segments = candidates.filter((p) => p.ref.level === 0);
 			const indexes = candidates.filter((p) => p.ref.level > 0);
 			const [loaded, expanded] = await Promise.all([
-				mapLimit(segments, PARALLEL, async (p) => ({ start: p.start, messages: await this.segment(p) })),
+				mapLimit(segments, PARALLEL, async (p) => ({
+					start: p.start,
+					messages: await this.segment(p),
+				})),
 				mapLimit(indexes, PARALLEL, (p) => this.children(p)),
 			]);
 			for (const chunk of loaded)
-				for (const m of chunk.messages) if (open.some((w) => w.id === m.message_id) && !found.has(m.message_id)) found.set(m.message_id, chunk);
+				for (const m of chunk.messages)
+					if (open.some((w) => w.id === m.message_id) && !found.has(m.message_id))
+						found.set(m.message_id, chunk);
 			frontier = expanded.flat();
 		}
 		return found;
@@ -206,7 +273,9 @@ export class MessageLog {
 	async sealedMessages(head: HeadDocument): Promise<StoredMessage[]> {
 		let level = this.placed(head);
 		while (level.some((p) => p.ref.level > 0)) {
-			const expanded = await mapLimit(level, PARALLEL, async (p) => (p.ref.level === 0 ? [p] : this.children(p)));
+			const expanded = await mapLimit(level, PARALLEL, async (p) =>
+				p.ref.level === 0 ? [p] : this.children(p),
+			);
 			level = expanded.flat();
 		}
 		const segments = await mapLimit(level, PARALLEL, (p) => this.segment(p));
@@ -230,11 +299,18 @@ export class MessageLog {
 	}
 
 	/** The chunk holding a message a walk needs: by position, or by ID (the message before `below` first). */
-	async load(head: HeadDocument, gap: { id: string; below: number } | { ordinal: number }): Promise<{ start: number; messages: readonly StoredMessage[] } | undefined> {
+	async load(
+		head: HeadDocument,
+		gap: { id: string; below: number } | { ordinal: number },
+	): Promise<{ start: number; messages: readonly StoredMessage[] } | undefined> {
 		const sealed = sealedCountOf(head);
 		if ('ordinal' in gap) {
 			const p = gap.ordinal < sealed ? await this.segmentAt(head, gap.ordinal) : undefined;
-			if (!p) throw new CorruptDocumentError(this.headKey, `no sealed object holds message ${gap.ordinal}`);
+			if (!p)
+				throw new CorruptDocumentError(
+					this.headKey,
+					`no sealed object holds message ${gap.ordinal}`,
+				);
 			return { start: p.start, messages: await this.segment(p) };
 		}
 		// Linear history: the parent is the message just before. Filters stop a wrong guess early.
@@ -254,7 +330,17 @@ export class MessageLog {
 	 * The largest sealed run ending right at `gap` that is one linear thread (see ThreadLoader.skip):
 	 * found by position, so it loads at most the index objects on the way down.
 	 */
-	async skip(head: HeadDocument, gap: { id: string; below: number } | { ordinal: number }): Promise<{ turns: number; count: number; next: { id: string; below: number } | { ordinal: number } | null } | undefined> {
+	async skip(
+		head: HeadDocument,
+		gap: { id: string; below: number } | { ordinal: number },
+	): Promise<
+		| {
+				turns: number;
+				count: number;
+				next: { id: string; below: number } | { ordinal: number } | null;
+		  }
+		| undefined
+	> {
 		const target = 'ordinal' in gap ? gap.ordinal : gap.below - 1;
 		if (target < 0 || target >= sealedCountOf(head)) return undefined;
 		let level = this.placed(head);
@@ -264,7 +350,13 @@ export class MessageLog {
 			if (end(p) === target && p.ref.linear && (!('id' in gap) || p.ref.last_id === gap.id)) {
 				const parent = p.ref.first_parent;
 				const next =
-					parent === null ? null : this.facts.isPrevious(parent) ? (p.start === 0 ? null : { ordinal: p.start - 1 }) : { id: parent, below: p.start };
+					parent === null
+						? null
+						: this.facts.isPrevious(parent)
+							? p.start === 0
+								? null
+								: { ordinal: p.start - 1 }
+							: { id: parent, below: p.start };
 				return { turns: p.ref.turns, count: p.ref.count, next };
 			}
 			if (p.ref.level === 0) return undefined;
@@ -297,11 +389,30 @@ export class MessageLog {
 		let keep = Math.min(n - 1, o.keepMessages);
 		let keptBytes = 0;
 		for (let i = n - keep; i < n; i++) keptBytes += sizeOf(messages[i]);
-		while (keep > o.minMessages && keptBytes > (o.tailBytes * 3) / 4) keptBytes -= sizeOf(messages[n - keep--]);
-		const cut = alignToTurn(messages, n - keep, 1, n - 1, Math.max(1, Math.floor(o.keepMessages / 4)));
-		const { refs, objects, sealedCount } = this.pack(sealedRefsOf(head), sealedCountOf(head), messages.slice(0, cut));
-		await mapLimit(objects, PARALLEL, (x) => this.store.create(x.key, encodeJson(x.obj, { gzip: this.gzip }), x.obj));
-		const next: LogHead = { ...head, version: LOG_DOCUMENT_VERSION, messages: messages.slice(cut), sealed: refs, sealed_count: sealedCount };
+		while (keep > o.minMessages && keptBytes > (o.tailBytes * 3) / 4)
+			keptBytes -= sizeOf(messages[n - keep--]);
+		const cut = alignToTurn(
+			messages,
+			n - keep,
+			1,
+			n - 1,
+			Math.max(1, Math.floor(o.keepMessages / 4)),
+		);
+		const { refs, objects, sealedCount } = this.pack(
+			sealedRefsOf(head),
+			sealedCountOf(head),
+			messages.slice(0, cut),
+		);
+		await mapLimit(objects, PARALLEL, (x) =>
+			this.store.create(x.key, encodeJson(x.obj, { gzip: this.gzip }), x.obj),
+		);
+		const next: LogHead = {
+			...head,
+			version: LOG_DOCUMENT_VERSION,
+			messages: messages.slice(cut),
+			sealed: refs,
+			sealed_count: sealedCount,
+		};
 		return next;
 	}
 
@@ -310,19 +421,39 @@ export class MessageLog {
 	 * a long backlog segments of about tailMessages − keepMessages messages cut at turns, then the indexes
 	 * a binary-counter cascade asks for. Returns the new references and the objects to create.
 	 */
-	private pack(refs: readonly SealedRef[], sealedCount: number, messages: readonly StoredMessage[]) {
+	private pack(
+		refs: readonly SealedRef[],
+		sealedCount: number,
+		messages: readonly StoredMessage[],
+	) {
 		const o = this.options;
 		const out = [...refs];
 		const objects: { key: string; obj: SealedSegment | SealedIndex }[] = [];
 		const size = Math.max(1, o.tailMessages - o.keepMessages);
 		let total = sealedCount;
-		for (let i = 0; i < messages.length; ) {
+		for (let i = 0; i < messages.length;) {
 			let j = messages.length;
 			// One segment per seal; only a long backlog (a version-1 document converting) is split.
-			if (j - i > 2 * size) j = alignToTurn(messages, i + size, i + 1, messages.length - 1, Math.max(1, Math.floor(size / 4)));
+			if (j - i > 2 * size)
+				j = alignToTurn(
+					messages,
+					i + size,
+					i + 1,
+					messages.length - 1,
+					Math.max(1, Math.floor(size / 4)),
+				);
 			const chunk = messages.slice(i, j);
 			const key = sealedKey(this.headKey, 0, total, randomBytes(8).toString('hex'));
-			objects.push({ key, obj: { version: LOG_DOCUMENT_VERSION, kind: 'segment', head: this.headKey, first: total, messages: chunk } });
+			objects.push({
+				key,
+				obj: {
+					version: LOG_DOCUMENT_VERSION,
+					kind: 'segment',
+					head: this.headKey,
+					first: total,
+					messages: chunk,
+				},
+			});
 			out.push({
 				key,
 				level: 0,
@@ -341,7 +472,11 @@ export class MessageLog {
 	}
 
 	/** While the newest fanOut references share a level, replaces them with one index a level up. */
-	private cascade(refs: SealedRef[], total: number, objects: { key: string; obj: SealedSegment | SealedIndex }[]): void {
+	private cascade(
+		refs: SealedRef[],
+		total: number,
+		objects: { key: string; obj: SealedSegment | SealedIndex }[],
+	): void {
 		const f = this.options.fanOut;
 		while (refs.length >= f) {
 			const group = refs.slice(-f);
@@ -350,8 +485,20 @@ export class MessageLog {
 			const count = group.reduce((s, r) => s + r.count, 0);
 			const start = total - count;
 			const key = sealedKey(this.headKey, level + 1, start, randomBytes(8).toString('hex'));
-			const linear = group.every((r, i) => r.linear && (i === 0 || this.facts.follows(group[i - 1].last_id, r.first_parent)));
-			objects.push({ key, obj: { version: LOG_DOCUMENT_VERSION, kind: 'index', head: this.headKey, first: start, level: level + 1, refs: group } });
+			const linear = group.every(
+				(r, i) => r.linear && (i === 0 || this.facts.follows(group[i - 1].last_id, r.first_parent)),
+			);
+			objects.push({
+				key,
+				obj: {
+					version: LOG_DOCUMENT_VERSION,
+					kind: 'index',
+					head: this.headKey,
+					first: start,
+					level: level + 1,
+					refs: group,
+				},
+			});
 			const bloom = bloomUnion(group.map((r) => r.bloom));
 			refs.splice(refs.length - f, f, {
 				key,

@@ -13,7 +13,15 @@ import { defaultWarn } from '../common/warn';
 import { ConflictError, StorageError, UnsafeStorageError } from '../errors';
 import { validateKeyPrefix } from '../keys/ids';
 import { assertStorageKey } from './key-check';
-import type { DeleteOptions, GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from './storage';
+import type {
+	DeleteOptions,
+	GetOptions,
+	ListedObject,
+	MemoryStorage,
+	NotModified,
+	PutOptions,
+	StoredObject,
+} from './storage';
 
 export interface S3StorageOptions {
 	bucket: string;
@@ -66,7 +74,8 @@ function isConflict(error: unknown): boolean {
 	return s === 412 || s === 409 || (error as SdkError)?.name === 'PreconditionFailed';
 }
 
-const unquote = (etag: string | undefined) => (etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '');
+const unquote = (etag: string | undefined) =>
+	(etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '');
 
 const probes = new Map<string, Promise<ConditionalWriteSupport>>();
 
@@ -99,7 +108,11 @@ export class S3Storage implements MemoryStorage {
 				requestChecksumCalculation: 'WHEN_REQUIRED',
 				responseChecksumValidation: 'WHEN_REQUIRED',
 				// throwOnRequestTimeout: without it the SDK only logs a warning, and a frozen server hangs a turn forever.
-				requestHandler: { requestTimeout: options.requestTimeoutMs ?? 15_000, connectionTimeout: 5_000, throwOnRequestTimeout: true },
+				requestHandler: {
+					requestTimeout: options.requestTimeoutMs ?? 15_000,
+					connectionTimeout: 5_000,
+					throwOnRequestTimeout: true,
+				},
 			});
 	}
 
@@ -121,12 +134,19 @@ export class S3Storage implements MemoryStorage {
 		const ifNoneMatch = options.ifNoneMatch ? `"${options.ifNoneMatch}"` : undefined;
 		try {
 			const out = await this.client.send(
-				new GetObjectCommand({ Bucket: this.bucket, Key: this.prefix + key, IfNoneMatch: ifNoneMatch }),
+				new GetObjectCommand({
+					Bucket: this.bucket,
+					Key: this.prefix + key,
+					IfNoneMatch: ifNoneMatch,
+				}),
 			);
-			const body = await (out.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
+			const body = await (
+				out.Body as { transformToByteArray(): Promise<Uint8Array> }
+			).transformToByteArray();
 			return { body, version: unquote(out.ETag) };
 		} catch (error) {
-			if (ifNoneMatch && status(error) === 304) return { notModified: true, version: options.ifNoneMatch as string };
+			if (ifNoneMatch && status(error) === 304)
+				return { notModified: true, version: options.ifNoneMatch as string };
 			if (isNotFound(error)) return null;
 			throw this.fail('GetObject', key, error);
 		}
@@ -167,10 +187,15 @@ export class S3Storage implements MemoryStorage {
 			if (now && options.ifVersion !== undefined && now.version !== options.ifVersion)
 				throw new ConflictError(`"${key}" changed since it was read`, key);
 			if (now && options.ifUnmodifiedSince && now.lastModified > options.ifUnmodifiedSince)
-				throw new ConflictError(`"${key}" was written again since ${options.ifUnmodifiedSince.toISOString()}`, key);
+				throw new ConflictError(
+					`"${key}" was written again since ${options.ifUnmodifiedSince.toISOString()}`,
+					key,
+				);
 		}
 		try {
-			await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+			await this.client.send(
+				new DeleteObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }),
+			);
 		} catch (error) {
 			if (isNotFound(error)) return;
 			throw this.fail('DeleteObject', key, error);
@@ -185,7 +210,9 @@ export class S3Storage implements MemoryStorage {
 	private async headObject(key: string): Promise<{ version: string; lastModified: Date } | null> {
 		assertStorageKey(key);
 		try {
-			const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
+			const out = await this.client.send(
+				new HeadObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }),
+			);
 			return { version: unquote(out.ETag), lastModified: out.LastModified ?? new Date(0) };
 		} catch (error) {
 			if (isNotFound(error)) return null;
@@ -199,11 +226,20 @@ export class S3Storage implements MemoryStorage {
 		try {
 			do {
 				const page = await this.client.send(
-					new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: token }),
+					new ListObjectsV2Command({
+						Bucket: this.bucket,
+						Prefix: this.prefix + prefix,
+						ContinuationToken: token,
+					}),
 				);
 				for (const o of page.Contents ?? []) {
 					if (!o.Key || o.Key.startsWith(`${this.prefix}.llm-memory-probe/`)) continue;
-					out.push({ key: o.Key.slice(this.prefix.length), version: unquote(o.ETag), size: o.Size ?? 0, lastModified: o.LastModified ?? new Date(0) });
+					out.push({
+						key: o.Key.slice(this.prefix.length),
+						version: unquote(o.ETag),
+						size: o.Size ?? 0,
+						lastModified: o.LastModified ?? new Date(0),
+					});
 				}
 				token = page.IsTruncated ? page.NextContinuationToken : undefined;
 			} while (token);
@@ -216,7 +252,9 @@ export class S3Storage implements MemoryStorage {
 	/** Reaches the bucket (one small list) and checks conditional writes; for credential tests. */
 	async checkAccess(): Promise<ConditionalWriteSupport> {
 		try {
-			await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, MaxKeys: 1 }));
+			await this.client.send(
+				new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix, MaxKeys: 1 }),
+			);
 		} catch (error) {
 			throw this.fail('ListObjectsV2', undefined, error);
 		}
@@ -238,7 +276,9 @@ export class S3Storage implements MemoryStorage {
 				`The S3 server behind ${this.describe()} ignores conditional writes (If-None-Match / If-Match), ` +
 				'so concurrent turns could overwrite each other';
 			if (!this.options.allowUnsafeConditionalWrites)
-				throw new UnsafeStorageError(`${message}. Use a server that enforces them (AWS S3, Ceph RGW) or explicitly allow unsafe writes.`);
+				throw new UnsafeStorageError(
+					`${message}. Use a server that enforces them (AWS S3, Ceph RGW) or explicitly allow unsafe writes.`,
+				);
 			(this.options.onWarning ?? defaultWarn)(
 				`${message}; continuing because unsafe writes were explicitly allowed.`,
 			);
@@ -251,7 +291,10 @@ export class S3Storage implements MemoryStorage {
 		const put = (Body: string, extra: object) =>
 			this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key, Body, ...extra }));
 		/** 'conflict' when the server enforced the condition; 'unsupported' when it refused the header. */
-		const attempt = async (Body: string, extra: object): Promise<'accepted' | 'conflict' | 'unsupported'> => {
+		const attempt = async (
+			Body: string,
+			extra: object,
+		): Promise<'accepted' | 'conflict' | 'unsupported'> => {
 			try {
 				await put(Body, extra);
 				return 'accepted';
@@ -265,16 +308,23 @@ export class S3Storage implements MemoryStorage {
 		try {
 			await put('probe-1', {});
 			if ((await attempt('probe-2', { IfNoneMatch: '*' })) !== 'conflict') return unsafe;
-			if ((await attempt('probe-3', { IfMatch: `"${'0'.repeat(32)}"` })) !== 'conflict') return unsafe;
+			if ((await attempt('probe-3', { IfMatch: `"${'0'.repeat(32)}"` })) !== 'conflict')
+				return unsafe;
 			// Which spelling of the ETag does the server accept for If-Match?
-			const now = unquote((await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }))).ETag);
-			if ((await attempt('probe-4', { IfMatch: `"${now}"` })) === 'accepted') return { enforced: true, quoteIfMatch: true };
-			if ((await attempt('probe-5', { IfMatch: now })) === 'accepted') return { enforced: true, quoteIfMatch: false };
+			const now = unquote(
+				(await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key }))).ETag,
+			);
+			if ((await attempt('probe-4', { IfMatch: `"${now}"` })) === 'accepted')
+				return { enforced: true, quoteIfMatch: true };
+			if ((await attempt('probe-5', { IfMatch: now })) === 'accepted')
+				return { enforced: true, quoteIfMatch: false };
 			return unsafe;
 		} catch (error) {
 			throw this.fail('conditional-write probe', undefined, error);
 		} finally {
-			await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key })).catch(() => undefined);
+			await this.client
+				.send(new DeleteObjectCommand({ Bucket: this.bucket, Key }))
+				.catch(() => undefined);
 		}
 	}
 }

@@ -45,14 +45,28 @@ export const storedMessageSchema = z
 		tool_call_id: z.string().min(1).optional(),
 		name: z.string().optional(),
 	})
-	.refine((m) => m.role !== 'tool' || m.tool_call_id !== undefined, { message: 'tool messages need "tool_call_id"' })
-	.refine((m) => m.tool_calls === undefined || m.role === 'assistant', { message: 'only assistant messages carry "tool_calls"' });
+	.refine((m) => m.role !== 'tool' || m.tool_call_id !== undefined, {
+		message: 'tool messages need "tool_call_id"',
+	})
+	.refine((m) => m.tool_calls === undefined || m.role === 'assistant', {
+		message: 'only assistant messages carry "tool_calls"',
+	});
 
 /** Message IDs must be unique within a document: a thread is walked by them. */
-function checkUniqueIds(messages: readonly { message_id: string }[], ctx: z.RefinementCtx, from = 0, seen = new Set<string>()): void {
+function checkUniqueIds(
+	messages: readonly { message_id: string }[],
+	ctx: z.RefinementCtx,
+	from = 0,
+	seen = new Set<string>(),
+): void {
 	for (let i = from; i < messages.length; i++) {
 		const id = messages[i].message_id;
-		if (seen.has(id)) ctx.addIssue({ code: 'custom', path: ['messages', i, 'message_id'], message: `duplicate message_id "${id}"` });
+		if (seen.has(id))
+			ctx.addIssue({
+				code: 'custom',
+				path: ['messages', i, 'message_id'],
+				message: `duplicate message_id "${id}"`,
+			});
 		seen.add(id);
 	}
 }
@@ -89,7 +103,10 @@ export function validateDocument(key: string, value: unknown): MemoryDocument {
 	const parsed = memoryDocumentSchema.safeParse(value);
 	if (!parsed.success) {
 		const issue = parsed.error.issues[0];
-		throw new CorruptDocumentError(key, `schema check failed at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+		throw new CorruptDocumentError(
+			key,
+			`schema check failed at ${issue.path.join('.') || '(root)'}: ${issue.message}`,
+		);
 	}
 	return parsed.data;
 }
@@ -100,16 +117,26 @@ export function validateDocument(key: string, value: unknown): MemoryDocument {
  * does not hold yet. So a document the reader would refuse is never written, at the cost of the new
  * messages only.
  */
-export function assertAppendable(key: string, existingIds: (id: string) => boolean, added: readonly StoredMessage[]): void {
+export function assertAppendable(
+	key: string,
+	existingIds: (id: string) => boolean,
+	added: readonly StoredMessage[],
+): void {
 	const seen = new Set<string>();
 	for (const m of added) {
 		const parsed = storedMessageSchema.safeParse(m);
 		if (!parsed.success) {
 			const issue = parsed.error.issues[0];
-			throw new CorruptDocumentError(key, `refusing to write message "${m.message_id}": ${issue.path.join('.')}: ${issue.message}`);
+			throw new CorruptDocumentError(
+				key,
+				`refusing to write message "${m.message_id}": ${issue.path.join('.')}: ${issue.message}`,
+			);
 		}
 		if (existingIds(m.message_id) || seen.has(m.message_id))
-			throw new CorruptDocumentError(key, `refusing to write duplicate message_id "${m.message_id}"`);
+			throw new CorruptDocumentError(
+				key,
+				`refusing to write duplicate message_id "${m.message_id}"`,
+			);
 		seen.add(m.message_id);
 	}
 }
@@ -153,9 +180,17 @@ export const logHeadSchema = z
 		checkUniqueIds(doc.messages, ctx);
 		const total = doc.sealed.reduce((n, r) => n + r.count, 0);
 		if (total !== doc.sealed_count)
-			ctx.addIssue({ code: 'custom', path: ['sealed_count'], message: `is ${doc.sealed_count}, but the sealed objects hold ${total} messages` });
+			ctx.addIssue({
+				code: 'custom',
+				path: ['sealed_count'],
+				message: `is ${doc.sealed_count}, but the sealed objects hold ${total} messages`,
+			});
 		if (doc.sealed.length > 0 && doc.messages.length === 0)
-			ctx.addIssue({ code: 'custom', path: ['messages'], message: 'a head with sealed objects keeps at least its newest message' });
+			ctx.addIssue({
+				code: 'custom',
+				path: ['messages'],
+				message: 'a head with sealed objects keeps at least its newest message',
+			});
 	});
 
 export const segmentSchema = z.looseObject({
@@ -194,11 +229,18 @@ export function sealedCountOf(doc: HeadDocument): number {
 
 function schemaError(key: string, error: z.ZodError): CorruptDocumentError {
 	const issue = error.issues[0];
-	return new CorruptDocumentError(key, `schema check failed at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+	return new CorruptDocumentError(
+		key,
+		`schema check failed at ${issue.path.join('.') || '(root)'}: ${issue.message}`,
+	);
 }
 
 /** The reader's verdict on whatever a memory key holds: a version-1 document or a version-3 head. */
-export function validateHead(key: string, value: unknown, checkRef: (ref: SealedRef, path: string) => void): HeadDocument {
+export function validateHead(
+	key: string,
+	value: unknown,
+	checkRef: (ref: SealedRef, path: string) => void,
+): HeadDocument {
 	const version = (value as { version?: unknown }).version;
 	if (version === DOCUMENT_VERSION) return validateDocument(key, value);
 	if (version !== LOG_DOCUMENT_VERSION)
@@ -213,10 +255,17 @@ export function validateHead(key: string, value: unknown, checkRef: (ref: Sealed
 }
 
 /** Parses a sealed object; `kind` says which one the reference promised. */
-export function validateSealed(key: string, value: unknown, kind: 'segment' | 'index'): SealedSegment | SealedIndex {
+export function validateSealed(
+	key: string,
+	value: unknown,
+	kind: 'segment' | 'index',
+): SealedSegment | SealedIndex {
 	const version = (value as { version?: unknown }).version;
 	if (version !== LOG_DOCUMENT_VERSION)
-		throw new CorruptDocumentError(key, `unknown sealed object version ${JSON.stringify(version)} (this package reads version ${LOG_DOCUMENT_VERSION})`);
+		throw new CorruptDocumentError(
+			key,
+			`unknown sealed object version ${JSON.stringify(version)} (this package reads version ${LOG_DOCUMENT_VERSION})`,
+		);
 	const parsed = (kind === 'segment' ? segmentSchema : indexSchema).safeParse(value);
 	if (!parsed.success) throw schemaError(key, parsed.error);
 	return parsed.data;

@@ -18,15 +18,26 @@ import { mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startFakeOpenAi, type FakeOpenAi } from '../support/fake-openai';
+import { startFakeOpenAi, type FakeOpenAi } from '../../demo/model-server';
 import { sendChat } from '../support/chat';
-import { N8N_VERSION, n8nAtLeast, runScript, startN8n, type N8nInstance } from '../support/n8n-harness';
+import {
+	N8N_VERSION,
+	n8nAtLeast,
+	runScript,
+	startN8n,
+	type N8nInstance,
+} from '../support/n8n-harness';
 
 const CRED_ID = 'e2eFakeOpenAi001';
 const WEBHOOK_ID = 'e2e0c0de-0000-4000-8000-000000000001';
 
 function openAiCredential(url: string) {
-	return { id: CRED_ID, name: 'fake openai', type: 'openAiApi', data: { apiKey: 'sk-test', url, header: false } };
+	return {
+		id: CRED_ID,
+		name: 'fake openai',
+		type: 'openAiApi',
+		data: { apiKey: 'sk-test', url, header: false },
+	};
 }
 
 const chatTrigger = (webhookId: string) => ({
@@ -69,7 +80,9 @@ const chainWorkflow = {
 	],
 	connections: {
 		Chat: { main: [[{ node: 'LLM Chain', type: 'main', index: 0 }]] },
-		'Fake Model': { ai_languageModel: [[{ node: 'LLM Chain', type: 'ai_languageModel', index: 0 }]] },
+		'Fake Model': {
+			ai_languageModel: [[{ node: 'LLM Chain', type: 'ai_languageModel', index: 0 }]],
+		},
 	},
 };
 
@@ -92,7 +105,13 @@ const postOnlyWorkflow = {
 			typeVersion: 2,
 			position: [0, 0],
 			webhookId: 'e2e0c0de-0000-4000-8000-000000000011',
-			parameters: { httpMethod: 'POST', path: POST_ONLY_PATH, responseMode: 'lastNode', responseData: 'firstEntryJson', options: {} },
+			parameters: {
+				httpMethod: 'POST',
+				path: POST_ONLY_PATH,
+				responseMode: 'lastNode',
+				responseData: 'firstEntryJson',
+				options: {},
+			},
 		},
 	],
 	connections: {},
@@ -131,7 +150,10 @@ describe(`harness on built-in nodes (n8n ${N8N_VERSION}): Chat Trigger -> Basic 
 	before(async () => {
 		fake = await startFakeOpenAi({ log: logFile });
 		// startN8n waits until every published webhook answers, the POST-only one included.
-		n8n = await startN8n({ credentials: [openAiCredential(fake.url)], workflows: [chainWorkflow, postOnlyWorkflow] });
+		n8n = await startN8n({
+			credentials: [openAiCredential(fake.url)],
+			workflows: [chainWorkflow, postOnlyWorkflow],
+		});
 	});
 	after(async () => {
 		await n8n?.stop();
@@ -156,9 +178,17 @@ describe(`harness on built-in nodes (n8n ${N8N_VERSION}): Chat Trigger -> Basic 
 		const expected = realpathSync(await runScript(['node']));
 		const version = execFileSync(expected, ['-v'], { encoding: 'utf8' }).trim();
 		if (n8nAtLeast('2.40')) assert.match(version, /^v24\./);
-		else assert.equal(expected, realpathSync(process.execPath), 'n8n 2.8 runs on the node that runs the tests');
+		else
+			assert.equal(
+				expected,
+				realpathSync(process.execPath),
+				'n8n 2.8 runs on the node that runs the tests',
+			);
 		// n8n's process group (scripts/n8n.sh starts it with setsid): n8n, and its task runner once started.
-		const group = execFileSync('pgrep', ['-g', String(n8n.pid)], { encoding: 'utf8' }).trim().split('\n').map(Number);
+		const group = execFileSync('pgrep', ['-g', String(n8n.pid)], { encoding: 'utf8' })
+			.trim()
+			.split('\n')
+			.map(Number);
 		const nodes = group
 			.map((pid) => {
 				try {
@@ -181,7 +211,10 @@ describe(`harness on built-in nodes (n8n ${N8N_VERSION}): Chat Trigger -> Basic 
 		assert.equal(get.status, 404);
 		const body = (await get.json()) as { message?: string };
 		assert.match(body.message ?? '', /not registered for GET requests.*POST/);
-		assert.equal(await runScript(['wait-webhook', url, n8n.userFolder], { timeoutMs: 30_000 }), '404');
+		assert.equal(
+			await runScript(['wait-webhook', url, n8n.userFolder], { timeoutMs: 30_000 }),
+			'404',
+		);
 
 		const res = await fetch(url, {
 			method: 'POST',
@@ -198,10 +231,13 @@ describe(`harness on built-in nodes (n8n ${N8N_VERSION}): Chat Trigger -> Basic 
 		assert.ok(n8n);
 		// "The requested webhook "GET …" is not registered." must keep it waiting, until its timeout.
 		await assert.rejects(
-			runScript(['wait-webhook', `${n8n.baseUrl}/webhook/e2e-harness-no-such-path`, n8n.userFolder], {
-				env: { E2E_N8N_BOOT_TIMEOUT: '2' },
-				timeoutMs: 30_000,
-			}),
+			runScript(
+				['wait-webhook', `${n8n.baseUrl}/webhook/e2e-harness-no-such-path`, n8n.userFolder],
+				{
+					env: { E2E_N8N_BOOT_TIMEOUT: '2' },
+					timeoutMs: 30_000,
+				},
+			),
 			/timed out waiting for .*e2e-harness-no-such-path \(last HTTP status 404/,
 		);
 	});
@@ -222,7 +258,9 @@ describe(`harness on built-in nodes (n8n ${N8N_VERSION}): Chat Trigger -> Basic 
 		const calls = fake.completions();
 		assert.equal(calls.length, 2);
 		assert.deepEqual(
-			calls.map((c) => c.body.messages.map((m: { role: string; content: unknown }) => [m.role, m.content])),
+			calls.map((c) =>
+				c.body.messages.map((m: { role: string; content: unknown }) => [m.role, m.content]),
+			),
 			[[['user', 'hello from turn one']], [['user', 'and this is turn two']]],
 		);
 		for (const c of calls) {
@@ -230,7 +268,10 @@ describe(`harness on built-in nodes (n8n ${N8N_VERSION}): Chat Trigger -> Basic 
 			assert.equal(c.authorization, 'Bearer sk-test');
 		}
 		// The JSONL log on disk has the same requests, with the user's text.
-		const lines = readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+		const lines = readFileSync(logFile, 'utf8')
+			.trim()
+			.split('\n')
+			.map((l) => JSON.parse(l));
 		const texts = lines
 			.filter((l) => l.path === '/v1/chat/completions')
 			.map((l) => l.body.messages.at(-1).content);
@@ -253,12 +294,16 @@ describe('harness fails fast when a node type is unknown', () => {
 	test('startN8n rejects with "Unrecognized node type" instead of waiting for a 404 to clear', async (t) => {
 		const started = performance.now();
 		await assert.rejects(
-			startN8n({ workflows: [ourNodeWorkflow('e2eUnknownType01', 'e2e0c0de-0000-4000-8000-000000000002')] }),
+			startN8n({
+				workflows: [ourNodeWorkflow('e2eUnknownType01', 'e2e0c0de-0000-4000-8000-000000000002')],
+			}),
 			/Unrecognized node type: n8n-nodes-llm-memory\.llmWithMemory/,
 		);
 		t.diagnostic(`failed fast after ${fmt(performance.now() - started)} (import + publish + boot)`);
 		// startN8n stopped the n8n it had started: the port is free again.
 		const port = Number(process.env.E2E_N8N_PORT ?? 5690);
-		await assert.rejects(fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) }));
+		await assert.rejects(
+			fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) }),
+		);
 	});
 });

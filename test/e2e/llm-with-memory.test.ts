@@ -11,13 +11,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { contentText, startFakeOpenAi } from '../support/fake-openai';
-import type { FakeOpenAi, LoggedRequest } from '../support/fake-openai';
+import { contentText, startFakeOpenAi } from '../../demo/model-server';
+import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
 import { ensureRgw, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
 import { sendChat } from '../support/chat';
 import { packPackage, startN8n } from '../support/n8n-harness';
 import type { N8nInstance } from '../support/n8n-harness';
-import { chatWorkflow, downstreamParameters, openAiCredential, S3_CREDENTIAL, s3Credential } from '../support/workflows';
+import {
+	chatWorkflow,
+	downstreamParameters,
+	openAiCredential,
+	S3_CREDENTIAL,
+	s3Credential,
+} from '../support/workflows';
 import type { S3Storage } from '../../src';
 
 const NODE_WF = { id: 'e2eNodeMode00001', webhookId: 'e2e0c0de-0000-4000-8000-00000000a001' };
@@ -32,12 +38,16 @@ let s3: S3Storage;
 function callsOf(tag: string, requests: LoggedRequest[]): string[][] {
 	return requests
 		.filter((r) => r.body?.messages?.[0]?.content === tag)
-		.map((r) => (r.body.messages as Array<{ role: string; content: unknown }>).slice(1).map((m) => `${m.role}: ${contentText(m.content)}`));
+		.map((r) =>
+			(r.body.messages as Array<{ role: string; content: unknown }>)
+				.slice(1)
+				.map((m) => `${m.role}: ${contentText(m.content)}`),
+		);
 }
 
 /** Polls until fn returns a value (n8n writes some state just after it answers). */
 async function waitFor<T>(fn: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-	for (const end = Date.now() + timeoutMs; ; ) {
+	for (const end = Date.now() + timeoutMs; ;) {
 		const value = fn();
 		if (value !== undefined) return value;
 		if (Date.now() > end) throw new Error('timed out waiting');
@@ -50,27 +60,53 @@ const chatOn = (wf: { webhookId: string }, sessionId: string | undefined, chatIn
 
 describe('LLM with Memory on a real n8n', () => {
 	before(async () => {
-		const [tarball, fake, storage] = await Promise.all([packPackage(), startFakeOpenAi({ port: 0 }), rgwStorage()]);
+		const [tarball, fake, storage] = await Promise.all([
+			packPackage(),
+			startFakeOpenAi({ port: 0 }),
+			rgwStorage(),
+		]);
 		llm = fake;
 		s3 = storage;
 		n8n = await startN8n({
 			tarball,
-			credentials: [openAiCredential(fake.url), s3Credential(s3.endpoint!, s3.bucket, RGW_CREDENTIALS)],
+			credentials: [
+				openAiCredential(fake.url),
+				s3Credential(s3.endpoint!, s3.bucket, RGW_CREDENTIALS),
+			],
 			workflows: [
 				chatWorkflow({
 					...NODE_WF,
 					name: 'node memory: two LLM nodes',
 					llms: [
-						{ name: 'LLM A', id: 'e2e-node-a', parameters: { memoryMode: 'node', systemMessage: 'node A' } },
-						{ name: 'LLM B', id: 'e2e-node-b', parameters: downstreamParameters({ memoryMode: 'node', systemMessage: 'node B' }) },
+						{
+							name: 'LLM A',
+							id: 'e2e-node-a',
+							parameters: { memoryMode: 'node', systemMessage: 'node A' },
+						},
+						{
+							name: 'LLM B',
+							id: 'e2e-node-b',
+							parameters: downstreamParameters({ memoryMode: 'node', systemMessage: 'node B' }),
+						},
 					],
 				}),
 				chatWorkflow({
 					...CONV_WF,
 					name: 'conversation memory: two LLM nodes',
 					llms: [
-						{ name: 'LLM A', id: 'e2e-conv-a', parameters: { memoryMode: 'conversation', systemMessage: 'conv A' } },
-						{ name: 'LLM B', id: 'e2e-conv-b', parameters: downstreamParameters({ memoryMode: 'conversation', systemMessage: 'conv B' }) },
+						{
+							name: 'LLM A',
+							id: 'e2e-conv-a',
+							parameters: { memoryMode: 'conversation', systemMessage: 'conv A' },
+						},
+						{
+							name: 'LLM B',
+							id: 'e2e-conv-b',
+							parameters: downstreamParameters({
+								memoryMode: 'conversation',
+								systemMessage: 'conv B',
+							}),
+						},
 					],
 				}),
 				chatWorkflow({
@@ -124,12 +160,20 @@ describe('LLM with Memory on a real n8n', () => {
 	});
 
 	it('memory lives on local disk under the n8n user folder', () => {
-		const file = path.join(n8n!.userFolder, '.n8n/llm-memory/node_memory', NODE_WF.id, 'node-s1', 'e2e-node-a.json');
+		const file = path.join(
+			n8n!.userFolder,
+			'.n8n/llm-memory/node_memory',
+			NODE_WF.id,
+			'node-s1',
+			'e2e-node-a.json',
+		);
 		assert.ok(existsSync(file), file);
 		const doc = JSON.parse(readFileSync(file, 'utf8'));
 		assert.equal(doc.version, 1);
 		assert.deepEqual(
-			doc.messages.map((m: { role: string; content: string }) => `${m.role}: ${m.content}`).filter((l: string) => l.startsWith('user')),
+			doc.messages
+				.map((m: { role: string; content: string }) => `${m.role}: ${m.content}`)
+				.filter((l: string) => l.startsWith('user')),
 			['user: pick a colour', 'user: another one'],
 		);
 		assert.ok(doc.messages.every((m: { token_count: number }) => m.token_count > 0));
@@ -147,7 +191,11 @@ describe('LLM with Memory on a real n8n', () => {
 			'assistant: FAKE-LLM reply to "B: hello" (saw 4 messages: system,user,assistant,user)',
 			'user: again',
 		]);
-		assert.equal(callsOf('conv B', requests).at(-1)!.length, 7, 'B sees turn 1 of both nodes and A’s turn 2');
+		assert.equal(
+			callsOf('conv B', requests).at(-1)!.length,
+			7,
+			'B sees turn 1 of both nodes and A’s turn 2',
+		);
 	});
 
 	it('node mode without a session ID returns an error and never calls the model', async () => {
@@ -158,11 +206,16 @@ describe('LLM with Memory on a real n8n', () => {
 		assert.equal(llm!.completions().length, before);
 		// The execution failed in our node, with our message (n8n's event log is written as the run ends).
 		const failed = await waitFor(() =>
-			n8n!.events().find((e) => e.eventName === 'n8n.workflow.failed' && e.payload?.workflowId === NODE_WF.id),
+			n8n!
+				.events()
+				.find((e) => e.eventName === 'n8n.workflow.failed' && e.payload?.workflowId === NODE_WF.id),
 		);
 		assert.equal(failed.payload.errorNodeType, 'n8n-nodes-llm-memory.llmWithMemory');
 		assert.equal(failed.payload.lastNodeExecuted, 'LLM A');
-		assert.equal(failed.payload.errorMessage, 'Node memory needs a conversation ID, but none was found');
+		assert.equal(
+			failed.payload.errorMessage,
+			'Node memory needs a conversation ID, but none was found',
+		);
 	});
 
 	it('S3 storage: memory lives on radosgw and turn 2 carries turn 1', async () => {
@@ -174,8 +227,14 @@ describe('LLM with Memory on a real n8n', () => {
 			'assistant: FAKE-LLM reply to "remember 42" (saw 2 messages: system,user)',
 			'user: what number?',
 		]);
-		assert.deepEqual((await s3.list('')).map((o) => o.key), [`n8n/node_memory/${S3_WF.id}/s3-s1/e2e-s3-node.json`]);
-		assert.equal(existsSync(path.join(n8n!.userFolder, '.n8n/llm-memory/node_memory', S3_WF.id)), false);
+		assert.deepEqual(
+			(await s3.list('')).map((o) => o.key),
+			[`n8n/node_memory/${S3_WF.id}/s3-s1/e2e-s3-node.json`],
+		);
+		assert.equal(
+			existsSync(path.join(n8n!.userFolder, '.n8n/llm-memory/node_memory', S3_WF.id)),
+			false,
+		);
 	});
 
 	it('the n8n log shows no unknown node types and no leaked secret', () => {

@@ -8,7 +8,13 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 
-import { clearDocumentCache, conversationMemoryKey, DuplicateMessageIdError, LocalDiskStorage, TokenBufferMemory } from '../../src';
+import {
+	clearDocumentCache,
+	conversationMemoryKey,
+	DuplicateMessageIdError,
+	LocalDiskStorage,
+	TokenBufferMemory,
+} from '../../src';
 import type { MemoryStorage } from '../../src';
 import { assertTurnsOnce, idCounts, startWriter, storedDocument, turnIds } from '../support/faults';
 import type { TurnWriterConfig } from '../support/faults';
@@ -20,7 +26,10 @@ const TURNS_EACH = 50;
 
 interface Backend {
 	name: string;
-	make(): Promise<{ storage: MemoryStorage; writer: Pick<TurnWriterConfig, 'backend' | 'root' | 'endpoint' | 'bucket'> }>;
+	make(): Promise<{
+		storage: MemoryStorage;
+		writer: Pick<TurnWriterConfig, 'backend' | 'root' | 'endpoint' | 'bucket'>;
+	}>;
 }
 
 const backends: Backend[] = [
@@ -56,8 +65,16 @@ for (const backend of backends) {
 				const m = new TokenBufferMemory('wf', 'same-id', { storage });
 				if (readFirst) await m.getHistoryPromptMessages();
 				const added = await Promise.allSettled([
-					m.addMessages({ messageId: 'same', userContent: 'question A', assistantContent: 'answer A' }),
-					m.addMessages({ messageId: 'same', userContent: 'question B', assistantContent: 'answer B' }),
+					m.addMessages({
+						messageId: 'same',
+						userContent: 'question A',
+						assistantContent: 'answer A',
+					}),
+					m.addMessages({
+						messageId: 'same',
+						userContent: 'question B',
+						assistantContent: 'answer B',
+					}),
 				]);
 				const flushed = await m.flush().then(
 					(r) => r,
@@ -70,12 +87,22 @@ for (const backend of backends) {
 				if (doc) {
 					assert.equal(idCounts(doc).get('same') ?? 0, 1);
 					const fresh = await new TokenBufferMemory('wf', 'same-id', { storage }).messages();
-					assert.deepEqual(fresh.map((x) => x.message_id), doc.messages.map((x) => x.message_id));
+					assert.deepEqual(
+						fresh.map((x) => x.message_id),
+						doc.messages.map((x) => x.message_id),
+					);
 				}
 
 				const refused = added.filter((r) => r.status === 'rejected');
-				assert.equal(refused.length, 1, `exactly one refused: ${JSON.stringify(added.map((r) => r.status))}`);
-				assert.ok((refused[0] as PromiseRejectedResult).reason instanceof DuplicateMessageIdError, String((refused[0] as PromiseRejectedResult).reason));
+				assert.equal(
+					refused.length,
+					1,
+					`exactly one refused: ${JSON.stringify(added.map((r) => r.status))}`,
+				);
+				assert.ok(
+					(refused[0] as PromiseRejectedResult).reason instanceof DuplicateMessageIdError,
+					String((refused[0] as PromiseRejectedResult).reason),
+				);
 				assert.deepEqual(flushed, { written: true, attempts: 1 });
 				assertTurnsOnce(await storedDoc(storage, key), ['same']);
 			});
@@ -84,9 +111,20 @@ for (const backend of backends) {
 		it('two memory objects (two executions) flushing one ID at once: one turn stored, the other refused', async () => {
 			const { storage } = await backend.make();
 			const key = conversationMemoryKey('wf', 'two-objects');
-			const objects = [new TokenBufferMemory('wf', 'two-objects', { storage }), new TokenBufferMemory('wf', 'two-objects', { storage })];
+			const objects = [
+				new TokenBufferMemory('wf', 'two-objects', { storage }),
+				new TokenBufferMemory('wf', 'two-objects', { storage }),
+			];
 			await Promise.all(objects.map((m) => m.getHistoryPromptMessages()));
-			await Promise.all(objects.map((m, i) => m.addMessages({ messageId: 'same', userContent: `question ${i}`, assistantContent: `answer ${i}` })));
+			await Promise.all(
+				objects.map((m, i) =>
+					m.addMessages({
+						messageId: 'same',
+						userContent: `question ${i}`,
+						assistantContent: `answer ${i}`,
+					}),
+				),
+			);
 			const flushed = await Promise.allSettled(objects.map((m) => m.flush()));
 			assert.deepEqual(flushed.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
 			const refused = flushed.find((r) => r.status === 'rejected') as PromiseRejectedResult;
@@ -118,10 +156,18 @@ for (const backend of backends) {
 
 			const m = new TokenBufferMemory('wf', 'add-during-flush', { storage });
 			await m.getHistoryPromptMessages();
-			await m.addMessages({ messageId: 't1', userContent: 'question 1', assistantContent: 'answer 1' });
+			await m.addMessages({
+				messageId: 't1',
+				userContent: 'question 1',
+				assistantContent: 'answer 1',
+			});
 			const first = m.flush();
 			await inPut;
-			await m.addMessages({ messageId: 't2', userContent: 'question 2', assistantContent: 'answer 2' });
+			await m.addMessages({
+				messageId: 't2',
+				userContent: 'question 2',
+				assistantContent: 'answer 2',
+			});
 			release();
 			assert.equal((await first).written, true);
 			assert.equal((await m.flush()).written, true, 'the second flush had t2 to write');
@@ -130,14 +176,24 @@ for (const backend of backends) {
 			const doc = await storedDoc(storage, key);
 			assert.deepEqual(turnIds(doc), ['t1', 't2']);
 			assertTurnsOnce(doc, ['t1', 't2']);
-			assert.equal(doc.messages.find((x) => x.message_id === 't2:user')?.parent_message_id, 't1', 't2 follows t1');
+			assert.equal(
+				doc.messages.find((x) => x.message_id === 't2:user')?.parent_message_id,
+				't1',
+				't2 follows t1',
+			);
 		});
 
 		it(`${PROCESSES} processes × ${TURNS_EACH} concurrent turns on one key: exactly the acknowledged turns, each once`, async () => {
 			const { storage, writer } = await backend.make();
 			const key = conversationMemoryKey('wf', 'crowd');
 			const writers = Array.from({ length: PROCESSES }, (_, p) =>
-				startWriter({ ...writer, conversationId: 'crowd', tag: `p${p}`, turns: TURNS_EACH, parallel: true }),
+				startWriter({
+					...writer,
+					conversationId: 'crowd',
+					tag: `p${p}`,
+					turns: TURNS_EACH,
+					parallel: true,
+				}),
 			);
 			try {
 				await Promise.all(writers.map((w) => w.exited));

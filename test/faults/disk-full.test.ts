@@ -11,11 +11,26 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fsSync from 'node:fs';
-import { closeSync, openSync, readFileSync, rmSync, statSync, truncateSync, unlinkSync, writeSync } from 'node:fs';
+import {
+	closeSync,
+	openSync,
+	readFileSync,
+	rmSync,
+	statSync,
+	truncateSync,
+	unlinkSync,
+	writeSync,
+} from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 
-import { conversationMemoryKey, decodeDocument, LocalDiskStorage, StorageError, TokenBufferMemory } from '../../src';
+import {
+	conversationMemoryKey,
+	decodeDocument,
+	LocalDiskStorage,
+	StorageError,
+	TokenBufferMemory,
+} from '../../src';
 import { turnIds, walkTree } from '../support/faults';
 import { tempDir } from '../support/storages';
 
@@ -33,19 +48,26 @@ interface SmallDisk {
 }
 
 const errnoError = (code: 'ENOSPC' | 'EROFS', syscall: string, file?: string) =>
-	Object.assign(new Error(`${code}: ${code === 'ENOSPC' ? 'no space left on device' : 'read-only file system'}, ${syscall}${file ? ` '${file}'` : ''}`), {
-		code,
-		errno: code === 'ENOSPC' ? -28 : -30,
-		syscall,
-		...(file ? { path: file } : {}),
-	});
+	Object.assign(
+		new Error(
+			`${code}: ${code === 'ENOSPC' ? 'no space left on device' : 'read-only file system'}, ${syscall}${file ? ` '${file}'` : ''}`,
+		),
+		{
+			code,
+			errno: code === 'ENOSPC' ? -28 : -30,
+			syscall,
+			...(file ? { path: file } : {}),
+		},
+	);
 
 /** A 2 MiB tmpfs: filled with a real filler file, remounted read-only. */
 class TmpfsDisk implements SmallDisk {
 	readonly root = tempDir('small-disk');
 	private readonly filler = path.join(this.root, 'filler');
 	constructor() {
-		execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${SIZE}`, 'tmpfs', this.root], { stdio: 'pipe' });
+		execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${SIZE}`, 'tmpfs', this.root], {
+			stdio: 'pipe',
+		});
 	}
 	fill(bytes: number) {
 		const fd = openSync(this.filler, 'w');
@@ -86,19 +108,34 @@ class InjectedDisk implements SmallDisk {
 	private readonly saved = new Map<string, unknown>();
 	constructor() {
 		const fsp = fsSync.promises as unknown as Record<string, (...args: any[]) => Promise<any>>;
-		const under = (p: unknown) => typeof p === 'string' && path.resolve(p).startsWith(this.root + path.sep);
-		const patch = (name: string, wrap: (real: (...args: any[]) => Promise<any>) => (...args: any[]) => Promise<any>) => {
+		const under = (p: unknown) =>
+			typeof p === 'string' && path.resolve(p).startsWith(this.root + path.sep);
+		const patch = (
+			name: string,
+			wrap: (real: (...args: any[]) => Promise<any>) => (...args: any[]) => Promise<any>,
+		) => {
 			this.saved.set(name, fsp[name]);
 			fsp[name] = wrap(fsp[name]);
 		};
-		for (const name of ['mkdir', 'rename', 'unlink', 'link', 'utimes', 'writeFile', 'copyFile', 'symlink'])
+		for (const name of [
+			'mkdir',
+			'rename',
+			'unlink',
+			'link',
+			'utimes',
+			'writeFile',
+			'copyFile',
+			'symlink',
+		])
 			patch(name, (real) => async (...args) => {
 				if (under(args[0]) && this.ro) throw errnoError('EROFS', name, args[0]);
-				if (under(args[0]) && name === 'writeFile' && Buffer.byteLength(args[1]) > this.spaceLeft) throw errnoError('ENOSPC', 'write');
+				if (under(args[0]) && name === 'writeFile' && Buffer.byteLength(args[1]) > this.spaceLeft)
+					throw errnoError('ENOSPC', 'write');
 				return real(...args);
 			});
 		patch('open', (real) => async (file, flags = 'r', ...rest) => {
-			const writing = typeof flags === 'string' ? /[wax+]/.test(flags) : flags !== fsSync.constants.O_RDONLY;
+			const writing =
+				typeof flags === 'string' ? /[wax+]/.test(flags) : flags !== fsSync.constants.O_RDONLY;
 			if (!under(file) || !writing) return real(file, flags, ...rest);
 			if (this.ro) throw errnoError('EROFS', 'open', file);
 			const handle = await real(file, flags, ...rest);
@@ -141,7 +178,8 @@ const MOUNT = canMount();
 const HOW = MOUNT ? 'tmpfs' : 'injected errors: mounting is not permitted here';
 
 /** Temporary, lock and broken-lock files anywhere under the root. */
-const leftovers = (root: string) => walkTree(root).filter((f) => /\.tmp$|\.lock$|\.lock\.stale-/.test(f));
+const leftovers = (root: string) =>
+	walkTree(root).filter((f) => /\.tmp$|\.lock$|\.lock\.stale-/.test(f));
 
 describe(`disk full and read-only memory folder (${HOW})`, () => {
 	let disk: SmallDisk;
@@ -153,7 +191,11 @@ describe(`disk full and read-only memory folder (${HOW})`, () => {
 		disk = MOUNT ? new TmpfsDisk() : new InjectedDisk();
 		storage = new LocalDiskStorage({ root: disk.root, lockTimeoutMs: 3000 });
 		const m = new TokenBufferMemory('wf', 'full', { storage });
-		await m.addMessages({ messageId: 't1', userContent: 'question 1', assistantContent: 'answer 1' });
+		await m.addMessages({
+			messageId: 't1',
+			userContent: 'question 1',
+			assistantContent: 'answer 1',
+		});
 		await m.flush();
 		stored = readFileSync(file());
 	});
@@ -163,7 +205,11 @@ describe(`disk full and read-only memory folder (${HOW})`, () => {
 	async function nextTurn(answerBytes: number) {
 		const m = new TokenBufferMemory('wf', 'full', { storage });
 		await m.getHistoryPromptMessages();
-		await m.addMessages({ messageId: 't2', userContent: 'question 2', assistantContent: 'a'.repeat(answerBytes) });
+		await m.addMessages({
+			messageId: 't2',
+			userContent: 'question 2',
+			assistantContent: 'a'.repeat(answerBytes),
+		});
 		return m;
 	}
 
@@ -206,7 +252,11 @@ describe(`disk full and read-only memory folder (${HOW})`, () => {
 		const m = await nextTurn(100);
 		disk.readOnly(true);
 		await assert.rejects(m.flush(), failsWith('EROFS'));
-		assert.equal((await new TokenBufferMemory('wf', 'full', { storage }).getHistoryPromptMessages()).turns, 1, 'history is still readable');
+		assert.equal(
+			(await new TokenBufferMemory('wf', 'full', { storage }).getHistoryPromptMessages()).turns,
+			1,
+			'history is still readable',
+		);
 		await assertIntactThenRecovers(m, () => disk.readOnly(false));
 	});
 });

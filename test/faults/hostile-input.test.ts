@@ -78,7 +78,8 @@ const ACCEPTED: [string, string][] = [
 	['😀'.repeat(50), '200 bytes of emoji (surrogate pairs)'],
 ];
 
-const show = (v: unknown) => (typeof v === 'string' ? JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v) : String(v));
+const show = (v: unknown) =>
+	typeof v === 'string' ? JSON.stringify(v.length > 24 ? `${v.slice(0, 24)}…` : v) : String(v);
 
 function assertInvalidId(field: string, attempt: () => unknown | Promise<unknown>, what: string) {
 	return Promise.resolve()
@@ -86,7 +87,10 @@ function assertInvalidId(field: string, attempt: () => unknown | Promise<unknown
 		.then(
 			() => assert.fail(`${field} ${what} was accepted`),
 			(e: unknown) => {
-				assert.ok(e instanceof InvalidIdError, `${field} ${what}: an InvalidIdError, got ${String(e)}`);
+				assert.ok(
+					e instanceof InvalidIdError,
+					`${field} ${what}: an InvalidIdError, got ${String(e)}`,
+				);
 				assert.equal(e.field, field, `${what}: the error names the field`);
 				assert.ok(e.message.includes(field), `${what}: the message names the field: ${e.message}`);
 			},
@@ -105,7 +109,11 @@ const backends: Backend[] = [
 		make: async () => {
 			const parent = tempDir('hostile');
 			const root = path.join(parent, 'memory');
-			return { storage: new LocalDiskStorage({ root }), everything: async () => walkTree(parent), root };
+			return {
+				storage: new LocalDiskStorage({ root }),
+				everything: async () => walkTree(parent),
+				root,
+			};
 		},
 	},
 	{
@@ -126,13 +134,29 @@ const BAD_DOCUMENTS: [string, (good: Buffer) => Buffer][] = [
 	['not JSON', () => Buffer.from('hello, I am not a memory')],
 	['a JSON array', () => json([])],
 	['JSON null', () => json(null)],
-	['a message with an unknown role', (good) => json({ version: 1, messages: [{ ...firstMessage(good), role: 'robot' }] })],
-	['a negative token count', (good) => json({ version: 1, messages: [{ ...firstMessage(good), token_count: -1 }] })],
+	[
+		'a message with an unknown role',
+		(good) => json({ version: 1, messages: [{ ...firstMessage(good), role: 'robot' }] }),
+	],
+	[
+		'a negative token count',
+		(good) => json({ version: 1, messages: [{ ...firstMessage(good), token_count: -1 }] }),
+	],
 	['messages not a list', () => json({ version: 1, messages: {} })],
-	['a duplicate message ID', (good) => json({ version: 1, messages: [firstMessage(good), firstMessage(good)] })],
+	[
+		'a duplicate message ID',
+		(good) => json({ version: 1, messages: [firstMessage(good), firstMessage(good)] }),
+	],
 	['unknown version 99', () => json({ version: 99, messages: [] })],
 	['without a version', () => json({ messages: [] })],
-	['gzip garbage', () => Buffer.concat([Buffer.from([0x1f, 0x8b, 0x08, 0x00]), Buffer.from('definitely not deflate data')])],
+	[
+		'gzip garbage',
+		() =>
+			Buffer.concat([
+				Buffer.from([0x1f, 0x8b, 0x08, 0x00]),
+				Buffer.from('definitely not deflate data'),
+			]),
+	],
 	['truncated gzip', (good) => gzipSync(good).subarray(0, 20)],
 	['gzipped text that is not JSON', () => gzipSync(Buffer.from('plain text, gzipped'))],
 ];
@@ -148,21 +172,54 @@ for (const backend of backends) {
 			const turn = { userContent: 'q', assistantContent: 'a' };
 			for (const [bad, why] of [...REFUSED, ...NOT_STRINGS] as [unknown, string][]) {
 				const what = `${show(bad)} (${why})`;
-				await assertInvalidId('app_id', () => new TokenBufferMemory(bad as string, 'c', options), what);
-				await assertInvalidId('conversation_id', () => new TokenBufferMemory('wf', bad as string, options), what);
-				await assertInvalidId('node_id', () => new NodeTokenBufferMemory('wf', 'c', bad as string, options), what);
+				await assertInvalidId(
+					'app_id',
+					() => new TokenBufferMemory(bad as string, 'c', options),
+					what,
+				);
+				await assertInvalidId(
+					'conversation_id',
+					() => new TokenBufferMemory('wf', bad as string, options),
+					what,
+				);
+				await assertInvalidId(
+					'node_id',
+					() => new NodeTokenBufferMemory('wf', 'c', bad as string, options),
+					what,
+				);
 				// Node memory without a conversation ID is a different, documented error (MissingConversationIdError).
 				if (!['', null, undefined].includes(bad as string))
-					await assertInvalidId('conversation_id', () => new NodeTokenBufferMemory('wf', bad as string, 'n', options), what);
+					await assertInvalidId(
+						'conversation_id',
+						() => new NodeTokenBufferMemory('wf', bad as string, 'n', options),
+						what,
+					);
 				// An omitted message ID (undefined, null) means "make one up"; an omitted parent ('' too) means
 				// "the newest turn" and null the root: those are not bad IDs.
-				if (bad !== undefined && bad !== null) await assertInvalidId('message_id', () => m.addMessages({ ...turn, messageId: bad as string }), what);
+				if (bad !== undefined && bad !== null)
+					await assertInvalidId(
+						'message_id',
+						() => m.addMessages({ ...turn, messageId: bad as string }),
+						what,
+					);
 				if (bad !== undefined && bad !== null && bad !== '')
-					await assertInvalidId('parent_message_id', () => m.addMessages({ ...turn, parentMessageId: bad as string }), what);
+					await assertInvalidId(
+						'parent_message_id',
+						() => m.addMessages({ ...turn, parentMessageId: bad as string }),
+						what,
+					);
 			}
 			for (const bad of ['../escape', '/abs', 'a/../b', 'a//b', 'nul\u0000'])
-				await assertInvalidId('key prefix', () => new TokenBufferMemory('wf', 'c', { ...options, keyPrefix: bad }), show(bad));
-			assert.deepEqual(await m.flush(), { written: false, attempts: 0 }, 'no refused turn is pending');
+				await assertInvalidId(
+					'key prefix',
+					() => new TokenBufferMemory('wf', 'c', { ...options, keyPrefix: bad }),
+					show(bad),
+				);
+			assert.deepEqual(
+				await m.flush(),
+				{ written: false, attempts: 0 },
+				'no refused turn is pending',
+			);
 			assert.deepEqual(await everything(), before, 'nothing was written');
 		});
 
@@ -170,7 +227,11 @@ for (const backend of backends) {
 			const { storage, everything, root } = await backend.make();
 			for (const [id, why] of ACCEPTED) {
 				const conversation = new TokenBufferMemory('wf', id, { storage });
-				await conversation.addMessages({ messageId: id, userContent: `question ${why}`, assistantContent: `answer ${why}` });
+				await conversation.addMessages({
+					messageId: id,
+					userContent: `question ${why}`,
+					assistantContent: `answer ${why}`,
+				});
 				await conversation.flush();
 				const node = new NodeTokenBufferMemory('wf', id, id, { storage });
 				await node.addMessages({ messageId: id, userContent: 'q', assistantContent: 'a' });
@@ -181,15 +242,27 @@ for (const backend of backends) {
 					assert.deepEqual(turnIds(stored), [id], `${why}: the message ID round-trips`);
 				}
 			}
-			const keys = ACCEPTED.flatMap(([id]) => [conversationMemoryKey('wf', id), nodeMemoryKey('wf', id, id)]).sort();
-			assert.deepEqual((await storage.list('')).map((o) => o.key).sort(), keys, 'exactly these keys, nothing else');
+			const keys = ACCEPTED.flatMap(([id]) => [
+				conversationMemoryKey('wf', id),
+				nodeMemoryKey('wf', id, id),
+			]).sort();
+			assert.deepEqual(
+				(await storage.list('')).map((o) => o.key).sort(),
+				keys,
+				'exactly these keys, nothing else',
+			);
 			if (root) {
 				// On disk each key is exactly that path under the root, and nothing lies outside it.
 				for (const key of keys) readFileSync(path.join(root, ...key.split('/')));
-				assert.ok((await everything()).every((f) => f === 'memory' || f.startsWith(`memory${path.sep}`)));
+				assert.ok(
+					(await everything()).every((f) => f === 'memory' || f.startsWith(`memory${path.sep}`)),
+				);
 			}
 			// Precomposed and decomposed "café" are two conversations: nothing normalises one into the other.
-			assert.notEqual(conversationMemoryKey('wf', 'caf\u00e9'), conversationMemoryKey('wf', 'cafe\u0301'));
+			assert.notEqual(
+				conversationMemoryKey('wf', 'caf\u00e9'),
+				conversationMemoryKey('wf', 'cafe\u0301'),
+			);
 		});
 
 		for (const [variant, makeBad] of BAD_DOCUMENTS) {
@@ -216,14 +289,24 @@ for (const backend of backends) {
 					return true;
 				};
 				assert.throws(() => decodeDocument(key, bad), namesKey);
-				await assert.rejects(new TokenBufferMemory('wf', conversationId, { storage }).getHistoryPromptMessages(), namesKey);
 				await assert.rejects(
-					new TokenBufferMemory('wf', conversationId, { storage }).addMessages({ userContent: 'q', assistantContent: 'a' }),
+					new TokenBufferMemory('wf', conversationId, { storage }).getHistoryPromptMessages(),
+					namesKey,
+				);
+				await assert.rejects(
+					new TokenBufferMemory('wf', conversationId, { storage }).addMessages({
+						userContent: 'q',
+						assistantContent: 'a',
+					}),
 					namesKey,
 				);
 				await assert.rejects(late.flush(), namesKey, 'a flush on top of it fails');
 
-				assert.deepEqual(Buffer.from((await storage.get(key))!.body), bad, 'the bad document is byte-identical');
+				assert.deepEqual(
+					Buffer.from((await storage.get(key))!.body),
+					bad,
+					'the bad document is byte-identical',
+				);
 				if (root) assert.deepEqual(readFileSync(path.join(root, ...key.split('/'))), bad);
 			});
 		}

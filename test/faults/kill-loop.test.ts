@@ -17,7 +17,17 @@ import type { TestContext } from 'node:test';
 
 import { conversationMemoryKey, LocalDiskStorage, TokenBufferMemory } from '../../src';
 import type { MemoryStorage } from '../../src';
-import { assertTurnsOnce, killWriter, median, nextTurnStoredAfter, sleep, startWriter, storedDocument, turnIds, waitUntil } from '../support/faults';
+import {
+	assertTurnsOnce,
+	killWriter,
+	median,
+	nextTurnStoredAfter,
+	sleep,
+	startWriter,
+	storedDocument,
+	turnIds,
+	waitUntil,
+} from '../support/faults';
 import type { TurnWriterConfig, Writer } from '../support/faults';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
@@ -47,26 +57,50 @@ interface Figures {
 function leftovers(root: string, conversationId: string) {
 	const dir = path.join(root, 'conversation_memory', 'wf');
 	return readdirSync(dir)
-		.filter((n) => n.startsWith(`${conversationId}.json.lock`) || (n.startsWith(`.${conversationId}.json.`) && n.endsWith('.tmp')))
+		.filter(
+			(n) =>
+				n.startsWith(`${conversationId}.json.lock`) ||
+				(n.startsWith(`.${conversationId}.json.`) && n.endsWith('.tmp')),
+		)
 		.map((n) => {
 			const file = path.join(dir, n);
 			try {
 				const size = statSync(file).size;
-				return { name: n, size, ...(n.includes('.lock') ? { content: readFileSync(file, 'utf8') } : {}) };
+				return {
+					name: n,
+					size,
+					...(n.includes('.lock') ? { content: readFileSync(file, 'utf8') } : {}),
+				};
 			} catch {
 				return { name: n, gone: true }; // removed meanwhile by a live writer
 			}
 		});
 }
 
-const shuffle = <T>(xs: T[]) => xs.map((x) => [Math.random(), x] as const).sort((a, b) => a[0] - b[0]).map(([, x]) => x);
+const shuffle = <T>(xs: T[]) =>
+	xs
+		.map((x) => [Math.random(), x] as const)
+		.sort((a, b) => a[0] - b[0])
+		.map(([, x]) => x);
 
 /** A fresh writer (as the next n8n execution would be): read, append, flush one turn. */
-async function nextWriter(storage: MemoryStorage, conversationId: string, id: string): Promise<{ ms: number; attempts: number }> {
+async function nextWriter(
+	storage: MemoryStorage,
+	conversationId: string,
+	id: string,
+): Promise<{ ms: number; attempts: number }> {
 	const t0 = performance.now();
-	const m = new TokenBufferMemory('wf', conversationId, { storage, model: 'gpt-4o-mini', maxFlushAttempts: 40 });
+	const m = new TokenBufferMemory('wf', conversationId, {
+		storage,
+		model: 'gpt-4o-mini',
+		maxFlushAttempts: 40,
+	});
 	await m.getHistoryPromptMessages();
-	await m.addMessages({ messageId: id, userContent: `question ${id}`, assistantContent: 'the next writer got through' });
+	await m.addMessages({
+		messageId: id,
+		userContent: `question ${id}`,
+		assistantContent: 'the next writer got through',
+	});
 	const { attempts } = await m.flush();
 	return { ms: performance.now() - t0, attempts };
 }
@@ -80,21 +114,37 @@ async function killMoment(victim: Writer, kill: number): Promise<void> {
 		await sleep(Math.random() * MAX_KILL_DELAY_MS);
 		return;
 	}
-	await waitUntil(() => victim.inFlight.size > 0, 5000, 'the victim is flushing').catch(() => undefined);
+	await waitUntil(() => victim.inFlight.size > 0, 5000, 'the victim is flushing').catch(
+		() => undefined,
+	);
 	await sleep(Math.random() * 10);
 }
 
-async function killLoop(f: Figures, storage: MemoryStorage, writerConfig: Pick<TurnWriterConfig, 'backend' | 'root' | 'endpoint' | 'bucket'>) {
+async function killLoop(
+	f: Figures,
+	storage: MemoryStorage,
+	writerConfig: Pick<TurnWriterConfig, 'backend' | 'root' | 'endpoint' | 'bucket'>,
+) {
 	for (let round = 0; f.kills < KILLS; round++) {
 		const conversationId = `kill-${round}`;
 		const key = conversationMemoryKey('wf', conversationId);
 		const writers: Writer[] = Array.from({ length: WRITERS }, (_, i) =>
-			startWriter({ ...writerConfig, conversationId, tag: `r${round}w${i}`, bigBytes: 4000, pauseMs: 50 }),
+			startWriter({
+				...writerConfig,
+				conversationId,
+				tag: `r${round}w${i}`,
+				bigBytes: 4000,
+				pauseMs: 50,
+			}),
 		);
 		const fresh: string[] = [];
 		const acknowledged = () => [...writers.flatMap((w) => [...w.acked]), ...fresh];
 		try {
-			await waitUntil(() => writers.every((w) => w.inFlight.size + w.acked.size + w.failed.length > 0), 60_000, 'all writers are writing');
+			await waitUntil(
+				() => writers.every((w) => w.inFlight.size + w.acked.size + w.failed.length > 0),
+				60_000,
+				'all writers are writing',
+			);
 			for (const victim of shuffle(writers)) {
 				if (f.kills >= KILLS) break;
 				await killMoment(victim, f.kills);
@@ -102,7 +152,10 @@ async function killLoop(f: Figures, storage: MemoryStorage, writerConfig: Pick<T
 				const killedAt = performance.now();
 				await killWriter(victim);
 				f.kills++;
-				const left = writerConfig.backend === 'disk' ? leftovers(writerConfig.root as string, conversationId) : [];
+				const left =
+					writerConfig.backend === 'disk'
+						? leftovers(writerConfig.root as string, conversationId)
+						: [];
 				if (left.length) f.leftovers++;
 
 				// Whatever the kill interrupted, the document parses and holds every acknowledged turn once.
@@ -112,7 +165,9 @@ async function killLoop(f: Figures, storage: MemoryStorage, writerConfig: Pick<T
 				else assertTurnsOnce(doc, acked, `after kill ${f.kills}`);
 
 				// The next writer is not wedged.
-				const survivors = writers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
+				const survivors = writers.filter(
+					(w) => w.child.exitCode === null && w.child.signalCode === null,
+				);
 				let ms: number;
 				let who: string;
 				if (survivors.length > 0) {
@@ -144,8 +199,20 @@ async function killLoop(f: Figures, storage: MemoryStorage, writerConfig: Pick<T
 }
 
 /** Runs the loop and reports its figures (test diagnostics; KILL_LOOP_REPORT), also when it fails. */
-async function measured(t: TestContext, backend: string, ...args: [MemoryStorage, Parameters<typeof killLoop>[2]]) {
-	const f: Figures = { backend, kills: 0, midFlush: 0, leftovers: 0, acknowledged: 0, found: 0, nextWriterMs: [] };
+async function measured(
+	t: TestContext,
+	backend: string,
+	...args: [MemoryStorage, Parameters<typeof killLoop>[2]]
+) {
+	const f: Figures = {
+		backend,
+		kills: 0,
+		midFlush: 0,
+		leftovers: 0,
+		acknowledged: 0,
+		found: 0,
+		nextWriterMs: [],
+	};
 	try {
 		await killLoop(f, ...args);
 	} catch (error) {
@@ -159,7 +226,10 @@ async function measured(t: TestContext, backend: string, ...args: [MemoryStorage
 				`${f.acknowledged} turns acknowledged, ${f.found} found; next writer max ${max.toFixed(0)} ms, median ${med.toFixed(1)} ms`,
 		);
 		if (process.env.KILL_LOOP_REPORT)
-			appendFileSync(process.env.KILL_LOOP_REPORT, `${JSON.stringify({ ...f, nextWriterMs: undefined, maxMs: max, medianMs: med })}\n`);
+			appendFileSync(
+				process.env.KILL_LOOP_REPORT,
+				`${JSON.stringify({ ...f, nextWriterMs: undefined, maxMs: max, medianMs: med })}\n`,
+			);
 	}
 	assert.equal(f.kills, KILLS);
 }
@@ -172,7 +242,10 @@ describe(`kill loop: ${WRITERS} writer processes, ${KILLS} SIGKILLs per backend`
 
 	it('local disk', async (t) => {
 		const root = tempDir();
-		await measured(t, 'local disk', new LocalDiskStorage({ root, lockTimeoutMs: 5000 }), { backend: 'disk', root });
+		await measured(t, 'local disk', new LocalDiskStorage({ root, lockTimeoutMs: 5000 }), {
+			backend: 'disk',
+			root,
+		});
 	});
 
 	it('radosgw', async (t) => {

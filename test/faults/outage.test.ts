@@ -29,28 +29,48 @@ const HUNG_LIMIT_MS = 20_000;
 let dir: string;
 let endpoint: string;
 const rgw = (cmd: 'up' | 'down' | 'stop-rgw' | 'start-rgw') =>
-	execFileSync('bash', [SCRIPT, cmd, dir], { env: { ...process.env, RGW_LIFETIME_SECONDS: '900' }, stdio: ['ignore', 'pipe', 'ignore'] })
+	execFileSync('bash', [SCRIPT, cmd, dir], {
+		env: { ...process.env, RGW_LIFETIME_SECONDS: '900' },
+		stdio: ['ignore', 'pipe', 'ignore'],
+	})
 		.toString()
 		.trim();
 
 /** The radosgw process itself (rgw.pid names the `timeout` wrapper that leads its process group). */
 function radosgwPid(): number {
 	const group = readFileSync(path.join(dir, 'rgw.pid'), 'utf8').trim();
-	return Number(execFileSync('pgrep', ['-g', group, '-x', 'radosgw']).toString().trim().split('\n')[0]);
+	return Number(
+		execFileSync('pgrep', ['-g', group, '-x', 'radosgw']).toString().trim().split('\n')[0],
+	);
 }
 
 async function bucketStorage(bucket: string): Promise<S3Storage> {
-	const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: RGW_CREDENTIALS });
+	const client = new S3Client({
+		endpoint,
+		region: 'us-east-1',
+		forcePathStyle: true,
+		credentials: RGW_CREDENTIALS,
+	});
 	await client.send(new CreateBucketCommand({ Bucket: bucket }));
 	client.destroy();
-	return new S3Storage({ bucket, endpoint, forcePathStyle: true, credentials: RGW_CREDENTIALS, requestTimeoutMs: REQUEST_TIMEOUT_MS });
+	return new S3Storage({
+		bucket,
+		endpoint,
+		forcePathStyle: true,
+		credentials: RGW_CREDENTIALS,
+		requestTimeoutMs: REQUEST_TIMEOUT_MS,
+	});
 }
 
 /** One complete turn, as one n8n execution: fresh memory object, read, append, flush. */
 async function turn(storage: S3Storage, conversationId: string, id: string): Promise<void> {
 	const m = new TokenBufferMemory('wf', conversationId, { storage });
 	await m.getHistoryPromptMessages();
-	await m.addMessages({ messageId: id, userContent: `question ${id}`, assistantContent: `answer ${id}` });
+	await m.addMessages({
+		messageId: id,
+		userContent: `question ${id}`,
+		assistantContent: `answer ${id}`,
+	});
 	assert.equal((await m.flush()).written, true);
 }
 
@@ -69,7 +89,10 @@ async function whenBack<T>(read: () => Promise<T>): Promise<T> {
 
 const isStorageErrorNaming = (storage: S3Storage, key: string) => (e: unknown) => {
 	assert.ok(e instanceof StorageError, `a StorageError, got ${String(e)}`);
-	assert.ok(e.message.includes(storage.describe()), `names the storage ${storage.describe()}: ${e.message}`);
+	assert.ok(
+		e.message.includes(storage.describe()),
+		`names the storage ${storage.describe()}: ${e.message}`,
+	);
 	assert.ok(e.message.includes(key), `names the key ${key}: ${e.message}`);
 	return true;
 };
@@ -96,12 +119,19 @@ describe('storage outage: radosgw stops mid-conversation', () => {
 		assert.equal((await m.getHistoryPromptMessages()).turns, 2);
 		rgw('stop-rgw');
 		try {
-			await m.addMessages({ messageId: 't3', userContent: 'question t3', assistantContent: 'answer t3' });
+			await m.addMessages({
+				messageId: 't3',
+				userContent: 'question t3',
+				assistantContent: 'answer t3',
+			});
 			const t0 = Date.now();
 			await assert.rejects(m.flush(), isStorageErrorNaming(s3, key));
 			assert.ok(Date.now() - t0 < 15_000, `the failure took ${Date.now() - t0} ms`);
 			// Unreadable is never empty: a read during the outage is an error too, not a blank history.
-			await assert.rejects(new TokenBufferMemory('wf', 'outage', { storage: s3 }).getHistoryPromptMessages(), isStorageErrorNaming(s3, key));
+			await assert.rejects(
+				new TokenBufferMemory('wf', 'outage', { storage: s3 }).getHistoryPromptMessages(),
+				isStorageErrorNaming(s3, key),
+			);
 		} finally {
 			rgw('start-rgw');
 		}
@@ -129,7 +159,11 @@ describe('storage outage: radosgw stops mid-conversation', () => {
 		await turn(s3, 'hung', 'h1');
 		const m = new TokenBufferMemory('wf', 'hung', { storage: s3 });
 		await m.getHistoryPromptMessages();
-		await m.addMessages({ messageId: 'h2', userContent: 'question h2', assistantContent: 'answer h2' });
+		await m.addMessages({
+			messageId: 'h2',
+			userContent: 'question h2',
+			assistantContent: 'answer h2',
+		});
 
 		// Without a working request timeout the flush would hang as long as the server does; give it
 		// HUNG_LIMIT_MS, then thaw radosgw so the test ends either way.
@@ -143,13 +177,20 @@ describe('storage outage: radosgw stops mid-conversation', () => {
 		let outcome: unknown;
 		let ms: number;
 		try {
-			outcome = await Promise.race([flushing, sleep(HUNG_LIMIT_MS).then(() => 'still pending' as const)]);
+			outcome = await Promise.race([
+				flushing,
+				sleep(HUNG_LIMIT_MS).then(() => 'still pending' as const),
+			]);
 			ms = Date.now() - t0;
 		} finally {
 			process.kill(pid, 'SIGCONT');
 			await flushing;
 		}
-		assert.notEqual(outcome, 'still pending', `flush() still pending after ${HUNG_LIMIT_MS} ms against a hung server: requestTimeoutMs ${REQUEST_TIMEOUT_MS} did not fire`);
+		assert.notEqual(
+			outcome,
+			'still pending',
+			`flush() still pending after ${HUNG_LIMIT_MS} ms against a hung server: requestTimeoutMs ${REQUEST_TIMEOUT_MS} did not fire`,
+		);
 		assert.notEqual(outcome, 'resolved', 'flush() cannot have succeeded against a frozen server');
 		isStorageErrorNaming(s3, key)(outcome);
 		assert.ok(ms >= REQUEST_TIMEOUT_MS, `gave up after ${ms} ms, before the request timeout`);

@@ -8,12 +8,25 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, watch, writeFileSync } from 'node:fs';
+import {
+	existsSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	utimesSync,
+	watch,
+	writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 
-import { conversationMemoryKey, LocalDiskStorage, StorageError, TokenBufferMemory } from '../../src';
+import {
+	conversationMemoryKey,
+	LocalDiskStorage,
+	StorageError,
+	TokenBufferMemory,
+} from '../../src';
 import { killWriter, startWriter, storedDocument } from '../support/faults';
 import { tempDir } from '../support/storages';
 
@@ -22,14 +35,20 @@ const BOOT_ID = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
 /** Long enough that a wrongly respected lock fails the test clearly, short enough to fail fast. */
 const LOCK_TIMEOUT_MS = 3000;
 
-type LockForm = 'older format {pid, host, nonce}' | 'newer format with bootId and a startTime of another life';
+type LockForm =
+	'older format {pid, host, nonce}' | 'newer format with bootId and a startTime of another life';
 
 /** Writes the lock an earlier life of `pid` would have left on KEY, dated an hour ago. */
 function leaveEarlierLifeLock(root: string, pid: number, form: LockForm): string {
 	const lock = path.join(root, ...KEY.split('/')) + '.lock';
 	mkdirSync(path.dirname(lock), { recursive: true });
 	const holder = { pid, host: hostname(), nonce: 'nonce-of-an-earlier-life' };
-	writeFileSync(lock, JSON.stringify(form.startsWith('older') ? holder : { ...holder, bootId: BOOT_ID, startTime: 1 }));
+	writeFileSync(
+		lock,
+		JSON.stringify(
+			form.startsWith('older') ? holder : { ...holder, bootId: BOOT_ID, startTime: 1 },
+		),
+	);
 	const anHourAgo = Date.now() / 1000 - 3600;
 	utimesSync(lock, anHourAgo, anHourAgo);
 	return lock;
@@ -38,7 +57,11 @@ function leaveEarlierLifeLock(root: string, pid: number, form: LockForm): string
 /** One turn written normally, so there is a document to append to, as in a conversation under way. */
 async function conversationUnderWay(root: string) {
 	const m = new TokenBufferMemory('wf', 'restart', { storage: new LocalDiskStorage({ root }) });
-	await m.addMessages({ messageId: 'before-restart', userContent: 'hello', assistantContent: 'hi' });
+	await m.addMessages({
+		messageId: 'before-restart',
+		userContent: 'hello',
+		assistantContent: 'hi',
+	});
 	await m.flush();
 }
 
@@ -47,7 +70,11 @@ async function nextTurn(root: string): Promise<number> {
 	const storage = new LocalDiskStorage({ root, lockTimeoutMs: LOCK_TIMEOUT_MS });
 	const m = new TokenBufferMemory('wf', 'restart', { storage });
 	await m.getHistoryPromptMessages();
-	await m.addMessages({ messageId: 'after-restart', userContent: 'still there?', assistantContent: 'yes' });
+	await m.addMessages({
+		messageId: 'after-restart',
+		userContent: 'still there?',
+		assistantContent: 'yes',
+	});
 	const t0 = performance.now();
 	assert.equal((await m.flush()).written, true);
 	const ms = performance.now() - t0;
@@ -72,13 +99,19 @@ function liveProcess(): number {
 }
 
 describe('restart with the same PID: a lock from an earlier life does not block', () => {
-	for (const form of ['older format {pid, host, nonce}', 'newer format with bootId and a startTime of another life'] as const) {
+	for (const form of [
+		'older format {pid, host, nonce}',
+		'newer format with bootId and a startTime of another life',
+	] as const) {
 		it(`names this very process (pid ${process.pid}), ${form}`, async () => {
 			const root = tempDir();
 			await conversationUnderWay(root);
 			const lock = leaveEarlierLifeLock(root, process.pid, form);
 			const ms = await nextTurn(root);
-			assert.ok(ms < 1000, `the write took ${ms.toFixed(0)} ms: the earlier life's lock was respected`);
+			assert.ok(
+				ms < 1000,
+				`the write took ${ms.toFixed(0)} ms: the earlier life's lock was respected`,
+			);
 			assert.equal(existsSync(lock), false, 'the stale lock is gone');
 		});
 
@@ -88,7 +121,10 @@ describe('restart with the same PID: a lock from an earlier life does not block'
 			const pid = liveProcess();
 			const lock = leaveEarlierLifeLock(root, pid, form);
 			const ms = await nextTurn(root);
-			assert.ok(ms < 1000, `the write took ${ms.toFixed(0)} ms: a recycled PID's lock was respected`);
+			assert.ok(
+				ms < 1000,
+				`the write took ${ms.toFixed(0)} ms: a recycled PID's lock was respected`,
+			);
 			assert.equal(existsSync(lock), false, 'the stale lock is gone');
 		});
 	}
@@ -97,7 +133,13 @@ describe('restart with the same PID: a lock from an earlier life does not block'
 		const root = tempDir();
 		await conversationUnderWay(root);
 		const dir = path.dirname(path.join(root, ...KEY.split('/')));
-		const w = startWriter({ backend: 'disk', root, conversationId: 'restart', tag: 'holder', bigBytes: 1_000_000 });
+		const w = startWriter({
+			backend: 'disk',
+			root,
+			conversationId: 'restart',
+			tag: 'holder',
+			bigBytes: 1_000_000,
+		});
 		children.push(w.child);
 		await w.ready;
 		// Freeze the writer while its temp file exists: it is inside put(), holding the lock.
@@ -117,8 +159,15 @@ describe('restart with the same PID: a lock from an earlier life does not block'
 		assert.ok(readdirSync(dir).includes('restart.json.lock'));
 
 		const storage = new LocalDiskStorage({ root, lockTimeoutMs: 300 });
-		await assert.rejects(storage.put(KEY, Buffer.from('{}')), (e: unknown) => e instanceof StorageError && /Timed out/.test((e as Error).message));
-		assert.equal((await storedDocument(storage, KEY))!.messages.length, 2, 'nothing written past the live lock');
+		await assert.rejects(
+			storage.put(KEY, Buffer.from('{}')),
+			(e: unknown) => e instanceof StorageError && /Timed out/.test((e as Error).message),
+		);
+		assert.equal(
+			(await storedDocument(storage, KEY))!.messages.length,
+			2,
+			'nothing written past the live lock',
+		);
 
 		await killWriter(w); // now the holder is dead: its lock must not block
 		const ms = await nextTurn(root);

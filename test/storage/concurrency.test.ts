@@ -19,23 +19,42 @@ const TURNS_EACH = 10;
 async function race(storage: MemoryStorage, config: object) {
 	const outputs = await Promise.all(
 		Array.from({ length: PROCESSES }, (_, p) =>
-			run(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify({ ...config, turns: TURNS_EACH, tag: `p${p}` })], { timeout: 120_000 }),
+			run(
+				process.execPath,
+				['--import', 'tsx', WORKER, JSON.stringify({ ...config, turns: TURNS_EACH, tag: `p${p}` })],
+				{ timeout: 120_000 },
+			),
 		),
 	);
-	const reported = outputs.flatMap((o) => JSON.parse(o.stdout) as { id: string; attempts: number }[]);
+	const reported = outputs.flatMap(
+		(o) => JSON.parse(o.stdout) as { id: string; attempts: number }[],
+	);
 	const doc = await new TokenBufferMemory('wf', 'race', { storage }).messages();
 	return { reported, doc };
 }
 
-function assertNothingLost(reported: { id: string; attempts: number }[], doc: Awaited<ReturnType<typeof race>>['doc']) {
+function assertNothingLost(
+	reported: { id: string; attempts: number }[],
+	doc: Awaited<ReturnType<typeof race>>['doc'],
+) {
 	const total = PROCESSES * TURNS_EACH;
 	assert.equal(reported.length, total);
 	assert.equal(doc.length, total * 2, 'exactly 50 turns stored');
-	const stored = doc.filter((m) => m.role === 'assistant').map((m) => m.message_id).sort();
+	const stored = doc
+		.filter((m) => m.role === 'assistant')
+		.map((m) => m.message_id)
+		.sort();
 	assert.deepEqual(stored, reported.map((r) => r.id).sort());
 	const thread = extractThread('race', doc);
-	assert.equal(thread.length, total * 2, 'all 50 turns form one thread: later turns follow earlier ones');
-	assert.ok(reported.some((r) => r.attempts > 1), 'writers really conflicted');
+	assert.equal(
+		thread.length,
+		total * 2,
+		'all 50 turns form one thread: later turns follow earlier ones',
+	);
+	assert.ok(
+		reported.some((r) => r.attempts > 1),
+		'writers really conflicted',
+	);
 }
 
 describe('concurrent appends from several processes', () => {
@@ -47,7 +66,11 @@ describe('concurrent appends from several processes', () => {
 
 	it(`radosgw: ${PROCESSES} processes × ${TURNS_EACH} turns`, async () => {
 		const s3 = await rgwStorage();
-		const { reported, doc } = await race(s3, { backend: 's3', endpoint: s3.endpoint, bucket: s3.bucket });
+		const { reported, doc } = await race(s3, {
+			backend: 's3',
+			endpoint: s3.endpoint,
+			bucket: s3.bucket,
+		});
 		assertNothingLost(reported, doc);
 	});
 });

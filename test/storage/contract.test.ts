@@ -44,7 +44,10 @@ function contract(name: string, make: () => Promise<MemoryStorage>) {
 
 		it('a conditional read skips an unchanged body and returns a changed one', async () => {
 			const v1 = await s.put('nm/doc.json', bytes('one'));
-			assert.deepEqual(await s.get('nm/doc.json', { ifNoneMatch: v1.version }), { notModified: true, version: v1.version });
+			assert.deepEqual(await s.get('nm/doc.json', { ifNoneMatch: v1.version }), {
+				notModified: true,
+				version: v1.version,
+			});
 			const v2 = await s.put('nm/doc.json', bytes('two'));
 			const got = await s.get('nm/doc.json', { ifNoneMatch: v1.version });
 			assert.ok(got && 'body' in got);
@@ -65,25 +68,36 @@ function contract(name: string, make: () => Promise<MemoryStorage>) {
 		it('compare-and-swap succeeds on the current version only', async () => {
 			const { version } = await s.put('cas/doc.json', bytes('v1'));
 			const next = await s.put('cas/doc.json', bytes('v2'), { ifVersion: version });
-			await assert.rejects(s.put('cas/doc.json', bytes('stale'), { ifVersion: version }), ConflictError);
+			await assert.rejects(
+				s.put('cas/doc.json', bytes('stale'), { ifVersion: version }),
+				ConflictError,
+			);
 			assert.equal(str((await s.get('cas/doc.json'))!.body), 'v2');
 			await s.put('cas/doc.json', bytes('v3'), { ifVersion: next.version });
-			await assert.rejects(s.put('cas/missing.json', bytes('x'), { ifVersion: version }), ConflictError);
+			await assert.rejects(
+				s.put('cas/missing.json', bytes('x'), { ifVersion: version }),
+				ConflictError,
+			);
 			assert.equal(await s.get('cas/missing.json'), null);
 		});
 
 		it('10 parallel create-only writes: exactly one wins', async () => {
 			const results = await Promise.allSettled(
-				Array.from({ length: 10 }, (_, i) => s.put('race/create.json', bytes(`writer ${i}`), { ifVersion: null })),
+				Array.from({ length: 10 }, (_, i) =>
+					s.put('race/create.json', bytes(`writer ${i}`), { ifVersion: null }),
+				),
 			);
 			assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
-			for (const r of results) if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, String(r.reason));
+			for (const r of results)
+				if (r.status === 'rejected') assert.ok(r.reason instanceof ConflictError, String(r.reason));
 		});
 
 		it('10 parallel CAS writes on one version: exactly one wins', async () => {
 			const { version } = await s.put('race/cas.json', bytes('base'));
 			const results = await Promise.allSettled(
-				Array.from({ length: 10 }, (_, i) => s.put('race/cas.json', bytes(`writer ${i}`), { ifVersion: version })),
+				Array.from({ length: 10 }, (_, i) =>
+					s.put('race/cas.json', bytes(`writer ${i}`), { ifVersion: version }),
+				),
 			);
 			assert.equal(results.filter((r) => r.status === 'fulfilled').length, 1);
 		});
@@ -104,21 +118,44 @@ function contract(name: string, make: () => Promise<MemoryStorage>) {
 			await s.put('l/y/3.json', bytes('6'));
 			await s.put('l/x2/4.json', bytes('7'));
 			const xs = (await s.list('l/x/')).sort((a, b) => a.key.localeCompare(b.key));
-			assert.deepEqual(xs.map((o) => [o.key, o.size]), [['l/x/1.json', 2], ['l/x/2.json', 3]]);
+			assert.deepEqual(
+				xs.map((o) => [o.key, o.size]),
+				[
+					['l/x/1.json', 2],
+					['l/x/2.json', 3],
+				],
+			);
 			assert.equal(xs[0].version, (await s.get('l/x/1.json'))!.version);
 			assert.ok(Math.abs(xs[0].lastModified.getTime() - Date.now()) < 120_000);
-			assert.deepEqual((await s.list('l/x')).map((o) => o.key).sort(), ['l/x/1.json', 'l/x/2.json', 'l/x2/4.json']);
+			assert.deepEqual((await s.list('l/x')).map((o) => o.key).sort(), [
+				'l/x/1.json',
+				'l/x/2.json',
+				'l/x2/4.json',
+			]);
 			assert.deepEqual(await s.list('l/none/'), []);
 		});
 
 		it('refuses unsafe keys', async () => {
-			for (const key of ['../escape.json', '/abs.json', 'a//b.json', 'a/./b.json', 'a\\b.json', 'nul\u0000.json', ''])
+			for (const key of [
+				'../escape.json',
+				'/abs.json',
+				'a//b.json',
+				'a/./b.json',
+				'a\\b.json',
+				'nul\u0000.json',
+				'',
+			])
 				await assert.rejects(s.put(key, bytes('x')), StorageError, JSON.stringify(key));
 		});
 
 		it('memory round trip with housekeeping: list, delete a conversation, prune', async () => {
 			const options = { storage: s, keyPrefix: 'hk' };
-			const img = { transferMethod: 'local_file' as const, data: bytes('img'), mimeType: 'image/png', name: 'i.png' };
+			const img = {
+				transferMethod: 'local_file' as const,
+				data: bytes('img'),
+				mimeType: 'image/png',
+				name: 'i.png',
+			};
 			for (const node of ['n1', 'n2']) {
 				const m = new NodeTokenBufferMemory('wf', 'conv1', node, options);
 				await m.addMessages({ userContent: 'q', assistantContent: 'a', userFiles: [img] });
@@ -133,23 +170,39 @@ function contract(name: string, make: () => Promise<MemoryStorage>) {
 
 			const keys = (await listConversationKeys(s, 'wf', 'conv1', options)).map((o) => o.key).sort();
 			assert.equal(keys.length, 4);
-			assert.deepEqual(keys.slice(0, 3), [
-				conversationMemoryKey('wf', 'conv1', 'hk'),
-				'hk/memory_files/wf/conv1/' + keys[1].split('/').pop(),
-				nodeMemoryKey('wf', 'conv1', 'n1', 'hk'),
-			].sort());
+			assert.deepEqual(
+				keys.slice(0, 3),
+				[
+					conversationMemoryKey('wf', 'conv1', 'hk'),
+					'hk/memory_files/wf/conv1/' + keys[1].split('/').pop(),
+					nodeMemoryKey('wf', 'conv1', 'n1', 'hk'),
+				].sort(),
+			);
 			assert.equal((await listAppKeys(s, 'wf', options)).length, 5);
 
 			assert.equal((await deleteConversationMemory(s, 'wf', 'conv1', options)).length, 4);
 			assert.deepEqual(await listConversationKeys(s, 'wf', 'conv1', options), []);
-			assert.equal((await other.getHistoryPromptMessages()).turns, 1, 'other conversations untouched');
+			assert.equal(
+				(await other.getHistoryPromptMessages()).turns,
+				1,
+				'other conversations untouched',
+			);
 
 			const notYet = await pruneMemory(s, { olderThanDays: 1, keyPrefix: 'hk' });
 			assert.deepEqual(notYet.deleted, []);
-			const dry = await pruneMemory(s, { olderThanDays: 1, keyPrefix: 'hk', now: new Date(Date.now() + 2 * 86_400_000), dryRun: true });
+			const dry = await pruneMemory(s, {
+				olderThanDays: 1,
+				keyPrefix: 'hk',
+				now: new Date(Date.now() + 2 * 86_400_000),
+				dryRun: true,
+			});
 			assert.deepEqual(dry.deleted, [conversationMemoryKey('wf', 'conv2', 'hk')]);
 			assert.equal((await listAppKeys(s, 'wf', options)).length, 1);
-			const real = await pruneMemory(s, { olderThanDays: 1, keyPrefix: 'hk', now: new Date(Date.now() + 2 * 86_400_000) });
+			const real = await pruneMemory(s, {
+				olderThanDays: 1,
+				keyPrefix: 'hk',
+				now: new Date(Date.now() + 2 * 86_400_000),
+			});
 			assert.deepEqual(real.deleted, dry.deleted);
 			assert.deepEqual(await listAppKeys(s, 'wf', options), []);
 		});

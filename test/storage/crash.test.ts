@@ -16,8 +16,17 @@ const WORKER = path.resolve(__dirname, '../support/append-worker.ts');
 const KEY = 'conversation_memory/wf/race.json';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function startWriter(config: object): { child: ChildProcess; flushed: Set<number>; flushing: number[] } {
-	const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify({ turns: 0, tag: 'w', forever: true, bigBytes: 300_000, ...config })]);
+function startWriter(config: object): {
+	child: ChildProcess;
+	flushed: Set<number>;
+	flushing: number[];
+} {
+	const child = spawn(process.execPath, [
+		'--import',
+		'tsx',
+		WORKER,
+		JSON.stringify({ turns: 0, tag: 'w', forever: true, bigBytes: 300_000, ...config }),
+	]);
 	const state = { child, flushed: new Set<number>(), flushing: [] as number[] };
 	let buf = '';
 	child.stdout!.on('data', (d: Buffer) => {
@@ -35,7 +44,8 @@ function startWriter(config: object): { child: ChildProcess; flushed: Set<number
 
 async function killed(child: ChildProcess) {
 	child.kill('SIGKILL');
-	if (child.exitCode === null && child.signalCode === null) await new Promise((r) => child.on('exit', r));
+	if (child.exitCode === null && child.signalCode === null)
+		await new Promise((r) => child.on('exit', r));
 }
 
 /** Every turn reported flushed is stored, in full; the one in flight is either all there or absent. */
@@ -43,9 +53,12 @@ async function assertIntact(storage: MemoryStorage, flushed: Set<number>, tag = 
 	const got = await storage.get(KEY);
 	assert.ok(got, 'document still exists');
 	const doc = decodeDocument(KEY, got.body); // throws if torn
-	const mine = doc.messages.filter((m) => m.role === 'assistant' && m.message_id.startsWith(`${tag}-`));
+	const mine = doc.messages.filter(
+		(m) => m.role === 'assistant' && m.message_id.startsWith(`${tag}-`),
+	);
 	const ids = new Set(mine.map((m) => Number(m.message_id.split('-')[1])));
-	for (const n of flushed) assert.ok(ids.has(n), `turn ${n} was flushed before the kill and must survive`);
+	for (const n of flushed)
+		assert.ok(ids.has(n), `turn ${n} was flushed before the kill and must survive`);
 	for (const m of mine) assert.equal(m.content.length, 300_000, 'no torn message');
 	return doc;
 }
@@ -56,7 +69,10 @@ async function nextWriterSucceeds(storage: MemoryStorage) {
 	const before = (await m.messages()).length;
 	await m.addMessages({ userContent: 'after the crash', assistantContent: 'still fine' });
 	assert.equal((await m.flush()).written, true);
-	assert.equal((await new TokenBufferMemory('wf', 'race', { storage }).messages()).length, before + 2);
+	assert.equal(
+		(await new TokenBufferMemory('wf', 'race', { storage }).messages()).length,
+		before + 2,
+	);
 	return Date.now() - t;
 }
 
@@ -84,8 +100,14 @@ describe('crash mid-flush', () => {
 			});
 			assert.ok(caught, 'caught the writer mid-flush');
 			await killed(w.child);
-			assert.ok(readdirSync(dir).some((f) => f.endsWith('.lock')), 'the dead writer left its lock behind');
-			assert.ok(readdirSync(dir).some((f) => f.endsWith('.tmp')), 'and its half-written temp file');
+			assert.ok(
+				readdirSync(dir).some((f) => f.endsWith('.lock')),
+				'the dead writer left its lock behind',
+			);
+			assert.ok(
+				readdirSync(dir).some((f) => f.endsWith('.tmp')),
+				'and its half-written temp file',
+			);
 			await assertIntact(storage, w.flushed, `w${round}`);
 			const ms = await nextWriterSucceeds(storage);
 			assert.ok(ms < 2000, `next writer not wedged (${ms} ms)`);
@@ -95,8 +117,14 @@ describe('crash mid-flush', () => {
 	it('radosgw: SIGKILL during a large conditional PUT', async () => {
 		const s3 = await rgwStorage();
 		for (const delayMs of [0, 5, 15, 30]) {
-			const w = startWriter({ backend: 's3', endpoint: s3.endpoint, bucket: s3.bucket, tag: `d${delayMs}` });
-			for (let i = 0; i < 3000 && !(w.flushed.size > 0 && w.flushing.length > w.flushed.size); i++) await sleep(1);
+			const w = startWriter({
+				backend: 's3',
+				endpoint: s3.endpoint,
+				bucket: s3.bucket,
+				tag: `d${delayMs}`,
+			});
+			for (let i = 0; i < 3000 && !(w.flushed.size > 0 && w.flushing.length > w.flushed.size); i++)
+				await sleep(1);
 			await sleep(delayMs);
 			await killed(w.child);
 			await assertIntact(s3, w.flushed, `d${delayMs}`);

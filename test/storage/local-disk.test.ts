@@ -44,7 +44,12 @@ describe('LocalDiskStorage locks and files', () => {
 			const s = new LocalDiskStorage({ root, lockTimeoutMs: 300 });
 			await assert.rejects(s.put(KEY, Buffer.from('x')), (e: unknown) => {
 				assert.ok(e instanceof StorageError);
-				assert.match(e.message, new RegExp(`Timed out after 300 ms waiting for the lock on "${KEY}" \\(held by process ${holder.pid}`));
+				assert.match(
+					e.message,
+					new RegExp(
+						`Timed out after 300 ms waiting for the lock on "${KEY}" \\(held by process ${holder.pid}`,
+					),
+				);
 				return true;
 			});
 			assert.equal(await s.get(KEY), null);
@@ -66,10 +71,16 @@ describe('LocalDiskStorage locks and files', () => {
 	it('a foreign host’s lock counts as abandoned only after foreignStaleLockMs', async () => {
 		const fresh = tempDir();
 		lockFor(fresh, { pid: 1, host: 'other-host', nonce: 'x' });
-		await assert.rejects(new LocalDiskStorage({ root: fresh, lockTimeoutMs: 200 }).put(KEY, Buffer.from('x')), /held by process 1 on other-host/);
+		await assert.rejects(
+			new LocalDiskStorage({ root: fresh, lockTimeoutMs: 200 }).put(KEY, Buffer.from('x')),
+			/held by process 1 on other-host/,
+		);
 		const old = tempDir();
 		lockFor(old, { pid: 1, host: 'other-host', nonce: 'x' }, 120);
-		await new LocalDiskStorage({ root: old, lockTimeoutMs: 200, foreignStaleLockMs: 60_000 }).put(KEY, Buffer.from('x'));
+		await new LocalDiskStorage({ root: old, lockTimeoutMs: 200, foreignStaleLockMs: 60_000 }).put(
+			KEY,
+			Buffer.from('x'),
+		);
 	});
 
 	it('an unreadable lock (writer died mid-write) is broken once it is old', async () => {
@@ -78,7 +89,10 @@ describe('LocalDiskStorage locks and files', () => {
 		await new LocalDiskStorage({ root, lockTimeoutMs: 500 }).put(KEY, Buffer.from('x'));
 		const young = tempDir();
 		lockFor(young, '');
-		await assert.rejects(new LocalDiskStorage({ root: young, lockTimeoutMs: 200 }).put(KEY, Buffer.from('x')), /Timed out/);
+		await assert.rejects(
+			new LocalDiskStorage({ root: young, lockTimeoutMs: 200 }).put(KEY, Buffer.from('x')),
+			/Timed out/,
+		);
 	});
 
 	it('leaves no temp or lock files behind and hides them from list()', async () => {
@@ -89,7 +103,10 @@ describe('LocalDiskStorage locks and files', () => {
 		assert.deepEqual(readdirSync(dir), ['node.json']);
 		writeFileSync(path.join(dir, '.node.json.123.abc.tmp'), 'partial');
 		writeFileSync(path.join(dir, 'node.json.lock'), '{}');
-		assert.deepEqual((await s.list('node_memory/')).map((o) => o.key), [KEY]);
+		assert.deepEqual(
+			(await s.list('node_memory/')).map((o) => o.key),
+			[KEY],
+		);
 	});
 
 	it('refuses keys that collide with its reserved file names', async () => {
@@ -102,6 +119,9 @@ describe('LocalDiskStorage locks and files', () => {
 		const root = tempDir();
 		const file = path.join(root, ...KEY.split('/'));
 		mkdirSync(file, { recursive: true }); // a folder where the document should be
-		await assert.rejects(new LocalDiskStorage({ root }).get(KEY), (e: unknown) => e instanceof StorageError && /EISDIR/.test((e as Error).message));
+		await assert.rejects(
+			new LocalDiskStorage({ root }).get(KEY),
+			(e: unknown) => e instanceof StorageError && /EISDIR/.test((e as Error).message),
+		);
 	});
 });

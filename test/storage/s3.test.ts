@@ -27,7 +27,11 @@ async function ignoringServer(): Promise<{ endpoint: string; server: Server }> {
 				const body = objects.get(key);
 				if (!body) {
 					res.writeHead(404, { 'content-type': 'application/xml' });
-					res.end(req.method === 'GET' ? '<Error><Code>NoSuchKey</Code><Message>missing</Message></Error>' : undefined);
+					res.end(
+						req.method === 'GET'
+							? '<Error><Code>NoSuchKey</Code><Message>missing</Message></Error>'
+							: undefined,
+					);
 				} else {
 					res.writeHead(200, { ETag: etag(body), 'content-length': body.length });
 					res.end(req.method === 'GET' ? body : undefined);
@@ -53,12 +57,20 @@ describe('S3Storage specifics', () => {
 	it('refuses a server that ignores conditional writes, by default', async () => {
 		const { endpoint, server } = await ignoringServer();
 		try {
-			const s = new S3Storage({ bucket: 'b', endpoint, forcePathStyle: true, credentials: RGW_CREDENTIALS });
+			const s = new S3Storage({
+				bucket: 'b',
+				endpoint,
+				forcePathStyle: true,
+				credentials: RGW_CREDENTIALS,
+			});
 			const m = new TokenBufferMemory('wf', 'conv', { storage: s });
 			await m.addMessages({ userContent: 'q', assistantContent: 'a' });
 			await assert.rejects(m.flush(), (e: unknown) => {
 				assert.ok(e instanceof UnsafeStorageError);
-				assert.match(e.message, /ignores conditional writes \(If-None-Match \/ If-Match\), so concurrent turns could overwrite each other/);
+				assert.match(
+					e.message,
+					/ignores conditional writes \(If-None-Match \/ If-Match\), so concurrent turns could overwrite each other/,
+				);
 				return true;
 			});
 		} finally {
@@ -71,8 +83,12 @@ describe('S3Storage specifics', () => {
 		try {
 			const warnings: string[] = [];
 			const s = new S3Storage({
-				bucket: 'b2', endpoint, forcePathStyle: true, credentials: RGW_CREDENTIALS,
-				allowUnsafeConditionalWrites: true, onWarning: (w) => warnings.push(w),
+				bucket: 'b2',
+				endpoint,
+				forcePathStyle: true,
+				credentials: RGW_CREDENTIALS,
+				allowUnsafeConditionalWrites: true,
+				onWarning: (w) => warnings.push(w),
 			});
 			const m = new TokenBufferMemory('wf', 'conv', { storage: s });
 			await m.addMessages({ userContent: 'q', assistantContent: 'a' });
@@ -86,21 +102,43 @@ describe('S3Storage specifics', () => {
 
 	it('a missing bucket is an error naming it, never an empty memory', async () => {
 		const { endpoint } = await ensureRgw();
-		const s = new S3Storage({ bucket: 'no-such-bucket-here', endpoint, forcePathStyle: true, credentials: RGW_CREDENTIALS });
-		await assert.rejects(new TokenBufferMemory('wf', 'c', { storage: s }).getHistoryPromptMessages(), /NoSuchBucket.*|s3:\/\/no-such-bucket-here/);
-		await assert.rejects(s.get('x.json'), (e: unknown) => e instanceof StorageError && /s3:\/\/no-such-bucket-here\//.test((e as Error).message));
+		const s = new S3Storage({
+			bucket: 'no-such-bucket-here',
+			endpoint,
+			forcePathStyle: true,
+			credentials: RGW_CREDENTIALS,
+		});
+		await assert.rejects(
+			new TokenBufferMemory('wf', 'c', { storage: s }).getHistoryPromptMessages(),
+			/NoSuchBucket.*|s3:\/\/no-such-bucket-here/,
+		);
+		await assert.rejects(
+			s.get('x.json'),
+			(e: unknown) =>
+				e instanceof StorageError && /s3:\/\/no-such-bucket-here\//.test((e as Error).message),
+		);
 	});
 
 	it('wrong credentials and an unreachable server fail clearly without leaking the secret', async () => {
 		const { endpoint } = await ensureRgw();
 		const secret = 'TopSecretValue-do-not-print-123';
-		const wrong = new S3Storage({ bucket: 'b', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'NOPE', secretAccessKey: secret } });
+		const wrong = new S3Storage({
+			bucket: 'b',
+			endpoint,
+			forcePathStyle: true,
+			credentials: { accessKeyId: 'NOPE', secretAccessKey: secret },
+		});
 		const down = new S3Storage({
-			bucket: 'b', endpoint: `http://127.0.0.1:${await freePort()}`, forcePathStyle: true,
+			bucket: 'b',
+			endpoint: `http://127.0.0.1:${await freePort()}`,
+			forcePathStyle: true,
 			credentials: { accessKeyId: 'A', secretAccessKey: secret },
 		});
 		for (const s of [wrong, down]) {
-			const error = await s.get('k.json').then(() => undefined, (e: unknown) => e as Error);
+			const error = await s.get('k.json').then(
+				() => undefined,
+				(e: unknown) => e as Error,
+			);
 			assert.ok(error instanceof StorageError, String(error));
 			assert.match(error.message, /^S3 GetObject failed for "k\.json" in s3:\/\/b\/: /);
 			assert.ok(!JSON.stringify({ m: error.message, s: error.stack }).includes(secret));
@@ -109,12 +147,24 @@ describe('S3Storage specifics', () => {
 
 	it('a key prefix keeps every object under it', async () => {
 		const base = await rgwStorage();
-		const s = new S3Storage({ bucket: base.bucket, prefix: 'tenant-a', endpoint: base.endpoint, forcePathStyle: true, credentials: RGW_CREDENTIALS });
+		const s = new S3Storage({
+			bucket: base.bucket,
+			prefix: 'tenant-a',
+			endpoint: base.endpoint,
+			forcePathStyle: true,
+			credentials: RGW_CREDENTIALS,
+		});
 		const m = new TokenBufferMemory('wf', 'conv', { storage: s });
 		await m.addMessages({ userContent: 'q', assistantContent: 'a' });
 		await m.flush();
-		assert.deepEqual((await base.list('')).map((o) => o.key), ['tenant-a/conversation_memory/wf/conv.json']);
-		assert.deepEqual((await s.list('')).map((o) => o.key), ['conversation_memory/wf/conv.json']);
+		assert.deepEqual(
+			(await base.list('')).map((o) => o.key),
+			['tenant-a/conversation_memory/wf/conv.json'],
+		);
+		assert.deepEqual(
+			(await s.list('')).map((o) => o.key),
+			['conversation_memory/wf/conv.json'],
+		);
 	});
 });
 

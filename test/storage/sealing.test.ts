@@ -11,7 +11,14 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
 
-import { conversationMemoryKey, exportDocument, extractThread, LocalDiskStorage, sealedPrefix, TokenBufferMemory } from '../../src';
+import {
+	conversationMemoryKey,
+	exportDocument,
+	extractThread,
+	LocalDiskStorage,
+	sealedPrefix,
+	TokenBufferMemory,
+} from '../../src';
 import type { LogOptions, MemoryDocument, MemoryStorage } from '../../src';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
@@ -23,7 +30,8 @@ const PROCESSES = 4;
 const TURNS_EACH = 12;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Backend = { backend: 'disk'; root: string } | { backend: 's3'; endpoint: string; bucket: string };
+type Backend =
+	{ backend: 'disk'; root: string } | { backend: 's3'; endpoint: string; bucket: string };
 
 interface Acked {
 	turn: number;
@@ -52,7 +60,9 @@ function assertOnce(doc: MemoryDocument, acked: Iterable<string>, context: strin
 }
 
 async function sealedLevels(storage: MemoryStorage, key: string): Promise<number[]> {
-	return (await storage.list(sealedPrefix(key))).map((o) => Number(o.key.split('/').pop()!.split('-')[0]));
+	return (await storage.list(sealedPrefix(key))).map((o) =>
+		Number(o.key.split('/').pop()!.split('-')[0]),
+	);
 }
 
 async function concurrent(storage: MemoryStorage, backend: Backend) {
@@ -62,7 +72,19 @@ async function concurrent(storage: MemoryStorage, backend: Backend) {
 		Array.from({ length: PROCESSES }, (_, p) =>
 			run(
 				process.execPath,
-				['--import', 'tsx', WORKER, JSON.stringify({ ...backend, conversationId, tag: `p${p}`, log: LOG, turns: TURNS_EACH, parallel: 3 })],
+				[
+					'--import',
+					'tsx',
+					WORKER,
+					JSON.stringify({
+						...backend,
+						conversationId,
+						tag: `p${p}`,
+						log: LOG,
+						turns: TURNS_EACH,
+						parallel: 3,
+					}),
+				],
 				{ timeout: 240_000 },
 			),
 		),
@@ -70,25 +92,56 @@ async function concurrent(storage: MemoryStorage, backend: Backend) {
 	const acked = outputs.flatMap((o) => parseAcked(o.stdout));
 	assert.equal(acked.length, PROCESSES * TURNS_EACH, 'every turn acknowledged');
 	const doc = (await exportDocument(storage, key)) as MemoryDocument;
-	assert.equal(doc.messages.length, acked.length * 2, 'exactly the acknowledged turns, nothing else');
-	assertOnce(doc, acked.map((a) => a.id), 'after the race');
+	assert.equal(
+		doc.messages.length,
+		acked.length * 2,
+		'exactly the acknowledged turns, nothing else',
+	);
+	assertOnce(
+		doc,
+		acked.map((a) => a.id),
+		'after the race',
+	);
 	assert.deepEqual(
-		doc.messages.filter((m) => m.role === 'assistant').map((m) => m.message_id).sort(),
+		doc.messages
+			.filter((m) => m.role === 'assistant')
+			.map((m) => m.message_id)
+			.sort(),
 		acked.map((a) => a.id).sort(),
 	);
 	const thread = extractThread(key, doc.messages);
-	assert.equal(thread.length, doc.messages.length, 'one thread: each turn follows the one stored before it');
+	assert.equal(
+		thread.length,
+		doc.messages.length,
+		'one thread: each turn follows the one stored before it',
+	);
 	for (let i = 0; i < thread.length; i += 2) {
 		assert.equal(thread[i].role, 'user');
-		assert.equal(thread[i + 1].parent_message_id, thread[i].message_id, 'each answer follows its question');
+		assert.equal(
+			thread[i + 1].parent_message_id,
+			thread[i].message_id,
+			'each answer follows its question',
+		);
 	}
 	// Read back through the memory, segments loaded on demand: the whole thread, in the same order.
-	const h = await new TokenBufferMemory('wf', conversationId, { storage, log: LOG }).getHistoryPromptMessages({ maxTokenLimit: 1e9 });
-	assert.deepEqual(h.messages.map((m) => m.content), thread.map((m) => m.content));
-	assert.ok(acked.some((a) => a.attempts > 1), 'writers really conflicted');
+	const h = await new TokenBufferMemory('wf', conversationId, {
+		storage,
+		log: LOG,
+	}).getHistoryPromptMessages({ maxTokenLimit: 1e9 });
+	assert.deepEqual(
+		h.messages.map((m) => m.content),
+		thread.map((m) => m.content),
+	);
+	assert.ok(
+		acked.some((a) => a.attempts > 1),
+		'writers really conflicted',
+	);
 	const levels = await sealedLevels(storage, key);
 	assert.ok(levels.filter((l) => l === 0).length >= 10, 'flushes sealed segments');
-	assert.ok(levels.some((l) => l >= 2), `indexes cascaded (levels ${[...new Set(levels)].sort()})`);
+	assert.ok(
+		levels.some((l) => l >= 2),
+		`indexes cascaded (levels ${[...new Set(levels)].sort()})`,
+	);
 }
 
 interface Writer {
@@ -114,7 +167,8 @@ function startWriter(config: object): Writer {
 
 async function kill(w: Writer) {
 	w.child.kill('SIGKILL');
-	if (w.child.exitCode === null && w.child.signalCode === null) await new Promise((r) => w.child.on('exit', r));
+	if (w.child.exitCode === null && w.child.signalCode === null)
+		await new Promise((r) => w.child.on('exit', r));
 }
 
 async function killLoop(storage: MemoryStorage, backend: Backend) {
@@ -123,7 +177,9 @@ async function killLoop(storage: MemoryStorage, backend: Backend) {
 	const acked = new Set<string>();
 	let kills = 0;
 	for (let round = 0; round < 3; round++) {
-		const writers = [0, 1].map((i) => startWriter({ ...backend, conversationId, tag: `r${round}w${i}`, log: LOG }));
+		const writers = [0, 1].map((i) =>
+			startWriter({ ...backend, conversationId, tag: `r${round}w${i}`, log: LOG }),
+		);
 		try {
 			for (let t = 0; t < 600 && !writers.every((w) => w.acked.size >= 3); t++) await sleep(50);
 			for (const w of writers) {
@@ -135,15 +191,28 @@ async function killLoop(storage: MemoryStorage, backend: Backend) {
 				// Every document is readable in full and holds every acknowledged turn once.
 				const doc = (await exportDocument(storage, key)) as MemoryDocument;
 				assertOnce(doc, acked, `after kill ${kills}`);
-				assert.equal(extractThread(key, doc.messages).length, doc.messages.length, `one thread after kill ${kills}`);
+				assert.equal(
+					extractThread(key, doc.messages).length,
+					doc.messages.length,
+					`one thread after kill ${kills}`,
+				);
 				// The next writer is not wedged by what the dead one left behind. Timed only once no writer
 				// is left running: with a survivor appending as fast as it can, a fresh writer's time is
 				// contention on a busy 2-core machine, not a leftover (test/faults/kill-loop measures that).
-				const alone = writers.every((x) => x.child.exitCode !== null || x.child.signalCode !== null);
+				const alone = writers.every(
+					(x) => x.child.exitCode !== null || x.child.signalCode !== null,
+				);
 				const t0 = Date.now();
-				const m = new TokenBufferMemory('wf', conversationId, { storage, log: LOG, maxFlushAttempts: 60 });
+				const m = new TokenBufferMemory('wf', conversationId, {
+					storage,
+					log: LOG,
+					maxFlushAttempts: 60,
+				});
 				await m.getHistoryPromptMessages();
-				const next = await m.addMessages({ userContent: `next ${kills}`, assistantContent: 'fine' });
+				const next = await m.addMessages({
+					userContent: `next ${kills}`,
+					assistantContent: 'fine',
+				});
 				await m.flush();
 				acked.add(next.messageId);
 				if (alone) assert.ok(Date.now() - t0 < 5000, `next writer took ${Date.now() - t0} ms`);
@@ -154,29 +223,51 @@ async function killLoop(storage: MemoryStorage, backend: Backend) {
 	}
 	const doc = (await exportDocument(storage, key)) as MemoryDocument;
 	assertOnce(doc, acked, 'at the end');
-	assert.ok((await sealedLevels(storage, key)).some((l) => l >= 1), 'the killed writers sealed and cascaded');
+	assert.ok(
+		(await sealedLevels(storage, key)).some((l) => l >= 1),
+		'the killed writers sealed and cascaded',
+	);
 }
 
 describe('sealed segments across processes', () => {
-	it(`local disk: ${PROCESSES} processes × ${TURNS_EACH} turns, sealing and cascading`, { timeout: 300_000 }, async () => {
-		const root = tempDir();
-		await concurrent(new LocalDiskStorage({ root }), { backend: 'disk', root });
-	});
+	it(
+		`local disk: ${PROCESSES} processes × ${TURNS_EACH} turns, sealing and cascading`,
+		{ timeout: 300_000 },
+		async () => {
+			const root = tempDir();
+			await concurrent(new LocalDiskStorage({ root }), { backend: 'disk', root });
+		},
+	);
 
-	it(`radosgw: ${PROCESSES} processes × ${TURNS_EACH} turns, sealing and cascading`, { timeout: 300_000 }, async () => {
-		const s3 = await rgwStorage();
-		await concurrent(s3, { backend: 's3', endpoint: s3.endpoint as string, bucket: s3.bucket });
-	});
+	it(
+		`radosgw: ${PROCESSES} processes × ${TURNS_EACH} turns, sealing and cascading`,
+		{ timeout: 300_000 },
+		async () => {
+			const s3 = await rgwStorage();
+			await concurrent(s3, { backend: 's3', endpoint: s3.endpoint as string, bucket: s3.bucket });
+		},
+	);
 
-	it('local disk: writers SIGKILLed at random moments while sealing', { timeout: 300_000 }, async () => {
-		const root = tempDir();
-		await killLoop(new LocalDiskStorage({ root, lockTimeoutMs: 5000 }), { backend: 'disk', root });
-	});
+	it(
+		'local disk: writers SIGKILLed at random moments while sealing',
+		{ timeout: 300_000 },
+		async () => {
+			const root = tempDir();
+			await killLoop(new LocalDiskStorage({ root, lockTimeoutMs: 5000 }), {
+				backend: 'disk',
+				root,
+			});
+		},
+	);
 
-	it('radosgw: writers SIGKILLed at random moments while sealing', { timeout: 300_000 }, async () => {
-		const s3 = await rgwStorage();
-		await killLoop(s3, { backend: 's3', endpoint: s3.endpoint as string, bucket: s3.bucket });
-	});
+	it(
+		'radosgw: writers SIGKILLed at random moments while sealing',
+		{ timeout: 300_000 },
+		async () => {
+			const s3 = await rgwStorage();
+			await killLoop(s3, { backend: 's3', endpoint: s3.endpoint as string, bucket: s3.bucket });
+		},
+	);
 });
 
 after(async () => (await ensureRgw()).stop());

@@ -13,7 +13,8 @@ export const MEMORY_MANAGER_TYPE = '@n8n/n8n-nodes-langchain.memoryManager';
 export const CHAT_TRIGGER_NAME = 'When chat message received';
 
 /** The session ID of a Chat Trigger item, or of a Webhook item's JSON body (Memory Manager calls). */
-export const SESSION_FROM_CHAT_OR_BODY = '={{ $json.sessionId !== undefined ? $json.sessionId : $json.body.sessionId }}';
+export const SESSION_FROM_CHAT_OR_BODY =
+	'={{ $json.sessionId !== undefined ? $json.sessionId : $json.body.sessionId }}';
 
 /** A small builder: nodes laid out left to right, main and sub-node connections by node name. */
 export class WorkflowBuilder {
@@ -26,7 +27,15 @@ export class WorkflowBuilder {
 		readonly name: string,
 	) {}
 
-	add(node: { name: string; type: string; typeVersion: number; parameters?: Json; credentials?: Json; webhookId?: string; id?: string }): string {
+	add(node: {
+		name: string;
+		type: string;
+		typeVersion: number;
+		parameters?: Json;
+		credentials?: Json;
+		webhookId?: string;
+		id?: string;
+	}): string {
 		this.x += 220;
 		this.nodes.push({
 			id: node.id ?? `${this.id}-${this.nodes.length}`,
@@ -56,7 +65,14 @@ export class WorkflowBuilder {
 	}
 
 	json(): Json {
-		return { id: this.id, name: this.name, active: false, settings: { executionOrder: 'v1' }, nodes: this.nodes, connections: this.connections };
+		return {
+			id: this.id,
+			name: this.name,
+			active: false,
+			settings: { executionOrder: 'v1' },
+			nodes: this.nodes,
+			connections: this.connections,
+		};
 	}
 
 	// --- the nodes the tests use ---
@@ -67,7 +83,11 @@ export class WorkflowBuilder {
 			type: CHAT_TRIGGER_TYPE,
 			typeVersion: 1.4,
 			webhookId,
-			parameters: { public: true, mode: 'hostedChat', options: { responseMode: 'lastNode', ...options } },
+			parameters: {
+				public: true,
+				mode: 'hostedChat',
+				options: { responseMode: 'lastNode', ...options },
+			},
 		});
 	}
 
@@ -88,7 +108,13 @@ export class WorkflowBuilder {
 			name,
 			type: AGENT_TYPE,
 			typeVersion,
-			parameters: { promptType: 'auto', text: '={{ $json.chatInput }}', hasOutputParser: false, ...parameters, options: { systemMessage, ...(parameters.options ?? {}) } },
+			parameters: {
+				promptType: 'auto',
+				text: '={{ $json.chatInput }}',
+				hasOutputParser: false,
+				...parameters,
+				options: { systemMessage, ...(parameters.options ?? {}) },
+			},
 		});
 		this.sub(this.model(`${name} Model`), 'ai_languageModel', name);
 		return name;
@@ -115,7 +141,12 @@ export class WorkflowBuilder {
 
 	/** n8n's Simple Memory (in-process), for the benchmark. */
 	simpleMemory(name: string, contextWindowLength: number): string {
-		return this.add({ name, type: SIMPLE_MEMORY_TYPE, typeVersion: 1.3, parameters: { sessionIdType: 'fromInput', contextWindowLength } });
+		return this.add({
+			name,
+			type: SIMPLE_MEMORY_TYPE,
+			typeVersion: 1.3,
+			parameters: { sessionIdType: 'fromInput', contextWindowLength },
+		});
 	}
 
 	/** n8n's Chat Memory Manager (1.1). */

@@ -22,14 +22,26 @@ const config = JSON.parse(process.argv[2]) as Config;
 const storage: MemoryStorage =
 	config.backend === 'disk'
 		? new LocalDiskStorage({ root: config.root as string })
-		: new S3Storage({ bucket: config.bucket as string, endpoint: config.endpoint, forcePathStyle: true, credentials: RGW_CREDENTIALS });
+		: new S3Storage({
+				bucket: config.bucket as string,
+				endpoint: config.endpoint,
+				forcePathStyle: true,
+				credentials: RGW_CREDENTIALS,
+			});
 const options = { storage, model: 'gpt-4o-mini', maxFlushAttempts: 40 };
-const answer = (i: number) => (config.bigBytes ? `${config.tag}-${i} `.padEnd(config.bigBytes, 'x') : `answer ${config.tag}-${i}`);
+const answer = (i: number) =>
+	config.bigBytes
+		? `${config.tag}-${i} `.padEnd(config.bigBytes, 'x')
+		: `answer ${config.tag}-${i}`;
 
 async function one(i: number) {
 	const m = new TokenBufferMemory('wf', 'race', options);
 	await m.getHistoryPromptMessages();
-	const t = await m.addMessages({ messageId: `${config.tag}-${i}`, userContent: `question ${config.tag}-${i}`, assistantContent: answer(i) });
+	const t = await m.addMessages({
+		messageId: `${config.tag}-${i}`,
+		userContent: `question ${config.tag}-${i}`,
+		assistantContent: answer(i),
+	});
 	if (config.forever) process.stdout.write(`flushing ${i}\n`);
 	const r = await m.flush();
 	return { id: t.messageId, attempts: r.attempts };

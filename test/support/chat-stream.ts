@@ -7,7 +7,13 @@
 export interface StreamChunk {
 	type: string;
 	content?: string;
-	metadata?: { nodeId?: string; nodeName?: string; runIndex?: number; itemIndex?: number; timestamp?: number };
+	metadata?: {
+		nodeId?: string;
+		nodeName?: string;
+		runIndex?: number;
+		itemIndex?: number;
+		timestamp?: number;
+	};
 	/** Milliseconds after the request was sent. */
 	at: number;
 }
@@ -23,12 +29,20 @@ export interface StreamReply {
 	ms: number;
 }
 
-export async function sendChatStream(url: string, turn: { sessionId: string; chatInput: string }, timeoutMs = 60_000): Promise<StreamReply> {
+export async function sendChatStream(
+	url: string,
+	turn: { sessionId: string; chatInput: string },
+	timeoutMs = 60_000,
+): Promise<StreamReply> {
 	const started = performance.now();
 	const res = await fetch(url, {
 		method: 'POST',
 		headers: { 'Content-Type': 'application/json' },
-		body: JSON.stringify({ action: 'sendMessage', sessionId: turn.sessionId, chatInput: turn.chatInput }),
+		body: JSON.stringify({
+			action: 'sendMessage',
+			sessionId: turn.sessionId,
+			chatInput: turn.chatInput,
+		}),
 		signal: AbortSignal.timeout(timeoutMs),
 	});
 	const chunks: StreamChunk[] = [];
@@ -36,7 +50,10 @@ export async function sendChatStream(url: string, turn: { sessionId: string; cha
 	const take = (line: string) => {
 		if (!line.trim()) return;
 		try {
-			chunks.push({ ...(JSON.parse(line) as Omit<StreamChunk, 'at'>), at: performance.now() - started });
+			chunks.push({
+				...(JSON.parse(line) as Omit<StreamChunk, 'at'>),
+				at: performance.now() - started,
+			});
 		} catch {
 			otherLines.push(line);
 		}
@@ -54,5 +71,12 @@ export async function sendChatStream(url: string, turn: { sessionId: string; cha
 		.filter((c) => c.type === 'item')
 		.map((c) => c.content ?? '')
 		.join('');
-	return { status: res.status, contentType: res.headers.get('content-type'), chunks, otherLines, text, ms: performance.now() - started };
+	return {
+		status: res.status,
+		contentType: res.headers.get('content-type'),
+		chunks,
+		otherLines,
+		text,
+		ms: performance.now() - started,
+	};
 }

@@ -29,7 +29,11 @@ export function chatUrl(baseUrl: string, webhookId: string): string {
 	return `${baseUrl.replace(/\/+$/, '')}/webhook/${webhookId}/chat`;
 }
 
-export async function sendChat(url: string, turn: ChatTurn, timeoutMs = 60_000): Promise<ChatReply> {
+export async function sendChat(
+	url: string,
+	turn: ChatTurn,
+	timeoutMs = 60_000,
+): Promise<ChatReply> {
 	const payload: Record<string, unknown> = {
 		action: turn.action ?? 'sendMessage',
 		sessionId: turn.sessionId,
@@ -52,5 +56,11 @@ export async function sendChat(url: string, turn: ChatTurn, timeoutMs = 60_000):
 		json = undefined;
 	}
 	const shown = json?.output ?? json?.text ?? json?.message;
-	return { status: res.status, json, body, shown: typeof shown === 'string' ? shown : undefined, ms };
+	return {
+		status: res.status,
+		json,
+		body,
+		shown: typeof shown === 'string' ? shown : undefined,
+		ms,
+	};
 }

@@ -10,17 +10,35 @@ export const POSTGRES_CREDENTIAL = { id: 'benchPostgres001', name: 'bench postgr
 export const REDIS_CREDENTIAL = { id: 'benchRedis000001', name: 'bench redis' };
 
 /** n8n's `postgres` credential for a local cluster without password (trust auth). */
-export function postgresCredential(pg: { host: string; port: number; user: string; database: string }): Json {
+export function postgresCredential(pg: {
+	host: string;
+	port: number;
+	user: string;
+	database: string;
+}): Json {
 	return {
 		...POSTGRES_CREDENTIAL,
 		type: 'postgres',
-		data: { host: pg.host, port: pg.port, database: pg.database, user: pg.user, password: '', ssl: 'disable', maxConnections: 100, allowUnauthorizedCerts: false },
+		data: {
+			host: pg.host,
+			port: pg.port,
+			database: pg.database,
+			user: pg.user,
+			password: '',
+			ssl: 'disable',
+			maxConnections: 100,
+			allowUnauthorizedCerts: false,
+		},
 	};
 }
 
 /** n8n's `redis` credential for a local server without password. */
 export function redisCredential(redis: { host: string; port: number }): Json {
-	return { ...REDIS_CREDENTIAL, type: 'redis', data: { host: redis.host, port: redis.port, database: 0, password: '', user: '', ssl: false } };
+	return {
+		...REDIS_CREDENTIAL,
+		type: 'redis',
+		data: { host: redis.host, port: redis.port, database: 0, password: '', user: '', ssl: false },
+	};
 }
 
 /** A memory sub-node for the agent: node type, version, parameters, credentials. */
@@ -50,7 +68,11 @@ export function postgresMemory(window: number): MemorySpec {
 		type: '@n8n/n8n-nodes-langchain.memoryPostgresChat',
 		typeVersion: 1.3,
 		name: 'Postgres Chat Memory',
-		parameters: { sessionIdType: 'fromInput', tableName: 'n8n_chat_histories', contextWindowLength: window },
+		parameters: {
+			sessionIdType: 'fromInput',
+			tableName: 'n8n_chat_histories',
+			contextWindowLength: window,
+		},
 		credentials: { postgres: POSTGRES_CREDENTIAL },
 	};
 }
@@ -71,7 +93,13 @@ export function redisMemory(window: number): MemorySpec {
  * given memory (none when omitted). Agent 3.1 sends a system message only when the System Message option is
  * set (the editor fills in "You are a helpful assistant" when you add it), so pass one to get one.
  */
-export function agentChatWorkflow(options: { id: string; name: string; webhookId: string; memory?: MemorySpec; systemMessage?: string }): Json {
+export function agentChatWorkflow(options: {
+	id: string;
+	name: string;
+	webhookId: string;
+	memory?: MemorySpec;
+	systemMessage?: string;
+}): Json {
 	const trigger = 'When chat message received';
 	const agent = 'AI Agent';
 	const model = 'OpenAI Chat Model';
@@ -91,7 +119,11 @@ export function agentChatWorkflow(options: { id: string; name: string; webhookId
 			type: '@n8n/n8n-nodes-langchain.agent',
 			typeVersion: 3.1,
 			position: [260, 0],
-			parameters: { promptType: 'auto', text: '={{ $json.chatInput }}', options: options.systemMessage ? { systemMessage: options.systemMessage } : {} },
+			parameters: {
+				promptType: 'auto',
+				text: '={{ $json.chatInput }}',
+				options: options.systemMessage ? { systemMessage: options.systemMessage } : {},
+			},
 		},
 		{
 			id: `${options.id}-model`,
@@ -120,5 +152,12 @@ export function agentChatWorkflow(options: { id: string; name: string; webhookId
 		});
 		connections[name] = { ai_memory: [[{ node: agent, type: 'ai_memory', index: 0 }]] };
 	}
-	return { id: options.id, name: options.name, active: false, settings: { executionOrder: 'v1' }, nodes, connections };
+	return {
+		id: options.id,
+		name: options.name,
+		active: false,
+		settings: { executionOrder: 'v1' },
+		nodes,
+		connections,
+	};
 }

@@ -55,8 +55,15 @@ export async function executionTimings(userFolder: string): Promise<ExecutionTim
 		execFile(
 			node,
 			['-e', READ, db],
-			{ env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules') }, maxBuffer: 512 * 1024 * 1024, timeout: 300_000 },
-			(err, stdout, stderr) => (err ? reject(new Error(`reading executions from ${db}: ${stderr || err.message}`)) : resolve(stdout)),
+			{
+				env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules') },
+				maxBuffer: 512 * 1024 * 1024,
+				timeout: 300_000,
+			},
+			(err, stdout, stderr) =>
+				err
+					? reject(new Error(`reading executions from ${db}: ${stderr || err.message}`))
+					: resolve(stdout),
 		),
 	);
 	return JSON.parse(out) as ExecutionTiming[];

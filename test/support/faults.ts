@@ -46,7 +46,9 @@ const WORKER = path.resolve(__dirname, 'turn-writer.ts');
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function startWriter(config: TurnWriterConfig): Writer {
-	const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(process.execPath, ['--import', 'tsx', WORKER, JSON.stringify(config)], {
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
 	let err = '';
 	child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
 	let onReady: () => void = () => {};
@@ -90,14 +92,21 @@ export function startWriter(config: TurnWriterConfig): Writer {
  * Waits until one of the writers has stored a turn whose flush began after `since` (performance.now());
  * returns how long after `since` that was, or Infinity after timeoutMs.
  */
-export async function nextTurnStoredAfter(writers: Writer[], since: number, timeoutMs: number): Promise<number> {
+export async function nextTurnStoredAfter(
+	writers: Writer[],
+	since: number,
+	timeoutMs: number,
+): Promise<number> {
 	const first = () => {
 		let at = Infinity;
 		for (const w of writers)
-			for (const [id, done] of w.flushedAt) if ((w.flushingAt.get(id) ?? 0) > since && done < at) at = done;
+			for (const [id, done] of w.flushedAt)
+				if ((w.flushingAt.get(id) ?? 0) > since && done < at) at = done;
 		return at;
 	};
-	await waitUntil(() => first() < Infinity, timeoutMs, 'a writer stored a new turn').catch(() => undefined);
+	await waitUntil(() => first() < Infinity, timeoutMs, 'a writer stored a new turn').catch(
+		() => undefined,
+	);
 	return first() - since;
 }
 
@@ -107,10 +116,15 @@ export async function killWriter(w: Writer): Promise<void> {
 	await w.exited;
 }
 
-export async function waitUntil(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+export async function waitUntil(
+	condition: () => boolean,
+	timeoutMs: number,
+	what: string,
+): Promise<void> {
 	const deadline = Date.now() + timeoutMs;
 	while (!condition()) {
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+		if (Date.now() > deadline)
+			throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
 		await sleep(5);
 	}
 }
@@ -123,8 +137,12 @@ type ExportDocument = (storage: MemoryStorage, key: string) => Promise<MemoryDoc
  * segments it has exportDocument (which reads and checks every part); otherwise the key holds the whole
  * document, and its bytes go through decodeDocument.
  */
-export async function storedDocument(storage: MemoryStorage, key: string): Promise<MemoryDocument | null> {
-	const exportDocument = (engine as unknown as Record<string, unknown>).exportDocument as ExportDocument | undefined;
+export async function storedDocument(
+	storage: MemoryStorage,
+	key: string,
+): Promise<MemoryDocument | null> {
+	const exportDocument = (engine as unknown as Record<string, unknown>).exportDocument as
+		ExportDocument | undefined;
 	if (exportDocument) {
 		clearDocumentCache(); // read the bytes, not this process's decoded copy
 		return exportDocument(storage, key);
@@ -141,16 +159,29 @@ export function idCounts(doc: MemoryDocument): Map<string, number> {
 }
 
 /** Each turn (its assistant message and its `<id>:user` message) is stored exactly once. */
-export function assertTurnsOnce(doc: MemoryDocument, turnIds: Iterable<string>, context = ''): void {
+export function assertTurnsOnce(
+	doc: MemoryDocument,
+	turnIds: Iterable<string>,
+	context = '',
+): void {
 	const counts = idCounts(doc);
 	for (const id of turnIds) {
-		assert.equal(counts.get(id) ?? 0, 1, `turn ${id} stored exactly once ${context} (found ${counts.get(id) ?? 0} times)`);
-		assert.equal(counts.get(`${id}:user`) ?? 0, 1, `user message of ${id} stored exactly once ${context} (found ${counts.get(`${id}:user`) ?? 0} times)`);
+		assert.equal(
+			counts.get(id) ?? 0,
+			1,
+			`turn ${id} stored exactly once ${context} (found ${counts.get(id) ?? 0} times)`,
+		);
+		assert.equal(
+			counts.get(`${id}:user`) ?? 0,
+			1,
+			`user message of ${id} stored exactly once ${context} (found ${counts.get(`${id}:user`) ?? 0} times)`,
+		);
 	}
 }
 
 /** Turn IDs (assistant messages) of a document. */
-export const turnIds = (doc: MemoryDocument) => doc.messages.filter((m) => m.role === 'assistant').map((m) => m.message_id);
+export const turnIds = (doc: MemoryDocument) =>
+	doc.messages.filter((m) => m.role === 'assistant').map((m) => m.message_id);
 
 export function median(values: number[]): number {
 	const s = values.slice().sort((a, b) => a - b);

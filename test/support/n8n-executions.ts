@@ -23,12 +23,24 @@ conn.get('SELECT data FROM execution_data WHERE executionId = ?', [id], (err, ro
 });`;
 
 /** The saved run data of an execution (IRunExecutionData), or undefined when it is not saved (yet). */
-export async function executionData(n8n: N8nInstance, executionId: string): Promise<Json | undefined> {
+export async function executionData(
+	n8n: N8nInstance,
+	executionId: string,
+): Promise<Json | undefined> {
 	const [dir, node] = await Promise.all([ensureN8n(), runScript(['node'])]);
 	const db = path.join(n8n.userFolder, '.n8n/database.sqlite');
 	const out = await new Promise<string>((resolve, reject) =>
-		execFile(node, ['-e', READ, db, executionId], { env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules') }, maxBuffer: 256 * 1024 * 1024 }, (err, stdout, stderr) =>
-			err ? reject(new Error(`reading execution ${executionId}: ${stderr || err.message}`)) : resolve(stdout),
+		execFile(
+			node,
+			['-e', READ, db, executionId],
+			{
+				env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules') },
+				maxBuffer: 256 * 1024 * 1024,
+			},
+			(err, stdout, stderr) =>
+				err
+					? reject(new Error(`reading execution ${executionId}: ${stderr || err.message}`))
+					: resolve(stdout),
 		),
 	);
 	const data = JSON.parse(out) as Json | null;
@@ -36,18 +48,33 @@ export async function executionData(n8n: N8nInstance, executionId: string): Prom
 }
 
 /** The executions of a workflow that n8n's event log reports as finished, oldest first. */
-export function finishedExecutions(n8n: N8nInstance, workflowId: string): Array<{ executionId: string; success: boolean; payload: Json }> {
+export function finishedExecutions(
+	n8n: N8nInstance,
+	workflowId: string,
+): Array<{ executionId: string; success: boolean; payload: Json }> {
 	return n8n
 		.events()
-		.filter((e) => (e.eventName === 'n8n.workflow.success' || e.eventName === 'n8n.workflow.failed') && e.payload?.workflowId === workflowId)
-		.map((e) => ({ executionId: String(e.payload.executionId), success: e.eventName === 'n8n.workflow.success', payload: e.payload }));
+		.filter(
+			(e) =>
+				(e.eventName === 'n8n.workflow.success' || e.eventName === 'n8n.workflow.failed') &&
+				e.payload?.workflowId === workflowId,
+		)
+		.map((e) => ({
+			executionId: String(e.payload.executionId),
+			success: e.eventName === 'n8n.workflow.success',
+			payload: e.payload,
+		}));
 }
 
 /**
  * What a sub-node logged on its panes: one entry per logged call, with the JSON of its input pane and of
  * its output pane (or the error it showed), in the order n8n recorded them.
  */
-export function subNodeLog(data: Json, nodeName: string, connectionType: string): Array<{ input?: Json; output?: Json; error?: Json }> {
+export function subNodeLog(
+	data: Json,
+	nodeName: string,
+	connectionType: string,
+): Array<{ input?: Json; output?: Json; error?: Json }> {
 	const runs: Json[] = data?.resultData?.runData?.[nodeName] ?? [];
 	return runs.map((run) => ({
 		input: run.inputOverride?.[connectionType]?.[0]?.[0]?.json,

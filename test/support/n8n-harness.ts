@@ -51,7 +51,9 @@ export function runScript(
 }
 
 /** The n8n version the harness runs: N8N_VERSION, or scripts/n8n.sh's default (the newest supported). */
-export const N8N_VERSION: string = execFileSync('bash', [SCRIPT, 'version'], { encoding: 'utf8' }).trim();
+export const N8N_VERSION: string = execFileSync('bash', [SCRIPT, 'version'], {
+	encoding: 'utf8',
+}).trim();
 
 /** [major, minor, patch] of N8N_VERSION, for the few places where a test must differ per version. */
 export const N8N_VERSION_PARTS = N8N_VERSION.split('.').map(Number) as [number, number, number];
@@ -143,7 +145,8 @@ function killAll() {
 		}
 	}
 	running.clear();
-	if (!process.env.E2E_KEEP) for (const dir of tempFolders) rmSync(dir, { recursive: true, force: true });
+	if (!process.env.E2E_KEEP)
+		for (const dir of tempFolders) rmSync(dir, { recursive: true, force: true });
 	tempFolders.clear();
 }
 process.once('exit', killAll);
@@ -165,8 +168,10 @@ function webhookUrls(baseUrl: string, workflows: Json[]): string[] {
 	for (const wf of workflows) {
 		for (const node of wf.nodes ?? []) {
 			if (node.disabled) continue;
-			if (node.type === CHAT_TRIGGER && node.webhookId) urls.push(`${baseUrl}/webhook/${node.webhookId}/chat`);
-			if (node.type === WEBHOOK && node.parameters?.path) urls.push(`${baseUrl}/webhook/${node.parameters.path}`);
+			if (node.type === CHAT_TRIGGER && node.webhookId)
+				urls.push(`${baseUrl}/webhook/${node.webhookId}/chat`);
+			if (node.type === WEBHOOK && node.parameters?.path)
+				urls.push(`${baseUrl}/webhook/${node.parameters.path}`);
 		}
 	}
 	return urls;
@@ -247,13 +252,18 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 			events: () => {
 				const file = path.join(userFolder, '.n8n/n8nEventLog.log');
 				if (!existsSync(file)) return [];
-				return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Json);
+				return readFileSync(file, 'utf8')
+					.split('\n')
+					.filter(Boolean)
+					.map((l) => JSON.parse(l) as Json);
 			},
 			cli: (...args) => run(['cli', userFolder, ...args]),
 			stop,
 		};
 	} catch (e) {
-		const log = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n') : '';
+		const log = existsSync(logFile)
+			? readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n')
+			: '';
 		await stop();
 		const err = e instanceof Error ? e : new Error(String(e));
 		if (log) err.message += `\n--- ${logFile} (tail) ---\n${log}`;

@@ -5,6 +5,8 @@ import * as path from 'node:path';
 type NodeModule = typeof import('../../nodes/LlmWithMemory/LlmWithMemory.node');
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const loaded = require(path.resolve(__dirname, '../../nodes/LlmWithMemory/LlmWithMemory.node.ts')) as NodeModule;
+const loaded = require(
+	path.resolve(__dirname, '../../nodes/LlmWithMemory/LlmWithMemory.node.ts'),
+) as NodeModule;
 
 export const LlmWithMemory = loaded.LlmWithMemory;

@@ -10,7 +10,10 @@ import type { S3StorageOptions } from '../../src';
 import { tempDir } from './storages';
 
 const SCRIPT = path.resolve(__dirname, '../../scripts/rgw.sh');
-export const RGW_CREDENTIALS = { accessKeyId: 'LLMMEMACCESSKEY', secretAccessKey: 'LLMMEMSECRETKEY' };
+export const RGW_CREDENTIALS = {
+	accessKeyId: 'LLMMEMACCESSKEY',
+	secretAccessKey: 'LLMMEMSECRETKEY',
+};
 
 export interface Rgw {
 	endpoint: string;
@@ -41,7 +44,9 @@ export function ensureRgw(): Promise<Rgw> {
 		try {
 			execFileSync(SCRIPT, ['check']);
 		} catch {
-			throw new Error('Ceph radosgw is not installed (apt-get install ceph-mon ceph-osd radosgw); run the README test command');
+			throw new Error(
+				'Ceph radosgw is not installed (apt-get install ceph-mon ceph-osd radosgw); run the README test command',
+			);
 		}
 		const dir = tempDir('rgw');
 		const endpoint = execFileSync(SCRIPT, ['up', dir], {
@@ -61,8 +66,20 @@ export function ensureRgw(): Promise<Rgw> {
 export async function rgwStorage(extra: Partial<S3StorageOptions> = {}): Promise<S3Storage> {
 	const { endpoint } = await ensureRgw();
 	const bucket = `t-${randomBytes(6).toString('hex')}`;
-	const client = new S3Client({ endpoint, region: 'us-east-1', forcePathStyle: true, credentials: RGW_CREDENTIALS });
+	const client = new S3Client({
+		endpoint,
+		region: 'us-east-1',
+		forcePathStyle: true,
+		credentials: RGW_CREDENTIALS,
+	});
 	await client.send(new CreateBucketCommand({ Bucket: bucket }));
 	client.destroy();
-	return new S3Storage({ bucket, endpoint, forcePathStyle: true, region: 'us-east-1', credentials: RGW_CREDENTIALS, ...extra });
+	return new S3Storage({
+		bucket,
+		endpoint,
+		forcePathStyle: true,
+		region: 'us-east-1',
+		credentials: RGW_CREDENTIALS,
+		...extra,
+	});
 }

@@ -129,7 +129,8 @@ export function normalizeMessages(input: unknown): NormalizedMessage[] {
 	if (!Array.isArray(input)) return [{ role: 'user', content: contentToText(input) }];
 	return input.map((message) => {
 		if (typeof message === 'string') return { role: 'user', content: message };
-		if (Array.isArray(message)) return { role: mapRole(String(message[0])), content: contentToText(message[1]) };
+		if (Array.isArray(message))
+			return { role: mapRole(String(message[0])), content: contentToText(message[1]) };
 		const m = message as Record<string, unknown>;
 		let role: string | undefined = typeof m.role === 'string' ? m.role : undefined;
 		if (!role && typeof m._getType === 'function') role = (m._getType as () => string)();
@@ -165,7 +166,11 @@ export function echoReply(messages: NormalizedMessage[]): string {
 
 const approxTokens = (text: string) => Math.ceil(text.length / 4);
 
-function makeReply(content: string, modelName: string, messages: NormalizedMessage[]): ScriptedReply {
+function makeReply(
+	content: string,
+	modelName: string,
+	messages: NormalizedMessage[],
+): ScriptedReply {
 	const input = messages.reduce((sum, m) => sum + approxTokens(m.content), 0);
 	const output = approxTokens(content);
 	return {
@@ -229,14 +234,18 @@ export class ScriptedChatModel implements INodeType {
 		const node = ctx.getNode();
 		const modelName = ctx.getNodeParameter('modelName', itemIndex) as string;
 		const reply = ctx.getNodeParameter('reply', itemIndex) as string;
-		const replies = reply === 'list' ? parseReplies(ctx.getNodeParameter('replies', itemIndex)) : [];
+		const replies =
+			reply === 'list' ? parseReplies(ctx.getNodeParameter('replies', itemIndex)) : [];
 		const cycle = ctx.getNodeParameter('cycle', itemIndex) as boolean;
 		const errorMessage = ctx.getNodeParameter('errorMessage', itemIndex) as string;
 		const recordRunData = ctx.getNodeParameter('recordRunData', itemIndex) as boolean;
 		const workflowId = String(ctx.getWorkflow().id);
 		const executionId = ctx.getExecutionId();
 
-		const produce = async (messages: NormalizedMessage[], call: Omit<ScriptedModelCall, 'reply' | 'error'>) => {
+		const produce = async (
+			messages: NormalizedMessage[],
+			call: Omit<ScriptedModelCall, 'reply' | 'error'>,
+		) => {
 			const handler = scriptedModelLog.getHandler(node.name);
 			if (handler) return await handler(messages, call);
 			if (reply === 'throw') throw new Error(errorMessage);

@@ -25,7 +25,12 @@ const config = JSON.parse(process.argv[2]) as Config;
 const storage: MemoryStorage =
 	config.backend === 'disk'
 		? new LocalDiskStorage({ root: config.root as string })
-		: new S3Storage({ bucket: config.bucket as string, endpoint: config.endpoint, forcePathStyle: true, credentials: RGW_CREDENTIALS });
+		: new S3Storage({
+				bucket: config.bucket as string,
+				endpoint: config.endpoint,
+				forcePathStyle: true,
+				credentials: RGW_CREDENTIALS,
+			});
 // Byte-length token counts: the real tokenizer's first use costs most of a second and is not what this tests.
 const tokenCounter = { encoding: 'utf8-bytes', count: (text: string) => Buffer.byteLength(text) };
 const options = { storage, tokenCounter, log: config.log, maxFlushAttempts: 60, retryBaseMs: 2 };
@@ -35,7 +40,11 @@ async function turn(i: number): Promise<void> {
 	const m = new TokenBufferMemory('wf', config.conversationId, options);
 	await m.getHistoryPromptMessages({ maxTokenLimit: 200 });
 	const messageId = i % 2 === 0 ? `${config.tag}-${i}` : undefined;
-	const added = await m.addMessages({ messageId, userContent: `question ${config.tag}-${i}`, assistantContent: `answer ${config.tag}-${i}` });
+	const added = await m.addMessages({
+		messageId,
+		userContent: `question ${config.tag}-${i}`,
+		assistantContent: `answer ${config.tag}-${i}`,
+	});
 	say(`flushing ${i}`);
 	const r = await m.flush();
 	say(`flushed ${i} ${added.messageId} ${r.attempts}`);
@@ -45,7 +54,9 @@ async function turn(i: number): Promise<void> {
 	if (config.turns === undefined) for (let i = 0; ; i++) await turn(i);
 	const parallel = config.parallel ?? 1;
 	for (let i = 0; i < config.turns; i += parallel)
-		await Promise.all(Array.from({ length: Math.min(parallel, config.turns - i) }, (_, k) => turn(i + k)));
+		await Promise.all(
+			Array.from({ length: Math.min(parallel, config.turns - i) }, (_, k) => turn(i + k)),
+		);
 	say('done');
 })().catch((e: unknown) => {
 	process.stderr.write(`${(e as Error).stack}\n`);

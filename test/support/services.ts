@@ -16,7 +16,10 @@ import path from 'node:path';
 
 const SCRIPT = path.resolve(__dirname, '../../scripts/services.sh');
 
-function run(args: string[], options: { input?: string | Buffer; env?: Record<string, string>; timeoutMs?: number } = {}): string {
+function run(
+	args: string[],
+	options: { input?: string | Buffer; env?: Record<string, string>; timeoutMs?: number } = {},
+): string {
 	try {
 		return execFileSync('bash', [SCRIPT, ...args], {
 			input: options.input,
@@ -28,7 +31,11 @@ function run(args: string[], options: { input?: string | Buffer; env?: Record<st
 		}).trim();
 	} catch (e) {
 		const err = e as { stderr?: string; message: string };
-		const tail = String(err.stderr ?? '').trim().split('\n').slice(-20).join('\n');
+		const tail = String(err.stderr ?? '')
+			.trim()
+			.split('\n')
+			.slice(-20)
+			.join('\n');
 		throw new Error(`services.sh ${args[0]} failed: ${err.message.split('\n')[0]}\n${tail}`);
 	}
 }
@@ -96,7 +103,10 @@ function lifetimeEnv(options: StartOptions): Record<string, string> {
 /** A fresh PostgreSQL cluster with database `database` (default "app"). */
 export function pgUp(options: StartOptions & { database?: string } = {}): Postgres {
 	const { dir, own } = instanceDir('pg', options);
-	const env = { ...lifetimeEnv(options), ...(options.database ? { SERVICES_PG_DB: options.database } : {}) };
+	const env = {
+		...lifetimeEnv(options),
+		...(options.database ? { SERVICES_PG_DB: options.database } : {}),
+	};
 	const down = () => {
 		run(['pg-down', dir]);
 		if (own) rmSync(dir, { recursive: true, force: true });
@@ -105,7 +115,8 @@ export function pgUp(options: StartOptions & { database?: string } = {}): Postgr
 	try {
 		const url = run(['pg-up', dir], { env });
 		const [host, port, user, database] = run(['pg-info', dir]).split(' ');
-		const psql = (sql: string) => run(['psql', dir, '-A', '-t', '-f', '-'], { input: sql, timeoutMs: 600_000 });
+		const psql = (sql: string) =>
+			run(['psql', dir, '-A', '-t', '-f', '-'], { input: sql, timeoutMs: 600_000 });
 		return {
 			host,
 			port: Number(port),
@@ -147,7 +158,8 @@ export function redisUp(options: StartOptions = {}): Redis {
 	downs.set(`redis:${dir}`, down);
 	try {
 		const [host, port] = run(['redis-up', dir], { env: lifetimeEnv(options) }).split(':');
-		const cli = (args: string[], input?: string | Buffer) => run(['redis-cli', dir, ...args], { input, timeoutMs: 600_000 });
+		const cli = (args: string[], input?: string | Buffer) =>
+			run(['redis-cli', dir, ...args], { input, timeoutMs: 600_000 });
 		return {
 			host,
 			port: Number(port),

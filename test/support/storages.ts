@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 
 import { ConflictError, LocalDiskStorage, StorageError } from '../../src';
-import type { GetOptions, ListedObject, MemoryStorage, NotModified, PutOptions, StoredObject } from '../../src';
+import type {
+	GetOptions,
+	ListedObject,
+	MemoryStorage,
+	NotModified,
+	PutOptions,
+	StoredObject,
+} from '../../src';
 
 export function tempDir(tag = 'llm-memory'): string {
 	return mkdtempSync(path.join(tmpdir(), `${tag}-`));

@@ -55,9 +55,7 @@ export class TestLoop implements INodeType {
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main, NodeConnectionTypes.Main],
 		outputNames: ['done', 'loop'],
-		properties: [
-			{ displayName: 'Iterations', name: 'iterations', type: 'number', default: 2 },
-		],
+		properties: [{ displayName: 'Iterations', name: 'iterations', type: 'number', default: 2 }],
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {

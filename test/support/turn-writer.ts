@@ -20,7 +20,12 @@ const config = JSON.parse(process.argv[2]) as TurnWriterConfig;
 const storage: MemoryStorage =
 	config.backend === 'disk'
 		? new LocalDiskStorage({ root: config.root as string })
-		: new S3Storage({ bucket: config.bucket as string, endpoint: config.endpoint, forcePathStyle: true, credentials: RGW_CREDENTIALS });
+		: new S3Storage({
+				bucket: config.bucket as string,
+				endpoint: config.endpoint,
+				forcePathStyle: true,
+				credentials: RGW_CREDENTIALS,
+			});
 // A byte-length token count: these processes are started by the dozen and killed within a second, and the
 // real tokenizer's first use costs most of a second; counting is not what they test.
 const tokenCounter = { encoding: 'utf8-bytes', count: (text: string) => Buffer.byteLength(text) };

@@ -57,7 +57,13 @@ import {
 import { randomBytes } from 'node:crypto';
 
 import { SCRIPTED_MODEL_TYPE, ScriptedChatModel } from './scripted-model';
-import { TEST_LOOP_TYPE, TEST_TRIGGER_TYPE, TRIGGER_ALIASES, TestLoop, TestTrigger } from './test-nodes';
+import {
+	TEST_LOOP_TYPE,
+	TEST_TRIGGER_TYPE,
+	TRIGGER_ALIASES,
+	TestLoop,
+	TestTrigger,
+} from './test-nodes';
 
 export type AnyNodeType = INodeType | IVersionedNodeType;
 
@@ -284,7 +290,9 @@ function pickStartNode(workflow: Workflow, nodes: INode[], requested: string | u
 	if (testTrigger) return testTrigger;
 	const roots = enabled.filter((n) => {
 		if (workflow.connectionsByDestinationNode[n.name]?.main?.some((c) => c?.length)) return false;
-		return workflow.nodeTypes.getByNameAndVersion(n.type, n.typeVersion).description.group.includes('trigger');
+		return workflow.nodeTypes
+			.getByNameAndVersion(n.type, n.typeVersion)
+			.description.group.includes('trigger');
 	});
 	const start = roots[0] ?? workflow.getStartNode();
 	if (!start) throw new Error('Could not determine the start node; pass options.startNode');
@@ -336,7 +344,8 @@ export async function runWorkflow(
 
 	const workflowId = json.id ?? 'test-workflow';
 	const mode = options.mode ?? 'manual';
-	const executionId = options.executionId ?? `test-exec-${++executionCounter}-${randomBytes(4).toString('hex')}`;
+	const executionId =
+		options.executionId ?? `test-exec-${++executionCounter}-${randomBytes(4).toString('hex')}`;
 	const workflow = new Workflow({
 		id: workflowId,
 		name: json.name ?? workflowId,
@@ -392,7 +401,11 @@ export async function runWorkflow(
 		webhookTestBaseUrl: 'http://localhost:5678/webhook-test',
 		variables: options.variables ?? {},
 		logAiEvent: (event: string, payload: unknown) => aiEvents.push({ event, payload }),
-		externalSecretsProxy: { hasProvider: () => false, hasSecret: () => false, getSecret: () => undefined },
+		externalSecretsProxy: {
+			hasProvider: () => false,
+			hasSecret: () => false,
+			getSecret: () => undefined,
+		},
 		workflowSettings: workflow.settings,
 	} as unknown as IWorkflowExecuteAdditionalData;
 

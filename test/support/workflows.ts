@@ -7,14 +7,30 @@ export const OPENAI_CREDENTIAL = { id: 'e2eFakeOpenAi001', name: 'fake openai' }
 export const S3_CREDENTIAL = { id: 'e2eRgwMemory0001', name: 'radosgw memory' };
 
 export function openAiCredential(url: string): Json {
-	return { ...OPENAI_CREDENTIAL, type: 'openAiApi', data: { apiKey: 'sk-test', url, header: false } };
+	return {
+		...OPENAI_CREDENTIAL,
+		type: 'openAiApi',
+		data: { apiKey: 'sk-test', url, header: false },
+	};
 }
 
-export function s3Credential(endpoint: string, bucket: string, keys: { accessKeyId: string; secretAccessKey: string }): Json {
+export function s3Credential(
+	endpoint: string,
+	bucket: string,
+	keys: { accessKeyId: string; secretAccessKey: string },
+): Json {
 	return {
 		...S3_CREDENTIAL,
 		type: 'llmMemoryS3Api',
-		data: { endpoint, region: 'us-east-1', bucket, ...keys, forcePathStyle: true, keyPrefix: 'n8n', allowUnsafeConditionalWrites: false },
+		data: {
+			endpoint,
+			region: 'us-east-1',
+			bucket,
+			...keys,
+			forcePathStyle: true,
+			keyPrefix: 'n8n',
+			allowUnsafeConditionalWrites: false,
+		},
 	};
 }
 
@@ -28,7 +44,12 @@ export interface LlmSpec {
 }
 
 /** A published chat workflow: Chat Trigger → llms[0] → llms[1] …; the last node answers the chat. */
-export function chatWorkflow(options: { id: string; name: string; webhookId: string; llms: LlmSpec[] }): Json {
+export function chatWorkflow(options: {
+	id: string;
+	name: string;
+	webhookId: string;
+	llms: LlmSpec[];
+}): Json {
 	const nodes: Json[] = [
 		{
 			id: `${options.id}-chat`,
@@ -64,10 +85,19 @@ export function chatWorkflow(options: { id: string; name: string; webhookId: str
 			credentials: { openAiApi: OPENAI_CREDENTIAL },
 		});
 		connections[previous] = { main: [[{ node: llm.name, type: 'main', index: 0 }]] };
-		connections[modelName] = { ai_languageModel: [[{ node: llm.name, type: 'ai_languageModel', index: 0 }]] };
+		connections[modelName] = {
+			ai_languageModel: [[{ node: llm.name, type: 'ai_languageModel', index: 0 }]],
+		};
 		previous = llm.name;
 	});
-	return { id: options.id, name: options.name, active: false, settings: { executionOrder: 'v1' }, nodes, connections };
+	return {
+		id: options.id,
+		name: options.name,
+		active: false,
+		settings: { executionOrder: 'v1' },
+		nodes,
+		connections,
+	};
 }
 
 /** Parameters of a second LLM node that reads the conversation ID from the first node's output. */

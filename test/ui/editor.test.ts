@@ -35,7 +35,13 @@ import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 import type { Browser, Locator, Page } from 'playwright-core';
 
-import { isN8nInstalled, N8N_VERSION, packPackage, REPO_ROOT, startN8n } from '../support/n8n-harness';
+import {
+	isN8nInstalled,
+	N8N_VERSION,
+	packPackage,
+	REPO_ROOT,
+	startN8n,
+} from '../support/n8n-harness';
 import type { N8nInstance } from '../support/n8n-harness';
 
 const PORT = Number(process.env.UI_N8N_PORT ?? 5695);
@@ -48,7 +54,12 @@ const NODE_TYPE = 'n8n-nodes-llm-memory.llmWithMemory';
 const NODE_NAME = 'LLM with Memory';
 const MEMORY_MODES = ['Conversation', 'Node', 'None'];
 
-const OWNER = { email: 'ui-test@example.com', firstName: 'UI', lastName: 'Test', password: 'UiTestPassw0rd' };
+const OWNER = {
+	email: 'ui-test@example.com',
+	firstName: 'UI',
+	lastName: 'Test',
+	password: 'UiTestPassw0rd',
+};
 const WORKFLOW = {
 	id: 'uiEditorTest0001',
 	name: 'UI test: LLM with Memory',
@@ -102,13 +113,15 @@ const sel = {
  */
 async function settle(timeout = 5_000): Promise<void> {
 	// A string: this runs in the page, and the test tsconfig has no DOM types.
-	await page.waitForFunction(
-		`document.getAnimations()
+	await page
+		.waitForFunction(
+			`document.getAnimations()
 			.filter((a) => a.effect?.getComputedTiming().endTime !== Infinity)
 			.every((a) => a.playState !== 'running' && a.playState !== 'pending')`,
-		undefined,
-		{ timeout, polling: 100 },
-	).catch(() => undefined); // screenshots are evidence, not assertions: never fail on a slow animation
+			undefined,
+			{ timeout, polling: 100 },
+		)
+		.catch(() => undefined); // screenshots are evidence, not assertions: never fail on a slow animation
 }
 
 async function shot(name: string): Promise<void> {
@@ -122,8 +135,14 @@ async function step(name: string, fn: () => Promise<void>): Promise<void> {
 		await fn();
 	} catch (error) {
 		const slug = name.replace(/[^a-z0-9]+/gi, '-').toLowerCase();
-		await page?.screenshot({ path: path.join(ARTIFACTS, `failure-${slug}.png`) }).catch(() => undefined);
-		if (n8n) writeFileSync(path.join(ARTIFACTS, `failure-${slug}.n8n.log`), n8n.log().split('\n').slice(-200).join('\n'));
+		await page
+			?.screenshot({ path: path.join(ARTIFACTS, `failure-${slug}.png`) })
+			.catch(() => undefined);
+		if (n8n)
+			writeFileSync(
+				path.join(ARTIFACTS, `failure-${slug}.n8n.log`),
+				n8n.log().split('\n').slice(-200).join('\n'),
+			);
 		throw error;
 	}
 }
@@ -134,9 +153,13 @@ async function count(selector: string): Promise<number> {
 
 /** Waits until `selector` matches exactly `n` elements. */
 async function expectCount(selector: string, n: number, timeout = 20_000): Promise<void> {
-	await page.waitForFunction(`document.querySelectorAll(${JSON.stringify(selector)}).length === ${n}`, undefined, {
-		timeout,
-	});
+	await page.waitForFunction(
+		`document.querySelectorAll(${JSON.stringify(selector)}).length === ${n}`,
+		undefined,
+		{
+			timeout,
+		},
+	);
 }
 
 async function createOwner(baseUrl: string): Promise<void> {
@@ -155,201 +178,258 @@ async function createOwner(baseUrl: string): Promise<void> {
 	throw new Error(`POST /rest/owner/setup failed: ${last}`);
 }
 
-describe(`LLM with Memory in the n8n ${N8N_VERSION} editor (headless Chromium)`, { timeout: 170_000 + INSTALL_ALLOWANCE }, () => {
-	before(
-		async () => {
-			mkdirSync(ARTIFACTS, { recursive: true });
-			const tarball = await packPackage();
-			// Not published: the editor only needs the workflow to exist, and nothing listens on the chat URL.
-			n8n = await startN8n({ tarball, port: PORT, workflows: [WORKFLOW], publish: [] });
-			await createOwner(n8n.baseUrl);
+describe(
+	`LLM with Memory in the n8n ${N8N_VERSION} editor (headless Chromium)`,
+	{ timeout: 170_000 + INSTALL_ALLOWANCE },
+	() => {
+		before(
+			async () => {
+				mkdirSync(ARTIFACTS, { recursive: true });
+				const tarball = await packPackage();
+				// Not published: the editor only needs the workflow to exist, and nothing listens on the chat URL.
+				n8n = await startN8n({ tarball, port: PORT, workflows: [WORKFLOW], publish: [] });
+				await createOwner(n8n.baseUrl);
 
-			browser = await chromium.launch({
-				executablePath: CHROMIUM,
-				headless: true,
-				// playwright-core gives every launch a fresh temporary user-data-dir.
-				args: [
-					'--no-sandbox',
-					'--disable-gpu',
-					'--disable-background-networking',
-					'--disable-component-update',
-					'--disable-sync',
-					'--no-first-run',
-					'--disable-quic',
-				],
+				browser = await chromium.launch({
+					executablePath: CHROMIUM,
+					headless: true,
+					// playwright-core gives every launch a fresh temporary user-data-dir.
+					args: [
+						'--no-sandbox',
+						'--disable-gpu',
+						'--disable-background-networking',
+						'--disable-component-update',
+						'--disable-sync',
+						'--no-first-run',
+						'--disable-quic',
+					],
+				});
+				const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+				page = await context.newPage();
+				page.setDefaultTimeout(30_000);
+				page.setDefaultNavigationTimeout(60_000);
+				// Whenever a first-run pop-up covers the page before an action, close it and carry on.
+				await page.addLocatorHandler(
+					page.locator(POPUPS),
+					async (popup) => {
+						const close = popup
+							.locator(
+								'.el-dialog__headerbtn, [data-test-id="close-button"], button[aria-label="Close"]',
+							)
+							.first();
+						if (await close.isVisible()) await close.click();
+						else await page.keyboard.press('Escape');
+					},
+					{ noWaitAfter: true },
+				);
+
+				await page.goto(`${n8n.baseUrl}/signin`);
+				await page.locator('input[type=email]').fill(OWNER.email);
+				await page.locator('input[type=password]').fill(OWNER.password);
+				await page.getByRole('button', { name: /sign in/i }).click();
+				await page.waitForURL((url) => !url.pathname.startsWith('/signin'), { timeout: 60_000 });
+
+				await page.goto(`${n8n.baseUrl}/workflow/${WORKFLOW.id}`);
+				await page
+					.locator(`${sel.canvasNodes}[data-node-name="When chat message received"]`)
+					.waitFor({ timeout: 60_000 });
+			},
+			{ timeout: 150_000 + INSTALL_ALLOWANCE },
+		);
+
+		after(async () => {
+			await browser?.close().catch(() => undefined);
+			await n8n?.stop();
+		});
+
+		it('finds "LLM with Memory" in the node panel by its name', { timeout: 60_000 }, async () => {
+			await step('node panel search', async () => {
+				assert.equal(
+					await count(sel.canvasNodes),
+					1,
+					'the workflow starts with only the Chat Trigger',
+				);
+				assert.equal(await count(sel.ourCanvasNode), 0);
+
+				// The "+" on the trigger's output opens the node panel and connects whatever is added after it.
+				await page.locator('[data-test-id="canvas-handle-plus"]').first().click();
+				const search = page.locator(sel.creatorSearch);
+				await search.waitFor({ state: 'visible' });
+				await search.pressSequentially(NODE_NAME, { delay: 20 });
+
+				const item = page.locator(sel.ourCreatorItem);
+				await item.waitFor({ state: 'visible' });
+				assert.equal(await item.count(), 1, 'exactly one panel row for our node type');
+				assert.equal(
+					(await item.locator('[data-test-id="node-creator-item-name"]').innerText()).trim(),
+					NODE_NAME,
+				);
+				const icon = await item.locator('img').first().getAttribute('src');
+				assert.match(
+					icon ?? '',
+					/\/icons\/n8n-nodes-llm-memory\//,
+					'the icon is served from the installed package',
+				);
+				await shot('1-node-panel-search.png');
 			});
-			const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-			page = await context.newPage();
-			page.setDefaultTimeout(30_000);
-			page.setDefaultNavigationTimeout(60_000);
-			// Whenever a first-run pop-up covers the page before an action, close it and carry on.
-			await page.addLocatorHandler(
-				page.locator(POPUPS),
-				async (popup) => {
-					const close = popup.locator('.el-dialog__headerbtn, [data-test-id="close-button"], button[aria-label="Close"]').first();
-					if (await close.isVisible()) await close.click();
-					else await page.keyboard.press('Escape');
-				},
-				{ noWaitAfter: true },
-			);
-
-			await page.goto(`${n8n.baseUrl}/signin`);
-			await page.locator('input[type=email]').fill(OWNER.email);
-			await page.locator('input[type=password]').fill(OWNER.password);
-			await page.getByRole('button', { name: /sign in/i }).click();
-			await page.waitForURL((url) => !url.pathname.startsWith('/signin'), { timeout: 60_000 });
-
-			await page.goto(`${n8n.baseUrl}/workflow/${WORKFLOW.id}`);
-			await page.locator(`${sel.canvasNodes}[data-node-name="When chat message received"]`).waitFor({ timeout: 60_000 });
-		},
-		{ timeout: 150_000 + INSTALL_ALLOWANCE },
-	);
-
-	after(async () => {
-		await browser?.close().catch(() => undefined);
-		await n8n?.stop();
-	});
-
-	it('finds "LLM with Memory" in the node panel by its name', { timeout: 60_000 }, async () => {
-		await step('node panel search', async () => {
-			assert.equal(await count(sel.canvasNodes), 1, 'the workflow starts with only the Chat Trigger');
-			assert.equal(await count(sel.ourCanvasNode), 0);
-
-			// The "+" on the trigger's output opens the node panel and connects whatever is added after it.
-			await page.locator('[data-test-id="canvas-handle-plus"]').first().click();
-			const search = page.locator(sel.creatorSearch);
-			await search.waitFor({ state: 'visible' });
-			await search.pressSequentially(NODE_NAME, { delay: 20 });
-
-			const item = page.locator(sel.ourCreatorItem);
-			await item.waitFor({ state: 'visible' });
-			assert.equal(await item.count(), 1, 'exactly one panel row for our node type');
-			assert.equal((await item.locator('[data-test-id="node-creator-item-name"]').innerText()).trim(), NODE_NAME);
-			const icon = await item.locator('img').first().getAttribute('src');
-			assert.match(icon ?? '', /\/icons\/n8n-nodes-llm-memory\//, 'the icon is served from the installed package');
-			await shot('1-node-panel-search.png');
 		});
-	});
 
-	it('puts the node on the canvas, connected after the Chat Trigger', { timeout: 60_000 }, async () => {
-		await step('add to canvas', async () => {
-			const nodesBefore = await count(sel.canvasNodes);
-			const edgesBefore = await count(sel.edges);
-			const row = page.locator(`${sel.ourCreatorItem} [data-test-id="node-creator-node-item"]`);
-			const draggable = await row.getAttribute('draggable');
+		it(
+			'puts the node on the canvas, connected after the Chat Trigger',
+			{ timeout: 60_000 },
+			async () => {
+				await step('add to canvas', async () => {
+					const nodesBefore = await count(sel.canvasNodes);
+					const edgesBefore = await count(sel.edges);
+					const row = page.locator(`${sel.ourCreatorItem} [data-test-id="node-creator-node-item"]`);
+					const draggable = await row.getAttribute('draggable');
 
-			if (draggable === 'true') {
-				// Not the case in n8n 2.8.4 or 2.40.7 (see the header comment), kept for later versions.
-				await row.dragTo(page.locator('[data-test-id="canvas"]'), { targetPosition: { x: 250, y: 250 } });
-			} else {
-				assert.equal(draggable, 'false', `n8n ${N8N_VERSION} does not let community nodes be dragged from the panel`);
-				await page.locator(sel.ourCreatorItem).click();
-				// The community "Node details" view of the panel, with the node's own description. n8n 2.40:
-				// the search result row, which shows the same description, stays in the panel underneath the
-				// view, so the row's own description element is left out (2.8.4 has only the view's).
-				const details = page.locator(sel.creator);
-				await details
-					.getByText('Calls a chat model with conversation- or node-scoped memory')
-					.and(page.locator(':not([data-test-id="node-creator-item-description"])'))
-					.waitFor();
-				await details.getByRole('button', { name: 'Add to workflow' }).click();
-			}
+					if (draggable === 'true') {
+						// Not the case in n8n 2.8.4 or 2.40.7 (see the header comment), kept for later versions.
+						await row.dragTo(page.locator('[data-test-id="canvas"]'), {
+							targetPosition: { x: 250, y: 250 },
+						});
+					} else {
+						assert.equal(
+							draggable,
+							'false',
+							`n8n ${N8N_VERSION} does not let community nodes be dragged from the panel`,
+						);
+						await page.locator(sel.ourCreatorItem).click();
+						// The community "Node details" view of the panel, with the node's own description. n8n 2.40:
+						// the search result row, which shows the same description, stays in the panel underneath the
+						// view, so the row's own description element is left out (2.8.4 has only the view's).
+						const details = page.locator(sel.creator);
+						await details
+							.getByText('Calls a chat model with conversation- or node-scoped memory')
+							.and(page.locator(':not([data-test-id="node-creator-item-description"])'))
+							.waitFor();
+						await details.getByRole('button', { name: 'Add to workflow' }).click();
+					}
 
-			await expectCount(sel.canvasNodes, nodesBefore + 1);
-			await expectCount(sel.edges, edgesBefore + 1);
-			// n8n opens the settings panel of a freshly added node by itself.
-			await page.locator(sel.ndv).waitFor({ state: 'visible' });
-			await page.locator('[data-test-id="ndv-close-button"]').first().click();
-			await page.locator(sel.ndv).waitFor({ state: 'hidden' });
-			await page.locator(sel.creator).waitFor({ state: 'hidden' });
+					await expectCount(sel.canvasNodes, nodesBefore + 1);
+					await expectCount(sel.edges, edgesBefore + 1);
+					// n8n opens the settings panel of a freshly added node by itself.
+					await page.locator(sel.ndv).waitFor({ state: 'visible' });
+					await page.locator('[data-test-id="ndv-close-button"]').first().click();
+					await page.locator(sel.ndv).waitFor({ state: 'hidden' });
+					await page.locator(sel.creator).waitFor({ state: 'hidden' });
 
-			const node = page.locator(sel.ourCanvasNode);
-			await node.waitFor({ state: 'visible' });
-			assert.equal(await node.count(), 1);
-			assert.equal(await node.getAttribute('data-node-name'), NODE_NAME);
-			// The new edge runs from the Chat Trigger into our node.
-			const edge = `${sel.edges}[data-source-node-name="When chat message received"][data-target-node-name="${NODE_NAME}"]`;
-			assert.equal(await count(edge), 1, 'our node is connected after the Chat Trigger');
-			// Default subtitle shown on the canvas ("Conversation memory").
-			await node.getByText('Conversation memory').waitFor({ state: 'visible' });
-			await page.locator('[data-test-id="zoom-to-fit"]').click();
-			await shot('2-node-on-canvas.png');
-		});
-	});
+					const node = page.locator(sel.ourCanvasNode);
+					await node.waitFor({ state: 'visible' });
+					assert.equal(await node.count(), 1);
+					assert.equal(await node.getAttribute('data-node-name'), NODE_NAME);
+					// The new edge runs from the Chat Trigger into our node.
+					const edge = `${sel.edges}[data-source-node-name="When chat message received"][data-target-node-name="${NODE_NAME}"]`;
+					assert.equal(await count(edge), 1, 'our node is connected after the Chat Trigger');
+					// Default subtitle shown on the canvas ("Conversation memory").
+					await node.getByText('Conversation memory').waitFor({ state: 'visible' });
+					await page.locator('[data-test-id="zoom-to-fit"]').click();
+					await shot('2-node-on-canvas.png');
+				});
+			},
+		);
 
-	it('shows the Memory Mode selector with Conversation, Node and None in its settings panel', { timeout: 60_000 }, async () => {
-		await step('settings panel', async () => {
-			await page.locator(sel.ourCanvasNode).dblclick();
-			const ndv = page.locator(sel.ndv);
-			await ndv.waitFor({ state: 'visible' });
-			const title = ndv.locator('[data-test-id="node-title-container"] [data-test-id="inline-edit-preview"]');
-			await title.waitFor({ state: 'visible' });
-			assert.equal((await title.innerText()).trim(), NODE_NAME);
+		it(
+			'shows the Memory Mode selector with Conversation, Node and None in its settings panel',
+			{ timeout: 60_000 },
+			async () => {
+				await step('settings panel', async () => {
+					await page.locator(sel.ourCanvasNode).dblclick();
+					const ndv = page.locator(sel.ndv);
+					await ndv.waitFor({ state: 'visible' });
+					const title = ndv.locator(
+						'[data-test-id="node-title-container"] [data-test-id="inline-edit-preview"]',
+					);
+					await title.waitFor({ state: 'visible' });
+					assert.equal((await title.innerText()).trim(), NODE_NAME);
 
-			const label = ndv.locator('label[for="memoryMode"]');
-			await label.waitFor({ state: 'visible' });
-			assert.equal((await label.innerText()).trim(), 'Memory Mode');
-			const input = page.locator(sel.memoryModeInput);
-			await input.waitFor({ state: 'visible' });
-			assert.equal(await input.inputValue(), 'Conversation', 'default memory mode');
-			await page.mouse.move(700, 8); // park the pointer on the backdrop above the panel: no hover effects
-			await shot('3-settings-panel.png');
+					const label = ndv.locator('label[for="memoryMode"]');
+					await label.waitFor({ state: 'visible' });
+					assert.equal((await label.innerText()).trim(), 'Memory Mode');
+					const input = page.locator(sel.memoryModeInput);
+					await input.waitFor({ state: 'visible' });
+					assert.equal(await input.inputValue(), 'Conversation', 'default memory mode');
+					await page.mouse.move(700, 8); // park the pointer on the backdrop above the panel: no hover effects
+					await shot('3-settings-panel.png');
 
-			await input.click();
-			// element-plus select: the input names its listbox through aria-controls.
-			const listboxId = await input.getAttribute('aria-controls');
-			assert.ok(listboxId, 'the selector has a listbox');
-			const listbox = page.locator(`[id="${listboxId}"]`);
-			await listbox.waitFor({ state: 'visible' });
-			const options: Locator = listbox.locator('[role="option"] .option-headline');
-			await expectCount(`[id="${listboxId}"] [role="option"]`, MEMORY_MODES.length);
-			assert.deepEqual((await options.allInnerTexts()).map((s) => s.trim()), MEMORY_MODES);
-			for (const option of await options.all()) assert.ok(await option.isVisible());
-			assert.equal(await input.getAttribute('aria-expanded'), 'true');
-			await shot('4-memory-mode-options.png');
+					await input.click();
+					// element-plus select: the input names its listbox through aria-controls.
+					const listboxId = await input.getAttribute('aria-controls');
+					assert.ok(listboxId, 'the selector has a listbox');
+					const listbox = page.locator(`[id="${listboxId}"]`);
+					await listbox.waitFor({ state: 'visible' });
+					const options: Locator = listbox.locator('[role="option"] .option-headline');
+					await expectCount(`[id="${listboxId}"] [role="option"]`, MEMORY_MODES.length);
+					assert.deepEqual(
+						(await options.allInnerTexts()).map((s) => s.trim()),
+						MEMORY_MODES,
+					);
+					for (const option of await options.all()) assert.ok(await option.isVisible());
+					assert.equal(await input.getAttribute('aria-expanded'), 'true');
+					await shot('4-memory-mode-options.png');
 
-			// The selector works: "None" hides the conversation-ID field that the memory modes need.
-			assert.equal(await ndv.locator('label[for="conversationIdType"]').count(), 1);
-			await options.filter({ hasText: /^None$/ }).click();
-			await listbox.waitFor({ state: 'hidden' });
-			assert.equal(await input.inputValue(), 'None');
-			await ndv.locator('label[for="conversationIdType"]').waitFor({ state: 'detached' });
+					// The selector works: "None" hides the conversation-ID field that the memory modes need.
+					assert.equal(await ndv.locator('label[for="conversationIdType"]').count(), 1);
+					await options.filter({ hasText: /^None$/ }).click();
+					await listbox.waitFor({ state: 'hidden' });
+					assert.equal(await input.inputValue(), 'None');
+					await ndv.locator('label[for="conversationIdType"]').waitFor({ state: 'detached' });
 
-			if (process.env.UPDATE_DOCS_SCREENSHOT === '1') {
-				copyFileSync(path.join(ARTIFACTS, '4-memory-mode-options.png'), path.join(REPO_ROOT, 'docs/settings-panel.png'));
-			}
-			await page.locator('[data-test-id="ndv-close-button"]').first().click();
-			await ndv.waitFor({ state: 'hidden' });
-		});
-	});
+					if (process.env.UPDATE_DOCS_SCREENSHOT === '1') {
+						copyFileSync(
+							path.join(ARTIFACTS, '4-memory-mode-options.png'),
+							path.join(REPO_ROOT, 'docs/settings-panel.png'),
+						);
+					}
+					await page.locator('[data-test-id="ndv-close-button"]').first().click();
+					await ndv.waitFor({ state: 'hidden' });
+				});
+			},
+		);
 
-	it('accepts the node dropped onto the canvas, where it was dropped', { timeout: 60_000 }, async () => {
-		await step('drop on canvas', async () => {
-			assert.equal(await count(sel.ourCanvasNode), 1);
-			const canvas = page.locator('[data-test-id="canvas"]');
-			const box = await canvas.boundingBox();
-			assert.ok(box);
-			const at = { clientX: Math.round(box.x + box.width * 0.25), clientY: Math.round(box.y + box.height * 0.7) };
-			// What n8n's node panel puts on a drag (DRAG_EVENT_DATA_KEY = "nodesAndConnections").
-			const payload = JSON.stringify({ nodes: [{ type: NODE_TYPE, openDetail: true }], connections: [] });
-			const dataTransfer = await page.evaluateHandle(
-				`(() => { const d = new DataTransfer(); d.setData('nodesAndConnections', ${JSON.stringify(payload)}); return d; })()`,
-			);
-			for (const type of ['dragenter', 'dragover', 'drop']) await canvas.dispatchEvent(type, { dataTransfer, ...at });
+		it(
+			'accepts the node dropped onto the canvas, where it was dropped',
+			{ timeout: 60_000 },
+			async () => {
+				await step('drop on canvas', async () => {
+					assert.equal(await count(sel.ourCanvasNode), 1);
+					const canvas = page.locator('[data-test-id="canvas"]');
+					const box = await canvas.boundingBox();
+					assert.ok(box);
+					const at = {
+						clientX: Math.round(box.x + box.width * 0.25),
+						clientY: Math.round(box.y + box.height * 0.7),
+					};
+					// What n8n's node panel puts on a drag (DRAG_EVENT_DATA_KEY = "nodesAndConnections").
+					const payload = JSON.stringify({
+						nodes: [{ type: NODE_TYPE, openDetail: true }],
+						connections: [],
+					});
+					const dataTransfer = await page.evaluateHandle(
+						`(() => { const d = new DataTransfer(); d.setData('nodesAndConnections', ${JSON.stringify(payload)}); return d; })()`,
+					);
+					for (const type of ['dragenter', 'dragover', 'drop'])
+						await canvas.dispatchEvent(type, { dataTransfer, ...at });
 
-			await expectCount(sel.ourCanvasNode, 2);
-			// A dropped node opens its settings panel, like one added from the panel.
-			await page.locator(sel.ndv).waitFor({ state: 'visible' });
-			await page.locator('[data-test-id="ndv-close-button"]').first().click();
-			await page.locator(sel.ndv).waitFor({ state: 'hidden' });
+					await expectCount(sel.ourCanvasNode, 2);
+					// A dropped node opens its settings panel, like one added from the panel.
+					await page.locator(sel.ndv).waitFor({ state: 'visible' });
+					await page.locator('[data-test-id="ndv-close-button"]').first().click();
+					await page.locator(sel.ndv).waitFor({ state: 'hidden' });
 
-			const dropped = page.locator(`${sel.ourCanvasNode}[data-node-name="${NODE_NAME}1"]`);
-			await dropped.waitFor({ state: 'visible' });
-			const nb = await dropped.boundingBox();
-			assert.ok(nb);
-			assert.ok(Math.abs(nb.x - at.clientX) < 40 && Math.abs(nb.y - at.clientY) < 40, `dropped at ${at.clientX},${at.clientY}; node at ${nb.x},${nb.y}`);
-			await dropped.getByText('Conversation memory').waitFor({ state: 'visible' });
-			await shot('5-node-dropped-on-canvas.png');
-		});
-	});
-});
+					const dropped = page.locator(`${sel.ourCanvasNode}[data-node-name="${NODE_NAME}1"]`);
+					await dropped.waitFor({ state: 'visible' });
+					const nb = await dropped.boundingBox();
+					assert.ok(nb);
+					assert.ok(
+						Math.abs(nb.x - at.clientX) < 40 && Math.abs(nb.y - at.clientY) < 40,
+						`dropped at ${at.clientX},${at.clientY}; node at ${nb.x},${nb.y}`,
+					);
+					await dropped.getByText('Conversation memory').waitFor({ state: 'visible' });
+					await shot('5-node-dropped-on-canvas.png');
+				});
+			},
+		);
+	},
+);

@@ -17,28 +17,46 @@ function sourceFiles(dir: string): string[] {
 }
 
 describe('src/ is framework-free', () => {
-	it('ESLint refuses an n8n import, or an import of nodes/ or tests, in src/', { timeout: 60_000 }, async () => {
-		const eslint = new ESLint({ cwd: ROOT });
-		const probe = [
-			"import { NodeOperationError } from 'n8n-workflow';",
-			"import { x } from '../../nodes/shared/errors';",
-			"import { y } from '../../test/support/storages';",
-			'export const all = [NodeOperationError, x, y];',
-		].join('\n');
-		const [result] = await eslint.lintText(probe, { filePath: path.join(ROOT, 'src/store/probe.ts') });
-		const restricted = result.messages.filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.line);
-		assert.deepEqual(restricted, [1, 2, 3]);
-		// The same imports are fine in nodes/.
-		const [inNodes] = await eslint.lintText(probe.replace('../../nodes/shared/errors', '../shared/errors'), {
-			filePath: path.join(ROOT, 'nodes/shared/probe.ts'),
-		});
-		assert.deepEqual(inNodes.messages.filter((m) => m.ruleId === 'no-restricted-imports'), []);
-	});
+	it(
+		'ESLint refuses an n8n import, or an import of nodes/ or tests, in src/',
+		{ timeout: 60_000 },
+		async () => {
+			const eslint = new ESLint({ cwd: ROOT });
+			const probe = [
+				"import { NodeOperationError } from 'n8n-workflow';",
+				"import { x } from '../../nodes/shared/errors';",
+				"import { y } from '../../test/support/storages';",
+				'export const all = [NodeOperationError, x, y];',
+			].join('\n');
+			const [result] = await eslint.lintText(probe, {
+				filePath: path.join(ROOT, 'src/store/probe.ts'),
+			});
+			const restricted = result.messages
+				.filter((m) => m.ruleId === 'no-restricted-imports')
+				.map((m) => m.line);
+			assert.deepEqual(restricted, [1, 2, 3]);
+			// The same imports are fine in nodes/.
+			const [inNodes] = await eslint.lintText(
+				probe.replace('../../nodes/shared/errors', '../shared/errors'),
+				{
+					filePath: path.join(ROOT, 'nodes/shared/probe.ts'),
+				},
+			);
+			assert.deepEqual(
+				inNodes.messages.filter((m) => m.ruleId === 'no-restricted-imports'),
+				[],
+			);
+		},
+	);
 
 	it('no file in src/ imports n8n today', () => {
 		for (const file of sourceFiles(path.join(ROOT, 'src'))) {
 			const text = readFileSync(file, 'utf8');
-			assert.doesNotMatch(text, /from '(n8n-workflow|n8n-core|@n8n\/[^']*)'/, path.relative(ROOT, file));
+			assert.doesNotMatch(
+				text,
+				/from '(n8n-workflow|n8n-core|@n8n\/[^']*)'/,
+				path.relative(ROOT, file),
+			);
 		}
 	});
 });

@@ -67,10 +67,17 @@ class ProbeLlm implements INodeType {
 				if (binaryProperty) {
 					const meta = this.helpers.assertBinaryData(i, binaryProperty);
 					const buffer = await this.helpers.getBinaryDataBuffer(i, binaryProperty);
-					attachment = { text: buffer.toString('utf8'), mimeType: meta.mimeType, bytes: buffer.length };
+					attachment = {
+						text: buffer.toString('utf8'),
+						mimeType: meta.mimeType,
+						bytes: buffer.length,
+					};
 				}
 
-				const model = (await this.getInputConnectionData(NodeConnectionTypes.AiLanguageModel, i)) as {
+				const model = (await this.getInputConnectionData(
+					NodeConnectionTypes.AiLanguageModel,
+					i,
+				)) as {
 					modelName: string;
 					invoke(messages: unknown): Promise<{ content: string }>;
 				};
@@ -138,7 +145,9 @@ class NeedsParam implements INodeType {
 		defaults: { name: 'Needs Param' },
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		properties: [{ displayName: 'Must', name: 'must', type: 'string', default: '', required: true }],
+		properties: [
+			{ displayName: 'Must', name: 'must', type: 'string', default: '', required: true },
+		],
 	};
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
@@ -165,16 +174,38 @@ const trigger = {
 	parameters: {},
 };
 
-function probe(name: string, id: string, parameters: INodeParameters = {}, extra: Partial<INode> = {}): INode {
-	return { id, name, type: PROBE_TYPE, typeVersion: 1, position: [200, 0] as [number, number], parameters, ...extra };
+function probe(
+	name: string,
+	id: string,
+	parameters: INodeParameters = {},
+	extra: Partial<INode> = {},
+): INode {
+	return {
+		id,
+		name,
+		type: PROBE_TYPE,
+		typeVersion: 1,
+		position: [200, 0] as [number, number],
+		parameters,
+		...extra,
+	};
 }
 
 function model(name: string, id: string, parameters: INodeParameters = {}): INode {
-	return { id, name, type: SCRIPTED_MODEL_TYPE, typeVersion: 1, position: [200, 200] as [number, number], parameters };
+	return {
+		id,
+		name,
+		type: SCRIPTED_MODEL_TYPE,
+		typeVersion: 1,
+		position: [200, 200] as [number, number],
+		parameters,
+	};
 }
 
 const main = (node: string, index = 0) => ({ node, type: 'main' as const, index });
-const lm = (node: string) => ({ ai_languageModel: [[{ node, type: 'ai_languageModel' as const, index: 0 }]] });
+const lm = (node: string) => ({
+	ai_languageModel: [[{ node, type: 'ai_languageModel' as const, index: 0 }]],
+});
 
 /** Trigger → Probe LLM (+ Scripted Model). */
 function singleProbeWorkflow(
@@ -187,7 +218,12 @@ function singleProbeWorkflow(
 		name: 'single probe',
 		nodes: [
 			trigger,
-			probe('Probe LLM', 'node-probe-1', { sessionId: '={{ $json.sessionId }}', ...probeParams }, probeExtra),
+			probe(
+				'Probe LLM',
+				'node-probe-1',
+				{ sessionId: '={{ $json.sessionId }}', ...probeParams },
+				probeExtra,
+			),
 			model('Scripted Model', 'node-model-1', modelParams),
 		],
 		connections: {
@@ -225,10 +261,10 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 		assert.deepEqual(result.lastNodeOutput, out);
 		// one root run handling both items; trigger ran first
 		assert.equal(result.runCount('Probe LLM'), 1);
-		assert.deepEqual(result.executionOrder.filter((n) => n !== 'Scripted Model'), [
-			trigger.name,
-			'Probe LLM',
-		]);
+		assert.deepEqual(
+			result.executionOrder.filter((n) => n !== 'Scripted Model'),
+			[trigger.name, 'Probe LLM'],
+		);
 		// the trigger node passed the items through unchanged
 		assert.deepEqual(
 			result.output(trigger.name).map((i) => i.json),
@@ -255,7 +291,10 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 		assert.equal(calls.length, 2);
 		assert.deepEqual(calls[0].messages, [{ role: 'user', content: 'ping' }]);
 		assert.deepEqual(calls[1].messages, [{ role: 'user', content: 'pong' }]);
-		assert.deepEqual(calls.map((c) => c.callIndex), [0, 1]);
+		assert.deepEqual(
+			calls.map((c) => c.callIndex),
+			[0, 1],
+		);
 		assert.equal(calls[0].nodeId, 'node-model-1');
 		assert.equal(calls[0].workflowId, 'wf-single-probe');
 		assert.equal(calls[0].executionId, result.executionId);
@@ -263,7 +302,10 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 
 		// like n8n's real LLM sub-nodes, each call shows up in the sub-node's run data
 		assert.equal(result.runCount('Scripted Model'), 2);
-		const modelRun = result.output('Scripted Model', { runIndex: 1, connectionType: 'ai_languageModel' });
+		const modelRun = result.output('Scripted Model', {
+			runIndex: 1,
+			connectionType: 'ai_languageModel',
+		});
 		assert.deepEqual(modelRun[0].json.response, { content: '[echo] pong (1 messages)' });
 		assert.equal(result.runData['Scripted Model'][0].source[0]?.previousNode, 'Probe LLM');
 	});
@@ -274,7 +316,10 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 			{ nodeTypes, triggerItems: [{ json: { chatInput: 'a' } }, { json: { chatInput: 'b' } }] },
 		);
 		assert.equal(listed.status, 'success', JSON.stringify(listed.error));
-		assert.deepEqual(listed.output('Probe LLM').map((i) => i.json.output), ['first', 'second']);
+		assert.deepEqual(
+			listed.output('Probe LLM').map((i) => i.json.output),
+			['first', 'second'],
+		);
 
 		const failing = await runWorkflow(
 			singleProbeWorkflow({}, { reply: 'throw', errorMessage: 'provider is down (429)' }),
@@ -283,7 +328,10 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 		assert.equal(failing.status, 'error');
 		assert.match(failing.error?.message ?? '', /provider is down \(429\)/);
 		assert.equal(failing.lastNodeExecuted, 'Probe LLM');
-		assert.equal(scriptedModelLog.forExecution(failing.executionId)[0].error, 'provider is down (429)');
+		assert.equal(
+			scriptedModelLog.forExecution(failing.executionId)[0].error,
+			'provider is down (429)',
+		);
 		assert.equal(failing.nodeError('Scripted Model')?.message, 'provider is down (429)');
 	});
 
@@ -293,7 +341,12 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 			triggerItems: [
 				{
 					json: { chatInput: 'summarise the file' },
-					binary: { data: binaryData('Hello from a file ✓', { mimeType: 'text/plain', fileName: 'note.txt' }) },
+					binary: {
+						data: binaryData('Hello from a file ✓', {
+							mimeType: 'text/plain',
+							fileName: 'note.txt',
+						}),
+					},
 				},
 			],
 		});
@@ -332,15 +385,25 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 
 		// 2) same node with onError: continueRegularOutput → continueOnFail() is true,
 		//    the node emits an error item and the run continues to the next node
-		const wf = singleProbeWorkflow({ failWith: 'bad input' }, {}, { onError: 'continueRegularOutput' });
+		const wf = singleProbeWorkflow(
+			{ failWith: 'bad input' },
+			{},
+			{ onError: 'continueRegularOutput' },
+		);
 		wf.nodes.push(probe('After', 'node-after', { prompt: '={{ "after: " + $json.error }}' }));
 		wf.nodes.push(model('After Model', 'node-after-model'));
 		wf.connections['Probe LLM'] = { main: [[main('After')]] };
 		wf.connections['After Model'] = lm('After');
-		const continued = await runWorkflow(wf, { nodeTypes, triggerItems: [{ json: { chatInput: 'x' } }] });
+		const continued = await runWorkflow(wf, {
+			nodeTypes,
+			triggerItems: [{ json: { chatInput: 'x' } }],
+		});
 		assert.equal(continued.status, 'success', JSON.stringify(continued.error));
 		assert.equal(continued.error, undefined);
-		assert.deepEqual(continued.output('Probe LLM')[0].json, { error: 'bad input', continueOnFail: true });
+		assert.deepEqual(continued.output('Probe LLM')[0].json, {
+			error: 'bad input',
+			continueOnFail: true,
+		});
 		assert.equal(continued.output('After')[0].json.output, '[echo] after: bad input (1 messages)');
 		assert.equal(continued.lastNodeExecuted, 'After');
 
@@ -350,15 +413,33 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 			id: 'wf-boom',
 			nodes: [
 				trigger,
-				{ id: 'node-boom', name: 'Boom', type: 'CUSTOM.boom', typeVersion: 1, position: [200, 0], parameters: {}, onError: 'continueRegularOutput' },
-				{ id: 'node-next', name: 'Next', type: TEST_LOOP_TYPE, typeVersion: 1, position: [400, 0], parameters: { iterations: 1 } },
+				{
+					id: 'node-boom',
+					name: 'Boom',
+					type: 'CUSTOM.boom',
+					typeVersion: 1,
+					position: [200, 0],
+					parameters: {},
+					onError: 'continueRegularOutput',
+				},
+				{
+					id: 'node-next',
+					name: 'Next',
+					type: TEST_LOOP_TYPE,
+					typeVersion: 1,
+					position: [400, 0],
+					parameters: { iterations: 1 },
+				},
 			],
 			connections: {
 				[trigger.name]: { main: [[main('Boom')]] },
 				Boom: { main: [[main('Next')]] },
 			},
 		};
-		const boom = await runWorkflow(boomWf, { nodeTypes, triggerItems: [{ json: { chatInput: 'in' } }] });
+		const boom = await runWorkflow(boomWf, {
+			nodeTypes,
+			triggerItems: [{ json: { chatInput: 'in' } }],
+		});
 		assert.equal(boom.status, 'success', JSON.stringify(boom.error));
 		assert.equal(boom.nodeError('Boom')?.message, 'boom exploded');
 		assert.deepEqual(boom.output('Boom')[0].json, { chatInput: 'in' });
@@ -367,7 +448,10 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 		// n8n-core quirk: if such a node is the *last* one, WorkflowExecute still
 		// reports the execution as 'error' (its executionError is never reset).
 		delete boomWf.connections.Boom;
-		const boomLast = await runWorkflow(boomWf, { nodeTypes, triggerItems: [{ json: { chatInput: 'in' } }] });
+		const boomLast = await runWorkflow(boomWf, {
+			nodeTypes,
+			triggerItems: [{ json: { chatInput: 'in' } }],
+		});
 		assert.equal(boomLast.status, 'error');
 		assert.equal(boomLast.error?.message, 'boom exploded');
 		assert.deepEqual(boomLast.output('Boom')[0].json, { chatInput: 'in' });
@@ -380,8 +464,15 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 			nodes: [
 				trigger,
 				probe('Writer', 'node-writer', { sessionId: '={{ $json.sessionId }}' }),
-				model('Writer Model', 'node-writer-model', { modelName: 'gpt-4o-mini', reply: 'list', replies: '["draft one"]' }),
-				probe('Critic', 'node-critic', { prompt: '={{ "critique: " + $json.output }}', sessionId: '={{ $json.sessionId }}' }),
+				model('Writer Model', 'node-writer-model', {
+					modelName: 'gpt-4o-mini',
+					reply: 'list',
+					replies: '["draft one"]',
+				}),
+				probe('Critic', 'node-critic', {
+					prompt: '={{ "critique: " + $json.output }}',
+					sessionId: '={{ $json.sessionId }}',
+				}),
 				model('Critic Model', 'node-critic-model', { modelName: 'claude-test' }),
 			],
 			connections: {
@@ -391,7 +482,10 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 				'Critic Model': lm('Critic'),
 			},
 		};
-		const result = await runWorkflow(wf, { nodeTypes, triggerItems: [{ json: { chatInput: 'write', sessionId: 's-2' } }] });
+		const result = await runWorkflow(wf, {
+			nodeTypes,
+			triggerItems: [{ json: { chatInput: 'write', sessionId: 's-2' } }],
+		});
 		assert.equal(result.status, 'success', JSON.stringify(result.error));
 
 		assert.equal(result.output('Writer')[0].json.output, 'draft one');
@@ -402,9 +496,21 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 		assert.equal(critic.sessionId, 's-2', 'sessionId comes from the Writer output item');
 		assert.equal(result.lastNodeExecuted, 'Critic');
 
-		assert.deepEqual(scriptedModelLog.forNode('Writer Model').map((c) => c.messages[0].content), ['write']);
-		assert.deepEqual(scriptedModelLog.forNode('Critic Model').map((c) => c.messages[0].content), ['critique: draft one']);
-		assert.deepEqual(result.executionOrder, [trigger.name, 'Writer Model', 'Writer', 'Critic Model', 'Critic']);
+		assert.deepEqual(
+			scriptedModelLog.forNode('Writer Model').map((c) => c.messages[0].content),
+			['write'],
+		);
+		assert.deepEqual(
+			scriptedModelLog.forNode('Critic Model').map((c) => c.messages[0].content),
+			['critique: draft one'],
+		);
+		assert.deepEqual(result.executionOrder, [
+			trigger.name,
+			'Writer Model',
+			'Writer',
+			'Critic Model',
+			'Critic',
+		]);
 	});
 
 	it('exposes workflow id, node id, execution id and instance id to the node', async () => {
@@ -426,8 +532,14 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 		assert.equal(result.workflowId, 'wf-single-probe');
 
 		// default execution ids are unique per run
-		const again = await runWorkflow(singleProbeWorkflow(), { nodeTypes, triggerItems: [{ json: { chatInput: 'x' } }] });
-		const again2 = await runWorkflow(singleProbeWorkflow(), { nodeTypes, triggerItems: [{ json: { chatInput: 'x' } }] });
+		const again = await runWorkflow(singleProbeWorkflow(), {
+			nodeTypes,
+			triggerItems: [{ json: { chatInput: 'x' } }],
+		});
+		const again2 = await runWorkflow(singleProbeWorkflow(), {
+			nodeTypes,
+			triggerItems: [{ json: { chatInput: 'x' } }],
+		});
 		assert.notEqual(again.executionId, again2.executionId);
 		assert.equal(again.output('Probe LLM')[0].json.executionId, again.executionId);
 	});
@@ -441,7 +553,14 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 				trigger,
 				probe('Probe LLM', 'node-probe-loop', { prompt: '={{ $json.chatInput ?? $json.output }}' }),
 				model('Scripted Model', 'node-model-loop'),
-				{ id: 'node-loop', name: 'Loop', type: TEST_LOOP_TYPE, typeVersion: 1, position: [400, 0], parameters: { iterations: 3 } },
+				{
+					id: 'node-loop',
+					name: 'Loop',
+					type: TEST_LOOP_TYPE,
+					typeVersion: 1,
+					position: [400, 0],
+					parameters: { iterations: 3 },
+				},
 			],
 			connections: {
 				[trigger.name]: { main: [[main('Probe LLM')]] },
@@ -450,7 +569,10 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 				'Scripted Model': lm('Probe LLM'),
 			},
 		};
-		const result = await runWorkflow(wf, { nodeTypes, triggerItems: [{ json: { chatInput: 'hi' } }] });
+		const result = await runWorkflow(wf, {
+			nodeTypes,
+			triggerItems: [{ json: { chatInput: 'hi' } }],
+		});
 		assert.equal(result.status, 'success', JSON.stringify(result.error));
 		assert.equal(result.runCount('Probe LLM'), 3);
 		assert.equal(result.runCount('Loop'), 3);
@@ -472,16 +594,25 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 	it('accepts n8n exports using real trigger types and reports harness misuse clearly', async () => {
 		const wf = singleProbeWorkflow();
 		wf.nodes[0] = { ...trigger, type: '@n8n/n8n-nodes-langchain.chatTrigger', typeVersion: 1.1 };
-		const result = await runWorkflow(wf, { nodeTypes, triggerItems: [{ json: { chatInput: 'aliased' } }] });
+		const result = await runWorkflow(wf, {
+			nodeTypes,
+			triggerItems: [{ json: { chatInput: 'aliased' } }],
+		});
 		assert.equal(result.status, 'success', JSON.stringify(result.error));
 		assert.equal(result.output('Probe LLM')[0].json.output, '[echo] aliased (1 messages)');
 
-		await assert.rejects(runWorkflow(singleProbeWorkflow(), { nodeTypes: {} }), /Unknown node type "CUSTOM\.probeLlm"/);
+		await assert.rejects(
+			runWorkflow(singleProbeWorkflow(), { nodeTypes: {} }),
+			/Unknown node type "CUSTOM\.probeLlm"/,
+		);
 
 		// required model input not connected → node error from n8n-core's input validation
 		const noModel = singleProbeWorkflow();
 		delete noModel.connections['Scripted Model'];
-		const unconnected = await runWorkflow(noModel, { nodeTypes, triggerItems: [{ json: { chatInput: 'x' } }] });
+		const unconnected = await runWorkflow(noModel, {
+			nodeTypes,
+			triggerItems: [{ json: { chatInput: 'x' } }],
+		});
 		assert.equal(unconnected.status, 'error');
 		assert.match(unconnected.error?.message ?? '', /Model/);
 
@@ -489,7 +620,17 @@ describe('engine harness (n8n-core WorkflowExecute in-process)', () => {
 		const issues = await runWorkflow(
 			{
 				id: 'wf-issues',
-				nodes: [trigger, { id: 'node-np', name: 'NP', type: 'CUSTOM.needsParam', typeVersion: 1, position: [200, 0], parameters: {} }],
+				nodes: [
+					trigger,
+					{
+						id: 'node-np',
+						name: 'NP',
+						type: 'CUSTOM.needsParam',
+						typeVersion: 1,
+						position: [200, 0],
+						parameters: {},
+					},
+				],
 				connections: { [trigger.name]: { main: [[main('NP')]] } },
 			},
 			{ nodeTypes },

@@ -26,25 +26,49 @@ function llm(name: string, id: string, parameters: INodeParameters, x = 200): IN
 }
 
 function model(name: string, id: string, x = 200): INode {
-	return { id, name, type: SCRIPTED_MODEL_TYPE, typeVersion: 1, position: [x, 200], parameters: { modelName: 'gpt-4o-mini', reply: 'echo' } };
+	return {
+		id,
+		name,
+		type: SCRIPTED_MODEL_TYPE,
+		typeVersion: 1,
+		position: [x, 200],
+		parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
+	};
 }
 
 /** Trigger → LLM nodes in a chain, each with its own scripted model. */
-function chain(folder: string, llms: Array<{ name: string; id: string; params?: INodeParameters }>, workflowId = 'wf-engine'): WorkflowJson {
-	const nodes: INode[] = [{ id: 'trigger', name: 'Trigger', type: TEST_TRIGGER_TYPE, typeVersion: 1, position: [0, 0], parameters: {} }];
+function chain(
+	folder: string,
+	llms: Array<{ name: string; id: string; params?: INodeParameters }>,
+	workflowId = 'wf-engine',
+): WorkflowJson {
+	const nodes: INode[] = [
+		{
+			id: 'trigger',
+			name: 'Trigger',
+			type: TEST_TRIGGER_TYPE,
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+		},
+	];
 	const connections: WorkflowJson['connections'] = {};
 	let prev = 'Trigger';
 	llms.forEach((l, i) => {
 		nodes.push(llm(l.name, l.id, { localFolder: folder, ...l.params }, 200 * (i + 1)));
 		nodes.push(model(`${l.name} Model`, `${l.id}-model`, 200 * (i + 1)));
 		connections[prev] = { main: [[{ node: l.name, type: 'main', index: 0 }]] };
-		connections[`${l.name} Model`] = { ai_languageModel: [[{ node: l.name, type: 'ai_languageModel', index: 0 }]] };
+		connections[`${l.name} Model`] = {
+			ai_languageModel: [[{ node: l.name, type: 'ai_languageModel', index: 0 }]],
+		};
 		prev = l.name;
 	});
 	return { id: workflowId, name: 'engine test', nodes, connections };
 }
 
-const chat = (chatInput: string, sessionId = 's1', extra: Json = {}): INodeExecutionData[] => [{ json: { chatInput, sessionId, ...extra } }];
+const chat = (chatInput: string, sessionId = 's1', extra: Json = {}): INodeExecutionData[] => [
+	{ json: { chatInput, sessionId, ...extra } },
+];
 /** What the model of an LLM node (its sub-node "<name> Model") was sent. */
 const calls = (llmName: string) => scriptedModelLog.forNode(`${llmName} Model`);
 const contents = (llmName: string, callIndex = -1) => {
@@ -83,7 +107,8 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 			'assistant: [echo] second node: colour? (1 messages)',
 			'user: second node: another colour?',
 		]);
-		for (const id of ['node-a', 'node-b']) assert.ok(existsSync(path.join(folder, 'node_memory/wf-engine/s1', `${id}.json`)));
+		for (const id of ['node-a', 'node-b'])
+			assert.ok(existsSync(path.join(folder, 'node_memory/wf-engine/s1', `${id}.json`)));
 	});
 
 	it('conversation mode: nodes share one history and each appends its own turn', async () => {
@@ -119,7 +144,11 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 			mode: 'node',
 			key: 'node_memory/wf-engine/s1/node-a.json',
 			historyMessages: 2,
-			historyTokens: (first.json.memory as Json).historyTokens + stored(folder, 'node_memory/wf-engine/s1/node-a.json').slice(0, 2).reduce((n: number, m: Json) => n + m.token_count, 0),
+			historyTokens:
+				(first.json.memory as Json).historyTokens +
+				stored(folder, 'node_memory/wf-engine/s1/node-a.json')
+					.slice(0, 2)
+					.reduce((n: number, m: Json) => n + m.token_count, 0),
 			droppedTurns: 0,
 		});
 		assert.deepEqual(item.pairedItem, { item: 0 });
@@ -127,11 +156,29 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 
 	it('regeneration: Parent Message ID reads that turn’s thread, and later turns follow the new branch', async () => {
 		const folder = tempDir();
-		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'conversation', options: { parentMessageId: '={{ $json.parent ?? "" }}' } } }]);
+		const wf = chain(folder, [
+			{
+				name: 'A',
+				id: 'node-a',
+				params: {
+					memoryMode: 'conversation',
+					options: { parentMessageId: '={{ $json.parent ?? "" }}' },
+				},
+			},
+		]);
 		const t1 = (await runWorkflow(wf, { nodeTypes, triggerItems: chat('q1') })).output('A')[0].json;
 		await runWorkflow(wf, { nodeTypes, triggerItems: chat('q2') });
-		const regen = (await runWorkflow(wf, { nodeTypes, triggerItems: chat('q2, differently', 's1', { parent: t1.messageId }) })).output('A')[0].json;
-		assert.deepEqual(contents('A'), ['user: q1', 'assistant: [echo] q1 (1 messages)', 'user: q2, differently']);
+		const regen = (
+			await runWorkflow(wf, {
+				nodeTypes,
+				triggerItems: chat('q2, differently', 's1', { parent: t1.messageId }),
+			})
+		).output('A')[0].json;
+		assert.deepEqual(contents('A'), [
+			'user: q1',
+			'assistant: [echo] q1 (1 messages)',
+			'user: q2, differently',
+		]);
 		assert.equal(regen.parentMessageId, t1.messageId);
 		await runWorkflow(wf, { nodeTypes, triggerItems: chat('q3') });
 		assert.deepEqual(contents('A'), [
@@ -146,7 +193,12 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 	it('files: a chat upload reaches the model as an image and stays in memory after the execution', async () => {
 		const folder = tempDir();
 		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node' } }]);
-		const upload = [{ json: { chatInput: 'what is this?', sessionId: 's1' }, binary: { data0: binaryData(PNG, { mimeType: 'image/png', fileName: 'shot.png' }) } }];
+		const upload = [
+			{
+				json: { chatInput: 'what is this?', sessionId: 's1' },
+				binary: { data0: binaryData(PNG, { mimeType: 'image/png', fileName: 'shot.png' }) },
+			},
+		];
 		await runWorkflow(wf, { nodeTypes, triggerItems: upload });
 		const firstCall = calls('A')[0].rawInput as Json[];
 		const dataUrl = `data:image/png;base64,${PNG.toString('base64')}`;
@@ -156,9 +208,21 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 		]);
 		await runWorkflow(wf, { nodeTypes, triggerItems: chat('and the colours?') });
 		const second = calls('A')[1].rawInput as Json[];
-		assert.deepEqual(second[0].content[0], { type: 'image_url', image_url: { url: dataUrl } }, 'history rebuilt from our own copy');
+		assert.deepEqual(
+			second[0].content[0],
+			{ type: 'image_url', image_url: { url: dataUrl } },
+			'history rebuilt from our own copy',
+		);
 		const files = path.join(folder, 'memory_files/wf-engine/s1');
-		assert.equal(readFileSync(path.join(files, stored(folder, 'node_memory/wf-engine/s1/node-a.json')[0].files[0].key.split('/').pop())).toString('hex'), PNG.toString('hex'));
+		assert.equal(
+			readFileSync(
+				path.join(
+					files,
+					stored(folder, 'node_memory/wf-engine/s1/node-a.json')[0].files[0].key.split('/').pop(),
+				),
+			).toString('hex'),
+			PNG.toString('hex'),
+		);
 	});
 
 	it('node mode without a conversation ID fails clearly and never calls the model', async () => {
@@ -179,7 +243,10 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 		const out = r.output('A')[0].json;
 		assert.equal(out.output, '[echo] hi (1 messages)');
 		assert.equal((out.memory as Json).enabled, false);
-		assert.match((out.memory as Json).reason, /No conversation ID was found, so this call ran without memory/);
+		assert.match(
+			(out.memory as Json).reason,
+			/No conversation ID was found, so this call ran without memory/,
+		);
 		assert.equal(existsSync(path.join(folder, 'conversation_memory')), false);
 	});
 
@@ -187,7 +254,8 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 		const folder = tempDir();
 		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'none' } }]);
 		await runWorkflow(wf, { nodeTypes, triggerItems: chat('one') });
-		const out = (await runWorkflow(wf, { nodeTypes, triggerItems: chat('two') })).output('A')[0].json;
+		const out = (await runWorkflow(wf, { nodeTypes, triggerItems: chat('two') })).output('A')[0]
+			.json;
 		assert.deepEqual(contents('A'), ['user: two']);
 		assert.deepEqual(out.memory, { mode: 'none' });
 		assert.equal(existsSync(path.join(folder, 'conversation_memory')), false);
@@ -198,7 +266,10 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node' } }]);
 		const r = await runWorkflow(wf, { nodeTypes, triggerItems: chat('hi', '../../etc') });
 		assert.equal(r.status, 'error');
-		assert.match(String(r.error?.message), /Invalid conversation_id: "\.\.\/\.\.\/etc" contains "\/"/);
+		assert.match(
+			String(r.error?.message),
+			/Invalid conversation_id: "\.\.\/\.\.\/etc" contains "\/"/,
+		);
 		assert.equal(scriptedModelLog.calls.length, 0);
 		assert.equal(existsSync(path.join(folder, 'etc')), false);
 	});
@@ -213,9 +284,15 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 			const folder = tempDir();
 			for (const mode of ['node', 'conversation']) {
 				const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: mode } }]);
-				const r = await runWorkflow(wf, { nodeTypes, triggerItems: [{ json: { chatInput: 'my secret is 1234', sessionId } }] });
+				const r = await runWorkflow(wf, {
+					nodeTypes,
+					triggerItems: [{ json: { chatInput: 'my secret is 1234', sessionId } }],
+				});
 				assert.equal(r.status, 'error');
-				assert.equal(r.error?.message, `Conversation ID must be a string or a number, got ${what}${what === 'a boolean' ? ' (true)' : ''}`);
+				assert.equal(
+					r.error?.message,
+					`Conversation ID must be a string or a number, got ${what}${what === 'a boolean' ? ' (true)' : ''}`,
+				);
 			}
 			assert.equal(scriptedModelLog.calls.length, 0);
 			assert.equal(existsSync(path.join(folder, 'conversation_memory')), false);
@@ -226,11 +303,26 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 	it('a Define Below expression that evaluates to an object is refused too; a number is its decimal string', async () => {
 		const folder = tempDir();
 		const defined = (expr: string) =>
-			chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', conversationIdType: 'customKey', conversationId: expr } }]);
-		const r = await runWorkflow(defined('={{ $json.user }}'), { nodeTypes, triggerItems: [{ json: { chatInput: 'hi', user: { id: 'bob' } } }] });
+			chain(folder, [
+				{
+					name: 'A',
+					id: 'node-a',
+					params: { memoryMode: 'node', conversationIdType: 'customKey', conversationId: expr },
+				},
+			]);
+		const r = await runWorkflow(defined('={{ $json.user }}'), {
+			nodeTypes,
+			triggerItems: [{ json: { chatInput: 'hi', user: { id: 'bob' } } }],
+		});
 		assert.equal(r.status, 'error');
-		assert.match(String(r.error?.message), /Conversation ID must be a string or a number, got an object/);
-		const ok = await runWorkflow(defined('={{ $json.user }}'), { nodeTypes, triggerItems: [{ json: { chatInput: 'hi', user: 42 } }] });
+		assert.match(
+			String(r.error?.message),
+			/Conversation ID must be a string or a number, got an object/,
+		);
+		const ok = await runWorkflow(defined('={{ $json.user }}'), {
+			nodeTypes,
+			triggerItems: [{ json: { chatInput: 'hi', user: 42 } }],
+		});
 		assert.equal(ok.output('A')[0].json.conversationId, '42');
 		assert.ok(existsSync(path.join(folder, 'node_memory/wf-engine/42/node-a.json')));
 		assert.equal(scriptedModelLog.calls.length, 1);
@@ -238,10 +330,28 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 
 	it('a 196-byte Message ID works; a bad one (or an unknown parent) fails before the model is called', async () => {
 		const folder = tempDir();
-		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', options: { messageId: '={{ $json.turn }}', parentMessageId: '={{ $json.parent ?? "" }}' } } }]);
+		const wf = chain(folder, [
+			{
+				name: 'A',
+				id: 'node-a',
+				params: {
+					memoryMode: 'node',
+					options: { messageId: '={{ $json.turn }}', parentMessageId: '={{ $json.parent ?? "" }}' },
+				},
+			},
+		]);
 		const long = 'm'.repeat(196);
-		assert.equal((await runWorkflow(wf, { nodeTypes, triggerItems: chat('one', 's1', { turn: long }) })).output('A')[0].json.messageId, long);
-		for (const extra of [{ turn: 'n'.repeat(201) }, { turn: 'a/b' }, { turn: 't2', parent: 'nope' }]) {
+		assert.equal(
+			(
+				await runWorkflow(wf, { nodeTypes, triggerItems: chat('one', 's1', { turn: long }) })
+			).output('A')[0].json.messageId,
+			long,
+		);
+		for (const extra of [
+			{ turn: 'n'.repeat(201) },
+			{ turn: 'a/b' },
+			{ turn: 't2', parent: 'nope' },
+		]) {
 			const r = await runWorkflow(wf, { nodeTypes, triggerItems: chat('two', 's1', extra) });
 			assert.equal(r.status, 'error', JSON.stringify(extra));
 		}
@@ -250,14 +360,26 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 
 	it('Start New Thread regenerates the first answer: no history, and the new turn is a root', async () => {
 		const folder = tempDir();
-		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', options: { startNewThread: '={{ $json.fresh === true }}' } } }]);
+		const wf = chain(folder, [
+			{
+				name: 'A',
+				id: 'node-a',
+				params: { memoryMode: 'node', options: { startNewThread: '={{ $json.fresh === true }}' } },
+			},
+		]);
 		await runWorkflow(wf, { nodeTypes, triggerItems: chat('q1') });
 		await runWorkflow(wf, { nodeTypes, triggerItems: chat('q2') });
-		const regen = (await runWorkflow(wf, { nodeTypes, triggerItems: chat('q1 again', 's1', { fresh: true }) })).output('A')[0].json;
+		const regen = (
+			await runWorkflow(wf, { nodeTypes, triggerItems: chat('q1 again', 's1', { fresh: true }) })
+		).output('A')[0].json;
 		assert.deepEqual(contents('A'), ['user: q1 again']);
 		assert.equal(regen.parentMessageId, null);
 		await runWorkflow(wf, { nodeTypes, triggerItems: chat('q3') });
-		assert.deepEqual(contents('A'), ['user: q1 again', 'assistant: [echo] q1 again (1 messages)', 'user: q3']);
+		assert.deepEqual(contents('A'), [
+			'user: q1 again',
+			'assistant: [echo] q1 again (1 messages)',
+			'user: q3',
+		]);
 	});
 
 	it('a failed model call appends nothing', async () => {
@@ -271,7 +393,10 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 		const r = await runWorkflow(wf, { nodeTypes, triggerItems: chat('fails') });
 		assert.equal(r.status, 'error');
 		assert.match(String(r.error?.message), /The model call failed: rate limited/);
-		assert.deepEqual(readFileSync(path.join(folder, 'node_memory/wf-engine/s1/node-a.json')), before);
+		assert.deepEqual(
+			readFileSync(path.join(folder, 'node_memory/wf-engine/s1/node-a.json')),
+			before,
+		);
 	});
 
 	it('a memory write that fails: an error, or with continueOnFail the answer plus the error', async () => {
@@ -281,11 +406,21 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'conversation' } }]);
 		const failed = await runWorkflow(wf, { nodeTypes, triggerItems: chat('hi') });
 		assert.equal(failed.status, 'error');
-		assert.match(String(failed.error?.message), /The answer was generated but could not be saved to memory: Could not write/);
+		assert.match(
+			String(failed.error?.message),
+			/The answer was generated but could not be saved to memory: Could not write/,
+		);
 
 		const lenient = structuredClone(wf);
 		lenient.nodes.find((n) => n.name === 'A')!.onError = 'continueRegularOutput';
-		lenient.nodes.push({ id: 'after', name: 'After', type: TEST_TRIGGER_TYPE, typeVersion: 1, position: [600, 0], parameters: {} });
+		lenient.nodes.push({
+			id: 'after',
+			name: 'After',
+			type: TEST_TRIGGER_TYPE,
+			typeVersion: 1,
+			position: [600, 0],
+			parameters: {},
+		});
 		lenient.connections.A = { main: [[{ node: 'After', type: 'main', index: 0 }]] };
 		const r = await runWorkflow(lenient, { nodeTypes, triggerItems: chat('hi') });
 		assert.equal(r.status, 'success');
@@ -297,51 +432,118 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 
 	it('a loop runs the node several times in one execution; each run sees the earlier ones', async () => {
 		const folder = tempDir();
-		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', promptType: 'define', text: '={{ "step " + ($json.iteration ?? 0) }}', conversationIdType: 'customKey', conversationId: 'loop-conv' } }]);
-		wf.nodes.push({ id: 'loop', name: 'Loop', type: TEST_LOOP_TYPE, typeVersion: 1, position: [400, 0], parameters: { iterations: 3 } });
+		const wf = chain(folder, [
+			{
+				name: 'A',
+				id: 'node-a',
+				params: {
+					memoryMode: 'node',
+					promptType: 'define',
+					text: '={{ "step " + ($json.iteration ?? 0) }}',
+					conversationIdType: 'customKey',
+					conversationId: 'loop-conv',
+				},
+			},
+		]);
+		wf.nodes.push({
+			id: 'loop',
+			name: 'Loop',
+			type: TEST_LOOP_TYPE,
+			typeVersion: 1,
+			position: [400, 0],
+			parameters: { iterations: 3 },
+		});
 		wf.connections.A = { main: [[{ node: 'Loop', type: 'main', index: 0 }]] };
 		wf.connections.Loop = { main: [[], [{ node: 'A', type: 'main', index: 0 }]] };
 		const r = await runWorkflow(wf, { nodeTypes, triggerItems: chat('go') });
 		assert.equal(r.status, 'success', r.error?.message);
 		assert.equal(r.runCount('A'), 3);
-		assert.deepEqual(calls('A').map((c) => c.messages.length), [1, 3, 5]);
+		assert.deepEqual(
+			calls('A').map((c) => c.messages.length),
+			[1, 3, 5],
+		);
 		assert.equal(stored(folder, 'node_memory/wf-engine/loop-conv/node-a.json').length, 6);
 	});
 
 	it('several items in one execution: each item’s turn is history for the next', async () => {
 		const folder = tempDir();
 		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node' } }]);
-		const r = await runWorkflow(wf, { nodeTypes, triggerItems: [...chat('first'), ...chat('second'), ...chat('other', 's2')] });
-		assert.deepEqual(r.output('A').map((i) => i.json.output), ['[echo] first (1 messages)', '[echo] second (3 messages)', '[echo] other (1 messages)']);
-		assert.deepEqual(r.output('A').map((i) => i.pairedItem), [{ item: 0 }, { item: 1 }, { item: 2 }]);
+		const r = await runWorkflow(wf, {
+			nodeTypes,
+			triggerItems: [...chat('first'), ...chat('second'), ...chat('other', 's2')],
+		});
+		assert.deepEqual(
+			r.output('A').map((i) => i.json.output),
+			['[echo] first (1 messages)', '[echo] second (3 messages)', '[echo] other (1 messages)'],
+		);
+		assert.deepEqual(
+			r.output('A').map((i) => i.pairedItem),
+			[{ item: 0 }, { item: 1 }, { item: 2 }],
+		);
 	});
 
 	it('renaming the node keeps its memory (keyed by the node’s stable ID)', async () => {
 		const folder = tempDir();
-		await runWorkflow(chain(folder, [{ name: 'Old Name', id: 'node-a', params: { memoryMode: 'node' } }]), { nodeTypes, triggerItems: chat('remember me') });
-		await runWorkflow(chain(folder, [{ name: 'New Name', id: 'node-a', params: { memoryMode: 'node' } }]), { nodeTypes, triggerItems: chat('who?') });
-		assert.deepEqual(contents('New Name'), ['user: remember me', 'assistant: [echo] remember me (1 messages)', 'user: who?']);
+		await runWorkflow(
+			chain(folder, [{ name: 'Old Name', id: 'node-a', params: { memoryMode: 'node' } }]),
+			{ nodeTypes, triggerItems: chat('remember me') },
+		);
+		await runWorkflow(
+			chain(folder, [{ name: 'New Name', id: 'node-a', params: { memoryMode: 'node' } }]),
+			{ nodeTypes, triggerItems: chat('who?') },
+		);
+		assert.deepEqual(contents('New Name'), [
+			'user: remember me',
+			'assistant: [echo] remember me (1 messages)',
+			'user: who?',
+		]);
 	});
 
 	it('Max History Tokens and Window options bound the history', async () => {
 		const folder = tempDir();
 		const base = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node' } }]);
-		for (const q of ['one', 'two', 'three']) await runWorkflow(base, { nodeTypes, triggerItems: chat(q) });
-		const windowed = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', options: { window: 1 } } }]);
-		const w = (await runWorkflow(windowed, { nodeTypes, triggerItems: chat('four') })).output('A')[0].json;
-		assert.deepEqual(contents('A'), ['user: three', 'assistant: [echo] three (5 messages)', 'user: four']);
+		for (const q of ['one', 'two', 'three'])
+			await runWorkflow(base, { nodeTypes, triggerItems: chat(q) });
+		const windowed = chain(folder, [
+			{ name: 'A', id: 'node-a', params: { memoryMode: 'node', options: { window: 1 } } },
+		]);
+		const w = (await runWorkflow(windowed, { nodeTypes, triggerItems: chat('four') })).output(
+			'A',
+		)[0].json;
+		assert.deepEqual(contents('A'), [
+			'user: three',
+			'assistant: [echo] three (5 messages)',
+			'user: four',
+		]);
 		assert.equal((w.memory as Json).droppedTurns, 2);
-		const none = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', options: { maxHistoryTokens: 3 } } }]);
-		const t = (await runWorkflow(none, { nodeTypes, triggerItems: chat('five') })).output('A')[0].json;
+		const none = chain(folder, [
+			{ name: 'A', id: 'node-a', params: { memoryMode: 'node', options: { maxHistoryTokens: 3 } } },
+		]);
+		const t = (await runWorkflow(none, { nodeTypes, triggerItems: chat('five') })).output('A')[0]
+			.json;
 		assert.deepEqual(contents('A'), ['user: five']);
 		assert.equal((t.memory as Json).droppedTurns, 4);
 	});
 
 	it('a Message ID that is already stored is refused before the model is called', async () => {
 		const folder = tempDir();
-		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', options: { messageId: '={{ $json.turn }}' } } }]);
-		assert.equal((await runWorkflow(wf, { nodeTypes, triggerItems: chat('one', 's1', { turn: 'turn-1' }) })).output('A')[0].json.messageId, 'turn-1');
-		const r = await runWorkflow(wf, { nodeTypes, triggerItems: chat('again', 's1', { turn: 'turn-1' }) });
+		const wf = chain(folder, [
+			{
+				name: 'A',
+				id: 'node-a',
+				params: { memoryMode: 'node', options: { messageId: '={{ $json.turn }}' } },
+			},
+		]);
+		assert.equal(
+			(
+				await runWorkflow(wf, { nodeTypes, triggerItems: chat('one', 's1', { turn: 'turn-1' }) })
+			).output('A')[0].json.messageId,
+			'turn-1',
+		);
+		const r = await runWorkflow(wf, {
+			nodeTypes,
+			triggerItems: chat('again', 's1', { turn: 'turn-1' }),
+		});
 		assert.equal(r.status, 'error');
 		assert.match(String(r.error?.message), /Message ID "turn-1" is already stored/);
 		assert.equal(scriptedModelLog.calls.length, 1);
@@ -349,26 +551,51 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 
 	it('S3 storage through the credential: memory lives on radosgw', async () => {
 		const s3 = await rgwStorage();
-		const wf = chain('', [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', storage: 's3' } }]);
+		const wf = chain('', [
+			{ name: 'A', id: 'node-a', params: { memoryMode: 'node', storage: 's3' } },
+		]);
 		wf.nodes[1].credentials = { llmMemoryS3Api: { id: 'cred-1', name: 'rgw' } };
 		const credentials = {
-			llmMemoryS3Api: { endpoint: s3.endpoint!, region: 'us-east-1', bucket: s3.bucket, accessKeyId: RGW_CREDENTIALS.accessKeyId, secretAccessKey: RGW_CREDENTIALS.secretAccessKey, forcePathStyle: true, keyPrefix: 'n8n' },
+			llmMemoryS3Api: {
+				endpoint: s3.endpoint!,
+				region: 'us-east-1',
+				bucket: s3.bucket,
+				accessKeyId: RGW_CREDENTIALS.accessKeyId,
+				secretAccessKey: RGW_CREDENTIALS.secretAccessKey,
+				forcePathStyle: true,
+				keyPrefix: 'n8n',
+			},
 		};
 		await runWorkflow(wf, { nodeTypes, triggerItems: chat('stored remotely'), credentials });
 		const r = await runWorkflow(wf, { nodeTypes, triggerItems: chat('still there?'), credentials });
 		assert.equal(r.status, 'success', r.error?.message);
-		assert.deepEqual(contents('A'), ['user: stored remotely', 'assistant: [echo] stored remotely (1 messages)', 'user: still there?']);
-		assert.deepEqual((await s3.list('')).map((o) => o.key), ['n8n/node_memory/wf-engine/s1/node-a.json']);
+		assert.deepEqual(contents('A'), [
+			'user: stored remotely',
+			'assistant: [echo] stored remotely (1 messages)',
+			'user: still there?',
+		]);
+		assert.deepEqual(
+			(await s3.list('')).map((o) => o.key),
+			['n8n/node_memory/wf-engine/s1/node-a.json'],
+		);
 	});
 });
 
 describe('S3 credential test (the "Test" button)', () => {
 	const credentialTest = new LlmWithMemory().methods.credentialTest.llmMemoryS3ApiTest;
-	const run = (data: Json) => credentialTest.call({} as never, { id: 'c', name: 'c', type: 'llmMemoryS3Api', data });
+	const run = (data: Json) =>
+		credentialTest.call({} as never, { id: 'c', name: 'c', type: 'llmMemoryS3Api', data });
 
 	it('reaches the bucket and reports enforced conditional writes', async () => {
 		const s3 = await rgwStorage();
-		const base = { endpoint: s3.endpoint, region: 'us-east-1', bucket: s3.bucket, ...RGW_CREDENTIALS, forcePathStyle: true, keyPrefix: 'x' };
+		const base = {
+			endpoint: s3.endpoint,
+			region: 'us-east-1',
+			bucket: s3.bucket,
+			...RGW_CREDENTIALS,
+			forcePathStyle: true,
+			keyPrefix: 'x',
+		};
 		assert.deepEqual(await run(base), {
 			status: 'OK',
 			message: `Reached s3://${s3.bucket}/x/; conditional writes are enforced (unquoted ETags)`,

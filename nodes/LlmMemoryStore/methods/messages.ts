@@ -63,7 +63,11 @@ export class StoreMessage {
 
 	/** LangChain's serialized form: what the chat widget reads on reload (`id` names the class, `kwargs.content`). */
 	toJSON(): Record<string, unknown> {
-		const kwargs: Record<string, unknown> = { content: this.content, additional_kwargs: this.additional_kwargs, response_metadata: {} };
+		const kwargs: Record<string, unknown> = {
+			content: this.content,
+			additional_kwargs: this.additional_kwargs,
+			response_metadata: {},
+		};
 		if (this.id !== undefined) kwargs.id = this.id;
 		if (this.name !== undefined) kwargs.name = this.name;
 		if (this.type === 'ai') {
@@ -71,7 +75,12 @@ export class StoreMessage {
 			kwargs.invalid_tool_calls = [];
 		}
 		if (this.type === 'tool') kwargs.tool_call_id = this.tool_call_id;
-		return { lc: 1, type: 'constructor', id: ['langchain_core', 'messages', CLASS_NAMES[this.type]], kwargs };
+		return {
+			lc: 1,
+			type: 'constructor',
+			id: ['langchain_core', 'messages', CLASS_NAMES[this.type]],
+			kwargs,
+		};
 	}
 }
 
@@ -85,8 +94,16 @@ export function historyMessages(messages: readonly PromptMessage[]): StoreMessag
 		if (m.role === 'user') {
 			if (m.content === '' || (Array.isArray(m.content) && m.content.length === 0)) continue;
 			out.push(new StoreMessage('human', { content: m.content }));
-		} else if (m.role === 'assistant') out.push(new StoreMessage('ai', { content: m.content, tool_calls: lcCalls(m.tool_calls) }));
-		else if (m.role === 'tool') out.push(new StoreMessage('tool', { content: m.content, tool_call_id: m.tool_call_id, name: m.name }));
+		} else if (m.role === 'assistant')
+			out.push(new StoreMessage('ai', { content: m.content, tool_calls: lcCalls(m.tool_calls) }));
+		else if (m.role === 'tool')
+			out.push(
+				new StoreMessage('tool', {
+					content: m.content,
+					tool_call_id: m.tool_call_id,
+					name: m.name,
+				}),
+			);
 		else out.push(new StoreMessage('system', { content: m.content }));
 	}
 	return out;
@@ -101,9 +118,20 @@ export function listedMessages(messages: readonly ListedMessage[]): StoreMessage
 		const id = m.id !== undefined ? { id: m.id } : {};
 		if (m.role === 'user') return new StoreMessage('human', { content: m.content, ...id });
 		if (m.role === 'tool')
-			return new StoreMessage('tool', { content: m.content, tool_call_id: m.toolCallId, name: m.name, additional_kwargs: { hideFromUI: true }, ...id });
+			return new StoreMessage('tool', {
+				content: m.content,
+				tool_call_id: m.toolCallId,
+				name: m.name,
+				additional_kwargs: { hideFromUI: true },
+				...id,
+			});
 		const calls = lcCalls(m.toolCalls);
-		return new StoreMessage('ai', { content: m.content, tool_calls: calls, ...(calls.length ? { additional_kwargs: { hideFromUI: true } } : {}), ...id });
+		return new StoreMessage('ai', {
+			content: m.content,
+			tool_calls: calls,
+			...(calls.length ? { additional_kwargs: { hideFromUI: true } } : {}),
+			...id,
+		});
 	});
 }
 
@@ -114,7 +142,13 @@ export function contentText(content: unknown): string {
 	if (typeof content === 'string') return content;
 	if (Array.isArray(content))
 		return content
-			.map((p) => (typeof p === 'string' ? p : (p as Loose)?.type === 'text' && typeof (p as Loose).text === 'string' ? ((p as Loose).text as string) : ''))
+			.map((p) =>
+				typeof p === 'string'
+					? p
+					: (p as Loose)?.type === 'text' && typeof (p as Loose).text === 'string'
+						? ((p as Loose).text as string)
+						: '',
+			)
 			.join('');
 	if (content === undefined || content === null) return '';
 	return JSON.stringify(content);
@@ -146,7 +180,11 @@ function parseArgs(raw: unknown): Record<string, unknown> {
 /** Tool calls of an AI message: LangChain's parsed `tool_calls`, else OpenAI-style `additional_kwargs.tool_calls`. */
 function toolCallsOf(fields: Loose): ToolCall[] {
 	const parsed = Array.isArray(fields.tool_calls) ? (fields.tool_calls as Loose[]) : [];
-	const raw = parsed.length ? parsed : Array.isArray((fields.additional_kwargs as Loose)?.tool_calls) ? ((fields.additional_kwargs as Loose).tool_calls as Loose[]) : [];
+	const raw = parsed.length
+		? parsed
+		: Array.isArray((fields.additional_kwargs as Loose)?.tool_calls)
+			? ((fields.additional_kwargs as Loose).tool_calls as Loose[])
+			: [];
 	return raw
 		.map((c, i) => {
 			const fn = (c.function ?? {}) as Loose;
@@ -184,7 +222,8 @@ function classKind(className: unknown): string | undefined {
  */
 export function toChatMessage(message: unknown): ChatMessage {
 	if (typeof message === 'string') return { role: 'user', content: message };
-	if (!message || typeof message !== 'object') throw new Error(`Cannot store a message of type ${message === null ? 'null' : typeof message}`);
+	if (!message || typeof message !== 'object')
+		throw new Error(`Cannot store a message of type ${message === null ? 'null' : typeof message}`);
 	const m = message as Loose & { getType?: () => string; _getType?: () => string };
 	const serialized = m.lc === 1 && m.type === 'constructor' && Array.isArray(m.id);
 	const fields: Loose = serialized ? ((m.kwargs as Loose) ?? {}) : m;
@@ -195,15 +234,29 @@ export function toChatMessage(message: unknown): ChatMessage {
 	else kind = m.type ?? m.role;
 	if ((kind === 'generic' || kind === 'chat') && typeof m.role === 'string') kind = m.role;
 	const role = typeof kind === 'string' ? KINDS[kind] : undefined;
-	if (!role) throw new Error(`Cannot store a message of type "${String(kind)}": expected a human, AI or tool message`);
+	if (!role)
+		throw new Error(
+			`Cannot store a message of type "${String(kind)}": expected a human, AI or tool message`,
+		);
 	const id = typeof fields.id === 'string' && fields.id ? { id: fields.id } : {};
 	if (role === 'assistant') {
 		const toolCalls = toolCallsOf(fields);
-		return { role, content: contentText(fields.content), ...(toolCalls.length ? { toolCalls } : {}), ...id };
+		return {
+			role,
+			content: contentText(fields.content),
+			...(toolCalls.length ? { toolCalls } : {}),
+			...id,
+		};
 	}
 	if (role === 'tool') {
 		const name = typeof fields.name === 'string' ? { name: fields.name } : {};
-		return { role, content: toolText(fields.content), toolCallId: typeof fields.tool_call_id === 'string' ? fields.tool_call_id : '', ...name, ...id };
+		return {
+			role,
+			content: toolText(fields.content),
+			toolCallId: typeof fields.tool_call_id === 'string' ? fields.tool_call_id : '',
+			...name,
+			...id,
+		};
 	}
 	return { role, content: contentText(fields.content), ...id };
 }
@@ -213,7 +266,11 @@ export function contextValue(values: unknown, key: string, what: string): string
 	if (typeof values === 'string') return values;
 	const record = (values ?? {}) as Loose;
 	if (key in record) return contentText(record[key]);
-	const keys = Object.keys(record).filter((k) => k !== 'chat_history' && k !== 'system_message' && k !== 'formatting_instructions');
+	const keys = Object.keys(record).filter(
+		(k) => k !== 'chat_history' && k !== 'system_message' && k !== 'formatting_instructions',
+	);
 	if (keys.length === 1) return contentText(record[keys[0]]);
-	throw new Error(`saveContext: expected the ${what} under "${key}", got keys ${JSON.stringify(Object.keys(record))}`);
+	throw new Error(
+		`saveContext: expected the ${what} under "${key}", got keys ${JSON.stringify(Object.keys(record))}`,
+	);
 }

@@ -13,7 +13,8 @@ export interface Limits {
 	maxTokenLimit: number;
 }
 
-const serialize = (messages: readonly StoreMessage[]) => messages.map((m) => m.toJSON()) as IDataObject[];
+const serialize = (messages: readonly StoreMessage[]) =>
+	messages.map((m) => m.toJSON()) as IDataObject[];
 const turnIds = (turns: readonly AddedTurn[]) => turns.map((t) => t.messageId);
 
 /**
@@ -91,7 +92,10 @@ export class StoreChatHistory {
 		await logged(
 			this.ctx,
 			this.itemIndex,
-			{ action: messages.length === 1 ? 'addMessage' : 'addMessages', messages: chat as unknown as IDataObject[] },
+			{
+				action: messages.length === 1 ? 'addMessage' : 'addMessages',
+				messages: chat as unknown as IDataObject[],
+			},
 			async () => await this.history.addMessages(chat),
 			(added) => ({ storedTurns: turnIds(added), waitingForAnswer: this.history.hasOpenTurn }),
 			'ai-message-added-to-memory',
@@ -135,7 +139,13 @@ export class StoreChatHistory {
 
 	/** Deletes this memory's whole document (every thread). */
 	async clear(): Promise<void> {
-		await logged(this.ctx, this.itemIndex, { action: 'clear' }, async () => await this.history.clear(), () => ({ cleared: true }));
+		await logged(
+			this.ctx,
+			this.itemIndex,
+			{ action: 'clear' },
+			async () => await this.history.clear(),
+			() => ({ cleared: true }),
+		);
 	}
 
 	/** Stores a turn left open (a lone user message, tool steps without an answer). */
@@ -186,10 +196,18 @@ export class StoreMemory {
 			this.itemIndex,
 			{ action: 'loadMemoryVariables', values, ...this.describe },
 			async () => {
-				const h = await this.history.memory.getHistoryPromptMessages({ maxTokenLimit: this.limits.maxTokenLimit, messageLimit: this.limits.messageLimit });
+				const h = await this.history.memory.getHistoryPromptMessages({
+					maxTokenLimit: this.limits.maxTokenLimit,
+					messageLimit: this.limits.messageLimit,
+				});
 				return { h, messages: historyMessages(h.messages) };
 			},
-			({ h, messages }) => ({ chatHistory: serialize(messages), turns: h.turns, tokens: h.tokens, droppedTurns: h.droppedTurns }),
+			({ h, messages }) => ({
+				chatHistory: serialize(messages),
+				turns: h.turns,
+				tokens: h.tokens,
+				droppedTurns: h.droppedTurns,
+			}),
 			'ai-messages-retrieved-from-memory',
 		);
 		return { chat_history: loaded.messages };
@@ -201,7 +219,10 @@ export class StoreMemory {
 			this.itemIndex,
 			{ action: 'saveContext', input: inputValues, output: outputValues },
 			async () => {
-				const turn: TurnInput = { userContent: contextValue(inputValues, this.inputKey, 'input'), assistantContent: contextValue(outputValues, this.outputKey, 'output') };
+				const turn: TurnInput = {
+					userContent: contextValue(inputValues, this.inputKey, 'input'),
+					assistantContent: contextValue(outputValues, this.outputKey, 'output'),
+				};
 				return await this.history.saveTurn(turn);
 			},
 			(added) => ({ storedTurns: [added.messageId], ...this.describe }),

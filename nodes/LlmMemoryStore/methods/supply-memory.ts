@@ -14,7 +14,8 @@ interface Options {
 
 /** n8n's own wording for a missing session ID (nodes/memory getSessionId), adapted to our field names. */
 function missingSessionId(ctx: ISupplyDataFunctions, itemIndex: number): Error {
-	const fromChatTrigger = ctx.getNodeParameter('conversationIdType', itemIndex, 'fromInput') === 'fromInput';
+	const fromChatTrigger =
+		ctx.getNodeParameter('conversationIdType', itemIndex, 'fromInput') === 'fromInput';
 	return nodeError(
 		ctx,
 		'No session ID found',
@@ -25,10 +26,21 @@ function missingSessionId(ctx: ISupplyDataFunctions, itemIndex: number): Error {
 	);
 }
 
-function count(ctx: ISupplyDataFunctions, name: string, itemIndex: number, fallback: number, label: string, min: number): number {
+function count(
+	ctx: ISupplyDataFunctions,
+	name: string,
+	itemIndex: number,
+	fallback: number,
+	label: string,
+	min: number,
+): number {
 	const value: unknown = ctx.getNodeParameter(name, itemIndex, fallback);
 	if (typeof value !== 'number' || !Number.isFinite(value) || value < min)
-		throw nodeError(ctx, `${label} must be a number ≥ ${min}, got ${JSON.stringify(value)}`, itemIndex);
+		throw nodeError(
+			ctx,
+			`${label} must be a number ≥ ${min}, got ${JSON.stringify(value)}`,
+			itemIndex,
+		);
 	return value;
 }
 
@@ -39,16 +51,27 @@ function count(ctx: ISupplyDataFunctions, name: string, itemIndex: number, fallb
  * storage. The documents and keys are those of LLM with Memory, so Conversation mode shares one history
  * per conversation with every LLM with Memory node and every store of the workflow in that mode.
  */
-export async function supplyMemory(ctx: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
+export async function supplyMemory(
+	ctx: ISupplyDataFunctions,
+	itemIndex: number,
+): Promise<SupplyData> {
 	const mode = ctx.getNodeParameter('memoryMode', itemIndex, 'conversation') as StoreMode;
 	const sessionId = idParameter(ctx, 'conversationId', itemIndex, 'Session ID');
 	if (!sessionId) throw missingSessionId(ctx, itemIndex);
 	const limits = {
 		messageLimit: count(ctx, 'contextWindowLength', itemIndex, 10, 'Context Window Length', 1),
-		maxTokenLimit: count(ctx, 'maxHistoryTokens', itemIndex, DEFAULT_MAX_TOKEN_LIMIT, 'Max History Tokens', 0),
+		maxTokenLimit: count(
+			ctx,
+			'maxHistoryTokens',
+			itemIndex,
+			DEFAULT_MAX_TOKEN_LIMIT,
+			'Max History Tokens',
+			0,
+		),
 	};
 	const workflowId = ctx.getWorkflow().id;
-	if (!workflowId) throw nodeError(ctx, 'Save the workflow first: memory is kept per workflow ID', itemIndex);
+	if (!workflowId)
+		throw nodeError(ctx, 'Save the workflow first: memory is kept per workflow ID', itemIndex);
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as Options;
 	const memoryOptions = {
 		storage: await storageFor(ctx, itemIndex),
@@ -60,7 +83,11 @@ export async function supplyMemory(ctx: ISupplyDataFunctions, itemIndex: number)
 			? new NodeMemory(workflowId, sessionId, ctx.getNode().id, memoryOptions)
 			: new ConversationMemory(workflowId, sessionId, memoryOptions);
 	const history = new ChatHistory(memory);
-	const store = new StoreMemory(ctx, itemIndex, history, limits, { mode, sessionId, key: memory.key });
+	const store = new StoreMemory(ctx, itemIndex, history, limits, {
+		mode,
+		sessionId,
+		key: memory.key,
+	});
 	// A message left waiting for its answer (a Chat Memory Manager insert ending with a user message) is
 	// stored when the calling node is done; n8n runs this after the node's execute().
 	return { response: store, closeFunction: async () => await store.chatHistory.flushOpen() };

@@ -12,14 +12,21 @@ function matcher(pattern: string): (name: string) => boolean {
  * The item's binary files to send and remember. With no setting, its images (as n8n's AI Agent
  * passes them through); otherwise the named properties, "*" matching any suffix.
  */
-export async function itemFiles(ctx: IExecuteFunctions, itemIndex: number, setting: string | undefined): Promise<FileInput[]> {
+export async function itemFiles(
+	ctx: IExecuteFunctions,
+	itemIndex: number,
+	setting: string | undefined,
+): Promise<FileInput[]> {
 	const binary = ctx.getInputData()[itemIndex]?.binary ?? {};
 	const available = Object.keys(binary);
 	let names: string[];
 	if (setting === undefined) {
 		names = available.filter((n) => binary[n]?.mimeType?.startsWith('image/'));
 	} else {
-		const patterns = setting.split(',').map((p) => p.trim()).filter(Boolean);
+		const patterns = setting
+			.split(',')
+			.map((p) => p.trim())
+			.filter(Boolean);
 		names = [];
 		for (const p of patterns) {
 			const hits = available.filter(matcher(p));

@@ -37,7 +37,12 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 	const mode = ctx.getNodeParameter('memoryMode', i, 'conversation') as MemoryMode;
 	const prompt = ctx.getNodeParameter('text', i, '') as string;
 	if (typeof prompt !== 'string' || prompt.trim() === '')
-		throw nodeError(ctx, 'No prompt specified', i, "Expected a 'chatInput' field from a Chat Trigger, or set the prompt source to \"Define Below\".");
+		throw nodeError(
+			ctx,
+			'No prompt specified',
+			i,
+			'Expected a \'chatInput\' field from a Chat Trigger, or set the prompt source to "Define Below".',
+		);
 	const system = ctx.getNodeParameter('systemMessage', i, '') as string;
 	const options = ctx.getNodeParameter('options', i, {}) as Options;
 	const files = await itemFiles(ctx, i, options.binaryPropertyNames);
@@ -45,8 +50,16 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 
 	const conversationId = idParameter(ctx, 'conversationId', i, 'Conversation ID');
 	if (mode === 'node' && !conversationId)
-		throw nodeError(ctx, 'Node memory needs a conversation ID, but none was found', i, MISSING_ID_HELP);
+		throw nodeError(
+			ctx,
+			'Node memory needs a conversation ID, but none was found',
+			i,
+			MISSING_ID_HELP,
+		);
 	const messageId = idParameter(ctx, 'options.messageId', i, 'Message ID');
-	const parentMessageId = options.startNewThread === true ? null : idParameter(ctx, 'options.parentMessageId', i, 'Parent Message ID');
+	const parentMessageId =
+		options.startNewThread === true
+			? null
+			: idParameter(ctx, 'options.parentMessageId', i, 'Parent Message ID');
 	return { mode, prompt, system, options, files, conversationId, messageId, parentMessageId };
 }

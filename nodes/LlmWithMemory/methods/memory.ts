@@ -19,10 +19,16 @@ export interface OpenedMemory {
  * every ID the turn will use (format, new message ID, known parent) before the model is called.
  * Undefined when the item runs without memory.
  */
-export async function readMemory(ctx: IExecuteFunctions, i: number, input: ItemInput, model: ChatModel): Promise<OpenedMemory | undefined> {
+export async function readMemory(
+	ctx: IExecuteFunctions,
+	i: number,
+	input: ItemInput,
+	model: ChatModel,
+): Promise<OpenedMemory | undefined> {
 	if (input.mode === 'none' || !input.conversationId) return undefined;
 	const workflowId = ctx.getWorkflow().id;
-	if (!workflowId) throw nodeError(ctx, 'Save the workflow first: memory is kept per workflow ID', i);
+	if (!workflowId)
+		throw nodeError(ctx, 'Save the workflow first: memory is kept per workflow ID', i);
 	const options = {
 		storage: await storageFor(ctx, i),
 		model: modelNameOf(model),
@@ -43,7 +49,13 @@ export async function readMemory(ctx: IExecuteFunctions, i: number, input: ItemI
 }
 
 /** Step 4: appends the turn and flushes it. A failed write keeps the answer as a partial result. */
-export async function persistTurn(ctx: IExecuteFunctions, i: number, opened: OpenedMemory, input: ItemInput, answer: string): Promise<AddedTurn> {
+export async function persistTurn(
+	ctx: IExecuteFunctions,
+	i: number,
+	opened: OpenedMemory,
+	input: ItemInput,
+	answer: string,
+): Promise<AddedTurn> {
 	const added = await opened.memory.addMessages({
 		messageId: input.messageId,
 		parentMessageId: input.parentMessageId,
@@ -55,7 +67,9 @@ export async function persistTurn(ctx: IExecuteFunctions, i: number, opened: Ope
 		await opened.memory.flush();
 	} catch (error) {
 		const message = `The answer was generated but could not be saved to memory: ${(error as Error).message}`;
-		throw Object.assign(nodeError(ctx, message, i), { partialResult: formatOutput(input, answer, opened, added) });
+		throw Object.assign(nodeError(ctx, message, i), {
+			partialResult: formatOutput(input, answer, opened, added),
+		});
 	}
 	return added;
 }

@@ -10,7 +10,10 @@ import type { ChatStream } from './stream';
  */
 export interface ChatModel {
 	invoke(messages: PromptMessage[], options?: { signal?: AbortSignal }): Promise<unknown>;
-	stream?(messages: PromptMessage[], options?: { signal?: AbortSignal }): Promise<AsyncIterable<unknown>>;
+	stream?(
+		messages: PromptMessage[],
+		options?: { signal?: AbortSignal },
+	): Promise<AsyncIterable<unknown>>;
 	modelName?: string;
 	model?: string;
 }
@@ -30,21 +33,31 @@ function contentText(content: unknown): string | undefined {
 	if (typeof content === 'string') return content;
 	if (Array.isArray(content))
 		return content
-			.map((p) => (typeof p === 'string' ? p : (p as { type?: string; text?: string })?.type === 'text' ? (p as { text: string }).text : ''))
+			.map((p) =>
+				typeof p === 'string'
+					? p
+					: (p as { type?: string; text?: string })?.type === 'text'
+						? (p as { text: string }).text
+						: '',
+			)
 			.join('');
 	return undefined;
 }
 
 /** Text of a chat model reply: a string, an AIMessage with string content, or content parts. */
 export function replyText(reply: unknown): string {
-	const text = typeof reply === 'string' ? reply : contentText((reply as { content?: unknown })?.content);
+	const text =
+		typeof reply === 'string' ? reply : contentText((reply as { content?: unknown })?.content);
 	if (text === undefined) throw new Error('The model returned a reply without text content');
 	return text;
 }
 
 /** Text of one streamed chunk (an AIMessageChunk, a string); '' for chunks without text (tool-call deltas, usage). */
 export function chunkText(chunk: unknown): string {
-	return (typeof chunk === 'string' ? chunk : contentText((chunk as { content?: unknown })?.content)) ?? '';
+	return (
+		(typeof chunk === 'string' ? chunk : contentText((chunk as { content?: unknown })?.content)) ??
+		''
+	);
 }
 
 /**
@@ -53,7 +66,13 @@ export function chunkText(chunk: unknown): string {
  * and its answer sent as one piece, so the chat never shows "no response". The caller ends the stream
  * after memory is saved.
  */
-export async function callModel(ctx: IExecuteFunctions, i: number, model: ChatModel, messages: PromptMessage[], stream?: ChatStream): Promise<string> {
+export async function callModel(
+	ctx: IExecuteFunctions,
+	i: number,
+	model: ChatModel,
+	messages: PromptMessage[],
+	stream?: ChatStream,
+): Promise<string> {
 	const options = { signal: ctx.getExecutionCancelSignal() };
 	try {
 		if (!stream) return replyText(await model.invoke(messages, options));
@@ -72,6 +91,11 @@ export async function callModel(ctx: IExecuteFunctions, i: number, model: ChatMo
 		}
 		return text;
 	} catch (error) {
-		throw nodeError(ctx, `The model call failed: ${(error as Error).message}`, i, 'Nothing was added to memory.');
+		throw nodeError(
+			ctx,
+			`The model call failed: ${(error as Error).message}`,
+			i,
+			'Nothing was added to memory.',
+		);
 	}
 }

@@ -11,12 +11,20 @@ export function formatOutput(
 	opened?: { memory: BufferMemory; history: History },
 	added?: AddedTurn,
 ): IDataObject {
-	const result: IDataObject = { output: answer, text: answer, conversationId: input.conversationId ?? null };
+	const result: IDataObject = {
+		output: answer,
+		text: answer,
+		conversationId: input.conversationId ?? null,
+	};
 	if (!opened || !added) {
 		const memory =
 			input.mode === 'none'
 				? { mode: input.mode }
-				: { mode: input.mode, enabled: false, reason: `No conversation ID was found, so this call ran without memory. ${MISSING_ID_HELP}` };
+				: {
+						mode: input.mode,
+						enabled: false,
+						reason: `No conversation ID was found, so this call ran without memory. ${MISSING_ID_HELP}`,
+					};
 		return { ...result, messageId: null, parentMessageId: null, memory };
 	}
 	const { history, memory } = opened;

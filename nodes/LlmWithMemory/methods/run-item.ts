@@ -16,7 +16,11 @@ import { ChatStream } from './stream';
  * with the error's description as its text, so the description leads with the message; when the node
  * continues on fail, n8n sends nothing, so we do.
  */
-export async function runItem(ctx: IExecuteFunctions, i: number, model: ChatModel): Promise<IDataObject> {
+export async function runItem(
+	ctx: IExecuteFunctions,
+	i: number,
+	model: ChatModel,
+): Promise<IDataObject> {
 	const stream = ChatStream.open(ctx, i);
 	try {
 		const result = await answerItem(ctx, i, model, stream);
@@ -25,7 +29,9 @@ export async function runItem(ctx: IExecuteFunctions, i: number, model: ChatMode
 	} catch (error) {
 		const failure = asNodeError(ctx, error, i); // the same error when it is one already (partialResult kept)
 		if (stream) {
-			const text = failure.description ? `${failure.message}. ${failure.description}` : failure.message;
+			const text = failure.description
+				? `${failure.message}. ${failure.description}`
+				: failure.message;
 			if (ctx.continueOnFail()) await stream.fail(text);
 			else failure.description = text;
 		}
@@ -33,7 +39,12 @@ export async function runItem(ctx: IExecuteFunctions, i: number, model: ChatMode
 	}
 }
 
-async function answerItem(ctx: IExecuteFunctions, i: number, model: ChatModel, stream: ChatStream | undefined): Promise<IDataObject> {
+async function answerItem(
+	ctx: IExecuteFunctions,
+	i: number,
+	model: ChatModel,
+	stream: ChatStream | undefined,
+): Promise<IDataObject> {
 	const input = await resolveInput(ctx, i);
 	const opened = await readMemory(ctx, i, input, model);
 	const answer = await callModel(ctx, i, model, buildPrompt(input, opened?.history), stream);

@@ -22,7 +22,8 @@ export class ChatStream {
 	}
 
 	private async send(type: ChunkType, content?: string): Promise<void> {
-		await (this.ctx.sendChunk(type, this.itemIndex, content) as unknown as Promise<void> | undefined);
+		await (this.ctx.sendChunk(type, this.itemIndex, content) as unknown as
+			Promise<void> | undefined);
 	}
 
 	async begin(): Promise<void> {

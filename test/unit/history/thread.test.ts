@@ -1,7 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { CorruptDocumentError, extractThread, UnknownParentMessageError, UUID_NIL } from '../../../src';
+import {
+	CorruptDocumentError,
+	extractThread,
+	UnknownParentMessageError,
+	UUID_NIL,
+} from '../../../src';
 import { ids, linearTurns, msg } from '../../support/messages';
 
 const K = 'node_memory/app/conv/node.json';
@@ -50,12 +55,23 @@ describe('thread extraction', () => {
 	});
 
 	it('mix of threaded and legacy messages', () => {
-		const messages = [msg('1', null), msg('2', UUID_NIL), msg('3', '2'), msg('x', '1'), msg('4', '3')];
+		const messages = [
+			msg('1', null),
+			msg('2', UUID_NIL),
+			msg('3', '2'),
+			msg('x', '1'),
+			msg('4', '3'),
+		];
 		assert.deepEqual(ids(extractThread(K, messages)), ['1', '2', '3', '4']);
 	});
 
 	it('stops at a null parent even when older messages exist', () => {
-		const messages = [msg('old1', null), msg('old2', 'old1'), msg('new1', null), msg('new2', 'new1')];
+		const messages = [
+			msg('old1', null),
+			msg('old2', 'old1'),
+			msg('new1', null),
+			msg('new2', 'new1'),
+		];
 		assert.deepEqual(ids(extractThread(K, messages)), ['new1', 'new2']);
 	});
 
@@ -73,11 +89,14 @@ describe('thread extraction', () => {
 	});
 
 	it('an explicit parent that is not stored is an error naming it', () => {
-		assert.throws(() => extractThread(K, linearTurns(2), 'nope'), (e: unknown) => {
-			assert.ok(e instanceof UnknownParentMessageError);
-			assert.match((e as Error).message, /"nope"/);
-			return true;
-		});
+		assert.throws(
+			() => extractThread(K, linearTurns(2), 'nope'),
+			(e: unknown) => {
+				assert.ok(e instanceof UnknownParentMessageError);
+				assert.match((e as Error).message, /"nope"/);
+				return true;
+			},
+		);
 	});
 
 	it('a parent cycle is reported as a corrupt document, not an endless loop', () => {

@@ -30,11 +30,18 @@ describe('selectHistory (truncation by stored counts)', () => {
 	});
 
 	it('an exact fit is kept', () => {
-		assert.deepEqual(turnIds(selectHistory(newestFirst(linearTurns(3)), { maxTokenLimit: 40 })), ['u2', 'u3']);
+		assert.deepEqual(turnIds(selectHistory(newestFirst(linearTurns(3)), { maxTokenLimit: 40 })), [
+			'u2',
+			'u3',
+		]);
 	});
 
 	it('the newest turn alone over the limit gives no history', () => {
-		const m = [...linearTurns(2), msg('u3', 'a2', 'user', 'q', 10), msg('a3', 'u3', 'assistant', 'huge', 5000)];
+		const m = [
+			...linearTurns(2),
+			msg('u3', 'a2', 'user', 'q', 10),
+			msg('a3', 'u3', 'assistant', 'huge', 5000),
+		];
 		const s = selectHistory(newestFirst(m), { maxTokenLimit: 2000 });
 		assert.deepEqual(s.turns, []);
 		assert.equal(s.tokens, 0);
@@ -57,7 +64,11 @@ describe('selectHistory (truncation by stored counts)', () => {
 	});
 
 	it('never starts with an assistant message (thread root is an assistant)', () => {
-		const m = [msg('a0', null, 'assistant', 'greeting'), msg('u1', 'a0', 'user'), msg('a1', 'u1', 'assistant')];
+		const m = [
+			msg('a0', null, 'assistant', 'greeting'),
+			msg('u1', 'a0', 'user'),
+			msg('a1', 'u1', 'assistant'),
+		];
 		const s = selectHistory(newestFirst(m), { maxTokenLimit: 1000 });
 		assert.deepEqual(turnIds(s), ['u1']);
 		assert.equal(s.turns[0].replies[0].message_id, 'a1');
@@ -75,7 +86,10 @@ describe('selectHistory (truncation by stored counts)', () => {
 	});
 
 	it('window keeps the newest N turns', () => {
-		const s = selectHistory(newestFirst(linearTurns(6)), { maxTokenLimit: 10_000, messageLimit: 2 });
+		const s = selectHistory(newestFirst(linearTurns(6)), {
+			maxTokenLimit: 10_000,
+			messageLimit: 2,
+		});
 		assert.deepEqual(turnIds(s), ['u5', 'u6']);
 		assert.equal(s.droppedTurns, 4);
 	});
@@ -89,9 +103,18 @@ describe('selectHistory (truncation by stored counts)', () => {
 		assert.equal(effectiveWindow(10), 10);
 		const many = linearTurns(600, 1);
 		assert.equal(selectHistory(newestFirst(many), { maxTokenLimit: 1e9 }).turns.length, 500);
-		assert.equal(selectHistory(newestFirst(many), { maxTokenLimit: 1e9, messageLimit: 0 }).turns.length, 500);
-		assert.equal(selectHistory(newestFirst(many), { maxTokenLimit: 1e9, messageLimit: 9999 }).turns.length, 500);
-		assert.equal(selectHistory(newestFirst(many), { maxTokenLimit: 1e9, messageLimit: 10 }).turns.length, 10);
+		assert.equal(
+			selectHistory(newestFirst(many), { maxTokenLimit: 1e9, messageLimit: 0 }).turns.length,
+			500,
+		);
+		assert.equal(
+			selectHistory(newestFirst(many), { maxTokenLimit: 1e9, messageLimit: 9999 }).turns.length,
+			500,
+		);
+		assert.equal(
+			selectHistory(newestFirst(many), { maxTokenLimit: 1e9, messageLimit: 10 }).turns.length,
+			10,
+		);
 	});
 
 	it('the budget and the window apply together', () => {

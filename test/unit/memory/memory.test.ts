@@ -23,7 +23,8 @@ import type { MemoryOptions, PromptMessage, StoredMessage } from '../../../src';
 import { InstrumentedStorage, tempDisk } from '../../support/storages';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
-const text = (messages: PromptMessage[]) => messages.map((m) => `${m.role}:${typeof m.content === 'string' ? m.content : '[parts]'}`);
+const text = (messages: PromptMessage[]) =>
+	messages.map((m) => `${m.role}:${typeof m.content === 'string' ? m.content : '[parts]'}`);
 
 function setup(extra: Partial<MemoryOptions> = {}) {
 	const disk = tempDisk();
@@ -32,7 +33,12 @@ function setup(extra: Partial<MemoryOptions> = {}) {
 	return { disk, storage, options };
 }
 
-async function turn(m: TokenBufferMemory | NodeTokenBufferMemory, q: string, a: string, extra: object = {}) {
+async function turn(
+	m: TokenBufferMemory | NodeTokenBufferMemory,
+	q: string,
+	a: string,
+	extra: object = {},
+) {
 	const added = await m.addMessages({ userContent: q, assistantContent: a, ...extra });
 	await m.flush();
 	return added;
@@ -40,7 +46,9 @@ async function turn(m: TokenBufferMemory | NodeTokenBufferMemory, q: string, a: 
 
 async function stored(disk: LocalDiskStorage, key: string): Promise<StoredMessage[]> {
 	const got = await disk.get(key);
-	return got ? (JSON.parse(Buffer.from(got.body).toString()) as { messages: StoredMessage[] }).messages : [];
+	return got
+		? (JSON.parse(Buffer.from(got.body).toString()) as { messages: StoredMessage[] }).messages
+		: [];
 }
 
 describe('memory: scopes and isolation', () => {
@@ -51,20 +59,34 @@ describe('memory: scopes and isolation', () => {
 		await turn(a, 'colour?', 'red');
 		await turn(b, 'number?', '7');
 		await turn(a, 'another colour?', 'blue');
-		assert.deepEqual(text((await new NodeTokenBufferMemory('wf', 'conv', 'nodeA', options).getHistoryPromptMessages()).messages), [
-			'user:colour?', 'assistant:red', 'user:another colour?', 'assistant:blue',
-		]);
-		assert.deepEqual(text((await new NodeTokenBufferMemory('wf', 'conv', 'nodeB', options).getHistoryPromptMessages()).messages), [
-			'user:number?', 'assistant:7',
-		]);
+		assert.deepEqual(
+			text(
+				(await new NodeTokenBufferMemory('wf', 'conv', 'nodeA', options).getHistoryPromptMessages())
+					.messages,
+			),
+			['user:colour?', 'assistant:red', 'user:another colour?', 'assistant:blue'],
+		);
+		assert.deepEqual(
+			text(
+				(await new NodeTokenBufferMemory('wf', 'conv', 'nodeB', options).getHistoryPromptMessages())
+					.messages,
+			),
+			['user:number?', 'assistant:7'],
+		);
 		assert.equal(a.key, 'node_memory/wf/conv/nodeA.json');
 	});
 
 	it('node memory: conversations and apps are isolated too', async () => {
 		const { options } = setup();
 		await turn(new NodeTokenBufferMemory('wf', 'c1', 'n', options), 'in c1', 'ok');
-		assert.equal((await new NodeTokenBufferMemory('wf', 'c2', 'n', options).getHistoryPromptMessages()).turns, 0);
-		assert.equal((await new NodeTokenBufferMemory('wf2', 'c1', 'n', options).getHistoryPromptMessages()).turns, 0);
+		assert.equal(
+			(await new NodeTokenBufferMemory('wf', 'c2', 'n', options).getHistoryPromptMessages()).turns,
+			0,
+		);
+		assert.equal(
+			(await new NodeTokenBufferMemory('wf2', 'c1', 'n', options).getHistoryPromptMessages()).turns,
+			0,
+		);
 	});
 
 	it('conversation memory: nodes share one history and each appends its own turn', async () => {
@@ -72,7 +94,12 @@ describe('memory: scopes and isolation', () => {
 		await turn(new TokenBufferMemory('wf', 'conv', options), 'to node 1', 'from node 1');
 		await turn(new TokenBufferMemory('wf', 'conv', options), 'to node 2', 'from node 2');
 		const h = await new TokenBufferMemory('wf', 'conv', options).getHistoryPromptMessages();
-		assert.deepEqual(text(h.messages), ['user:to node 1', 'assistant:from node 1', 'user:to node 2', 'assistant:from node 2']);
+		assert.deepEqual(text(h.messages), [
+			'user:to node 1',
+			'assistant:from node 1',
+			'user:to node 2',
+			'assistant:from node 2',
+		]);
 	});
 
 	it('a node that did not run in a turn keeps its older history (nothing lost, nothing borrowed)', async () => {
@@ -86,7 +113,10 @@ describe('memory: scopes and isolation', () => {
 		assert.deepEqual(text(b.messages), ['user:t1 to B', 'assistant:B1']);
 		await turn(mem('B'), 't3 to B', 'B3');
 		assert.deepEqual(text((await mem('B').getHistoryPromptMessages()).messages), [
-			'user:t1 to B', 'assistant:B1', 'user:t3 to B', 'assistant:B3',
+			'user:t1 to B',
+			'assistant:B1',
+			'user:t3 to B',
+			'assistant:B3',
 		]);
 	});
 
@@ -105,7 +135,8 @@ describe('memory: scopes and isolation', () => {
 	it('loops without a flush in between still see pending turns, then flush them all at once', async () => {
 		const { disk, storage, options } = setup();
 		const m = new NodeTokenBufferMemory('wf', 'conv', 'batch', options);
-		for (let i = 1; i <= 3; i++) await m.addMessages({ userContent: `item ${i}`, assistantContent: `ok ${i}` });
+		for (let i = 1; i <= 3; i++)
+			await m.addMessages({ userContent: `item ${i}`, assistantContent: `ok ${i}` });
 		assert.equal((await m.getHistoryPromptMessages()).turns, 3);
 		const puts = storage.calls.put;
 		assert.deepEqual(await m.flush(), { written: true, attempts: 1 });
@@ -128,7 +159,12 @@ describe('memory: threads and regeneration', () => {
 		const regen = await turn(m, 'q2 again', 'a2 better', { parentMessageId: t1.messageId });
 		assert.equal(regen.parentMessageId, t1.messageId);
 		const now = await new TokenBufferMemory('wf', 'conv', options).getHistoryPromptMessages();
-		assert.deepEqual(text(now.messages), ['user:q1', 'assistant:a1', 'user:q2 again', 'assistant:a2 better']);
+		assert.deepEqual(text(now.messages), [
+			'user:q1',
+			'assistant:a1',
+			'user:q2 again',
+			'assistant:a2 better',
+		]);
 	});
 
 	it('Dify #39031 at memory level: a regenerated first message does not cut the live thread', async () => {
@@ -138,7 +174,11 @@ describe('memory: threads and regeneration', () => {
 		await turn(m, 'q2', 'a2');
 		// Regenerate the very first turn (an explicit null parent is the root: issue 7 #9), then continue
 		// the ORIGINAL thread from t1.
-		const root = await m.addMessages({ userContent: 'q1 alt', assistantContent: 'a1 alt', parentMessageId: null });
+		const root = await m.addMessages({
+			userContent: 'q1 alt',
+			assistantContent: 'a1 alt',
+			parentMessageId: null,
+		});
 		assert.equal(root.parentMessageId, null, 'null parent means "the root" in the API');
 		await m.flush();
 		await turn(m, 'q3', 'a3', { parentMessageId: t1.messageId });
@@ -164,16 +204,25 @@ describe('memory: threads and regeneration', () => {
 		const h = await m.getHistoryPromptMessages({ maxTokenLimit: perTurn * 2 + 1 });
 		assert.equal(h.turns, 2);
 		assert.equal(h.tokens, perTurn * 2);
-		assert.deepEqual(text(h.messages).map((s) => s.split(':')[0]), ['user', 'assistant', 'user', 'assistant']);
+		assert.deepEqual(
+			text(h.messages).map((s) => s.split(':')[0]),
+			['user', 'assistant', 'user', 'assistant'],
+		);
 	});
 
 	it('an unknown parent is a clear error before anything is written', async () => {
 		const { options, storage } = setup();
 		const m = new TokenBufferMemory('wf', 'conv', options);
 		await turn(m, 'q', 'a');
-		await assert.rejects(m.getHistoryPromptMessages({ parentMessageId: 'missing' }), UnknownParentMessageError);
+		await assert.rejects(
+			m.getHistoryPromptMessages({ parentMessageId: 'missing' }),
+			UnknownParentMessageError,
+		);
 		const puts = storage.calls.put;
-		await assert.rejects(m.addMessages({ userContent: 'x', assistantContent: 'y', parentMessageId: 'missing' }), UnknownParentMessageError);
+		await assert.rejects(
+			m.addMessages({ userContent: 'x', assistantContent: 'y', parentMessageId: 'missing' }),
+			UnknownParentMessageError,
+		);
 		await m.flush();
 		assert.equal(storage.calls.put, puts);
 	});
@@ -202,7 +251,10 @@ describe('memory: Dify token-buffer scenarios', () => {
 		const m = new TokenBufferMemory('wf', 'conv', options);
 		await turn(m, 'q1', 'a1');
 		await turn(m, 'q2', '');
-		assert.deepEqual(text((await m.getHistoryPromptMessages()).messages), ['user:q1', 'assistant:a1']);
+		assert.deepEqual(text((await m.getHistoryPromptMessages()).messages), [
+			'user:q1',
+			'assistant:a1',
+		]);
 	});
 
 	it('history text: default and custom prefixes, four lines, limits passed through', async () => {
@@ -210,17 +262,28 @@ describe('memory: Dify token-buffer scenarios', () => {
 		const m = new TokenBufferMemory('wf', 'conv', options);
 		await turn(m, 'Hello', 'World');
 		assert.equal(await m.getHistoryPromptText(), 'Human: Hello\nAssistant: World');
-		assert.equal(await m.getHistoryPromptText({ humanPrefix: 'H', aiPrefix: 'A' }), 'H: Hello\nA: World');
+		assert.equal(
+			await m.getHistoryPromptText({ humanPrefix: 'H', aiPrefix: 'A' }),
+			'H: Hello\nA: World',
+		);
 		await turn(m, 'Again', 'Sure');
 		assert.equal((await m.getHistoryPromptText()).split('\n').length, 4);
-		assert.equal(await m.getHistoryPromptText({ messageLimit: 1, humanPrefix: 'U', aiPrefix: 'B' }), 'U: Again\nB: Sure');
+		assert.equal(
+			await m.getHistoryPromptText({ messageLimit: 1, humanPrefix: 'U', aiPrefix: 'B' }),
+			'U: Again\nB: Sure',
+		);
 		assert.equal(await m.getHistoryPromptText({ maxTokenLimit: 0 }), '');
 	});
 
 	it('history text shows images as [image], text only and image only', async () => {
 		const { options } = setup();
 		const m = new TokenBufferMemory('wf', 'conv', options);
-		const img = { transferMethod: 'local_file' as const, data: PNG, mimeType: 'image/png', name: 'a.png' };
+		const img = {
+			transferMethod: 'local_file' as const,
+			data: PNG,
+			mimeType: 'image/png',
+			name: 'a.png',
+		};
 		await turn(m, 'look', 'a picture', { userFiles: [img] });
 		await turn(m, '', 'an image back', { userFiles: [img], assistantFiles: [img] });
 		assert.equal(
@@ -235,7 +298,12 @@ describe('memory: files', () => {
 		const { disk, options } = setup();
 		const a = new NodeTokenBufferMemory('wf', 'conv', 'A', options);
 		const b = new NodeTokenBufferMemory('wf', 'conv', 'B', options);
-		const img = { transferMethod: 'local_file' as const, data: PNG, mimeType: 'image/png', name: 'photo.png' };
+		const img = {
+			transferMethod: 'local_file' as const,
+			data: PNG,
+			mimeType: 'image/png',
+			name: 'photo.png',
+		};
 		await turn(a, 'what is this?', 'a chart', { userFiles: [img] });
 		await turn(b, 'same picture', 'yes', { userFiles: [img] });
 		const files = await disk.list('memory_files/wf/conv/');
@@ -244,13 +312,24 @@ describe('memory: files', () => {
 		const ref = (await stored(disk, a.key))[0].files[0];
 		assert.deepEqual(
 			{ ...ref },
-			{ type: 'image', mime_type: 'image/png', name: 'photo.png', belongs_to: 'user', transfer_method: 'local_file', key: files[0].key, size: PNG.length },
+			{
+				type: 'image',
+				mime_type: 'image/png',
+				name: 'photo.png',
+				belongs_to: 'user',
+				transfer_method: 'local_file',
+				key: files[0].key,
+				size: PNG.length,
+			},
 		);
 		const h = await a.getHistoryPromptMessages({ imageDetail: 'low' });
 		assert.deepEqual(h.messages[0], {
 			role: 'user',
 			content: [
-				{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG.toString('base64')}`, detail: 'low' } },
+				{
+					type: 'image_url',
+					image_url: { url: `data:image/png;base64,${PNG.toString('base64')}`, detail: 'low' },
+				},
 				{ type: 'text', text: 'what is this?' },
 			],
 		});
@@ -260,9 +339,16 @@ describe('memory: files', () => {
 	it('counts an image at a fixed estimate, once, at append', async () => {
 		const { disk, options } = setup();
 		const m = new TokenBufferMemory('wf', 'conv', options);
-		await turn(m, 'hi', 'ok', { userFiles: [{ transferMethod: 'local_file', data: PNG, mimeType: 'image/png', name: 'p.png' }] });
+		await turn(m, 'hi', 'ok', {
+			userFiles: [
+				{ transferMethod: 'local_file', data: PNG, mimeType: 'image/png', name: 'p.png' },
+			],
+		});
 		const [user] = await stored(disk, m.key);
-		assert.equal(user.token_count, new TiktokenCounter('o200k_base').count('hi') + IMAGE_TOKEN_ESTIMATE);
+		assert.equal(
+			user.token_count,
+			new TiktokenCounter('o200k_base').count('hi') + IMAGE_TOKEN_ESTIMATE,
+		);
 	});
 
 	it('remote images pass their URL; other files become a text note; assistant files route too', async () => {
@@ -270,10 +356,27 @@ describe('memory: files', () => {
 		const m = new TokenBufferMemory('wf', 'conv', options);
 		await turn(m, 'compare', 'done', {
 			userFiles: [
-				{ transferMethod: 'remote_url', url: 'https://example.com/x.jpg', mimeType: 'image/jpeg', name: 'x.jpg' },
-				{ transferMethod: 'local_file', data: Buffer.from('%PDF-1.4'), mimeType: 'application/pdf', name: 'report.pdf' },
+				{
+					transferMethod: 'remote_url',
+					url: 'https://example.com/x.jpg',
+					mimeType: 'image/jpeg',
+					name: 'x.jpg',
+				},
+				{
+					transferMethod: 'local_file',
+					data: Buffer.from('%PDF-1.4'),
+					mimeType: 'application/pdf',
+					name: 'report.pdf',
+				},
 			],
-			assistantFiles: [{ transferMethod: 'tool_file', data: Buffer.from('a,b\n1,2'), mimeType: 'text/csv', name: 'out.csv' }],
+			assistantFiles: [
+				{
+					transferMethod: 'tool_file',
+					data: Buffer.from('a,b\n1,2'),
+					mimeType: 'text/csv',
+					name: 'out.csv',
+				},
+			],
 		});
 		const h = await m.getHistoryPromptMessages();
 		assert.deepEqual(h.messages[0].content, [
@@ -286,7 +389,18 @@ describe('memory: files', () => {
 			{ type: 'text', text: 'done' },
 		]);
 		await assert.rejects(
-			m.addMessages({ userContent: 'x', assistantContent: 'y', userFiles: [{ transferMethod: 'remote_url', url: 'file:///etc/passwd', mimeType: 'image/png', name: 'p' }] }),
+			m.addMessages({
+				userContent: 'x',
+				assistantContent: 'y',
+				userFiles: [
+					{
+						transferMethod: 'remote_url',
+						url: 'file:///etc/passwd',
+						mimeType: 'image/png',
+						name: 'p',
+					},
+				],
+			}),
 			/must be http\(s\)/,
 		);
 	});
@@ -294,8 +408,15 @@ describe('memory: files', () => {
 	it('a file that cannot be rebuilt is skipped and reported; the read never fails', async () => {
 		const { disk, storage, options } = setup();
 		const m = new TokenBufferMemory('wf', 'conv', options);
-		const img = (name: string, byte: number) => ({ transferMethod: 'local_file' as const, data: Buffer.from([byte, 1, 2]), mimeType: 'image/png', name });
-		const t = await turn(m, 'two pictures', 'seen', { userFiles: [img('gone.png', 1), img('broken.png', 2)] });
+		const img = (name: string, byte: number) => ({
+			transferMethod: 'local_file' as const,
+			data: Buffer.from([byte, 1, 2]),
+			mimeType: 'image/png',
+			name,
+		});
+		const t = await turn(m, 'two pictures', 'seen', {
+			userFiles: [img('gone.png', 1), img('broken.png', 2)],
+		});
 		const [user] = await stored(disk, m.key);
 		await disk.delete(user.files[0].key as string); // pruned behind our back
 		storage.failGetFor = new RegExp(user.files[1].key as string); // storage error on this one
@@ -319,7 +440,8 @@ describe('memory: tokens', () => {
 		await turn(m, 'first question', 'first answer');
 		assert.equal(tokenizerStats.calls - before, 2);
 		const mid = tokenizerStats.calls;
-		for (let i = 0; i < 3; i++) await new TokenBufferMemory('wf', 'conv', options).getHistoryPromptMessages();
+		for (let i = 0; i < 3; i++)
+			await new TokenBufferMemory('wf', 'conv', options).getHistoryPromptMessages();
 		assert.equal(tokenizerStats.calls, mid);
 	});
 
@@ -331,15 +453,29 @@ describe('memory: tokens', () => {
 		const m35 = new TokenBufferMemory('wf', 'c35', { storage, model: 'gpt-3.5-turbo' });
 		await turn(m4o, q, 'ok');
 		await turn(m35, q, 'ok');
-		assert.equal((await stored(disk, m4o.key))[0].token_count, new TiktokenCounter('o200k_base').count(q));
-		assert.equal((await stored(disk, m35.key))[0].token_count, new TiktokenCounter('cl100k_base').count(q));
-		assert.notEqual((await stored(disk, m4o.key))[0].token_count, (await stored(disk, m35.key))[0].token_count);
+		assert.equal(
+			(await stored(disk, m4o.key))[0].token_count,
+			new TiktokenCounter('o200k_base').count(q),
+		);
+		assert.equal(
+			(await stored(disk, m35.key))[0].token_count,
+			new TiktokenCounter('cl100k_base').count(q),
+		);
+		assert.notEqual(
+			(await stored(disk, m4o.key))[0].token_count,
+			(await stored(disk, m35.key))[0].token_count,
+		);
 	});
 
 	it('a token-count failure keeps the turn, uses a byte-length bound and warns', async () => {
 		const warnings: string[] = [];
 		const { disk, options } = setup({
-			tokenCounter: { encoding: 'broken', count: () => { throw new Error('ranks unavailable'); } },
+			tokenCounter: {
+				encoding: 'broken',
+				count: () => {
+					throw new Error('ranks unavailable');
+				},
+			},
 			onWarning: (w) => warnings.push(w),
 		});
 		const m = new TokenBufferMemory('wf', 'conv', options);
@@ -349,7 +485,11 @@ describe('memory: tokens', () => {
 		assert.equal(a.token_count, 6);
 		assert.equal(warnings.length, 2);
 		assert.match(warnings[0], /Token counting failed \(ranks unavailable\)/);
-		assert.equal((await m.getHistoryPromptMessages({ maxTokenLimit: 11 })).turns, 0, 'the bound still limits history');
+		assert.equal(
+			(await m.getHistoryPromptMessages({ maxTokenLimit: 11 })).turns,
+			0,
+			'the bound still limits history',
+		);
 		assert.equal((await m.getHistoryPromptMessages({ maxTokenLimit: 12 })).turns, 1);
 	});
 });
@@ -363,8 +503,14 @@ describe('memory: bad input and failures lose nothing', () => {
 		writeFileSync(file, '{"version":1,"messages":[{"broken"');
 		const before = readFileSync(file);
 		const fresh = new NodeTokenBufferMemory('wf', 'conv', 'n', options);
-		await assert.rejects(fresh.getHistoryPromptMessages(), (e: unknown) => e instanceof CorruptDocumentError && e.message.includes(m.key));
-		await assert.rejects(fresh.addMessages({ userContent: 'x', assistantContent: 'y' }), CorruptDocumentError);
+		await assert.rejects(
+			fresh.getHistoryPromptMessages(),
+			(e: unknown) => e instanceof CorruptDocumentError && e.message.includes(m.key),
+		);
+		await assert.rejects(
+			fresh.addMessages({ userContent: 'x', assistantContent: 'y' }),
+			CorruptDocumentError,
+		);
 		await fresh.flush();
 		assert.deepEqual(readFileSync(file), before);
 	});
@@ -384,7 +530,10 @@ describe('memory: bad input and failures lose nothing', () => {
 		const { storage, options } = setup();
 		await turn(new TokenBufferMemory('wf', 'conv', options), 'q', 'a');
 		storage.faults.get.push('outage');
-		await assert.rejects(new TokenBufferMemory('wf', 'conv', options).getHistoryPromptMessages(), StorageError);
+		await assert.rejects(
+			new TokenBufferMemory('wf', 'conv', options).getHistoryPromptMessages(),
+			StorageError,
+		);
 	});
 
 	it('a storage outage on write fails the flush and keeps the turn pending for a retry', async () => {
@@ -411,9 +560,18 @@ describe('memory: bad input and failures lose nothing', () => {
 		assert.deepEqual(await two.flush(), { written: true, attempts: 2 });
 		const all = await stored(disk, one.key);
 		assert.equal(all.length, 4);
-		assert.equal(all[2].parent_message_id, t1.messageId, 'the later turn now follows the earlier one');
+		assert.equal(
+			all[2].parent_message_id,
+			t1.messageId,
+			'the later turn now follows the earlier one',
+		);
 		const h = await new TokenBufferMemory('wf', 'conv', options).getHistoryPromptMessages();
-		assert.deepEqual(text(h.messages), ['user:from one', 'assistant:r1', 'user:from two', 'assistant:r2']);
+		assert.deepEqual(text(h.messages), [
+			'user:from one',
+			'assistant:r1',
+			'user:from two',
+			'assistant:r2',
+		]);
 		assert.equal(h.parentMessageId, t2.messageId);
 	});
 
@@ -442,10 +600,19 @@ describe('memory: bad input and failures lose nothing', () => {
 	it('bad or duplicate message IDs are refused', async () => {
 		const { options } = setup();
 		const m = new TokenBufferMemory('wf', 'conv', options);
-		await assert.rejects(m.addMessages({ messageId: 'a/b', userContent: 'x', assistantContent: 'y' }), InvalidIdError);
-		await assert.rejects(m.addMessages({ messageId: '', userContent: 'x', assistantContent: 'y' }), InvalidIdError);
+		await assert.rejects(
+			m.addMessages({ messageId: 'a/b', userContent: 'x', assistantContent: 'y' }),
+			InvalidIdError,
+		);
+		await assert.rejects(
+			m.addMessages({ messageId: '', userContent: 'x', assistantContent: 'y' }),
+			InvalidIdError,
+		);
 		await turn(m, 'x', 'y', { messageId: 'turn-1' });
-		await assert.rejects(m.addMessages({ messageId: 'turn-1', userContent: 'x', assistantContent: 'z' }), DuplicateMessageIdError);
+		await assert.rejects(
+			m.addMessages({ messageId: 'turn-1', userContent: 'x', assistantContent: 'z' }),
+			DuplicateMessageIdError,
+		);
 	});
 
 	it('another writer storing the same message ID with other content is a duplicate error', async () => {
@@ -487,7 +654,10 @@ describe('memory: storage use', () => {
 		const plain = new TokenBufferMemory('wf', 'conv', { ...options, gzip: false });
 		await turn(plain, 'q2', 'a2'); // reads gzip, writes plain
 		assert.equal(Buffer.from((await disk.get(m.key))!.body).toString()[0], '{');
-		assert.equal((await new TokenBufferMemory('wf', 'conv', options).getHistoryPromptMessages()).turns, 2);
+		assert.equal(
+			(await new TokenBufferMemory('wf', 'conv', options).getHistoryPromptMessages()).turns,
+			2,
+		);
 	});
 
 	it('clear() deletes the document and pending turns', async () => {
@@ -509,7 +679,11 @@ describe('memory: document cache (decoded once per stored version)', () => {
 		const reads = storage.calls.get;
 		const h = await new TokenBufferMemory('app', 'c', options).getHistoryPromptMessages();
 		assert.deepEqual(text(h.messages), ['user:q1', 'assistant:a1']);
-		assert.equal(storage.calls.get, reads + 1, 'still one read per turn: it asks for the current version');
+		assert.equal(
+			storage.calls.get,
+			reads + 1,
+			'still one read per turn: it asks for the current version',
+		);
 		assert.equal(storage.notModified, 1, 'and that read skipped the body');
 	});
 
@@ -520,7 +694,12 @@ describe('memory: document cache (decoded once per stored version)', () => {
 		// Another process appends a turn: the stored version changes under the cache.
 		const messages = [...(await m.messages())];
 		messages.push(
-			{ ...messages[0], message_id: 'other:user', parent_message_id: messages[1].message_id, content: 'q2' },
+			{
+				...messages[0],
+				message_id: 'other:user',
+				parent_message_id: messages[1].message_id,
+				content: 'q2',
+			},
 			{ ...messages[1], message_id: 'other', parent_message_id: 'other:user', content: 'a2' },
 		);
 		await disk.put(m.key, encodeDocument({ version: 1, messages }));
@@ -535,7 +714,10 @@ describe('memory: document cache (decoded once per stored version)', () => {
 		const m = new TokenBufferMemory('app', 'c', options);
 		await turn(m, 'q1', 'a1');
 		writeFileSync(path.join(disk.root, ...m.key.split('/')), '{"version": 1, "messages": [');
-		await assert.rejects(new TokenBufferMemory('app', 'c', options).getHistoryPromptMessages(), CorruptDocumentError);
+		await assert.rejects(
+			new TokenBufferMemory('app', 'c', options).getHistoryPromptMessages(),
+			CorruptDocumentError,
+		);
 	});
 
 	it('after clear() or a cold cache, memory reads the stored document in full', async () => {
@@ -553,7 +735,9 @@ describe('memory: document cache (decoded once per stored version)', () => {
 		const { options } = setup();
 		await turn(new TokenBufferMemory('app', 'c', options), 'q1', 'a1');
 		const view = await new TokenBufferMemory('app', 'c', options).messages();
-		assert.ok(Object.isFrozen(view[0]) && Object.isFrozen(view[0].files) && Object.isFrozen(view[1]));
+		assert.ok(
+			Object.isFrozen(view[0]) && Object.isFrozen(view[0].files) && Object.isFrozen(view[1]),
+		);
 		assert.throws(() => (view as StoredMessage[]).push(view[0]), TypeError);
 	});
 });

@@ -23,7 +23,8 @@ import type { MemoryOptions, PromptMessage, StoredMessage } from '../../../src';
 import { InstrumentedStorage, tempDisk } from '../../support/storages';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
-const text = (messages: PromptMessage[]) => messages.map((m) => `${m.role}:${typeof m.content === 'string' ? m.content : '[parts]'}`);
+const text = (messages: PromptMessage[]) =>
+	messages.map((m) => `${m.role}:${typeof m.content === 'string' ? m.content : '[parts]'}`);
 
 function setup(extra: Partial<MemoryOptions> = {}) {
 	const disk = tempDisk();
@@ -42,7 +43,14 @@ describe('issue 7 #2: duplicate IDs can never reach storage', () => {
 		const { options } = setup();
 		const m = new TokenBufferMemory('wf', 'conv', options);
 		const results = await Promise.allSettled([
-			m.addMessages({ messageId: 'same', userContent: 'q1', assistantContent: 'a1', userFiles: [{ transferMethod: 'local_file', data: PNG, mimeType: 'image/png', name: 'a.png' }] }),
+			m.addMessages({
+				messageId: 'same',
+				userContent: 'q1',
+				assistantContent: 'a1',
+				userFiles: [
+					{ transferMethod: 'local_file', data: PNG, mimeType: 'image/png', name: 'a.png' },
+				],
+			}),
 			m.addMessages({ messageId: 'same', userContent: 'q2', assistantContent: 'a2' }),
 		]);
 		assert.deepEqual(results.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
@@ -51,16 +59,25 @@ describe('issue 7 #2: duplicate IDs can never reach storage', () => {
 		await m.flush();
 		// Another process (a fresh object with an empty cache would do the same) reads it without error.
 		const stored = await storedMessages(options, m.key);
-		assert.deepEqual(stored.map((s) => s.message_id), ['same:user', 'same']);
+		assert.deepEqual(
+			stored.map((s) => s.message_id),
+			['same:user', 'same'],
+		);
 	});
 
 	it('a duplicate of a pending turn is refused, not only of a stored one', async () => {
 		const { options } = setup();
 		const m = new TokenBufferMemory('wf', 'conv', options);
 		await m.addMessages({ messageId: 't', userContent: 'q', assistantContent: 'a' });
-		await assert.rejects(m.addMessages({ messageId: 't', userContent: 'q', assistantContent: 'a' }), DuplicateMessageIdError);
+		await assert.rejects(
+			m.addMessages({ messageId: 't', userContent: 'q', assistantContent: 'a' }),
+			DuplicateMessageIdError,
+		);
 		// "t:user" as a turn ID would collide with turn t's user message.
-		await assert.rejects(m.addMessages({ messageId: 't:user', userContent: 'q', assistantContent: 'a' }), DuplicateMessageIdError);
+		await assert.rejects(
+			m.addMessages({ messageId: 't:user', userContent: 'q', assistantContent: 'a' }),
+			DuplicateMessageIdError,
+		);
 	});
 });
 
@@ -82,11 +99,17 @@ describe('issue 7 #3: a turn added while a flush is in flight', () => {
 		const m = new TokenBufferMemory('wf', 'conv', options);
 		const work: Promise<unknown>[] = [];
 		for (let i = 0; i < 10; i++) {
-			work.push(m.addMessages({ messageId: `t${i}`, userContent: `q${i}`, assistantContent: `a${i}` }).then(() => m.flush()));
+			work.push(
+				m
+					.addMessages({ messageId: `t${i}`, userContent: `q${i}`, assistantContent: `a${i}` })
+					.then(() => m.flush()),
+			);
 		}
 		await Promise.all(work);
 		await m.flush();
-		const ids = (await storedMessages(options, m.key)).filter((s) => s.role === 'assistant').map((s) => s.message_id);
+		const ids = (await storedMessages(options, m.key))
+			.filter((s) => s.role === 'assistant')
+			.map((s) => s.message_id);
 		assert.deepEqual(ids.sort(), Array.from({ length: 10 }, (_, i) => `t${i}`).sort());
 	});
 });
@@ -138,7 +161,10 @@ describe('issue 7 #5: an empty app ID filter is an error', () => {
 			await m.addMessages({ userContent: 'q', assistantContent: 'a' });
 			await m.flush();
 		}
-		await assert.rejects(pruneMemory(disk, { olderThanDays: 0, appId: '', now: new Date(Date.now() + 86_400_000) }), InvalidIdError);
+		await assert.rejects(
+			pruneMemory(disk, { olderThanDays: 0, appId: '', now: new Date(Date.now() + 86_400_000) }),
+			InvalidIdError,
+		);
 		assert.equal((await disk.list('conversation_memory/')).length, 2);
 	});
 });
@@ -166,8 +192,14 @@ describe('issue 7 #7: the documented ID limit holds for the IDs users give', () 
 		const id = 'x'.repeat(200);
 		await m.addMessages({ messageId: id, userContent: 'q', assistantContent: 'a' });
 		await m.flush();
-		assert.deepEqual((await storedMessages(options, m.key)).map((s) => s.message_id), [`${id}:user`, id]);
-		await assert.rejects(m.addMessages({ messageId: 'y'.repeat(201), userContent: 'q', assistantContent: 'a' }), /message_id: must be at most 200 bytes, got 201/);
+		assert.deepEqual(
+			(await storedMessages(options, m.key)).map((s) => s.message_id),
+			[`${id}:user`, id],
+		);
+		await assert.rejects(
+			m.addMessages({ messageId: 'y'.repeat(201), userContent: 'q', assistantContent: 'a' }),
+			/message_id: must be at most 200 bytes, got 201/,
+		);
 	});
 
 	it('checkTurn() validates every ID a turn will use, before any model call', async () => {
@@ -178,21 +210,30 @@ describe('issue 7 #7: the documented ID limit holds for the IDs users give', () 
 		await m.checkTurn({ messageId: 'x'.repeat(196) });
 		await assert.rejects(m.checkTurn({ messageId: 'a/b' }), InvalidIdError);
 		await assert.rejects(m.checkTurn({ messageId: 't1' }), DuplicateMessageIdError);
-		await assert.rejects(m.checkTurn({ parentMessageId: 'nope' }), /Parent message ID "nope" was not found/);
-		await assert.rejects(m.checkTurn({ parentMessageId: 'x'.repeat(201) }), /parent_message_id: must be at most 200 bytes/);
+		await assert.rejects(
+			m.checkTurn({ parentMessageId: 'nope' }),
+			/Parent message ID "nope" was not found/,
+		);
+		await assert.rejects(
+			m.checkTurn({ parentMessageId: 'x'.repeat(201) }),
+			/parent_message_id: must be at most 200 bytes/,
+		);
 	});
 });
 
 describe('issue 7 #8: prune never deletes a file a fresh turn re-used', () => {
 	it('re-storing an existing file refreshes it, and prune re-checks before deleting', async () => {
 		const { disk, storage, options } = setup();
-		const image = [{ transferMethod: 'local_file' as const, data: PNG, mimeType: 'image/png', name: 'shot.png' }];
+		const image = [
+			{ transferMethod: 'local_file' as const, data: PNG, mimeType: 'image/png', name: 'shot.png' },
+		];
 		const m = new TokenBufferMemory('wf', 'conv', options);
 		await m.addMessages({ userContent: 'look', userFiles: image, assistantContent: 'seen' });
 		await m.flush();
 		// Everything is 40 days old.
 		const old = new Date(Date.now() - 40 * 86_400_000);
-		for (const o of await disk.list('')) utimesSync(path.join(disk.root, ...o.key.split('/')), old, old);
+		for (const o of await disk.list(''))
+			utimesSync(path.join(disk.root, ...o.key.split('/')), old, old);
 		// Just after prune deleted the old document, a new turn stores the same image again.
 		let raced = false;
 		const original = storage.delete.bind(storage);
@@ -201,7 +242,11 @@ describe('issue 7 #8: prune never deletes a file a fresh turn re-used', () => {
 			if (!raced && key.endsWith('conv.json')) {
 				raced = true;
 				const fresh = new TokenBufferMemory('wf', 'conv', options);
-				await fresh.addMessages({ userContent: 'look again', userFiles: image, assistantContent: 'seen again' });
+				await fresh.addMessages({
+					userContent: 'look again',
+					userFiles: image,
+					assistantContent: 'seen again',
+				});
 				await fresh.flush();
 			}
 		};
@@ -224,21 +269,32 @@ describe('issue 7 #9: the first turn can be regenerated', () => {
 		const h = await m.getHistoryPromptMessages({ parentMessageId: null });
 		assert.deepEqual(h.messages, []);
 		assert.equal(h.parentMessageId, null);
-		const regen = await m.addMessages({ userContent: 'q1', assistantContent: 'a1 better', parentMessageId: null });
+		const regen = await m.addMessages({
+			userContent: 'q1',
+			assistantContent: 'a1 better',
+			parentMessageId: null,
+		});
 		assert.equal(regen.parentMessageId, null);
 		await m.flush();
 		const stored = await storedMessages(options, m.key);
 		assert.equal(stored.find((s) => s.message_id === regen.userMessageId)?.parent_message_id, null);
 		// The regenerated root is now the newest thread; the old one is still reachable from t1.
-		assert.deepEqual(text((await m.getHistoryPromptMessages()).messages), ['user:q1', 'assistant:a1 better']);
-		assert.deepEqual(text((await m.getHistoryPromptMessages({ parentMessageId: t1.messageId })).messages), ['user:q1', 'assistant:a1']);
+		assert.deepEqual(text((await m.getHistoryPromptMessages()).messages), [
+			'user:q1',
+			'assistant:a1 better',
+		]);
+		assert.deepEqual(
+			text((await m.getHistoryPromptMessages({ parentMessageId: t1.messageId })).messages),
+			['user:q1', 'assistant:a1'],
+		);
 	});
 });
 
 describe('issue 7 #10: long CJK prose is counted like js-tiktoken', () => {
 	const zh =
 		'我们今天讨论的是记忆系统的设计与实现，包括会话级别和节点级别的历史记录。这个系统需要在任何对话长度下都保持快速，并且不会丢失或泄露任何一轮对话。';
-	const ja = 'これは日本語の文章です。記憶システムは会話の長さに関係なく速くなければなりません。東京の天気は晴れです。';
+	const ja =
+		'これは日本語の文章です。記憶システムは会話の長さに関係なく速くなければなりません。東京の天気は晴れです。';
 	const repeat = (s: string, n: number) => s.repeat(Math.ceil(n / s.length)).slice(0, n);
 	/* eslint-disable @typescript-eslint/no-require-imports */
 	const reference = new Tiktoken(require('js-tiktoken/ranks/o200k_base'));
@@ -248,12 +304,16 @@ describe('issue 7 #10: long CJK prose is counted like js-tiktoken', () => {
 		['Chinese', zh, 27_000],
 		['Japanese', ja, 27_000],
 	] as const) {
-		it(`${name}, ${chars.toLocaleString('en')} characters: within 2% of js-tiktoken`, { timeout: 60_000 }, () => {
-			const textToCount = repeat(sample, chars);
-			const exact = reference.encode(textToCount, [], []).length;
-			const ours = new TiktokenCounter('o200k_base').count(textToCount);
-			assert.ok(Math.abs(ours - exact) / exact <= 0.02, `ours ${ours}, js-tiktoken ${exact}`);
-		});
+		it(
+			`${name}, ${chars.toLocaleString('en')} characters: within 2% of js-tiktoken`,
+			{ timeout: 60_000 },
+			() => {
+				const textToCount = repeat(sample, chars);
+				const exact = reference.encode(textToCount, [], []).length;
+				const ours = new TiktokenCounter('o200k_base').count(textToCount);
+				assert.ok(Math.abs(ours - exact) / exact <= 0.02, `ours ${ours}, js-tiktoken ${exact}`);
+			},
+		);
 	}
 
 	it('CJK without any punctuation is still counted closely', { timeout: 60_000 }, () => {
@@ -268,8 +328,24 @@ describe('issue 7 #11: limits are never silently unbounded', () => {
 	const thread: StoredMessage[] = [];
 	for (let i = 0; i < 4; i++) {
 		const at = '2026-01-01T00:00:00.000Z';
-		thread.push({ message_id: `u${i}`, parent_message_id: i ? `a${i - 1}` : null, role: 'user', content: 'q', files: [], token_count: 10, created_at: at });
-		thread.push({ message_id: `a${i}`, parent_message_id: `u${i}`, role: 'assistant', content: 'a', files: [], token_count: 10, created_at: at });
+		thread.push({
+			message_id: `u${i}`,
+			parent_message_id: i ? `a${i - 1}` : null,
+			role: 'user',
+			content: 'q',
+			files: [],
+			token_count: 10,
+			created_at: at,
+		});
+		thread.push({
+			message_id: `a${i}`,
+			parent_message_id: `u${i}`,
+			role: 'assistant',
+			content: 'a',
+			files: [],
+			token_count: 10,
+			created_at: at,
+		});
 	}
 	const newestFirst = () => [...thread].reverse();
 
@@ -277,7 +353,10 @@ describe('issue 7 #11: limits are never silently unbounded', () => {
 		it(`maxTokenLimit ${String(bad)} is an error naming the option`, async () => {
 			assert.throws(() => selectHistory(newestFirst(), { maxTokenLimit: bad }), /maxTokenLimit/);
 			const { options } = setup();
-			await assert.rejects(new TokenBufferMemory('wf', 'c', options).getHistoryPromptMessages({ maxTokenLimit: bad }), /maxTokenLimit/);
+			await assert.rejects(
+				new TokenBufferMemory('wf', 'c', options).getHistoryPromptMessages({ maxTokenLimit: bad }),
+				/maxTokenLimit/,
+			);
 		});
 	}
 
@@ -294,7 +373,10 @@ describe('issue 7 #12: a long-lived memory object never serves a stale document'
 		const other = new TokenBufferMemory('wf', 'conv', options);
 		await other.addMessages({ userContent: 'from other', assistantContent: 'r' });
 		await other.flush();
-		assert.deepEqual(text((await longLived.getHistoryPromptMessages()).messages), ['user:from other', 'assistant:r']);
+		assert.deepEqual(text((await longLived.getHistoryPromptMessages()).messages), [
+			'user:from other',
+			'assistant:r',
+		]);
 		assert.equal((await longLived.messages()).length, 2);
 		// Its own pending turn stays visible on top of the fresh document.
 		await longLived.addMessages({ userContent: 'mine', assistantContent: 'r2' });
@@ -314,16 +396,50 @@ describe('issue 7 #10: the byte-pair counter gives js-tiktoken’s exact counts'
 	/* eslint-enable @typescript-eslint/no-require-imports */
 	// A small deterministic generator, so a failure names a reproducible input.
 	let seed = 7;
-	const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-	const alphabet = ['a', 'e', 'th', 'ing', ' ', '  ', '\n', '.', ',', '!', '1', '23', 'É', 'ß', '中', '文', '。', 'の', 'ア', '한', 'Я', '😀', '👍🏽', '\t', '<|endoftext|>', 'x', 'xx', '+/'];
-	const sample = (n: number) => Array.from({ length: n }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+	const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+	const alphabet = [
+		'a',
+		'e',
+		'th',
+		'ing',
+		' ',
+		'  ',
+		'\n',
+		'.',
+		',',
+		'!',
+		'1',
+		'23',
+		'É',
+		'ß',
+		'中',
+		'文',
+		'。',
+		'の',
+		'ア',
+		'한',
+		'Я',
+		'😀',
+		'👍🏽',
+		'\t',
+		'<|endoftext|>',
+		'x',
+		'xx',
+		'+/',
+	];
+	const sample = (n: number) =>
+		Array.from({ length: n }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
 
 	for (const encoding of ['cl100k_base', 'o200k_base'] as const) {
 		it(`${encoding}: 300 random mixed-script texts count exactly as encode().length`, () => {
 			const ours = new TiktokenCounter(encoding);
 			for (let i = 0; i < 300; i++) {
 				const t = sample(1 + Math.floor(random() * 200));
-				assert.equal(ours.count(t), references[encoding].encode(t, [], []).length, JSON.stringify(t));
+				assert.equal(
+					ours.count(t),
+					references[encoding].encode(t, [], []).length,
+					JSON.stringify(t),
+				);
 			}
 		});
 	}

@@ -14,7 +14,11 @@ function toolTurn(n: number, result = `result ${n}`): TurnInput {
 	return {
 		userContent: `what is ${n} + ${n}?`,
 		steps: [
-			{ role: 'assistant', content: '', toolCalls: [{ id: `call_${n}`, name: 'calculator', args: { input: `${n}+${n}` } }] },
+			{
+				role: 'assistant',
+				content: '',
+				toolCalls: [{ id: `call_${n}`, name: 'calculator', args: { input: `${n}+${n}` } }],
+			},
 			{ role: 'tool', content: result, toolCallId: `call_${n}`, name: 'calculator' },
 		],
 		assistantContent: `It is ${2 * n}.`,
@@ -34,16 +38,21 @@ describe('tool turns', () => {
 		await m.flush();
 		const got = await options.storage.get(m.key);
 		const stored = decodeDocument(m.key, got!.body).messages;
-		assert.deepEqual(stored.map((s) => [s.message_id, s.parent_message_id, s.role]), [
-			['t1:user', null, 'user'],
-			['t1:step0', 't1:user', 'assistant'],
-			['t1:step1', 't1:step0', 'tool'],
-			['t1', 't1:step1', 'assistant'],
-		]);
+		assert.deepEqual(
+			stored.map((s) => [s.message_id, s.parent_message_id, s.role]),
+			[
+				['t1:user', null, 'user'],
+				['t1:step0', 't1:user', 'assistant'],
+				['t1:step1', 't1:step0', 'tool'],
+				['t1', 't1:step1', 'assistant'],
+			],
+		);
 		assert.equal(t.messageId, 't1');
 		const h = await new TokenBufferMemory('wf', 'c', options).getHistoryPromptMessages();
 		assert.deepEqual(roles(h.messages), ['user', 'assistant', 'tool', 'assistant']);
-		assert.deepEqual(h.messages[1].tool_calls, [{ id: 'call_1', name: 'calculator', args: { input: '1+1' } }]);
+		assert.deepEqual(h.messages[1].tool_calls, [
+			{ id: 'call_1', name: 'calculator', args: { input: '1+1' } },
+		]);
 		assert.equal(h.messages[2].tool_call_id, 'call_1');
 		assert.equal(h.messages[2].name, 'calculator');
 		assert.equal(h.messages[3].content, 'It is 2.');
@@ -53,7 +62,10 @@ describe('tool turns', () => {
 	it('a window or a budget cuts whole turns: history never starts with a tool message or an orphaned call', async () => {
 		const { options } = setup();
 		const m = new TokenBufferMemory('wf', 'c', options);
-		for (let n = 1; n <= 6; n++) await m.addMessages(n % 2 ? toolTurn(n) : { userContent: `plain ${n}`, assistantContent: `answer ${n}` });
+		for (let n = 1; n <= 6; n++)
+			await m.addMessages(
+				n % 2 ? toolTurn(n) : { userContent: `plain ${n}`, assistantContent: `answer ${n}` },
+			);
 		await m.flush();
 		for (const messageLimit of [1, 2, 3, 4, 5]) {
 			const h = await m.getHistoryPromptMessages({ messageLimit });
@@ -66,7 +78,11 @@ describe('tool turns', () => {
 			assert.equal(h.messages[0].role, 'user', `budget ${maxTokenLimit}`);
 			const callIds = h.messages.flatMap((x) => x.tool_calls?.map((c) => c.id) ?? []);
 			const resultIds = h.messages.filter((x) => x.role === 'tool').map((x) => x.tool_call_id);
-			assert.deepEqual(callIds, resultIds, `every call kept has its result (budget ${maxTokenLimit})`);
+			assert.deepEqual(
+				callIds,
+				resultIds,
+				`every call kept has its result (budget ${maxTokenLimit})`,
+			);
 		}
 	});
 
@@ -85,25 +101,55 @@ describe('tool turns', () => {
 		await m.addMessages(toolTurn(1, 'x'.repeat(5000)));
 		await m.flush();
 		const tool = (await m.getHistoryPromptMessages()).messages[2];
-		assert.match(String(tool.content), /^x{100}\n\[… 4900 more characters of tool output were not kept in memory\]$/);
+		assert.match(
+			String(tool.content),
+			/^x{100}\n\[… 4900 more characters of tool output were not kept in memory\]$/,
+		);
 	});
 
 	it('the schema stays compatible: old documents read, unknown fields kept, tool messages need their call ID', async () => {
 		const { options } = setup();
 		const at = '2026-01-01T00:00:00.000Z';
-		const old = { version: 1, extra: { kept: true }, messages: [
-			{ message_id: 'u', parent_message_id: null, role: 'user', content: 'q', files: [], token_count: 1, created_at: at, future: 1 },
-			{ message_id: 'a', parent_message_id: 'u', role: 'assistant', content: 'a', files: [], token_count: 1, created_at: at },
-		] };
+		const old = {
+			version: 1,
+			extra: { kept: true },
+			messages: [
+				{
+					message_id: 'u',
+					parent_message_id: null,
+					role: 'user',
+					content: 'q',
+					files: [],
+					token_count: 1,
+					created_at: at,
+					future: 1,
+				},
+				{
+					message_id: 'a',
+					parent_message_id: 'u',
+					role: 'assistant',
+					content: 'a',
+					files: [],
+					token_count: 1,
+					created_at: at,
+				},
+			],
+		};
 		assert.equal(decodeDocument('k', encodeDocument(old as never)).messages.length, 2);
 		const m = new TokenBufferMemory('wf', 'c', options);
 		await options.storage.put(m.key, encodeDocument(old as never));
 		await m.addMessages(toolTurn(2));
 		await m.flush();
-		const doc = decodeDocument(m.key, (await options.storage.get(m.key))!.body) as unknown as Record<string, any>;
+		const doc = decodeDocument(
+			m.key,
+			(await options.storage.get(m.key))!.body,
+		) as unknown as Record<string, any>;
 		assert.deepEqual(doc.extra, { kept: true });
 		assert.equal(doc.messages[0].future, 1);
 		const broken = { version: 1, messages: [{ ...old.messages[0], role: 'tool' }] };
-		assert.throws(() => decodeDocument('k', encodeDocument(broken as never)), /tool messages need "tool_call_id"/);
+		assert.throws(
+			() => decodeDocument('k', encodeDocument(broken as never)),
+			/tool messages need "tool_call_id"/,
+		);
 	});
 });

@@ -19,9 +19,19 @@ interface Chunk {
 }
 
 /** An execute context with just what the node uses; sendChunk is async, as in n8n. */
-function context(options: { streaming: boolean; continueOnFail?: boolean; params?: Record<string, unknown> }) {
+function context(options: {
+	streaming: boolean;
+	continueOnFail?: boolean;
+	params?: Record<string, unknown>;
+}) {
 	const chunks: Chunk[] = [];
-	const params: Record<string, unknown> = { memoryMode: 'none', text: 'hello', systemMessage: '', options: {}, ...options.params };
+	const params: Record<string, unknown> = {
+		memoryMode: 'none',
+		text: 'hello',
+		systemMessage: '',
+		options: {},
+		...options.params,
+	};
 	const ctx = {
 		isStreaming: () => options.streaming,
 		sendChunk: async (type: string, itemIndex: number, content?: unknown) => {
@@ -30,8 +40,16 @@ function context(options: { streaming: boolean; continueOnFail?: boolean; params
 		},
 		continueOnFail: () => options.continueOnFail === true,
 		getExecutionCancelSignal: () => undefined,
-		getNode: () => ({ id: 'llm', name: 'LLM', type: 'n8n-nodes-llm-memory.llmWithMemory', typeVersion: 1, position: [0, 0], parameters: {} }),
-		getNodeParameter: (name: string, _i: number, fallback?: unknown) => (name in params ? params[name] : fallback),
+		getNode: () => ({
+			id: 'llm',
+			name: 'LLM',
+			type: 'n8n-nodes-llm-memory.llmWithMemory',
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+		}),
+		getNodeParameter: (name: string, _i: number, fallback?: unknown) =>
+			name in params ? params[name] : fallback,
 		getInputData: () => [{ json: {} }],
 	};
 	return { ctx: ctx as unknown as IExecuteFunctions, chunks };
@@ -59,7 +77,8 @@ function model(kind: { stream?: unknown[]; fail?: string } = {}) {
 	return { model: m, calls };
 }
 
-const types = (chunks: Chunk[]) => chunks.map((c) => (c.type === 'item' ? `item:${c.content}` : c.type));
+const types = (chunks: Chunk[]) =>
+	chunks.map((c) => (c.type === 'item' ? `item:${c.content}` : c.type));
 
 describe('streaming the answer', () => {
 	it('not streaming: invoke(), no chunks', async () => {
@@ -72,11 +91,23 @@ describe('streaming the answer', () => {
 
 	it('streaming: begin, one item per piece of text through stream(); chunks without text are skipped', async () => {
 		const { ctx, chunks } = context({ streaming: true });
-		const { model: m, calls } = model({ stream: [{ content: 'Hel' }, { content: '' }, { content: [{ type: 'text', text: 'lo' }] }, { content: [] }, '!'] });
+		const { model: m, calls } = model({
+			stream: [
+				{ content: 'Hel' },
+				{ content: '' },
+				{ content: [{ type: 'text', text: 'lo' }] },
+				{ content: [] },
+				'!',
+			],
+		});
 		const stream = ChatStream.open(ctx, 0)!;
 		assert.equal(await callModel(ctx, 0, m, [], stream), 'Hello!');
 		assert.deepEqual(calls, ['stream']);
-		assert.deepEqual(types(chunks), ['begin', 'item:Hel', 'item:lo', 'item:!'], 'the caller ends the stream once memory is saved');
+		assert.deepEqual(
+			types(chunks),
+			['begin', 'item:Hel', 'item:lo', 'item:!'],
+			'the caller ends the stream once memory is saved',
+		);
 	});
 
 	it('a model without stream() is invoked, and its answer sent as one item', async () => {
@@ -98,23 +129,37 @@ describe('streaming the answer', () => {
 
 	it('a failure that fails the node: no chunk of ours (n8n sends one from the description, which now leads with the message)', async () => {
 		const { ctx, chunks } = context({ streaming: true });
-		await assert.rejects(runItem(ctx, 0, model({ stream: [], fail: 'rate limited' }).model), (e: Error & { description?: string }) => {
-			assert.equal(e.message, 'The model call failed: rate limited');
-			assert.equal(e.description, 'The model call failed: rate limited. Nothing was added to memory.');
-			return true;
-		});
+		await assert.rejects(
+			runItem(ctx, 0, model({ stream: [], fail: 'rate limited' }).model),
+			(e: Error & { description?: string }) => {
+				assert.equal(e.message, 'The model call failed: rate limited');
+				assert.equal(
+					e.description,
+					'The model call failed: rate limited. Nothing was added to memory.',
+				);
+				return true;
+			},
+		);
 		assert.deepEqual(types(chunks), ['begin']);
 	});
 
 	it('a failure when the node continues on fail: our own error chunk closes the stream', async () => {
 		const { ctx, chunks } = context({ streaming: true, continueOnFail: true });
 		await assert.rejects(runItem(ctx, 0, model({ stream: [], fail: 'rate limited' }).model));
-		assert.deepEqual(chunks.at(-1), { type: 'error', itemIndex: 0, content: 'The model call failed: rate limited. Nothing was added to memory.' });
+		assert.deepEqual(chunks.at(-1), {
+			type: 'error',
+			itemIndex: 0,
+			content: 'The model call failed: rate limited. Nothing was added to memory.',
+		});
 		assert.deepEqual(types(chunks), ['begin', 'error']);
 	});
 
 	it('a failure before the model call still gives a whole begin/error sequence when continuing', async () => {
-		const { ctx, chunks } = context({ streaming: true, continueOnFail: true, params: { text: '' } });
+		const { ctx, chunks } = context({
+			streaming: true,
+			continueOnFail: true,
+			params: { text: '' },
+		});
 		await assert.rejects(runItem(ctx, 0, model().model), /No prompt specified/);
 		assert.deepEqual(types(chunks), ['begin', 'error']);
 	});

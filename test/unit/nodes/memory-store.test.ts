@@ -6,12 +6,24 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { AIMessage, AIMessageChunk, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
+import {
+	AIMessage,
+	AIMessageChunk,
+	HumanMessage,
+	SystemMessage,
+	ToolMessage,
+} from '@langchain/core/messages';
 import { ChatPromptTemplate } from '@langchain/core/prompts';
 import type { ISupplyDataFunctions } from 'n8n-workflow';
 
 import codex from '../../../nodes/LlmMemoryStore/LlmMemoryStore.node.json';
-import { contextValue, historyMessages, listedMessages, StoreMessage, toChatMessage } from '../../../nodes/LlmMemoryStore/methods/messages';
+import {
+	contextValue,
+	historyMessages,
+	listedMessages,
+	StoreMessage,
+	toChatMessage,
+} from '../../../nodes/LlmMemoryStore/methods/messages';
 import { StoreMemory } from '../../../nodes/LlmMemoryStore/methods/store-memory';
 import { ChatHistory, NodeTokenBufferMemory } from '../../../src';
 import type { PromptMessage } from '../../../src';
@@ -19,7 +31,11 @@ import { tempDisk } from '../../support/storages';
 
 const toolTurnPrompt: PromptMessage[] = [
 	{ role: 'user', content: 'what is 6*7?' },
-	{ role: 'assistant', content: '', tool_calls: [{ id: 'c1', name: 'calculator', args: { input: '6*7' } }] },
+	{
+		role: 'assistant',
+		content: '',
+		tool_calls: [{ id: 'c1', name: 'calculator', args: { input: '6*7' } }],
+	},
 	{ role: 'tool', content: '42', tool_call_id: 'c1', name: 'calculator' },
 	{ role: 'assistant', content: 'It is 42.' },
 ];
@@ -30,7 +46,9 @@ function n8nToolTurn(input: string, output: string) {
 		new HumanMessage(input),
 		new AIMessage({
 			content: 'Calling calculator with input: {"input":"6*7","id":"c1"}',
-			tool_calls: [{ id: 'c1', name: 'calculator', args: { input: '6*7', id: 'c1' }, type: 'tool_call' }],
+			tool_calls: [
+				{ id: 'c1', name: 'calculator', args: { input: '6*7', id: 'c1' }, type: 'tool_call' },
+			],
 		}),
 		new ToolMessage({ content: '[{"response":"42"}]', tool_call_id: 'c1', name: 'calculator' }),
 		new AIMessage(output),
@@ -47,35 +65,74 @@ function fakeContext() {
 			return { index: runs++ };
 		},
 		addOutputData(_type: string, index: number, data: any) {
-			panes.push(data instanceof Error ? { pane: 'output', index, error: data } : { pane: 'output', index, json: data[0][0].json });
+			panes.push(
+				data instanceof Error
+					? { pane: 'output', index, error: data }
+					: { pane: 'output', index, json: data[0][0].json },
+			);
 		},
 		logAiEvent() {},
-		getNode: () => ({ id: 'store', name: 'Memory', type: 'n8n-nodes-llm-memory.llmMemoryStore', typeVersion: 1, position: [0, 0], parameters: {} }),
+		getNode: () => ({
+			id: 'store',
+			name: 'Memory',
+			type: 'n8n-nodes-llm-memory.llmMemoryStore',
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+		}),
 	};
 	return { ctx: ctx as unknown as ISupplyDataFunctions, panes };
 }
 
 function storeMemory(limits = { messageLimit: 10, maxTokenLimit: 2000 }) {
-	const memory = new NodeTokenBufferMemory('wf', 's1', 'store', { storage: tempDisk(), model: 'gpt-4o-mini' });
+	const memory = new NodeTokenBufferMemory('wf', 's1', 'store', {
+		storage: tempDisk(),
+		model: 'gpt-4o-mini',
+	});
 	const { ctx, panes } = fakeContext();
-	return { memory, panes, store: new StoreMemory(ctx, 0, new ChatHistory(memory), limits, { mode: 'node', key: memory.key }) };
+	return {
+		memory,
+		panes,
+		store: new StoreMemory(ctx, 0, new ChatHistory(memory), limits, {
+			mode: 'node',
+			key: memory.key,
+		}),
+	};
 }
 
 describe('duck-typed messages', () => {
 	it('have their data as own fields, getType/toJSON on the prototype and no _getType', () => {
 		const [human, call, tool] = historyMessages(toolTurnPrompt);
 		assert.deepEqual(Object.keys(call), ['type', 'content', 'additional_kwargs', 'tool_calls']);
-		assert.deepEqual(Object.keys(tool), ['type', 'content', 'additional_kwargs', 'name', 'tool_call_id']);
+		assert.deepEqual(Object.keys(tool), [
+			'type',
+			'content',
+			'additional_kwargs',
+			'name',
+			'tool_call_id',
+		]);
 		assert.equal(human.getType(), 'human');
 		assert.equal(Object.hasOwn(human, 'getType'), false);
 		assert.equal('_getType' in human, false);
 	});
 
 	it('a chat_history placeholder rebuilds them as LangChain’s own HumanMessage, AIMessage with tool calls, ToolMessage', async () => {
-		const prompt = ChatPromptTemplate.fromMessages([['system', 'sys'], ['placeholder', '{chat_history}'], ['human', '{input}']]);
-		const out = await prompt.formatMessages({ chat_history: historyMessages(toolTurnPrompt), input: 'next' });
-		assert.deepEqual(out.map((m) => m.constructor.name), ['SystemMessage', 'HumanMessage', 'AIMessage', 'ToolMessage', 'AIMessage', 'HumanMessage']);
-		assert.deepEqual((out[2] as AIMessage).tool_calls, [{ id: 'c1', name: 'calculator', args: { input: '6*7' }, type: 'tool_call' }]);
+		const prompt = ChatPromptTemplate.fromMessages([
+			['system', 'sys'],
+			['placeholder', '{chat_history}'],
+			['human', '{input}'],
+		]);
+		const out = await prompt.formatMessages({
+			chat_history: historyMessages(toolTurnPrompt),
+			input: 'next',
+		});
+		assert.deepEqual(
+			out.map((m) => m.constructor.name),
+			['SystemMessage', 'HumanMessage', 'AIMessage', 'ToolMessage', 'AIMessage', 'HumanMessage'],
+		);
+		assert.deepEqual((out[2] as AIMessage).tool_calls, [
+			{ id: 'c1', name: 'calculator', args: { input: '6*7' }, type: 'tool_call' },
+		]);
 		assert.equal((out[3] as ToolMessage).tool_call_id, 'c1');
 		assert.equal(out[4].content, 'It is 42.');
 	});
@@ -85,55 +142,117 @@ describe('duck-typed messages', () => {
 		const theirs = new HumanMessage('hi').toJSON() as any;
 		assert.deepEqual([ours.lc, ours.type, ours.id], [theirs.lc, theirs.type, theirs.id]);
 		assert.equal(ours.kwargs.content, theirs.kwargs.content);
-		assert.deepEqual((new StoreMessage('ai', { content: 'x' }).toJSON() as any).id, (new AIMessage('x').toJSON() as any).id);
-		assert.deepEqual((new StoreMessage('tool', { content: 'x', tool_call_id: 'c' }).toJSON() as any).id.at(-1), 'ToolMessage');
+		assert.deepEqual(
+			(new StoreMessage('ai', { content: 'x' }).toJSON() as any).id,
+			(new AIMessage('x').toJSON() as any).id,
+		);
+		assert.deepEqual(
+			(new StoreMessage('tool', { content: 'x', tool_call_id: 'c' }).toJSON() as any).id.at(-1),
+			'ToolMessage',
+		);
 	});
 
 	it('a lone answer’s empty user message is not sent to the model', () => {
-		const out = historyMessages([{ role: 'user', content: '' }, { role: 'assistant', content: 'Welcome!' }]);
-		assert.deepEqual(out.map((m) => m.getType()), ['ai']);
+		const out = historyMessages([
+			{ role: 'user', content: '' },
+			{ role: 'assistant', content: 'Welcome!' },
+		]);
+		assert.deepEqual(
+			out.map((m) => m.getType()),
+			['ai'],
+		);
 	});
 
 	it('listing hides tool calls and tool results from the chat page’s reload, not the dialogue', () => {
 		const listed = listedMessages([
 			{ role: 'user', content: 'q', id: 't:user' },
-			{ role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'calculator', args: {} }], id: 't:step0' },
+			{
+				role: 'assistant',
+				content: '',
+				toolCalls: [{ id: 'c1', name: 'calculator', args: {} }],
+				id: 't:step0',
+			},
 			{ role: 'tool', content: '42', toolCallId: 'c1', id: 't:step1' },
 			{ role: 'assistant', content: '42.', id: 't' },
 		]);
-		assert.deepEqual(listed.map((m) => m.additional_kwargs.hideFromUI === true), [false, true, true, false]);
-		assert.deepEqual(listed.map((m) => m.id), ['t:user', 't:step0', 't:step1', 't']);
+		assert.deepEqual(
+			listed.map((m) => m.additional_kwargs.hideFromUI === true),
+			[false, true, true, false],
+		);
+		assert.deepEqual(
+			listed.map((m) => m.id),
+			['t:user', 't:step0', 't:step1', 't'],
+		);
 	});
 });
 
 describe('reading messages n8n hands over', () => {
 	it('reads n8n’s LangChain classes, chunks with content arrays, our own messages and the serialized form', () => {
 		assert.deepEqual(toChatMessage(new HumanMessage('hi')), { role: 'user', content: 'hi' });
-		assert.deepEqual(toChatMessage(new SystemMessage('rules')), { role: 'system', content: 'rules' });
+		assert.deepEqual(toChatMessage(new SystemMessage('rules')), {
+			role: 'system',
+			content: 'rules',
+		});
 		const chunk = new AIMessageChunk({
-			content: [{ type: 'text', text: 'Let me ' }, { type: 'text', text: 'check.' }, { type: 'tool_use', id: 'c9', name: 'calculator', input: {} }],
+			content: [
+				{ type: 'text', text: 'Let me ' },
+				{ type: 'text', text: 'check.' },
+				{ type: 'tool_use', id: 'c9', name: 'calculator', input: {} },
+			],
 			tool_calls: [{ id: 'c9', name: 'calculator', args: { input: '1+1' }, type: 'tool_call' }],
 		});
-		assert.deepEqual(toChatMessage(chunk), { role: 'assistant', content: 'Let me check.', toolCalls: [{ id: 'c9', name: 'calculator', args: { input: '1+1' } }] });
-		assert.deepEqual(toChatMessage(new ToolMessage({ content: 'ok', tool_call_id: 'c9', name: 'calculator' })), { role: 'tool', content: 'ok', toolCallId: 'c9', name: 'calculator' });
+		assert.deepEqual(toChatMessage(chunk), {
+			role: 'assistant',
+			content: 'Let me check.',
+			toolCalls: [{ id: 'c9', name: 'calculator', args: { input: '1+1' } }],
+		});
+		assert.deepEqual(
+			toChatMessage(new ToolMessage({ content: 'ok', tool_call_id: 'c9', name: 'calculator' })),
+			{ role: 'tool', content: 'ok', toolCallId: 'c9', name: 'calculator' },
+		);
 		const ours = new StoreMessage('ai', { content: 'a', id: 't1' });
 		assert.deepEqual(toChatMessage(ours), { role: 'assistant', content: 'a', id: 't1' });
 		assert.deepEqual(toChatMessage(ours.toJSON()), { role: 'assistant', content: 'a', id: 't1' });
-		assert.deepEqual(toChatMessage({ role: 'user', content: 'plain' }), { role: 'user', content: 'plain' });
+		assert.deepEqual(toChatMessage({ role: 'user', content: 'plain' }), {
+			role: 'user',
+			content: 'plain',
+		});
 	});
 
 	it('takes OpenAI-style tool calls from additional_kwargs, and drops the call ID n8n adds to the tool input', () => {
 		const msg = new AIMessage({
 			content: '',
-			additional_kwargs: { tool_calls: [{ id: 'c2', type: 'function', function: { name: 'search', arguments: '{"q":"x","id":"c2"}' } }] },
+			additional_kwargs: {
+				tool_calls: [
+					{
+						id: 'c2',
+						type: 'function',
+						function: { name: 'search', arguments: '{"q":"x","id":"c2"}' },
+					},
+				],
+			},
 		});
-		assert.deepEqual(toChatMessage(msg), { role: 'assistant', content: '', toolCalls: [{ id: 'c2', name: 'search', args: { q: 'x' } }] });
+		assert.deepEqual(toChatMessage(msg), {
+			role: 'assistant',
+			content: '',
+			toolCalls: [{ id: 'c2', name: 'search', args: { q: 'x' } }],
+		});
 	});
 
 	it('saveContext values: the named key, else the only key; agent extras are ignored', () => {
-		assert.equal(contextValue({ input: 'q', system_message: 's', formatting_instructions: 'f' }, 'input', 'input'), 'q');
+		assert.equal(
+			contextValue(
+				{ input: 'q', system_message: 's', formatting_instructions: 'f' },
+				'input',
+				'input',
+			),
+			'q',
+		);
 		assert.equal(contextValue({ question: 'q', chat_history: [] }, 'input', 'input'), 'q');
-		assert.throws(() => contextValue({ a: 1, b: 2 }, 'input', 'input'), /expected the input under "input"/);
+		assert.throws(
+			() => contextValue({ a: 1, b: 2 }, 'input', 'input'),
+			/expected the input under "input"/,
+		);
 	});
 });
 
@@ -145,10 +264,20 @@ describe('the memory object n8n receives', () => {
 		await store.chatHistory.addMessages(n8nToolTurn('what is 6*7?', 'It is 42.'));
 		await store.saveContext({ input: 'thanks' }, { output: 'you are welcome' });
 		const loaded = (await store.loadMemoryVariables({})).chat_history;
-		assert.deepEqual(loaded.map((m) => m.getType()), ['human', 'ai', 'tool', 'ai', 'human', 'ai']);
-		assert.deepEqual(loaded[1].tool_calls, [{ id: 'c1', name: 'calculator', args: { input: '6*7' }, type: 'tool_call' }]);
+		assert.deepEqual(
+			loaded.map((m) => m.getType()),
+			['human', 'ai', 'tool', 'ai', 'human', 'ai'],
+		);
+		assert.deepEqual(loaded[1].tool_calls, [
+			{ id: 'c1', name: 'calculator', args: { input: '6*7' }, type: 'tool_call' },
+		]);
 		const actions = panes.filter((p) => p.pane === 'input').map((p) => p.json.action);
-		assert.deepEqual(actions, ['loadMemoryVariables', 'addMessages', 'saveContext', 'loadMemoryVariables']);
+		assert.deepEqual(actions, [
+			'loadMemoryVariables',
+			'addMessages',
+			'saveContext',
+			'loadMemoryVariables',
+		]);
 		const lastLoad = panes.filter((p) => p.pane === 'output').at(-1)!.json;
 		assert.equal(lastLoad.turns, 2);
 		assert.equal(lastLoad.chatHistory[0].id.at(-1), 'HumanMessage');
@@ -160,7 +289,11 @@ describe('the memory object n8n receives', () => {
 		await store.saveContext({ input: 'q2' }, { output: 'a2' });
 		await store.chatHistory.addMessages(n8nToolTurn('q3', 'a3'));
 		const windowed = (await store.loadMemoryVariables({})).chat_history;
-		assert.deepEqual(windowed.map((m) => m.getType()), ['human', 'ai', 'tool', 'ai'], 'one whole tool turn');
+		assert.deepEqual(
+			windowed.map((m) => m.getType()),
+			['human', 'ai', 'tool', 'ai'],
+			'one whole tool turn',
+		);
 		assert.deepEqual([windowed[0].content, windowed[3].content], ['q3', 'a3']);
 		const { store: tight } = storeMemory({ messageLimit: 10, maxTokenLimit: 0 });
 		await tight.saveContext({ input: 'q' }, { output: 'a' });
@@ -171,8 +304,16 @@ describe('the memory object n8n receives', () => {
 		const { store } = storeMemory();
 		await store.chatHistory.addMessages(n8nToolTurn('q1', 'a1'));
 		const listed = await store.chatHistory.getMessages();
-		const reload = listed.filter((m) => !m.additional_kwargs.hideFromUI).map((m) => m.toJSON() as any);
-		assert.deepEqual(reload.map((m) => [m.id.at(-1), m.kwargs.content]), [['HumanMessage', 'q1'], ['AIMessage', 'a1']]);
+		const reload = listed
+			.filter((m) => !m.additional_kwargs.hideFromUI)
+			.map((m) => m.toJSON() as any);
+		assert.deepEqual(
+			reload.map((m) => [m.id.at(-1), m.kwargs.content]),
+			[
+				['HumanMessage', 'q1'],
+				['AIMessage', 'a1'],
+			],
+		);
 		assert.equal(listed.length, 4);
 	});
 
@@ -181,7 +322,10 @@ describe('the memory object n8n receives', () => {
 		await store.chatHistory.addAIMessage('What is your name?');
 		await store.chatHistory.addUserMessage('Bob');
 		const fresh = new ChatHistory(memory);
-		assert.deepEqual((await fresh.getMessages()).map((m) => `${m.role}: ${m.content}`), ['assistant: What is your name?', 'user: Bob']);
+		assert.deepEqual(
+			(await fresh.getMessages()).map((m) => `${m.role}: ${m.content}`),
+			['assistant: What is your name?', 'user: Bob'],
+		);
 	});
 
 	it('Chat Memory Manager insert: n8n’s message classes, a lone user message stored when the node is done', async () => {
@@ -189,14 +333,23 @@ describe('the memory object n8n receives', () => {
 		await store.chatHistory.addMessage(new HumanMessage('inserted q'));
 		await store.chatHistory.addMessage(new AIMessage('inserted a'));
 		await store.chatHistory.addMessage(new HumanMessage('pending'));
-		assert.deepEqual((await new ChatHistory(memory).getMessages()).map((m) => m.content), ['inserted q', 'inserted a']);
+		assert.deepEqual(
+			(await new ChatHistory(memory).getMessages()).map((m) => m.content),
+			['inserted q', 'inserted a'],
+		);
 		await store.chatHistory.flushOpen(); // the sub-node's closeFunction
-		assert.deepEqual((await new ChatHistory(memory).getMessages()).map((m) => m.content), ['inserted q', 'inserted a', 'pending']);
+		assert.deepEqual(
+			(await new ChatHistory(memory).getMessages()).map((m) => m.content),
+			['inserted q', 'inserted a', 'pending'],
+		);
 	});
 
 	it('a system message fails with a node error naming the fix, logged on the output pane', async () => {
 		const { store, panes } = storeMemory();
-		await assert.rejects(store.chatHistory.addMessage(new SystemMessage('be brief')), (e: Error) => e.constructor.name === 'NodeOperationError' && /system message/.test(e.message));
+		await assert.rejects(
+			store.chatHistory.addMessage(new SystemMessage('be brief')),
+			(e: Error) => e.constructor.name === 'NodeOperationError' && /system message/.test(e.message),
+		);
 		assert.ok(panes.at(-1)!.error instanceof Error);
 	});
 });
@@ -204,7 +357,9 @@ describe('the memory object n8n receives', () => {
 describe('LLM Memory Store settings panel', () => {
 	// The path with its extension: "LlmMemoryStore.node" alone resolves to the codex JSON next to it.
 	// eslint-disable-next-line @typescript-eslint/no-require-imports
-	const { LlmMemoryStore } = require(path.resolve(__dirname, '../../../nodes/LlmMemoryStore/LlmMemoryStore.node.ts')) as typeof import('../../../nodes/LlmMemoryStore/LlmMemoryStore.node');
+	const { LlmMemoryStore } = require(
+		path.resolve(__dirname, '../../../nodes/LlmMemoryStore/LlmMemoryStore.node.ts'),
+	) as typeof import('../../../nodes/LlmMemoryStore/LlmMemoryStore.node');
 	const d = new LlmMemoryStore().description;
 	const field = (name: string): any[] => d.properties.filter((p) => p.name === name);
 
@@ -215,7 +370,10 @@ describe('LLM Memory Store settings panel', () => {
 		assert.deepEqual(d.outputNames, ['Memory']);
 		assert.match(String(d.subtitle), /Conversation memory/);
 		assert.match(String(d.subtitle), /Node memory/);
-		assert.deepEqual(d.icon, { light: 'file:llmMemoryStore.svg', dark: 'file:llmMemoryStore.dark.svg' });
+		assert.deepEqual(d.icon, {
+			light: 'file:llmMemoryStore.svg',
+			dark: 'file:llmMemoryStore.dark.svg',
+		});
 		assert.deepEqual(codex.categories, ['AI']);
 		assert.deepEqual(codex.subcategories.AI, ['Memory']);
 		assert.equal(codex.node, 'n8n-nodes-llm-memory.llmMemoryStore');
@@ -223,17 +381,34 @@ describe('LLM Memory Store settings panel', () => {
 	});
 
 	it('settings in n8n’s words: Memory Mode, Session ID (Chat Trigger or defined below), window, budget, storage', () => {
-		assert.deepEqual(field('memoryMode')[0].options.map((o: { value: string }) => o.value), ['conversation', 'node']);
+		assert.deepEqual(
+			field('memoryMode')[0].options.map((o: { value: string }) => o.value),
+			['conversation', 'node'],
+		);
 		assert.equal(field('memoryMode')[0].default, 'conversation');
-		assert.deepEqual(field('conversationIdType')[0].options.map((o: { name: string }) => o.name), ['Connected Chat Trigger Node', 'Define Below']);
-		assert.deepEqual(field('conversationId').map((p: { displayName: string; default: string }) => [p.displayName, p.default]), [
-			['Session ID From Previous Node', '={{ $json.sessionId }}'],
-			['Session ID', ''],
-		]);
+		assert.deepEqual(
+			field('conversationIdType')[0].options.map((o: { name: string }) => o.name),
+			['Connected Chat Trigger Node', 'Define Below'],
+		);
+		assert.deepEqual(
+			field('conversationId').map((p: { displayName: string; default: string }) => [
+				p.displayName,
+				p.default,
+			]),
+			[
+				['Session ID From Previous Node', '={{ $json.sessionId }}'],
+				['Session ID', ''],
+			],
+		);
 		assert.equal(field('contextWindowLength')[0].default, 10);
 		assert.equal(field('maxHistoryTokens')[0].default, 2000);
 		assert.equal(field('storage')[0].default, 'localDisk');
-		assert.deepEqual(d.credentials?.[0], { name: 'llmMemoryS3Api', required: true, testedBy: 'llmMemoryS3ApiTest', displayOptions: { show: { storage: ['s3'] } } });
+		assert.deepEqual(d.credentials?.[0], {
+			name: 'llmMemoryS3Api',
+			required: true,
+			testedBy: 'llmMemoryS3ApiTest',
+			displayOptions: { show: { storage: ['s3'] } },
+		});
 		assert.equal(typeof new LlmMemoryStore().methods.credentialTest.llmMemoryS3ApiTest, 'function');
 	});
 });

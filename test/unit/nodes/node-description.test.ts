@@ -24,17 +24,26 @@ function load(mode: string | undefined): INodeTypeDescription {
 	}
 }
 
-const byName = (d: INodeTypeDescription, name: string) => d.properties.filter((p) => p.name === name);
+const byName = (d: INodeTypeDescription, name: string) =>
+	d.properties.filter((p) => p.name === name);
 
 describe('LLM with Memory settings panel', () => {
 	it('declares the Model input like the Basic LLM Chain and n8n metadata', () => {
 		const d = load(undefined);
 		assert.equal(d.name, 'llmWithMemory');
 		assert.equal(d.displayName, 'LLM with Memory');
-		assert.deepEqual(d.inputs, ['main', { type: 'ai_languageModel', displayName: 'Model', required: true, maxConnections: 1 }]);
-		assert.deepEqual(d.icon, { light: 'file:llmWithMemory.svg', dark: 'file:llmWithMemory.dark.svg' });
+		assert.deepEqual(d.inputs, [
+			'main',
+			{ type: 'ai_languageModel', displayName: 'Model', required: true, maxConnections: 1 },
+		]);
+		assert.deepEqual(d.icon, {
+			light: 'file:llmWithMemory.svg',
+			dark: 'file:llmWithMemory.dark.svg',
+		});
 		assert.match(String(d.subtitle), /Node memory/);
-		assert.deepEqual(d.credentials?.[0].displayOptions, { show: { storage: ['s3'], memoryMode: ['conversation', 'node'] } });
+		assert.deepEqual(d.credentials?.[0].displayOptions, {
+			show: { storage: ['s3'], memoryMode: ['conversation', 'node'] },
+		});
 	});
 
 	it('Memory Mode offers None, Conversation and Node, each described', () => {
@@ -47,19 +56,39 @@ describe('LLM with Memory settings panel', () => {
 
 	it('prompt and conversation ID follow n8n’s Chat Trigger idioms', () => {
 		const d = load(undefined);
-		const [auto] = byName(d, 'text').filter((p) => p.displayOptions?.show?.promptType?.[0] === 'auto');
+		const [auto] = byName(d, 'text').filter(
+			(p) => p.displayOptions?.show?.promptType?.[0] === 'auto',
+		);
 		assert.equal(auto.default, '={{ $json.chatInput }}');
 		assert.deepEqual(auto.disabledOptions, { show: { promptType: ['auto'] } });
 		const ids = byName(d, 'conversationId');
-		const fromInput = ids.find((p) => p.displayOptions?.show?.conversationIdType?.[0] === 'fromInput') as INodeProperties;
+		const fromInput = ids.find(
+			(p) => p.displayOptions?.show?.conversationIdType?.[0] === 'fromInput',
+		) as INodeProperties;
 		assert.equal(fromInput.default, '={{ $json.sessionId }}');
-		assert.deepEqual(byName(d, 'conversationIdType')[0].options?.map((o) => (o as { name: string }).name), ['Connected Chat Trigger Node', 'Define Below']);
-		const options = byName(d, 'options').find((p) => p.displayOptions?.show?.memoryMode?.includes('node')) as INodeProperties;
+		assert.deepEqual(
+			byName(d, 'conversationIdType')[0].options?.map((o) => (o as { name: string }).name),
+			['Connected Chat Trigger Node', 'Define Below'],
+		);
+		const options = byName(d, 'options').find((p) =>
+			p.displayOptions?.show?.memoryMode?.includes('node'),
+		) as INodeProperties;
 		assert.deepEqual(
 			(options.options as INodeProperties[]).map((o) => o.name),
-			['gzip', 'binaryPropertyNames', 'maxHistoryTokens', 'messageId', 'parentMessageId', 'startNewThread', 'window'],
+			[
+				'gzip',
+				'binaryPropertyNames',
+				'maxHistoryTokens',
+				'messageId',
+				'parentMessageId',
+				'startNewThread',
+				'window',
+			],
 		);
-		assert.equal((options.options as INodeProperties[]).find((o) => o.name === 'maxHistoryTokens')?.default, 2000);
+		assert.equal(
+			(options.options as INodeProperties[]).find((o) => o.name === 'maxHistoryTokens')?.default,
+			2000,
+		);
 	});
 
 	it('shows the queue-mode notice for Local Disk only when n8n runs in queue mode', () => {
@@ -68,6 +97,8 @@ describe('LLM with Memory settings panel', () => {
 		const [notice] = byName(load('queue'), 'queueModeNotice');
 		assert.equal(notice.type, 'notice');
 		assert.match(notice.displayName, /queue mode.*not shared across workers.*Use S3/);
-		assert.deepEqual(notice.displayOptions, { show: { storage: ['localDisk'], memoryMode: ['conversation', 'node'] } });
+		assert.deepEqual(notice.displayOptions, {
+			show: { storage: ['localDisk'], memoryMode: ['conversation', 'node'] },
+		});
 	});
 });

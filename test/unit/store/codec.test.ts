@@ -34,18 +34,44 @@ describe('stored document', () => {
 			version: 1,
 			messages: [
 				{
-					message_id: 'msg-001', parent_message_id: null, role: 'user', content: 'Analyze this image',
-					files: [{ type: 'image', transfer_method: 'local_file', key: 'memory_files/a/c/abc', mime_type: 'image/png', name: 'x.png', size: 3, belongs_to: 'user' }],
-					token_count: 15, created_at: '2026-01-07T10:00:00Z',
+					message_id: 'msg-001',
+					parent_message_id: null,
+					role: 'user',
+					content: 'Analyze this image',
+					files: [
+						{
+							type: 'image',
+							transfer_method: 'local_file',
+							key: 'memory_files/a/c/abc',
+							mime_type: 'image/png',
+							name: 'x.png',
+							size: 3,
+							belongs_to: 'user',
+						},
+					],
+					token_count: 15,
+					created_at: '2026-01-07T10:00:00Z',
 				},
-				{ message_id: 'msg-002', parent_message_id: 'msg-001', role: 'assistant', content: 'This is a landscape image...', files: [], token_count: 50, created_at: '2026-01-07T10:00:01Z' },
+				{
+					message_id: 'msg-002',
+					parent_message_id: 'msg-001',
+					role: 'assistant',
+					content: 'This is a landscape image...',
+					files: [],
+					token_count: 50,
+					created_at: '2026-01-07T10:00:01Z',
+				},
 			],
 		};
 		assert.equal(decodeDocument(K, Buffer.from(JSON.stringify(seed))).messages.length, 2);
 	});
 
 	it('keeps fields it does not know, so a rewrite never drops them', () => {
-		const doc = { version: 1, extra: { a: 1 }, messages: [{ ...msg('u1', null), future_field: 'x' }] };
+		const doc = {
+			version: 1,
+			extra: { a: 1 },
+			messages: [{ ...msg('u1', null), future_field: 'x' }],
+		};
 		const back = decodeDocument(K, Buffer.from(JSON.stringify(doc))) as unknown as typeof doc;
 		assert.deepEqual(back.extra, { a: 1 });
 		assert.equal(back.messages[0].future_field, 'x');
@@ -65,14 +91,54 @@ describe('stored document', () => {
 		corrupt(Buffer.from([0x1f, 0x8b, 1, 2, 3]), /gzip data is damaged/);
 		corrupt(gzipSync(Buffer.from('not json')), /not valid JSON/);
 		corrupt(JSON.stringify({ version: 1 }), /schema check failed at messages/);
-		corrupt(JSON.stringify({ version: 1, messages: [{ ...msg('u', null), role: 'system' }] }), /messages\.0\.role/);
-		corrupt(JSON.stringify({ version: 1, messages: [{ ...msg('u', null), token_count: -1 }] }), /token_count/);
-		corrupt(JSON.stringify({ version: 1, messages: [{ ...msg('u', null), token_count: 1.5 }] }), /token_count/);
-		corrupt(JSON.stringify({ version: 1, messages: [{ ...msg('u', null), created_at: 'yesterday' }] }), /created_at/);
-		corrupt(JSON.stringify({ version: 1, messages: [msg('u', null), msg('u', null)] }), /duplicate message_id "u"/);
-		const badFile = { ...msg('u', null), files: [{ type: 'image', transfer_method: 'local_file', mime_type: 'image/png', name: 'x', size: 1, belongs_to: 'user' }] };
+		corrupt(
+			JSON.stringify({ version: 1, messages: [{ ...msg('u', null), role: 'system' }] }),
+			/messages\.0\.role/,
+		);
+		corrupt(
+			JSON.stringify({ version: 1, messages: [{ ...msg('u', null), token_count: -1 }] }),
+			/token_count/,
+		);
+		corrupt(
+			JSON.stringify({ version: 1, messages: [{ ...msg('u', null), token_count: 1.5 }] }),
+			/token_count/,
+		);
+		corrupt(
+			JSON.stringify({ version: 1, messages: [{ ...msg('u', null), created_at: 'yesterday' }] }),
+			/created_at/,
+		);
+		corrupt(
+			JSON.stringify({ version: 1, messages: [msg('u', null), msg('u', null)] }),
+			/duplicate message_id "u"/,
+		);
+		const badFile = {
+			...msg('u', null),
+			files: [
+				{
+					type: 'image',
+					transfer_method: 'local_file',
+					mime_type: 'image/png',
+					name: 'x',
+					size: 1,
+					belongs_to: 'user',
+				},
+			],
+		};
 		corrupt(JSON.stringify({ version: 1, messages: [badFile] }), /need "key"/);
-		const unknownMethod = { ...msg('u', null), files: [{ type: 'image', transfer_method: 'carrier_pigeon', key: 'k', mime_type: 'image/png', name: 'x', size: 1, belongs_to: 'user' }] };
+		const unknownMethod = {
+			...msg('u', null),
+			files: [
+				{
+					type: 'image',
+					transfer_method: 'carrier_pigeon',
+					key: 'k',
+					mime_type: 'image/png',
+					name: 'x',
+					size: 1,
+					belongs_to: 'user',
+				},
+			],
+		};
 		corrupt(JSON.stringify({ version: 1, messages: [unknownMethod] }), /transfer_method/);
 	});
 

@@ -4,34 +4,62 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { exportDocument, importDocument, selectHistory, threadStart, TokenBufferMemory, UUID_NIL, walkThread } from '../../../src';
+import {
+	exportDocument,
+	importDocument,
+	selectHistory,
+	threadStart,
+	TokenBufferMemory,
+	UUID_NIL,
+	walkThread,
+} from '../../../src';
 import type { LogOptions, StoredMessage } from '../../../src';
 import { KEY, setup } from './support';
 
 function rng(seed: number) {
 	let s = seed >>> 0;
-	return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+	return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 /** A random conversation as stored messages; contents are the IDs, so results compare by content. */
 function randomConversation(random: () => number, turns: number): StoredMessage[] {
 	const out: StoredMessage[] = [];
 	const at = '2026-01-01T00:00:00.000Z';
-	const msg = (id: string, parent: string | null, role: StoredMessage['role'], extra: Partial<StoredMessage> = {}): StoredMessage => ({
-		message_id: id, parent_message_id: parent, role, content: id, files: [], token_count: 1 + Math.floor(random() * 40), created_at: at, ...extra,
+	const msg = (
+		id: string,
+		parent: string | null,
+		role: StoredMessage['role'],
+		extra: Partial<StoredMessage> = {},
+	): StoredMessage => ({
+		message_id: id,
+		parent_message_id: parent,
+		role,
+		content: id,
+		files: [],
+		token_count: 1 + Math.floor(random() * 40),
+		created_at: at,
+		...extra,
 	});
 	for (let t = 0; t < turns; t++) {
 		const r = random();
 		const last = out.length ? out[out.length - 1].message_id : null;
 		const parent =
-			out.length === 0 ? null
-			: r < 0.65 ? last
-			: r < 0.75 ? UUID_NIL
-			: r < 0.95 ? out[Math.floor(random() * out.length)].message_id
-			: null;
+			out.length === 0
+				? null
+				: r < 0.65
+					? last
+					: r < 0.75
+						? UUID_NIL
+						: r < 0.95
+							? out[Math.floor(random() * out.length)].message_id
+							: null;
 		out.push(msg(`u${t}`, parent, 'user'));
 		if (random() < 0.2) {
-			out.push(msg(`u${t}:s0`, `u${t}`, 'assistant', { tool_calls: [{ id: `c${t}`, name: 'tool', args: {} }] }));
+			out.push(
+				msg(`u${t}:s0`, `u${t}`, 'assistant', {
+					tool_calls: [{ id: `c${t}`, name: 'tool', args: {} }],
+				}),
+			);
 			out.push(msg(`u${t}:s1`, `u${t}:s0`, 'tool', { tool_call_id: `c${t}` }));
 		}
 		const prev = out[out.length - 1].message_id;
@@ -55,16 +83,28 @@ describe('sealed history equals single-document history', () => {
 			await importDocument(storage, KEY, { version: 1, messages }, { log });
 			// A few more turns through the memory itself: flushes that seal and cascade.
 			for (let i = 0; i < 8; i++) {
-				const m = new TokenBufferMemory('wf', 'conv', { storage, log, tokenCounter: { encoding: 'len', count: (s) => s.length } });
-				await m.addMessages({ messageId: `n${i}`, userContent: `n${i}q`, assistantContent: `n${i}a` });
+				const m = new TokenBufferMemory('wf', 'conv', {
+					storage,
+					log,
+					tokenCounter: { encoding: 'len', count: (s) => s.length },
+				});
+				await m.addMessages({
+					messageId: `n${i}`,
+					userContent: `n${i}q`,
+					assistantContent: `n${i}a`,
+				});
 				await m.flush();
 			}
 			const all = (await exportDocument(storage, KEY))!.messages;
 			assert.equal(all.length, messages.length + 16);
 			for (let q = 0; q < 25; q++) {
 				const r = random();
-				const parent = r < 0.4 ? undefined : r < 0.45 ? null : all[Math.floor(random() * all.length)].message_id;
-				const options = { maxTokenLimit: Math.floor(random() * 800), messageLimit: Math.floor(random() * 10) };
+				const parent =
+					r < 0.4 ? undefined : r < 0.45 ? null : all[Math.floor(random() * all.length)].message_id;
+				const options = {
+					maxTokenLimit: Math.floor(random() * 800),
+					messageLimit: Math.floor(random() * 10),
+				};
 				const start = threadStart(KEY, all, parent);
 				const expected = selectHistory(walkThread(KEY, all, start), options);
 				const m = new TokenBufferMemory('wf', 'conv', { storage, log });

@@ -27,11 +27,24 @@ const DAY = 86_400_000;
 async function chat(storage: MemoryStorage, conversation: string, n: number, node?: string) {
 	for (let i = 0; i < n; i++) {
 		const options = { storage, model: 'gpt-4o-mini', log: SMALL };
-		const m = node ? new NodeTokenBufferMemory('wf', conversation, node, options) : new TokenBufferMemory('wf', conversation, options);
+		const m = node
+			? new NodeTokenBufferMemory('wf', conversation, node, options)
+			: new TokenBufferMemory('wf', conversation, options);
 		await m.addMessages({
 			userContent: `secret ${i}`,
 			assistantContent: `noted ${i}`,
-			...(i === 0 ? { userFiles: [{ transferMethod: 'local_file' as const, data: PNG, mimeType: 'image/png', name: 'a.png' }] } : {}),
+			...(i === 0
+				? {
+						userFiles: [
+							{
+								transferMethod: 'local_file' as const,
+								data: PNG,
+								mimeType: 'image/png',
+								name: 'a.png',
+							},
+						],
+					}
+				: {}),
 		});
 		await m.flush();
 	}
@@ -54,14 +67,33 @@ function orphan(disk: LocalDiskStorage, head: string, name: string): string {
 describe('key layout of sealed objects', () => {
 	it('parseKey names the document a sealed object belongs to', () => {
 		assert.deepEqual(parseKey('conversation_memory/wf/c.log/0-0000000064-0123456789abcdef.json'), {
-			kind: 'sealed', scope: 'conversation', appId: 'wf', conversationId: 'c', headKey: 'conversation_memory/wf/c.json',
+			kind: 'sealed',
+			scope: 'conversation',
+			appId: 'wf',
+			conversationId: 'c',
+			headKey: 'conversation_memory/wf/c.json',
 		});
-		assert.deepEqual(parseKey('t/node_memory/wf/c/n.log/2-0000000000-0123456789abcdef.json', 't/'), {
-			kind: 'sealed', scope: 'node', appId: 'wf', conversationId: 'c', nodeId: 'n', headKey: 't/node_memory/wf/c/n.json',
-		});
+		assert.deepEqual(
+			parseKey('t/node_memory/wf/c/n.log/2-0000000000-0123456789abcdef.json', 't/'),
+			{
+				kind: 'sealed',
+				scope: 'node',
+				appId: 'wf',
+				conversationId: 'c',
+				nodeId: 'n',
+				headKey: 't/node_memory/wf/c/n.json',
+			},
+		);
 		assert.equal(parseKey('conversation_memory/wf/c.log/notes.txt'), undefined);
-		assert.equal(parseKey('conversation_memory/wf/c.log.json')?.kind, 'conversation', 'a conversation may be called "c.log"');
-		assert.equal(sealedPrefix('conversation_memory/wf/c.log.json'), 'conversation_memory/wf/c.log.log/');
+		assert.equal(
+			parseKey('conversation_memory/wf/c.log.json')?.kind,
+			'conversation',
+			'a conversation may be called "c.log"',
+		);
+		assert.equal(
+			sealedPrefix('conversation_memory/wf/c.log.json'),
+			'conversation_memory/wf/c.log.log/',
+		);
 	});
 });
 
@@ -72,15 +104,29 @@ describe('deleting a conversation', () => {
 		await chat(disk, 'conv', 12, 'nodeA');
 		await chat(disk, 'other', 12);
 		const listed = (await listConversationKeys(disk, 'wf', 'conv')).map((o) => o.key);
-		assert.ok(listed.some((k) => parseKey(k)?.kind === 'sealed' && parseKey(k)?.scope === 'conversation'));
+		assert.ok(
+			listed.some((k) => parseKey(k)?.kind === 'sealed' && parseKey(k)?.scope === 'conversation'),
+		);
 		assert.ok(listed.some((k) => parseKey(k)?.kind === 'sealed' && parseKey(k)?.scope === 'node'));
 		const heads = listed.filter((k) => ['conversation', 'node'].includes(parseKey(k)?.kind ?? ''));
-		assert.deepEqual(listed.slice(0, heads.length), heads, 'documents are listed (and deleted) first');
+		assert.deepEqual(
+			listed.slice(0, heads.length),
+			heads,
+			'documents are listed (and deleted) first',
+		);
 		const deleted = await deleteConversationMemory(disk, 'wf', 'conv');
 		assert.deepEqual(deleted.slice().sort(), listed.slice().sort());
-		const left = [...(await disk.list('conversation_memory/wf/conv')), ...(await disk.list('node_memory/wf/conv/')), ...(await disk.list('memory_files/wf/conv/'))];
+		const left = [
+			...(await disk.list('conversation_memory/wf/conv')),
+			...(await disk.list('node_memory/wf/conv/')),
+			...(await disk.list('memory_files/wf/conv/')),
+		];
 		assert.deepEqual(left, []);
-		assert.equal((await exportDocument(disk, conversationMemoryKey('wf', 'other')))!.messages.length, 24, 'other conversations untouched');
+		assert.equal(
+			(await exportDocument(disk, conversationMemoryKey('wf', 'other')))!.messages.length,
+			24,
+			'other conversations untouched',
+		);
 	});
 
 	it('clear() removes the document and its sealed objects', async () => {
@@ -109,8 +155,15 @@ describe('pruning', () => {
 		assert.ok((await disk.get(oldOrphan)) !== null, 'a dry run deletes nothing');
 		const result = await pruneMemory(disk, { olderThanDays: 30 });
 		assert.deepEqual(result.deleted, [oldOrphan]);
-		assert.ok((await disk.get(youngOrphan)) !== null, 'may belong to a head being written right now');
-		assert.equal((await exportDocument(disk, key))!.messages.length, 24, 'the live conversation is whole');
+		assert.ok(
+			(await disk.get(youngOrphan)) !== null,
+			'may belong to a head being written right now',
+		);
+		assert.equal(
+			(await exportDocument(disk, key))!.messages.length,
+			24,
+			'the live conversation is whole',
+		);
 		assert.equal((await disk.list('memory_files/wf/conv/')).length, 1, 'its files stay');
 	});
 
@@ -121,8 +174,14 @@ describe('pruning', () => {
 		for (const o of await disk.list('')) if (o.key.includes('/old')) age(disk, o.key, 40);
 		const result = await pruneMemory(disk, { olderThanDays: 30 });
 		assert.ok(result.deleted.some((k) => parseKey(k)?.kind === 'sealed'));
-		assert.deepEqual((await disk.list('')).filter((o) => o.key.includes('/old')), []);
-		assert.equal((await exportDocument(disk, conversationMemoryKey('wf', 'new')))!.messages.length, 24);
+		assert.deepEqual(
+			(await disk.list('')).filter((o) => o.key.includes('/old')),
+			[],
+		);
+		assert.equal(
+			(await exportDocument(disk, conversationMemoryKey('wf', 'new')))!.messages.length,
+			24,
+		);
 	});
 
 	it('keeps everything an unreadable document may reference, and reports it', async () => {

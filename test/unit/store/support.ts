@@ -1,10 +1,24 @@
 // Shared by the sealed-log tests: a storage that records every write, and small sealing limits.
 import { StorageError } from '../../../src';
-import type { GetOptions, ListedObject, LogOptions, MemoryStorage, NotModified, PutOptions, StoredObject, StoredMessage } from '../../../src';
+import type {
+	GetOptions,
+	ListedObject,
+	LogOptions,
+	MemoryStorage,
+	NotModified,
+	PutOptions,
+	StoredObject,
+	StoredMessage,
+} from '../../../src';
 import { InstrumentedStorage, tempDisk } from '../../support/storages';
 
 /** Limits small enough that a few turns seal and cascade. */
-export const SMALL: Partial<LogOptions> = { tailMessages: 6, keepMessages: 4, minMessages: 2, fanOut: 2 };
+export const SMALL: Partial<LogOptions> = {
+	tailMessages: 6,
+	keepMessages: 4,
+	minMessages: 2,
+	fanOut: 2,
+};
 
 export interface PutRecord {
 	key: string;

@@ -1,5 +1,7 @@
 /**
- * A fake OpenAI-compatible Chat Completions server for end-to-end tests.
+ * The offline demo model of `npm start`, and the one stand-in of the end-to-end tests and benchmarks:
+ * a fake OpenAI-compatible Chat Completions server whose replies are a pure function of the request.
+ * (It lives here, not in test/, because the product's `npm start` runs it when no LLM_BASE_URL is set.)
  *
  * This is the ONLY stand-in in the e2e tests: no real model can be reached from these machines, so n8n's
  * OpenAI Chat Model node (credential `url` = this server's `/v1`) talks to this instead. Everything else
@@ -88,7 +90,8 @@ export function lastUserText(messages: ChatMessage[]): string {
 /** Text of the tool messages that end the conversation (the results the model is answering from). */
 export function trailingToolResults(messages: ChatMessage[]): string[] {
 	const results: string[] = [];
-	for (let i = messages.length - 1; i >= 0 && messages[i].role === 'tool'; i--) results.unshift(contentText(messages[i].content));
+	for (let i = messages.length - 1; i >= 0 && messages[i].role === 'tool'; i--)
+		results.unshift(contentText(messages[i].content));
 	return results;
 }
 
@@ -113,14 +116,20 @@ const squash = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, '');
  * The tool calls a request asks for: `[[fake:tool=NAME:ARGS]]` markers in a conversation that ends with
  * a user message, for tools the request offers. Empty when there is nothing to call.
  */
-export function requestedToolCalls(messages: ChatMessage[], body: any, seq: number): FakeToolCall[] {
+export function requestedToolCalls(
+	messages: ChatMessage[],
+	body: any,
+	seq: number,
+): FakeToolCall[] {
 	const last = messages[messages.length - 1];
 	const offered: string[] = (Array.isArray(body?.tools) ? body.tools : [])
 		.map((t: any) => t?.function?.name ?? t?.name)
 		.filter((n: unknown): n is string => typeof n === 'string');
 	if (!last || last.role !== 'user' || offered.length === 0) return [];
 	const calls: FakeToolCall[] = [];
-	for (const [, wanted, rawArgs] of contentText(last.content).matchAll(/\[\[fake:tool=([^:\]]+):(.*?)\]\]/g)) {
+	for (const [, wanted, rawArgs] of contentText(last.content).matchAll(
+		/\[\[fake:tool=([^:\]]+):(.*?)\]\]/g,
+	)) {
 		const name = offered.find((n) => squash(n) === squash(wanted));
 		if (!name) continue;
 		let args: unknown;
@@ -190,14 +199,20 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 			}
 			if (req.method !== 'POST' || path !== '/v1/chat/completions') {
 				return sendJson(res, 404, {
-					error: { message: `fake-openai: no route ${req.method} ${path}`, type: 'invalid_request_error' },
+					error: {
+						message: `fake-openai: no route ${req.method} ${path}`,
+						type: 'invalid_request_error',
+					},
 				});
 			}
 			const messages: ChatMessage[] = Array.isArray(body?.messages) ? body.messages : [];
 			const forced = /\[\[fake:status=(\d{3})\]\]/.exec(lastUserText(messages));
 			if (forced) {
 				return sendJson(res, Number(forced[1]), {
-					error: { message: `fake-openai: forced status ${forced[1]}`, type: 'invalid_request_error' },
+					error: {
+						message: `fake-openai: forced status ${forced[1]}`,
+						type: 'invalid_request_error',
+					},
 				});
 			}
 
@@ -234,9 +249,25 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 				// Split into a few pieces so streaming consumers really have to concatenate.
 				for (const piece of text.match(/.{1,16}/gs) ?? []) chunk({ content: piece }, null);
 				toolCalls.forEach((c, index) =>
-					chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }] }, null),
+					chunk(
+						{
+							tool_calls: [
+								{
+									index,
+									id: c.id,
+									type: 'function',
+									function: { name: c.name, arguments: c.arguments },
+								},
+							],
+						},
+						null,
+					),
 				);
-				chunk({}, toolCalls.length ? 'tool_calls' : 'stop', body?.stream_options?.include_usage ? { usage } : {});
+				chunk(
+					{},
+					toolCalls.length ? 'tool_calls' : 'stop',
+					body?.stream_options?.include_usage ? { usage } : {},
+				);
 				return res.end('data: [DONE]\n\n');
 			}
 
@@ -250,12 +281,21 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 								message: {
 									role: 'assistant',
 									content: null,
-									tool_calls: toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+									tool_calls: toolCalls.map((c) => ({
+										id: c.id,
+										type: 'function',
+										function: { name: c.name, arguments: c.arguments },
+									})),
 								},
 								logprobs: null,
 								finish_reason: 'tool_calls',
 							}
-						: { index: 0, message: { role: 'assistant', content: text }, logprobs: null, finish_reason: 'stop' },
+						: {
+								index: 0,
+								message: { role: 'assistant', content: text },
+								logprobs: null,
+								finish_reason: 'stop',
+							},
 				],
 				usage,
 			});
