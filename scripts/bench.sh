@@ -12,6 +12,7 @@ export RGW_ENDPOINT
 # The AWS SDK warns once per process that its 2027 releases will need Node 22; not relevant to figures.
 export NODE_NO_WARNINGS=1
 node --import tsx bench/engine.ts
+node --import tsx bench/tokens.ts
 node --import tsx bench/n8n-latency.ts
 # The AI Agent with our LLM Memory Store against the same agent with n8n's Simple Memory.
 node --import tsx bench/agent-memory.ts
