@@ -261,6 +261,12 @@ wait-webhook)
 			;;
 		*) ready=1 ;;
 		esac
+		if [ $ready = 1 ] && [ -n "$uf" ]; then
+			# n8n 2.40.7 can answer a Chat Trigger's URL like a POST-only webhook a moment before it logs
+			# that the workflow holds a node type it cannot load; give that verdict a second to arrive.
+			sleep 1
+			if grep -q 'Unrecognized node type' "$uf/n8n.log" 2>/dev/null; then continue; fi
+		fi
 		if [ $ready = 1 ]; then echo "$code"; exit 0; fi
 		if [ $SECONDS -ge $deadline ]; then
 			[ -n "$uf" ] && tail -n 30 "$uf/n8n.log" >&2
