@@ -1,9 +1,8 @@
 // Child process for concurrency and crash tests: appends turns to one memory key.
 //   append-worker.ts <config-json>
 // config: { backend: 'disk'|'s3', root?, endpoint?, bucket?, turns, tag, bigBytes?, forever? }
-import { LocalDiskStorage, S3Storage, TokenBufferMemory } from '../../src';
-import type { MemoryStorage } from '../../src';
-import { RGW_CREDENTIALS } from './rgw';
+import { TokenBufferMemory } from '../../src';
+import { workerStorage } from './rgw';
 
 interface Config {
 	backend: 'disk' | 's3';
@@ -19,15 +18,7 @@ interface Config {
 }
 
 const config = JSON.parse(process.argv[2]) as Config;
-const storage: MemoryStorage =
-	config.backend === 'disk'
-		? new LocalDiskStorage({ root: config.root as string })
-		: new S3Storage({
-				bucket: config.bucket as string,
-				endpoint: config.endpoint,
-				forcePathStyle: true,
-				credentials: RGW_CREDENTIALS,
-			});
+const storage = workerStorage(config);
 const options = { storage, model: 'gpt-4o-mini', maxFlushAttempts: 40 };
 const answer = (i: number) =>
 	config.bigBytes

@@ -5,8 +5,8 @@ import * as path from 'node:path';
 
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 
-import { S3Storage } from '../../src';
-import type { S3StorageOptions } from '../../src';
+import { LocalDiskStorage, S3Storage } from '../../src';
+import type { MemoryStorage, S3StorageOptions } from '../../src';
 import { tempDir } from './storages';
 
 const SCRIPT = path.resolve(__dirname, '../../scripts/rgw.sh');
@@ -83,3 +83,31 @@ export async function rgwStorage(extra: Partial<S3StorageOptions> = {}): Promise
 		...extra,
 	});
 }
+
+/** Where a child writer process (append, turn and sealing workers) keeps memory: a disk root or a bucket. */
+export interface WorkerBackend {
+	backend: 'disk' | 's3';
+	root?: string;
+	endpoint?: string;
+	bucket?: string;
+}
+
+export function workerStorage(config: WorkerBackend): MemoryStorage {
+	return config.backend === 'disk'
+		? new LocalDiskStorage({ root: config.root as string })
+		: new S3Storage({
+				bucket: config.bucket as string,
+				endpoint: config.endpoint,
+				forcePathStyle: true,
+				credentials: RGW_CREDENTIALS,
+			});
+}
+
+/**
+ * Byte-length token counts for worker processes: they are started by the dozen and killed within a
+ * second, and the real tokenizer's first use costs most of a second; counting is not what they test.
+ */
+export const byteTokenCounter = {
+	encoding: 'utf8-bytes',
+	count: (text: string) => Buffer.byteLength(text),
+};

@@ -5,9 +5,9 @@
 //           turns? (omitted: one turn after another until killed), parallel? (turns in flight at once) }
 // Even turns use the caller's ID `<tag>-<i>` (checked against all stored messages); odd turns let the
 // engine draw a UUID. stdout: `flushing <i>`, `flushed <i> <id> <attempts>` per turn, then `done`.
-import { LocalDiskStorage, S3Storage, TokenBufferMemory } from '../../src';
-import type { LogOptions, MemoryStorage } from '../../src';
-import { RGW_CREDENTIALS } from './rgw';
+import { TokenBufferMemory } from '../../src';
+import type { LogOptions } from '../../src';
+import { byteTokenCounter, workerStorage } from './rgw';
 
 interface Config {
 	backend: 'disk' | 's3';
@@ -22,17 +22,8 @@ interface Config {
 }
 
 const config = JSON.parse(process.argv[2]) as Config;
-const storage: MemoryStorage =
-	config.backend === 'disk'
-		? new LocalDiskStorage({ root: config.root as string })
-		: new S3Storage({
-				bucket: config.bucket as string,
-				endpoint: config.endpoint,
-				forcePathStyle: true,
-				credentials: RGW_CREDENTIALS,
-			});
-// Byte-length token counts: the real tokenizer's first use costs most of a second and is not what this tests.
-const tokenCounter = { encoding: 'utf8-bytes', count: (text: string) => Buffer.byteLength(text) };
+const storage = workerStorage(config);
+const tokenCounter = byteTokenCounter;
 const options = { storage, tokenCounter, log: config.log, maxFlushAttempts: 60, retryBaseMs: 2 };
 const say = (line: string) => process.stdout.write(`${line}\n`);
 

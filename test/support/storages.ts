@@ -6,8 +6,10 @@ import { ConflictError, LocalDiskStorage, StorageError } from '../../src';
 import type {
 	GetOptions,
 	ListedObject,
+	MemoryOptions,
 	MemoryStorage,
 	NotModified,
+	PromptMessage,
 	PutOptions,
 	StoredObject,
 } from '../../src';
@@ -68,3 +70,15 @@ export class InstrumentedStorage implements MemoryStorage {
 		return this.inner.list(prefix);
 	}
 }
+
+/** A memory test's usual setup: an instrumented temp disk and memory options on it. */
+export function memorySetup(extra: Partial<MemoryOptions> = {}) {
+	const disk = tempDisk();
+	const storage = new InstrumentedStorage(disk);
+	const options: MemoryOptions = { storage, model: 'gpt-4o-mini', ...extra };
+	return { disk, storage, options };
+}
+
+/** Prompt messages as "role:content" lines ("[parts]" for multimodal content), for assertions. */
+export const promptText = (messages: PromptMessage[]) =>
+	messages.map((m) => `${m.role}:${typeof m.content === 'string' ? m.content : '[parts]'}`);

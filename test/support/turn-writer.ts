@@ -11,24 +11,13 @@
 //   flushed <id> <attempts>     flush() resolved: the turn is acknowledged
 //   failed <id> <error>         flush() (or the read before it) rejected
 //   done                        every turn settled (not printed in the endless mode)
-import { LocalDiskStorage, S3Storage, TokenBufferMemory } from '../../src';
-import type { MemoryStorage } from '../../src';
+import { TokenBufferMemory } from '../../src';
 import type { TurnWriterConfig } from './faults';
-import { RGW_CREDENTIALS } from './rgw';
+import { byteTokenCounter, workerStorage } from './rgw';
 
 const config = JSON.parse(process.argv[2]) as TurnWriterConfig;
-const storage: MemoryStorage =
-	config.backend === 'disk'
-		? new LocalDiskStorage({ root: config.root as string })
-		: new S3Storage({
-				bucket: config.bucket as string,
-				endpoint: config.endpoint,
-				forcePathStyle: true,
-				credentials: RGW_CREDENTIALS,
-			});
-// A byte-length token count: these processes are started by the dozen and killed within a second, and the
-// real tokenizer's first use costs most of a second; counting is not what they test.
-const tokenCounter = { encoding: 'utf8-bytes', count: (text: string) => Buffer.byteLength(text) };
+const storage = workerStorage(config);
+const tokenCounter = byteTokenCounter;
 const options = { storage, tokenCounter, maxFlushAttempts: 40 };
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -19,19 +19,12 @@ import {
 	tokenizerStats,
 	UnknownParentMessageError,
 } from '../../../src';
-import type { MemoryOptions, PromptMessage, StoredMessage } from '../../../src';
-import { InstrumentedStorage, tempDisk } from '../../support/storages';
+import type { StoredMessage } from '../../../src';
+import { memorySetup, promptText } from '../../support/storages';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
-const text = (messages: PromptMessage[]) =>
-	messages.map((m) => `${m.role}:${typeof m.content === 'string' ? m.content : '[parts]'}`);
-
-function setup(extra: Partial<MemoryOptions> = {}) {
-	const disk = tempDisk();
-	const storage = new InstrumentedStorage(disk);
-	const options: MemoryOptions = { storage, model: 'gpt-4o-mini', ...extra };
-	return { disk, storage, options };
-}
+const text = promptText;
+const setup = memorySetup;
 
 async function turn(
 	m: TokenBufferMemory | NodeTokenBufferMemory,
