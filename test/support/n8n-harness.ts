@@ -177,6 +177,31 @@ function webhookUrls(baseUrl: string, workflows: Json[]): string[] {
 	return urls;
 }
 
+/**
+ * Node types used by the workflows that this n8n did not load. Read from the type list n8n itself
+ * writes for its editor at boot (`.cache/n8n/public/types/nodes.json` in the user folder), so a
+ * workflow n8n cannot activate is caught even when its webhook URL happens to answer: a deterministic
+ * check behind wait-webhook's log shortcut, whose timing differs between machines.
+ */
+async function unknownNodeTypes(userFolder: string, workflows: Json[]): Promise<string[]> {
+	const file = path.join(userFolder, '.cache/n8n/public/types/nodes.json');
+	let loaded: Set<string> | undefined;
+	for (let attempt = 0; !loaded; attempt++) {
+		try {
+			const types = JSON.parse(readFileSync(file, 'utf8')) as Array<{ name: string }>;
+			loaded = new Set(types.map((t) => t.name));
+		} catch (e) {
+			// n8n writes the file right after it loads its nodes; give a slow write a few seconds.
+			if (attempt >= 50) throw new Error(`n8n wrote no readable node type list at ${file}: ${e}`);
+			await new Promise((r) => setTimeout(r, 100));
+		}
+	}
+	const used = workflows.flatMap((wf) =>
+		(wf.nodes ?? []).map((n: Json) => String(n.type)),
+	) as string[];
+	return [...new Set(used)].filter((t) => !loaded.has(t));
+}
+
 export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstance> {
 	await ensureN8n();
 	const port = options.port ?? Number(process.env.E2E_N8N_PORT ?? 5690);
@@ -238,6 +263,11 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 		if (waitFor.length === 0) waitFor.push(`${baseUrl}/healthz`);
 		for (const url of waitFor) await run(['wait-webhook', url, userFolder], 300_000);
 		const bootMs = performance.now() - started;
+		const unknown = await unknownNodeTypes(userFolder, published);
+		if (unknown.length)
+			throw new Error(
+				`Unrecognized node type: ${unknown.join(', ')} (not among the node types n8n loaded; package not installed or stale?)`,
+			);
 
 		return {
 			version: N8N_VERSION,
