@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `npm run bench`: the engine benchmark (local disk and radosgw) and the chat-turn latency through a
-# real n8n, and the comparison with n8n's own memory nodes. Prints markdown tables; the README quotes
-# them with date and machine.
+# `npm run bench`: the engine and versioned-data benchmarks (local disk and radosgw), the chat-turn
+# latency through a real n8n, and the comparison with n8n's own memory nodes. Prints markdown tables;
+# the README quotes them with date and machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -12,6 +12,8 @@ export RGW_ENDPOINT
 # The AWS SDK warns once per process that its 2027 releases will need Node 22; not relevant to figures.
 export NODE_NO_WARNINGS=1
 node --import tsx bench/engine.ts
+# Versioned data: save-version and get-current at 10, 1,000 and 10,000 versions (builds take minutes).
+node --import tsx bench/snapshots.ts
 node --import tsx bench/tokens.ts
 node --import tsx bench/n8n-latency.ts
 # The AI Agent with our LLM Memory Store against the same agent with n8n's Simple Memory.

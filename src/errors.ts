@@ -96,3 +96,181 @@ export class UnknownParentMessageError extends MemoryError {
 		super(`Parent message ID "${messageId}" was not found in memory "${key}"`);
 	}
 }
+
+// ── Versioned data (src/snapshots) ─────────────────────────────────────────────────────────────
+
+/** An argument that cannot be used (missing summary, bad version number, bad limit, …), naming the field. */
+export class InvalidInputError extends MemoryError {
+	constructor(
+		readonly field: string,
+		readonly reason: string,
+	) {
+		super(`Invalid ${field}: ${reason}`);
+	}
+}
+
+/**
+ * A value that is not plain JSON (undefined, a function, a symbol, NaN, Infinity, a BigInt, a cycle, a
+ * Date or other class instance, a sparse array). `path` is the JSON Pointer of the offending value.
+ */
+export class NotJsonError extends InvalidInputError {
+	constructor(
+		field: string,
+		readonly path: string,
+		readonly problem: string,
+	) {
+		super(
+			field,
+			`${path === '' ? 'the value' : `"${path}"`} ${problem}; only JSON values can be stored`,
+		);
+	}
+}
+
+/** Data whose serialized JSON is larger than the limit. Nothing was written. */
+export class DataTooLargeError extends InvalidInputError {
+	constructor(
+		field: string,
+		readonly bytes: number,
+		readonly limit: number,
+		atLeast = false,
+	) {
+		super(
+			field,
+			`${atLeast ? 'at least ' : ''}${bytes} bytes as JSON, more than the limit of ${limit} bytes`,
+		);
+	}
+}
+
+/** One JSON Schema violation: where (JSON Pointer into the data) and what. */
+export interface SchemaIssue {
+	path: string;
+	message: string;
+}
+
+/** Data that does not satisfy the configured JSON Schema. Nothing was written. */
+export class SchemaViolationError extends MemoryError {
+	constructor(readonly errors: SchemaIssue[]) {
+		const shown = errors
+			.slice(0, 5)
+			.map((e) => `${e.path === '' ? '(root)' : e.path}: ${e.message}`)
+			.join('; ');
+		super(
+			`Data does not match the JSON Schema: ${shown}${errors.length > 5 ? ` (and ${errors.length - 5} more)` : ''}`,
+		);
+	}
+}
+
+/** The configured JSON Schema itself cannot be compiled. */
+export class InvalidSchemaError extends MemoryError {
+	constructor(
+		readonly reason: string,
+		options?: { cause?: unknown },
+	) {
+		super(`Invalid JSON Schema: ${reason}`, options);
+	}
+}
+
+/** A version number that does not exist in this conversation's versioned data. */
+export class UnknownVersionError extends MemoryError {
+	constructor(
+		readonly scope: string,
+		readonly version: number,
+	) {
+		super(`Version ${version} does not exist in versioned data "${scope}"`);
+	}
+}
+
+/** A branch that does not exist (only "main" exists without being created). */
+export class UnknownBranchError extends MemoryError {
+	constructor(
+		readonly scope: string,
+		readonly branch: string,
+	) {
+		super(
+			`Branch "${branch}" does not exist in versioned data "${scope}"; create it with branch(name, fromVersion)`,
+		);
+	}
+}
+
+/** branch(name, …) for a name that is already a branch. */
+export class BranchExistsError extends MemoryError {
+	constructor(
+		readonly scope: string,
+		readonly branch: string,
+	) {
+		super(`Branch "${branch}" already exists in versioned data "${scope}"`);
+	}
+}
+
+/** saveVersion with expectedVersion, but the branch has moved on (another writer saved first). Nothing was saved. */
+export class VersionConflictError extends MemoryError {
+	constructor(
+		readonly branch: string,
+		readonly expectedVersion: number | null,
+		readonly currentVersion: number | null,
+	) {
+		super(
+			`Branch "${branch}" is at ${currentVersion === null ? 'no version' : `version ${currentVersion}`}, ` +
+				`not the expected ${expectedVersion === null ? 'empty branch' : `version ${expectedVersion}`}; ` +
+				'nothing was saved. Read the current version and try again.',
+		);
+	}
+}
+
+/** A JSON Patch that is malformed or whose operation `index` cannot be applied. The input was not changed. */
+export class PatchError extends MemoryError {
+	constructor(
+		readonly index: number,
+		readonly op: string,
+		readonly path: string,
+		readonly reason: string,
+	) {
+		super(`JSON Patch operation ${index} (${op} ${JSON.stringify(path)}) failed: ${reason}`);
+	}
+}
+
+/** import without overwrite into a conversation that already holds memory or versioned data. Nothing was written. */
+export class ConversationExistsError extends MemoryError {
+	constructor(
+		readonly appId: string,
+		readonly conversationId: string,
+		readonly keys: string[],
+	) {
+		super(
+			`Conversation "${conversationId}" of "${appId}" already holds ${keys.length} stored object(s) ` +
+				`(e.g. "${keys[0]}"); import with { overwrite: true } to replace them`,
+		);
+	}
+}
+
+/** An export value that cannot be imported (wrong format, inconsistent history). Nothing was written. */
+export class InvalidExportError extends MemoryError {
+	constructor(
+		readonly path: string,
+		readonly reason: string,
+	) {
+		super(`Invalid conversation export at ${path === '' ? '(root)' : path}: ${reason}`);
+	}
+}
+
+// ── Memory administration (src/admin) ──────────────────────────────────────────────────────────
+
+/** A message ID that is not stored in the memory being read (e.g. the end of a thread to list). */
+export class MessageNotFoundError extends MemoryError {
+	constructor(
+		readonly key: string,
+		readonly messageId: string,
+	) {
+		super(`Message ID "${messageId}" was not found in memory "${key}"`);
+	}
+}
+
+/** A conversation with no memory document stored (nothing to export). */
+export class NoMemoryStoredError extends MemoryError {
+	constructor(
+		readonly appId: string,
+		readonly conversationId: string,
+	) {
+		super(`No memory is stored for conversation "${conversationId}" of "${appId}"`);
+	}
+}

@@ -1,15 +1,27 @@
 // The engine's public API. Framework-free: nothing here imports n8n (enforced by ESLint).
 export * from './errors';
-export { MAX_ID_BYTES, validateId, validateKeyPrefix } from './keys/ids';
+export {
+	MAX_BRANCH_BYTES,
+	MAX_ID_BYTES,
+	validateBranchName,
+	validateId,
+	validateKeyPrefix,
+} from './keys/ids';
 export {
 	appPrefixes,
+	branchKey,
 	conversationFilesPrefix,
 	conversationMemoryKey,
 	conversationNodesPrefix,
 	isSealedKeyOf,
+	isVersionNumber,
+	MAX_VERSION_NUMBER,
 	nodeMemoryKey,
 	parseKey,
 	sealedPrefix,
+	versionCounterKey,
+	versionedDataPrefix,
+	versionKey,
 } from './keys/layout';
 export type { ParsedKey } from './keys/layout';
 export {
@@ -117,5 +129,73 @@ export {
 	sweepLeftovers,
 } from './admin/housekeeping';
 export type { PruneOptions, PruneResult, ScopeOptions, SweepOptions } from './admin/housekeeping';
+// Versioned data (src/snapshots): write-once versions, compare-and-swap branch heads, diff and patch.
+export {
+	MAIN_BRANCH,
+	MAX_HISTORY_PAGE,
+	MAX_SUMMARY_BYTES,
+	VersionedData,
+} from './snapshots/versioned-data';
+export type {
+	HistoryEntry,
+	HistoryOptions as VersionHistoryOptions,
+	HistoryPage,
+	RollbackOptions,
+	SaveVersionInput,
+	VersionDiff,
+	VersionedDataOptions,
+} from './snapshots/versioned-data';
+export type { BranchHead, VersionCounter, VersionRecord } from './snapshots/records';
+export { diffJson, MAX_SUMMARY_LINES } from './snapshots/diff';
+export type { JsonDiff } from './snapshots/diff';
+export { applyPatch, parsePointer } from './snapshots/patch';
+export type { JsonPatch, PatchOperation } from './snapshots/patch';
+export { jsonEqual, MAX_DATA_BYTES, MAX_JSON_DEPTH, toJsonText } from './snapshots/json';
+export type { JsonValue } from './snapshots/json';
+export { compileSchema } from './snapshots/schema';
+export type { DataValidator } from './snapshots/schema';
+export {
+	CONVERSATION_EXPORT_FORMAT,
+	CONVERSATION_EXPORT_VERSION,
+	exportConversation,
+	exportVersionedData,
+	importConversation,
+} from './snapshots/transfer';
+export type {
+	ConversationExport,
+	ConversationImportOptions,
+	ConversationImportResult,
+	VersionedDataExport,
+} from './snapshots/transfer';
 // Test and benchmark hooks (cache, tokenizer counters), kept for existing callers.
 export { clearDocumentCache, tokenizerStats } from './testing';
+// Memory administration for the LLM Memory Manager node: read, list, clear, export, import.
+export {
+	clearMemory,
+	listConversations,
+	memoryKeyOf,
+	readMessages,
+} from './admin/conversation-memory';
+export type {
+	ConversationList,
+	ConversationSummary,
+	MemoryAddress,
+	MessagePage,
+	PageOptions,
+	PositionedMessage,
+	ReadMessagesOptions,
+} from './admin/conversation-memory';
+export {
+	exportConversationMemory,
+	importConversationMemory,
+	MEMORY_EXPORT_FORMAT,
+	MEMORY_EXPORT_VERSION,
+	missingFilesOf,
+	parseConversationMemoryExport,
+} from './admin/memory-transfer';
+export type {
+	ConversationMemoryExport,
+	ExportedFile,
+	ImportOptions,
+	ImportResult,
+} from './admin/memory-transfer';

@@ -1,7 +1,7 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { INode } from 'n8n-workflow';
 
-import { InvalidIdError, MAX_ID_BYTES } from '../../src';
+import { ConversationExistsError, InvalidIdError, MAX_ID_BYTES } from '../../src';
 
 /** What a node needs to raise errors: its own description. */
 interface HasNode {
@@ -28,6 +28,11 @@ export const ID_RULES = `IDs must be strings (or numbers), must not contain / \\
 /** The one place where an engine error becomes a node error (typed errors stay typed until here). */
 export function asNodeError(ctx: HasNode, error: unknown, itemIndex: number): NodeOperationError {
 	if (error instanceof NodeOperationError) return error;
-	const description = error instanceof InvalidIdError ? ID_RULES : undefined;
+	const description =
+		error instanceof InvalidIdError
+			? ID_RULES
+			: error instanceof ConversationExistsError
+				? 'Nothing was written. Turn on "Overwrite" to replace the memory stored for this conversation, or import into another conversation ID.'
+				: undefined;
 	return nodeError(ctx, (error as Error)?.message ?? String(error), itemIndex, description);
 }

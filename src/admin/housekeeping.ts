@@ -10,6 +10,8 @@ import {
 	NODE_MEMORY_ROOT,
 	parseKey,
 	sealedPrefix,
+	VERSIONED_DATA_ROOT,
+	versionedDataPrefix,
 } from '../keys/layout';
 import { headCodec } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
@@ -22,7 +24,9 @@ export interface ScopeOptions {
 
 /**
  * Every object of one conversation: its conversation document, its nodes' documents, the sealed
- * segments and indexes of both, and its files. Documents come first, then sealed objects, then files.
+ * segments and indexes of both, its files, and its versioned data (branch heads and counter, versions).
+ * Objects that others reference come after those that reference them: documents and branch heads first,
+ * then sealed objects and versions, then files.
  */
 export async function listConversationKeys(
 	storage: MemoryStorage,
@@ -31,18 +35,21 @@ export async function listConversationKeys(
 	options: ScopeOptions = {},
 ): Promise<ListedObject[]> {
 	const convKey = conversationMemoryKey(appId, conversationId, options.keyPrefix);
-	const [conv, convSealed, nodes, files] = await Promise.all([
+	const [conv, convSealed, nodes, files, data] = await Promise.all([
 		storage.list(convKey),
 		storage.list(sealedPrefix(convKey)),
 		storage.list(conversationNodesPrefix(appId, conversationId, options.keyPrefix)),
 		storage.list(conversationFilesPrefix(appId, conversationId, options.keyPrefix)),
+		storage.list(versionedDataPrefix(appId, conversationId, options.keyPrefix)),
 	]);
-	const sealed = (o: ListedObject) => parseKey(o.key, options.keyPrefix)?.kind === 'sealed';
+	const kind = (o: ListedObject) => parseKey(o.key, options.keyPrefix)?.kind;
 	return [
 		...conv.filter((o) => o.key === convKey),
-		...nodes.filter((o) => !sealed(o)),
+		...nodes.filter((o) => kind(o) !== 'sealed'),
+		...data.filter((o) => kind(o) !== 'version'),
 		...convSealed,
-		...nodes.filter(sealed),
+		...nodes.filter((o) => kind(o) === 'sealed'),
+		...data.filter((o) => kind(o) === 'version'),
 		...files,
 	];
 }
@@ -59,7 +66,10 @@ export async function listAppKeys(
 	return lists.flat();
 }
 
-/** Deletes all of a conversation's memory, across its nodes, and its copied files. Returns the deleted keys. */
+/**
+ * Deletes all of a conversation's memory, across its nodes, its copied files and its versioned data
+ * (versions, branches, counter). Returns the deleted keys.
+ */
 export async function deleteConversationMemory(
 	storage: MemoryStorage,
 	appId: string,
@@ -78,6 +88,7 @@ export async function deleteConversationMemory(
 		sealedPrefix(convKey),
 		conversationNodesPrefix(appId, conversationId, options.keyPrefix),
 		conversationFilesPrefix(appId, conversationId, options.keyPrefix),
+		versionedDataPrefix(appId, conversationId, options.keyPrefix),
 	])
 		leftovers.push(...((await storage.sweep?.(scope, 0)) ?? []));
 	return [...objects.map((o) => o.key), ...leftovers];
@@ -132,6 +143,8 @@ export interface PruneResult {
  * meanwhile is kept. Sealed segments and indexes go with their document; those no document references
  * (left by a writer that lost its compare-and-swap or was killed) go once older than
  * LEFTOVER_SAFE_AGE_MS. A sealed object a live document references is never deleted, however old.
+ * A conversation's versioned data (versions, branches, counter) goes as a whole, once none of it and none
+ * of the conversation's chat documents was written within the N days; branch heads are deleted first.
  */
 export async function pruneMemory(
 	storage: MemoryStorage,
@@ -150,7 +163,7 @@ export async function pruneMemory(
 			? await listAppKeys(storage, options.appId, options)
 			: (
 					await Promise.all(
-						[NODE_MEMORY_ROOT, CONVERSATION_MEMORY_ROOT, FILES_ROOT].map((r) =>
+						[NODE_MEMORY_ROOT, CONVERSATION_MEMORY_ROOT, FILES_ROOT, VERSIONED_DATA_ROOT].map((r) =>
 							storage.list(`${prefix}${r}/`),
 						),
 					)
@@ -164,9 +177,20 @@ export async function pruneMemory(
 	const deleted: string[] = [];
 	const skipped: string[] = [];
 	const sealedOf = new Map<string, ListedObject[]>();
+	/** Versioned data by conversation: it goes as a whole or not at all. */
+	const versionedOf = new Map<string, ListedObject[]>();
 	for (const o of objects) {
 		const parsed = parseKey(o.key, options.keyPrefix);
 		if (!parsed || parsed.kind === 'file') continue;
+		if (
+			parsed.kind === 'version' ||
+			parsed.kind === 'branch' ||
+			parsed.kind === 'version_counter'
+		) {
+			const c = conversation(o) as string;
+			versionedOf.set(c, [...(versionedOf.get(c) ?? []), o]);
+			continue;
+		}
 		if (parsed.kind === 'sealed') {
 			const head = parsed.headKey as string;
 			sealedOf.set(head, [...(sealedOf.get(head) ?? []), o]);
@@ -213,6 +237,28 @@ export async function pruneMemory(
 			} catch (error) {
 				if (!(error instanceof ConflictError)) throw error;
 				skipped.push(o.key);
+			}
+		}
+	}
+	for (const [c, group] of versionedOf) {
+		// Kept whole while any of it, or any chat document of the conversation, is recent.
+		if (live.has(c) || group.some((o) => o.lastModified.getTime() >= cutoff)) continue;
+		// Heads (branches, counter) first: a writer holding one then fails its compare-and-swap
+		// instead of saving on top of versions deleted next.
+		const ordered = [
+			...group.filter((o) => parseKey(o.key, options.keyPrefix)?.kind !== 'version'),
+			...group.filter((o) => parseKey(o.key, options.keyPrefix)?.kind === 'version'),
+		];
+		for (let i = 0; i < ordered.length; i++) {
+			const o = ordered[i];
+			try {
+				if (!options.dryRun) await storage.delete(o.key, { ifVersion: o.version });
+				deleted.push(o.key);
+			} catch (error) {
+				if (!(error instanceof ConflictError)) throw error;
+				// Written meanwhile: the conversation's versioned data is in use again; keep the rest.
+				skipped.push(...ordered.slice(i).map((x) => x.key));
+				break;
 			}
 		}
 	}

@@ -50,6 +50,16 @@ export function validateDerivedId(field: string, value: string): string {
 	return value;
 }
 
+/** The most bytes (UTF-8) of a branch name of versioned data: short, since people and models type them. */
+export const MAX_BRANCH_BYTES = 100;
+
+/** Checks a branch name of versioned data (the rules of an ID, at most 100 bytes) and returns it unchanged. */
+export function validateBranchName(value: unknown): string {
+	const why = problem(value, MAX_BRANCH_BYTES);
+	if (why) throw new InvalidIdError('branch', why);
+	return value as string;
+}
+
 /** Normalises an optional key prefix ("a/b" or "a/b/") to "a/b/"; each segment must be a valid ID. */
 export function validateKeyPrefix(field: string, value: string | undefined): string {
 	if (value === undefined || value === '') return '';

@@ -1,9 +1,12 @@
 import { InvalidIdError } from '../errors';
-import { validateId, validateKeyPrefix } from './ids';
+import { validateBranchName, validateId, validateKeyPrefix } from './ids';
 
 export const NODE_MEMORY_ROOT = 'node_memory';
 export const CONVERSATION_MEMORY_ROOT = 'conversation_memory';
 export const FILES_ROOT = 'memory_files';
+export const VERSIONED_DATA_ROOT = 'versioned_data';
+/** Version numbers are zero-padded to 10 digits in keys, so key order is number order. */
+export const MAX_VERSION_NUMBER = 9_999_999_999;
 
 /** `{prefix}node_memory/{app_id}/{conversation_id}/{node_id}.json` */
 export function nodeMemoryKey(
@@ -51,6 +54,53 @@ export function conversationFilesPrefix(
 	);
 }
 
+/** Folder of a conversation's versioned data: `{prefix}versioned_data/{app_id}/{conversation_id}/`. */
+export function versionedDataPrefix(
+	appId: string,
+	conversationId: string,
+	prefix?: string,
+): string {
+	return (
+		validateKeyPrefix('key prefix', prefix) +
+		`${VERSIONED_DATA_ROOT}/${validateId('app_id', appId)}/${validateId('conversation_id', conversationId)}/`
+	);
+}
+
+/** Whether `n` can be a version number (a positive integer of at most 10 digits). */
+export function isVersionNumber(n: unknown): n is number {
+	return Number.isSafeInteger(n) && (n as number) >= 1 && (n as number) <= MAX_VERSION_NUMBER;
+}
+
+/** Write-once version object: `{prefix}versioned_data/{app_id}/{conversation_id}/versions/{n, 10 digits}.json`. */
+export function versionKey(
+	appId: string,
+	conversationId: string,
+	version: number,
+	prefix?: string,
+): string {
+	if (!isVersionNumber(version))
+		throw new InvalidIdError(
+			'version',
+			`must be an integer from 1 to ${MAX_VERSION_NUMBER}, got ${String(version)}`,
+		);
+	return `${versionedDataPrefix(appId, conversationId, prefix)}versions/${String(version).padStart(10, '0')}.json`;
+}
+
+/** Head of a branch (compare-and-swap): `{prefix}versioned_data/{app_id}/{conversation_id}/branches/{branch}.json`. */
+export function branchKey(
+	appId: string,
+	conversationId: string,
+	branch: string,
+	prefix?: string,
+): string {
+	return `${versionedDataPrefix(appId, conversationId, prefix)}branches/${validateBranchName(branch)}.json`;
+}
+
+/** Next-number hint of a conversation's versions: `{prefix}versioned_data/{app_id}/{conversation_id}/counter.json`. */
+export function versionCounterKey(appId: string, conversationId: string, prefix?: string): string {
+	return `${versionedDataPrefix(appId, conversationId, prefix)}counter.json`;
+}
+
 /** Every key prefix under which an app's memory lives. */
 export function appPrefixes(appId: string, prefix?: string): string[] {
 	const p = validateKeyPrefix('key prefix', prefix);
@@ -59,6 +109,7 @@ export function appPrefixes(appId: string, prefix?: string): string[] {
 		`${p}${NODE_MEMORY_ROOT}/${app}/`,
 		`${p}${CONVERSATION_MEMORY_ROOT}/${app}/`,
 		`${p}${FILES_ROOT}/${app}/`,
+		`${p}${VERSIONED_DATA_ROOT}/${app}/`,
 	];
 }
 
@@ -98,9 +149,11 @@ export function isSealedKeyOf(headKey: string, key: string): boolean {
 export interface ParsedKey {
 	/**
 	 * `node` and `conversation` are memory documents (heads); `sealed` is a write-once segment or index
-	 * of one (see `scope` and `headKey`); `file` is a copied file.
+	 * of one (see `scope` and `headKey`); `file` is a copied file. Versioned data: `version` is a
+	 * write-once version object (see `version`), `branch` a branch head (see `branch`), `version_counter`
+	 * the conversation's next-number hint.
 	 */
-	kind: 'node' | 'conversation' | 'file' | 'sealed';
+	kind: 'node' | 'conversation' | 'file' | 'sealed' | 'version' | 'branch' | 'version_counter';
 	appId: string;
 	conversationId: string;
 	nodeId?: string;
@@ -108,7 +161,13 @@ export interface ParsedKey {
 	scope?: 'node' | 'conversation';
 	/** Sealed objects: the key of the document they belong to. */
 	headKey?: string;
+	/** Version objects: the version number. */
+	version?: number;
+	/** Branch heads: the branch name. */
+	branch?: string;
 }
+
+const VERSION_NAME = /^(\d{10})\.json$/;
 
 export function parseKey(key: string, prefix?: string): ParsedKey | undefined {
 	const p = validateKeyPrefix('key prefix', prefix);
@@ -125,6 +184,17 @@ export function parseKey(key: string, prefix?: string): ParsedKey | undefined {
 		return { kind: 'conversation', appId: parts[1], conversationId: parts[2].slice(0, -5) };
 	if (parts[0] === FILES_ROOT && parts.length === 4)
 		return { kind: 'file', appId: parts[1], conversationId: parts[2] };
+	if (parts[0] === VERSIONED_DATA_ROOT) {
+		const [, appId, conversationId, folder, name] = parts;
+		if (parts.length === 4 && folder === 'counter.json')
+			return { kind: 'version_counter', appId, conversationId };
+		const number = parts.length === 5 && folder === 'versions' ? VERSION_NAME.exec(name) : null;
+		if (number && isVersionNumber(Number(number[1])))
+			return { kind: 'version', appId, conversationId, version: Number(number[1]) };
+		if (parts.length === 5 && folder === 'branches' && name.endsWith('.json') && name.length > 5)
+			return { kind: 'branch', appId, conversationId, branch: name.slice(0, -5) };
+		return undefined;
+	}
 	const name = parts[parts.length - 1];
 	if (
 		parts[0] === NODE_MEMORY_ROOT &&

@@ -1,0 +1,46 @@
+import { NodeConnectionTypes } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
+
+import { llmMemoryS3ApiTest } from '../shared/credential-test';
+import { ON_S3 } from '../shared/display';
+import { properties } from './description';
+import { executeOperations } from './methods/execute';
+import { subtitleExpression } from './resources';
+
+/** Reads and administers what LLM with Memory and LLM Memory Store keep, per resource and operation. */
+export class LlmMemoryManager implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'LLM Memory Manager',
+		name: 'llmMemoryManager',
+		icon: { light: 'file:llmMemoryManager.svg', dark: 'file:llmMemoryManager.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: subtitleExpression(),
+		description:
+			'Read, clear, delete, prune, export and import the memory of LLM with Memory and LLM Memory Store',
+		defaults: { name: 'LLM Memory Manager' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [
+			{
+				name: 'llmMemoryS3Api',
+				required: true,
+				testedBy: 'llmMemoryS3ApiTest',
+				displayOptions: { show: ON_S3 },
+			},
+		],
+		properties,
+	};
+
+	methods = { credentialTest: { llmMemoryS3ApiTest } };
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await executeOperations(this);
+	}
+}

@@ -1,0 +1,34 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { clearMemory } from '../../../../src';
+import { storageFor } from '../../../shared/storage';
+import type { Operation } from '../types';
+import { addressOf } from './fields';
+
+export const clear: Operation = {
+	option: {
+		name: 'Clear',
+		value: 'clear',
+		description:
+			'Delete one memory: the conversation’s shared memory, or one node’s memory. The conversation’s other memories stay.',
+		action: 'Clear a memory',
+	},
+	properties: [],
+
+	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
+		const { mode, ...address } = addressOf(ctx, i);
+		const { key, existed } = await clearMemory(await storageFor(ctx, i), address);
+		return [
+			{
+				json: {
+					workflowId: address.appId,
+					conversationId: address.conversationId,
+					memoryMode: mode,
+					nodeId: address.nodeId ?? null,
+					key,
+					cleared: existed,
+				},
+			},
+		];
+	},
+};

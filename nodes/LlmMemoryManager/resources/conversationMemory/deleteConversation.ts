@@ -1,0 +1,29 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { deleteConversationMemory } from '../../../../src';
+import { storageFor } from '../../../shared/storage';
+import type { Operation } from '../types';
+import { workflowIdOf } from '../parameters';
+import { conversationIdOf } from './fields';
+
+export const deleteConversation: Operation = {
+	option: {
+		name: 'Delete Conversation',
+		value: 'deleteConversation',
+		description:
+			'Delete everything stored for a conversation: its shared memory, every node’s memory, the copied files and any versioned data',
+		action: 'Delete a conversation’s memory',
+	},
+	properties: [],
+
+	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
+		const workflowId = workflowIdOf(ctx, i);
+		const conversationId = conversationIdOf(ctx, i);
+		const deleted = await deleteConversationMemory(
+			await storageFor(ctx, i),
+			workflowId,
+			conversationId,
+		);
+		return [{ json: { workflowId, conversationId, deletedCount: deleted.length, deleted } }];
+	},
+};

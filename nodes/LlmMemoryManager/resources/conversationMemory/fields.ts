@@ -1,0 +1,91 @@
+import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import type { MemoryAddress } from '../../../../src';
+import { conversationIdProperties, MEMORY_MODE_OPTIONS } from '../../../shared/descriptions';
+import { nodeError } from '../../../shared/errors';
+import { idParameter } from '../../../shared/ids';
+import { showFor } from '../types';
+import { workflowIdOf, workflowIdProperty } from '../parameters';
+
+export const RESOURCE = 'conversationMemory';
+
+/** Operations on one conversation of one workflow. */
+const ONE_CONVERSATION = showFor(RESOURCE, 'getMessages', 'clear', 'deleteConversation', 'export');
+/** Operations on one memory document: the conversation's, or one node's. */
+const ONE_MEMORY = showFor(RESOURCE, 'getMessages', 'clear');
+
+export type ManagedMode = 'conversation' | 'node';
+
+export const fieldProperties: INodeProperties[] = [
+	workflowIdProperty(
+		showFor(
+			RESOURCE,
+			'getMessages',
+			'clear',
+			'deleteConversation',
+			'listConversations',
+			'export',
+			'import',
+		),
+	),
+	...conversationIdProperties(ONE_CONVERSATION),
+	{
+		displayName: 'Memory',
+		name: 'memoryMode',
+		type: 'options',
+		noDataExpression: true,
+		options: MEMORY_MODE_OPTIONS.map((o) => ({
+			...o,
+			description:
+				o.value === 'conversation'
+					? 'The conversation’s shared memory, used by every LLM with Memory node and LLM Memory Store in Conversation mode'
+					: 'One node’s own memory (Node mode), chosen by the node’s ID',
+		})),
+		default: 'conversation',
+		displayOptions: { show: ONE_MEMORY },
+	},
+	{
+		displayName: 'Node ID',
+		name: 'nodeId',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. 6f1c2a9e-0d4b-4f7a-9c1e-2b7d5a8e3f10',
+		description:
+			'The stable ID of the LLM with Memory node (or LLM Memory Store) whose Node-mode memory to use: renaming a node keeps its ID. List Conversations shows the node IDs with memory per conversation; copying the node in the editor shows its "id".',
+		displayOptions: { show: { ...ONE_MEMORY, memoryMode: ['node'] } },
+	},
+];
+
+/** The item's conversation ID (n8n passes objects and arrays through: refused by name). */
+export function conversationIdOf(ctx: IExecuteFunctions, i: number): string {
+	const id = idParameter(ctx, 'conversationId', i, 'Conversation ID');
+	if (id === undefined)
+		throw nodeError(
+			ctx,
+			'No conversation ID found',
+			i,
+			'Expected a \'sessionId\' field from a Chat Trigger, or set "Conversation ID" to "Define Below" and give the conversation\'s ID.',
+		);
+	return id;
+}
+
+/** The memory document an item addresses: the same keys LLM with Memory and LLM Memory Store use. */
+export function addressOf(
+	ctx: IExecuteFunctions,
+	i: number,
+): MemoryAddress & { mode: ManagedMode } {
+	const appId = workflowIdOf(ctx, i);
+	const conversationId = conversationIdOf(ctx, i);
+	const mode = ctx.getNodeParameter('memoryMode', i, 'conversation') as ManagedMode;
+	if (mode !== 'node') return { mode, appId, conversationId };
+	const nodeId = idParameter(ctx, 'nodeId', i, 'Node ID');
+	if (nodeId === undefined)
+		throw nodeError(
+			ctx,
+			'Node memory needs a node ID, but none was given',
+			i,
+			'Give the stable ID of the LLM with Memory node whose memory to use (List Conversations shows the node IDs with memory).',
+		);
+	return { mode, appId, conversationId, nodeId };
+}

@@ -1,0 +1,50 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { listConversations as list } from '../../../../src';
+import { storageFor } from '../../../shared/storage';
+import { offsetOption, pageOf, pageProperties, workflowIdOf } from '../parameters';
+import { showFor } from '../types';
+import type { Operation } from '../types';
+import { RESOURCE } from './fields';
+
+const show = showFor(RESOURCE, 'listConversations');
+
+export const listConversations: Operation = {
+	option: {
+		name: 'List Conversations',
+		value: 'listConversations',
+		description:
+			'List a workflow’s conversations with stored memory, one item each, the most recently written first',
+		action: 'List conversations',
+	},
+	properties: [
+		...pageProperties(show, 'conversations'),
+		{
+			displayName: 'Options',
+			name: 'options',
+			type: 'collection',
+			placeholder: 'Add Option',
+			default: {},
+			displayOptions: { show },
+			options: [offsetOption],
+		},
+	],
+
+	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
+		const workflowId = workflowIdOf(ctx, i);
+		const page = pageOf(ctx, i);
+		const { conversations } = await list(await storageFor(ctx, i), workflowId, page);
+		return conversations.map((c) => ({
+			json: {
+				workflowId,
+				conversationId: c.conversationId,
+				conversationMemory: c.conversationMemory,
+				nodeIds: c.nodeIds,
+				files: c.files,
+				objects: c.objects,
+				bytes: c.bytes,
+				lastModified: c.lastModified.toISOString(),
+			},
+		}));
+	},
+};

@@ -1,0 +1,90 @@
+import type { IDisplayOptions, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { nodeError } from '../../shared/errors';
+import { idParameter } from '../../shared/ids';
+
+type Show = IDisplayOptions['show'];
+
+/** Workflow ID: memory is kept per workflow (the engine's app ID); this workflow unless told otherwise. */
+export function workflowIdProperty(show: Show): INodeProperties {
+	return {
+		displayName: 'Workflow ID',
+		name: 'workflowId',
+		type: 'string',
+		default: '={{ $workflow.id }}',
+		description:
+			'Memory is kept per workflow: the ID of the workflow whose memory to manage. By default this workflow; give another workflow’s ID to manage its memory.',
+		displayOptions: { show },
+	};
+}
+
+export function workflowIdOf(ctx: IExecuteFunctions, i: number): string {
+	const id = idParameter(ctx, 'workflowId', i, 'Workflow ID');
+	if (id === undefined)
+		throw nodeError(
+			ctx,
+			'No workflow ID',
+			i,
+			'Save the workflow first (memory is kept per workflow ID), or set "Workflow ID" to the ID of the workflow whose memory to manage.',
+		);
+	return id;
+}
+
+/** A whole-number parameter ≥ min; anything else (text, fractions, NaN) is an error naming the field. */
+export function numberParameter(
+	ctx: IExecuteFunctions,
+	name: string,
+	i: number,
+	label: string,
+	min: number,
+	fallback: number,
+): number {
+	const value: unknown = ctx.getNodeParameter(name, i, fallback);
+	if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+		throw nodeError(
+			ctx,
+			`${label} must be a whole number ≥ ${min}, got ${JSON.stringify(value)}`,
+			i,
+		);
+	return value;
+}
+
+/** Return All, Limit: n8n's idiom for lists. The offset lives in the operation's options. */
+export function pageProperties(show: Show, what: string): INodeProperties[] {
+	return [
+		{
+			displayName: 'Return All',
+			name: 'returnAll',
+			type: 'boolean',
+			default: false,
+			description: 'Whether to return all results or only up to a given limit',
+			displayOptions: { show },
+		},
+		{
+			displayName: 'Limit',
+			name: 'limit',
+			type: 'number',
+			default: 50,
+			typeOptions: { minValue: 1 },
+			description: `Max number of ${what} to return`,
+			displayOptions: { show: { ...show, returnAll: [false] } },
+		},
+	];
+}
+
+export const offsetOption: INodeProperties = {
+	displayName: 'Offset',
+	name: 'offset',
+	type: 'number',
+	default: 0,
+	typeOptions: { minValue: 0 },
+	description:
+		'How many results to skip, for paging: the next page starts at offset + limit (with Group Messages, the output’s nextOffset; null after the last page)',
+};
+
+/** The page an item asks for: Return All or Limit, and Options → Offset. */
+export function pageOf(ctx: IExecuteFunctions, i: number): { offset: number; limit?: number } {
+	const offset = numberParameter(ctx, 'options.offset', i, 'Offset', 0, 0);
+	if (ctx.getNodeParameter('returnAll', i, false) === true) return { offset };
+	return { offset, limit: numberParameter(ctx, 'limit', i, 'Limit', 1, 50) };
+}

@@ -1,0 +1,98 @@
+// The LLM Memory Manager's settings panel: n8n's resource/operation idiom, the other nodes' storage
+// settings, every ID a field of its own, and one resource for now (Versioned Data plugs in beside it).
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { describe, it } from 'node:test';
+
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+
+import codex from '../../../nodes/LlmMemoryManager/LlmMemoryManager.node.json';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const load = (file: string) => require(path.resolve(__dirname, '../../../nodes', file));
+const { LlmMemoryManager } = load('LlmMemoryManager/LlmMemoryManager.node.ts');
+const { LlmMemoryStore } = load('LlmMemoryStore/LlmMemoryStore.node.ts');
+
+const d = new LlmMemoryManager().description;
+const field = (name: string): INodeProperties[] => d.properties.filter((p: any) => p.name === name);
+const values = (p: INodeProperties) => (p.options as INodePropertyOptions[]).map((o) => o.value);
+
+describe('LLM Memory Manager settings panel', () => {
+	it('is a root node usable as a tool, with icons, codex and the S3 credential on S3 only', () => {
+		assert.equal(d.name, 'llmMemoryManager');
+		assert.equal(d.displayName, 'LLM Memory Manager');
+		assert.equal(d.usableAsTool, true);
+		assert.deepEqual(d.inputs, ['main']);
+		assert.deepEqual(d.outputs, ['main']);
+		assert.deepEqual(d.icon, {
+			light: 'file:llmMemoryManager.svg',
+			dark: 'file:llmMemoryManager.dark.svg',
+		});
+		assert.equal(codex.node, 'n8n-nodes-llm-memory.llmMemoryManager');
+		assert.deepEqual(d.credentials, [
+			{
+				name: 'llmMemoryS3Api',
+				required: true,
+				testedBy: 'llmMemoryS3ApiTest',
+				displayOptions: { show: { storage: ['s3'] } },
+			},
+		]);
+		assert.equal(
+			typeof new LlmMemoryManager().methods.credentialTest.llmMemoryS3ApiTest,
+			'function',
+		);
+	});
+
+	it('Resource → Operation, as in n8n’s node starter', () => {
+		const [resource] = field('resource');
+		assert.equal(resource.noDataExpression, true);
+		assert.deepEqual(values(resource), ['conversationMemory']);
+		const [operation] = field('operation');
+		assert.deepEqual(operation.displayOptions, { show: { resource: ['conversationMemory'] } });
+		assert.deepEqual(values(operation), [
+			'clear',
+			'deleteConversation',
+			'export',
+			'getMessages',
+			'import',
+			'listConversations',
+			'prune',
+		]);
+		assert.equal(operation.default, 'getMessages');
+		for (const o of operation.options as Array<INodePropertyOptions & { action: string }>) {
+			assert.ok(String(o.description).length > 20, o.name);
+			assert.ok(String(d.subtitle).includes(JSON.stringify(o.action)), o.name);
+		}
+	});
+
+	it('every operation field is shown for its resource and operations only', () => {
+		const general = new Set(['resource', 'storage', 'localFolder', 'queueModeNotice']);
+		for (const p of d.properties as INodeProperties[]) {
+			if (general.has(p.name)) continue;
+			const show = p.displayOptions?.show ?? {};
+			assert.deepEqual(show.resource, ['conversationMemory'], p.name);
+			if (p.name !== 'operation') assert.ok((show.operation ?? []).length > 0, p.name);
+		}
+	});
+
+	it('storage settings are those of the other nodes: Local Disk by default, or S3', () => {
+		const store = new LlmMemoryStore().description.properties as INodeProperties[];
+		for (const name of ['storage', 'localFolder'])
+			assert.deepEqual(
+				field(name),
+				store.filter((p) => p.name === name),
+				name,
+			);
+		assert.equal(field('storage')[0].default, 'localDisk');
+	});
+
+	it('IDs: Workflow ID defaults to this workflow, Conversation ID follows the Chat Trigger idiom, Node ID for node mode', () => {
+		for (const p of field('workflowId')) assert.equal(p.default, '={{ $workflow.id }}');
+		assert.deepEqual(
+			field('conversationId').map((p) => p.default),
+			['={{ $json.sessionId }}', ''],
+		);
+		assert.deepEqual(values(field('memoryMode')[0]), ['conversation', 'node']);
+		assert.deepEqual(field('nodeId')[0].displayOptions?.show?.memoryMode, ['node']);
+	});
+});
