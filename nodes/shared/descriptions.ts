@@ -73,7 +73,7 @@ export function storageProperties(show: Show): INodeProperties[] {
 			? [
 					{
 						displayName:
-							'n8n runs in queue mode: Local Disk memory is not shared across workers, so turns of one conversation can land on different disks. Use S3 storage.',
+							"n8n runs in queue mode: consecutive turns of one conversation run on different workers, and each worker's default folder is its own. Use S3 storage, or set Folder to one folder that the main process and every worker share on this machine (writers take a lock).",
 						name: 'queueModeNotice',
 						type: 'notice',
 						default: '',

@@ -191,8 +191,8 @@ async function unknownNodeTypes(userFolder: string, workflows: Json[]): Promise<
 			const types = JSON.parse(readFileSync(file, 'utf8')) as Array<{ name: string }>;
 			loaded = new Set(types.map((t) => t.name));
 		} catch (e) {
-			// n8n writes the file right after it loads its nodes; give a slow write a few seconds.
-			if (attempt >= 50) throw new Error(`n8n wrote no readable node type list at ${file}: ${e}`);
+			// n8n writes the file in the background after it loads its nodes: seconds on a busy machine.
+			if (attempt >= 600) throw new Error(`n8n wrote no readable node type list at ${file}: ${e}`);
 			await new Promise((r) => setTimeout(r, 100));
 		}
 	}
@@ -299,4 +299,99 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 		if (log) err.message += `\n--- ${logFile} (tail) ---\n${log}`;
 		throw err;
 	}
+}
+
+export interface WorkerOptions {
+	/** Community package tarball to install into this worker's own .n8n/nodes. */
+	tarball?: string;
+	/** Task broker port (each n8n process on one machine needs its own). */
+	brokerPort: number;
+	/** Port of the worker's health server; ready means GET /healthz/readiness answers 200. */
+	healthPort: number;
+	/** Jobs this worker runs at once (n8n's --concurrency; default 5). */
+	concurrency?: number;
+	/** The queue-mode environment shared with main (database, Redis, encryption key, …). */
+	env?: Record<string, string>;
+	/** Reuse a folder instead of a fresh temp dir (it is not deleted by stop()). */
+	userFolder?: string;
+}
+
+export interface N8nWorker {
+	userFolder: string;
+	logFile: string;
+	pid: number;
+	healthUrl: string;
+	/** The worker's event log (.n8n/n8nEventLog-worker.log): which executions it ran. */
+	events(): Json[];
+	log(): string;
+	/** SIGKILL the worker's whole process group at once (no graceful shutdown). */
+	kill(): void;
+	stop(): Promise<void>;
+}
+
+/** Starts an `n8n worker` (queue mode) in its own user folder and waits until it is ready. */
+export async function startN8nWorker(options: WorkerOptions): Promise<N8nWorker> {
+	await ensureN8n();
+	const ownFolder = !options.userFolder;
+	const userFolder = options.userFolder ?? mkdtempSync(path.join(tmpdir(), 'n8n-worker-'));
+	if (ownFolder) tempFolders.add(userFolder);
+	const logFile = path.join(userFolder, 'n8n.log');
+	const healthUrl = `http://127.0.0.1:${options.healthPort}/healthz/readiness`;
+	const run = (args: string[], timeoutMs?: number) =>
+		runScript(args, { env: options.env ?? {}, timeoutMs });
+	let pid = 0;
+	let stopped = false;
+	const stop = async () => {
+		if (stopped) return;
+		stopped = true;
+		if (pid) {
+			await run(['stop', userFolder], 60_000).catch(() => undefined);
+			running.delete(pid);
+		}
+		if (ownFolder && !process.env.E2E_KEEP) rmSync(userFolder, { recursive: true, force: true });
+		tempFolders.delete(userFolder);
+	};
+	try {
+		if (options.tarball) await run(['prepare', userFolder, options.tarball]);
+		pid = Number(
+			await run([
+				'worker',
+				userFolder,
+				String(options.brokerPort),
+				String(options.healthPort),
+				String(options.concurrency ?? 5),
+			]),
+		);
+		running.add(pid);
+		await run(['wait-ready', healthUrl, userFolder], 300_000);
+	} catch (e) {
+		const log = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-30) : [];
+		await stop();
+		const err = e instanceof Error ? e : new Error(String(e));
+		if (log.length) err.message += `\n--- ${logFile} (tail) ---\n${log.join('\n')}`;
+		throw err;
+	}
+	return {
+		userFolder,
+		logFile,
+		pid,
+		healthUrl,
+		log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
+		events: () => {
+			const file = path.join(userFolder, '.n8n/n8nEventLog-worker.log');
+			if (!existsSync(file)) return [];
+			return readFileSync(file, 'utf8')
+				.split('\n')
+				.filter(Boolean)
+				.map((l) => JSON.parse(l) as Json);
+		},
+		kill: () => {
+			try {
+				process.kill(-pid, 'SIGKILL');
+			} catch {
+				/* already gone */
+			}
+		},
+		stop,
+	};
 }

@@ -1,0 +1,420 @@
+/**
+ * n8n's queue mode, for real (N8N_VERSION; scripts/test.sh runs it for every version of the matrix):
+ * PostgreSQL and Redis from Debian, Ceph radosgw, one n8n main and two `n8n worker`s, each with its own
+ * user folder and the package installed there from its tarball (test/support/queue-cluster.ts). Chat
+ * turns are POSTed to the main's Chat Trigger exactly as the chat widget sends them; Redis (Bull) hands
+ * each execution to whichever worker takes it, so consecutive turns of one conversation run on
+ * different workers and the store's compare-and-swap is all that keeps them consistent.
+ *
+ * The one stand-in is the model: n8n's OpenAI Chat Model node talks to the local fake OpenAI-compatible
+ * server of demo/model-server.ts (deterministic replies; `[[fake:delay=MS]]` holds a call in flight).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { contentText, startFakeOpenAi } from '../../demo/model-server';
+import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
+import { ConversationMemory, LocalDiskStorage, NodeMemory } from '../../src';
+import type { MemoryStorage, S3Storage } from '../../src';
+import { WorkflowBuilder } from '../support/agent-workflows';
+import { sendChat } from '../support/chat';
+import type { ChatReply } from '../support/chat';
+import { N8N_VERSION, packPackage } from '../support/n8n-harness';
+import { startQueueCluster } from '../support/queue-cluster';
+import type { QueueCluster } from '../support/queue-cluster';
+import { RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
+import {
+	chatWorkflow,
+	downstreamParameters,
+	openAiCredential,
+	S3_CREDENTIAL,
+	s3Credential,
+} from '../support/workflows';
+
+const S3 = { llmMemoryS3Api: S3_CREDENTIAL };
+const CONV = {
+	id: 'qConversation001',
+	webhookId: 'q0c0de00-0000-4000-8000-000000000001',
+	node: 'q0000000-0000-4000-8000-000000000001',
+};
+const NODE = {
+	id: 'qNodeMode000001',
+	webhookId: 'q0c0de00-0000-4000-8000-000000000002',
+	a: 'q0000000-0000-4000-8000-00000000000a',
+	b: 'q0000000-0000-4000-8000-00000000000b',
+};
+const LOCAL = {
+	id: 'qLocalDisk00001',
+	webhookId: 'q0c0de00-0000-4000-8000-000000000003',
+	node: 'q0000000-0000-4000-8000-000000000003',
+};
+const AGENT = {
+	id: 'qAgentStore0001',
+	webhookId: 'q0c0de00-0000-4000-8000-000000000004',
+	store: 'q-agent-store',
+};
+
+let cluster: QueueCluster | undefined;
+let llm: FakeOpenAi | undefined;
+let s3: S3Storage;
+const sharedFolder = mkdtempSync(path.join(tmpdir(), 'llm-memory-shared-'));
+
+const chat = (
+	wf: { webhookId: string },
+	sessionId: string,
+	chatInput: string,
+	timeoutMs?: number,
+) => sendChat(cluster!.main.chatUrl(wf.webhookId), { sessionId, chatInput }, timeoutMs);
+
+/** The user texts a model call was sent (system messages left out), in order. */
+const userTexts = (r: LoggedRequest) =>
+	(r.body.messages as Array<{ role: string; content: unknown }>)
+		.filter((m) => m.role === 'user')
+		.map((m) => contentText(m.content));
+
+/** Stored messages of a memory, as "role: text". Reading it also proves the document is readable. */
+async function stored(memory: ConversationMemory | NodeMemory): Promise<string[]> {
+	return (await memory.messages()).map((m) => `${m.role}: ${m.content}`);
+}
+const conversation = (storage: MemoryStorage, appId: string, session: string) =>
+	new ConversationMemory(appId, session, { storage });
+
+/** Polls until every execution of the workflow is attributed to a worker (event logs are written async). */
+async function workersOf(workflowId: string, expected: number): Promise<number[]> {
+	for (const end = Date.now() + 20_000; ;) {
+		const ids = cluster!.executions(workflowId).map((e) => e.id);
+		const byExecution = cluster!.executionWorkers();
+		if (ids.length >= expected && ids.every((id) => byExecution.has(id)))
+			return ids.map((id) => byExecution.get(id)!);
+		if (Date.now() > end)
+			throw new Error(
+				`executions of ${workflowId}: ${ids.length} of ${expected}, attributed ${ids.filter((id) => byExecution.has(id)).length}`,
+			);
+		await new Promise((r) => setTimeout(r, 200));
+	}
+}
+
+/** Sends turns of one session one after another until both workers have run one (at most `max`). */
+async function turnsOnBothWorkers(
+	wf: { id: string; webhookId: string },
+	session: string,
+	text: (i: number) => string,
+	max = 16,
+): Promise<{ replies: ChatReply[]; workers: number[] }> {
+	const replies: ChatReply[] = [];
+	let workers: number[] = [];
+	for (let i = 0; i < max; i++) {
+		const reply = await chat(wf, session, text(i));
+		assert.equal(reply.status, 200, reply.body);
+		replies.push(reply);
+		workers = await workersOf(wf.id, replies.length);
+		if (replies.length >= 4 && new Set(workers).size === 2) break;
+	}
+	return { replies, workers };
+}
+
+function agentWorkflow() {
+	const w = new WorkflowBuilder(AGENT.id, 'queue: agent with the LLM Memory Store on S3');
+	const agent = w.agent('Agent', 'agent in queue mode');
+	w.main(w.chatTrigger(AGENT.webhookId), agent);
+	w.sub(
+		w.store('Memory', AGENT.store, { memoryMode: 'conversation', storage: 's3' }, S3),
+		'ai_memory',
+		agent,
+	);
+	return w.json();
+}
+
+describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis, radosgw`, () => {
+	before(async () => {
+		const [tarball, fake, storage] = await Promise.all([
+			packPackage(),
+			startFakeOpenAi({ port: 0 }),
+			rgwStorage({ prefix: 'n8n' }),
+		]);
+		llm = fake;
+		s3 = storage;
+		cluster = await startQueueCluster({
+			tarball,
+			credentials: [
+				openAiCredential(fake.url),
+				s3Credential(s3.endpoint!, s3.bucket, RGW_CREDENTIALS),
+			],
+			workflows: [
+				chatWorkflow({
+					...CONV,
+					name: 'queue: conversation memory on S3',
+					llms: [
+						{
+							name: 'LLM',
+							id: CONV.node,
+							parameters: { memoryMode: 'conversation', storage: 's3', systemMessage: 'conv' },
+							credentials: S3,
+						},
+					],
+				}),
+				chatWorkflow({
+					...NODE,
+					name: 'queue: node memory on S3, two nodes',
+					llms: [
+						{
+							name: 'A',
+							id: NODE.a,
+							parameters: { memoryMode: 'node', storage: 's3', systemMessage: 'node A' },
+							credentials: S3,
+						},
+						{
+							name: 'B',
+							id: NODE.b,
+							parameters: downstreamParameters({
+								memoryMode: 'node',
+								storage: 's3',
+								systemMessage: 'node B',
+							}),
+							credentials: S3,
+						},
+					],
+				}),
+				chatWorkflow({
+					...LOCAL,
+					name: 'queue: local disk, one folder shared by all processes',
+					llms: [
+						{
+							name: 'LLM',
+							id: LOCAL.node,
+							parameters: {
+								memoryMode: 'conversation',
+								storage: 'localDisk',
+								localFolder: sharedFolder,
+								systemMessage: 'local',
+							},
+						},
+					],
+				}),
+				agentWorkflow(),
+			],
+		});
+	});
+
+	after(async () => {
+		await cluster?.stop();
+		await llm?.close();
+	});
+
+	it('both workers run turns of one session; each turn sees the whole history (conversation mode)', async (t) => {
+		const { replies, workers } = await turnsOnBothWorkers(CONV, 'alt', (i) => `conv turn ${i}`);
+		t.diagnostic(`workers per turn: ${workers.join(' ')}`);
+		assert.deepEqual(new Set(workers), new Set([0, 1]), 'every turn ran on the same worker');
+		const calls = llm!.completions().filter((r) => r.body.messages[0]?.content === 'conv');
+		assert.equal(calls.length, replies.length);
+		calls.forEach((call, i) =>
+			assert.deepEqual(
+				userTexts(call),
+				Array.from({ length: i + 1 }, (_, k) => `conv turn ${k}`),
+				`turn ${i} did not see the turns before it`,
+			),
+		);
+		const messages = await stored(conversation(s3, CONV.id, 'alt'));
+		assert.equal(messages.length, 2 * replies.length);
+	});
+
+	it('node mode: each node keeps its own history across workers', async (t) => {
+		const { replies, workers } = await turnsOnBothWorkers(NODE, 'alt', (i) => `node turn ${i}`);
+		t.diagnostic(`workers per turn: ${workers.join(' ')}`);
+		assert.deepEqual(new Set(workers), new Set([0, 1]));
+		for (const [tag, prefix] of [
+			['node A', ''],
+			['node B', 'B: '],
+		]) {
+			const calls = llm!.completions().filter((r) => r.body.messages[0]?.content === tag);
+			assert.equal(calls.length, replies.length);
+			calls.forEach((call, i) =>
+				assert.deepEqual(
+					userTexts(call),
+					Array.from({ length: i + 1 }, (_, k) => `${prefix}node turn ${k}`),
+				),
+			);
+		}
+		const a = new NodeMemory(NODE.id, 'alt', NODE.a, { storage: s3 });
+		assert.equal((await stored(a)).length, 2 * replies.length);
+	});
+
+	it('8 sessions × 10 turns at concurrency 8 (turns of one session may overlap): exactly 10 turns each, each once', async (t) => {
+		const jobs: Array<{ session: string; text: string }> = [];
+		for (let turn = 0; turn < 10; turn++)
+			for (let s = 0; s < 8; s++) jobs.push({ session: `c8-${s}`, text: `c8-${s} turn ${turn}` });
+		// A fixed shuffle: neighbours in the queue are often turns of one session, so they overlap.
+		for (let i = jobs.length - 1, seed = 7; i > 0; i--) {
+			seed = (seed * 1103515245 + 12345) % 2 ** 31;
+			const j = seed % (i + 1);
+			[jobs[i], jobs[j]] = [jobs[j], jobs[i]];
+		}
+		const started = performance.now();
+		let next = 0;
+		const failures: string[] = [];
+		let slowest = 0;
+		await Promise.all(
+			Array.from({ length: 8 }, async () => {
+				while (next < jobs.length) {
+					const job = jobs[next++];
+					const reply = await chat(CONV, job.session, job.text, 120_000).catch((e: Error) => ({
+						status: 0,
+						body: `${e.name}: ${e.message}`,
+					}));
+					if (reply.status !== 200) failures.push(`${job.text}: ${reply.status} ${reply.body}`);
+					if ('ms' in reply) slowest = Math.max(slowest, reply.ms);
+				}
+			}),
+		);
+		const seconds = (performance.now() - started) / 1000;
+		t.diagnostic(
+			`80 turns in ${seconds.toFixed(1)} s (${(80 / seconds).toFixed(1)} turns/s), slowest ${Math.round(slowest)} ms`,
+		);
+		const statuses = cluster!.executions(CONV.id).map((e) => e.status);
+		t.diagnostic(
+			`execution statuses: ${JSON.stringify(statuses.reduce((a: Record<string, number>, s) => ({ ...a, [s]: (a[s] ?? 0) + 1 }), {}))}`,
+		);
+		assert.deepEqual(failures, []);
+		for (let s = 0; s < 8; s++) {
+			const messages = await stored(conversation(s3, CONV.id, `c8-${s}`));
+			const users = messages.filter((m) => m.startsWith('user: ')).sort();
+			const expected = Array.from({ length: 10 }, (_, k) => `user: c8-${s} turn ${k}`).sort();
+			assert.deepEqual(users, expected, `session c8-${s}`);
+			assert.equal(messages.length, 20);
+		}
+		const workers = await workersOf(CONV.id, cluster!.executions(CONV.id).length);
+		t.diagnostic(
+			`executions per worker: ${[0, 1].map((w) => workers.filter((x) => x === w).length).join(' / ')}`,
+		);
+	});
+
+	it('Local Disk: the panel warns in queue mode; one folder shared by every process works (the lock)', async (t) => {
+		// What the editor shows comes from the node types n8n's main wrote at boot for its frontend.
+		const types = JSON.parse(
+			readFileSync(
+				path.join(cluster!.main.userFolder, '.cache/n8n/public/types/nodes.json'),
+				'utf8',
+			),
+		) as Array<{
+			name: string;
+			properties: Array<{ name: string; displayName: string; displayOptions?: any }>;
+		}>;
+		for (const name of [
+			'n8n-nodes-llm-memory.llmWithMemory',
+			'n8n-nodes-llm-memory.llmMemoryStore',
+		]) {
+			const notice = types
+				.find((n) => n.name === name)
+				?.properties.find((p) => p.name === 'queueModeNotice');
+			assert.ok(notice, `${name} has no queue-mode notice`);
+			assert.match(notice.displayName, /queue mode/);
+			assert.deepEqual(notice.displayOptions?.show?.storage, ['localDisk']);
+		}
+
+		const { replies, workers } = await turnsOnBothWorkers(LOCAL, 'disk', (i) => `disk turn ${i}`);
+		t.diagnostic(`workers per turn: ${workers.join(' ')}`);
+		assert.deepEqual(new Set(workers), new Set([0, 1]));
+		const calls = llm!.completions().filter((r) => r.body.messages[0]?.content === 'local');
+		calls.forEach((call, i) =>
+			assert.deepEqual(
+				userTexts(call),
+				Array.from({ length: i + 1 }, (_, k) => `disk turn ${k}`),
+			),
+		);
+		const disk = new LocalDiskStorage({ root: sharedFolder });
+		assert.equal((await stored(conversation(disk, LOCAL.id, 'disk'))).length, 2 * replies.length);
+		// Nothing went to the workers' own default folders.
+		for (const w of cluster!.workers)
+			assert.throws(() => readdirSync(path.join(w.userFolder, '.n8n/llm-memory')), /ENOENT/);
+	});
+
+	it('the AI Agent with the LLM Memory Store: turns on both workers share one history', async (t) => {
+		const { replies, workers } = await turnsOnBothWorkers(AGENT, 'agent', (i) => `agent turn ${i}`);
+		t.diagnostic(`workers per turn: ${workers.join(' ')}`);
+		assert.deepEqual(new Set(workers), new Set([0, 1]));
+		const calls = llm!
+			.completions()
+			.filter((r) => String(r.body.messages[0]?.content).includes('agent in queue mode'));
+		calls.forEach((call, i) =>
+			assert.deepEqual(
+				userTexts(call),
+				Array.from({ length: i + 1 }, (_, k) => `agent turn ${k}`),
+			),
+		);
+		assert.equal((await stored(conversation(s3, AGENT.id, 'agent'))).length, 2 * replies.length);
+	});
+
+	it('a worker SIGKILLed mid-run loses no acknowledged turn; every document stays readable', async (t) => {
+		const sessions = ['k0', 'k1', 'k2', 'k3'];
+		const acked = new Map<string, string[]>(sessions.map((s) => [s, []]));
+		const unacked: string[] = [];
+		let killed = -1;
+		const killer = (async () => {
+			// Kill a worker while it has a model call in flight (each call is held 1.5 s).
+			for (const end = Date.now() + 30_000; killed < 0 && Date.now() < end;) {
+				await new Promise((r) => setTimeout(r, 300));
+				const running = cluster!.executions(CONV.id).filter((e) => e.status === 'running');
+				const byExecution = cluster!.executionWorkers();
+				const busy = running.map((e) => byExecution.get(e.id)).find((w) => w !== undefined);
+				if (busy !== undefined) {
+					killed = busy;
+					cluster!.workers[busy].kill();
+				}
+			}
+		})();
+		await Promise.all(
+			sessions.map(async (session) => {
+				for (let turn = 0; turn < 5; turn++) {
+					const text = `${session} turn ${turn} [[fake:delay=1500]]`;
+					// n8n fails a job whose worker died (Bull maxStalledCount 0) but never answers the
+					// waiting chat request: the client gives up, and that turn is not acknowledged.
+					const reply = await chat(CONV, session, text, 40_000).catch((e: Error) => ({
+						status: 0,
+						body: e.message,
+					}));
+					if (reply.status === 200) acked.get(session)!.push(`user: ${text}`);
+					else unacked.push(text);
+				}
+			}),
+		);
+		await killer;
+		t.diagnostic(`killed worker ${killed}; unacknowledged turns: ${unacked.length}`);
+		assert.ok(killed >= 0, 'no worker was seen running a turn');
+		assert.ok(unacked.length >= 1, 'the kill hit no turn in flight');
+		for (const session of sessions) {
+			const messages = await stored(conversation(s3, CONV.id, session)); // readable
+			const users = messages.filter((m) => m.startsWith('user: '));
+			for (const text of acked.get(session)!) assert.ok(users.includes(text), `lost: ${text}`);
+			assert.equal(new Set(users).size, users.length, `a turn stored twice in ${session}`);
+			// Turns are whole: every stored user message has its answer.
+			assert.equal(messages.length, 2 * users.length);
+		}
+		// The surviving worker carries on, with the full history.
+		for (const session of sessions) {
+			const reply = await chat(CONV, session, `${session} after the kill`);
+			assert.equal(reply.status, 200, reply.body);
+			const users = (await stored(conversation(s3, CONV.id, session))).filter((m) =>
+				m.startsWith('user: '),
+			);
+			const call = llm!
+				.completions()
+				.filter((r) => r.body.messages[0]?.content === 'conv')
+				.filter((r) => userTexts(r).at(-1) === `${session} after the kill`)
+				.at(-1)!;
+			assert.deepEqual(
+				userTexts(call).map((u) => `user: ${u}`),
+				users,
+			);
+		}
+	});
+
+	it('the logs show no unknown node type and no leaked secret', () => {
+		for (const log of [cluster!.main.log(), ...cluster!.workers.map((w) => w.log())]) {
+			assert.doesNotMatch(log, /Unrecognized node type/);
+			assert.ok(!log.includes(RGW_CREDENTIALS.secretAccessKey));
+		}
+	});
+});
