@@ -96,7 +96,10 @@ describe('LLM with Memory settings panel', () => {
 		assert.deepEqual(byName(load('regular'), 'queueModeNotice'), []);
 		const [notice] = byName(load('queue'), 'queueModeNotice');
 		assert.equal(notice.type, 'notice');
-		assert.match(notice.displayName, /queue mode.*different workers.*Use S3 storage, or set Folder to one folder.*share/);
+		assert.match(
+			notice.displayName,
+			/queue mode.*different workers.*Use S3 storage, or set Folder to one folder.*share/,
+		);
 		assert.deepEqual(notice.displayOptions, {
 			show: { storage: ['localDisk'], memoryMode: ['conversation', 'node'] },
 		});
