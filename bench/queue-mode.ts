@@ -44,28 +44,62 @@ function workflow(storage: 'localDisk' | 's3') {
 	});
 }
 
+/** The same chat flow with n8n's own Basic LLM Chain instead of our node (a control: no package code). */
+const CHAIN = { id: 'benchQueueChain1', webhookId: 'be0c0de0-0000-4000-8000-0000000000d2' };
+function chainWorkflow() {
+	const wf = chatWorkflow({
+		...CHAIN,
+		name: 'bench: Basic LLM Chain (control)',
+		llms: [{ name: 'LLM', id: 'be000000-0000-4000-8000-0000000000d2', parameters: {} }],
+	});
+	for (const node of wf.nodes)
+		if (node.name === 'LLM')
+			Object.assign(node, {
+				type: '@n8n/n8n-nodes-langchain.chainLlm',
+				typeVersion: 1.9,
+				parameters: { promptType: 'auto' },
+			});
+	return wf;
+}
+
+/** A request n8n did not answer within this long counts as unanswered (and stalls its batch). */
+const REQUEST_TIMEOUT_MS = 30_000;
+
 interface Batch {
 	latencies: number[];
 	turnsPerSecond: number;
+	unanswered: number;
 }
 
 /** BATCH turns over `c` fresh sessions, c in flight. */
 async function batch(url: string, c: number, tag: string): Promise<Batch> {
 	const latencies: number[] = [];
+	let unanswered = 0;
 	const started = performance.now();
 	await Promise.all(
 		Array.from({ length: c }, async (_, s) => {
 			for (let i = s; i < BATCH; i += c) {
-				const r = await sendChat(url, {
-					sessionId: `${tag}-s${s}`,
-					chatInput: `turn ${i} about the weather and the plan for tomorrow`,
+				const r = await sendChat(
+					url,
+					{
+						sessionId: `${tag}-s${s}`,
+						chatInput: `turn ${i} about the weather and the plan for tomorrow`,
+					},
+					REQUEST_TIMEOUT_MS,
+				).catch((e: Error) => {
+					if (e.name !== 'TimeoutError') throw e;
+					return undefined;
 				});
+				if (!r) {
+					unanswered++;
+					continue;
+				}
 				if (r.status !== 200) throw new Error(`${tag}: turn failed: ${r.status} ${r.body}`);
 				latencies.push(r.ms);
 			}
 		}),
 	);
-	return { latencies, turnsPerSecond: BATCH / ((performance.now() - started) / 1000) };
+	return { latencies, unanswered, turnsPerSecond: BATCH / ((performance.now() - started) / 1000) };
 }
 
 (async () => {
@@ -88,7 +122,7 @@ async function batch(url: string, c: number, tag: string): Promise<Batch> {
 			openAiCredential(llm.url),
 			s3Credential(s3.endpoint!, s3.bucket, RGW_CREDENTIALS),
 		],
-		workflows: [workflow('s3')],
+		workflows: [workflow('s3'), chainWorkflow()],
 	});
 	try {
 		const modes = [
@@ -124,6 +158,23 @@ async function batch(url: string, c: number, tag: string): Promise<Batch> {
 				`| ${c} | ${lr.toFixed(0)} | ${lq.toFixed(0)} | ${(lq / lr).toFixed(2)}× | ${tr.toFixed(1)} | ${tq.toFixed(1)} | ${(tq / tr).toFixed(2)}× |`,
 			);
 		}
+		const lost = (mode: string) =>
+			LEVELS.reduce(
+				(n, c) => n + results.get(`${mode}@${c}`)!.reduce((k, b) => k + b.unanswered, 0),
+				0,
+			);
+		const total = LEVELS.length * ROUNDS * BATCH;
+		// The control: n8n's own Basic LLM Chain on the same queue-mode cluster, concurrency 8.
+		let control = 0;
+		for (let r = 0; r < ROUNDS; r++)
+			control += (await batch(cluster.main.chatUrl(CHAIN.webhookId), 8, `chain-r${r}`)).unanswered;
+		console.log(
+			`\nChat requests n8n left unanswered (no reply within ${REQUEST_TIMEOUT_MS / 1000} s): regular ${lost('regular')} of ${total}, queue ${lost('queue')} of ${total}; control without this package (n8n's Basic LLM Chain, queue mode, concurrency 8): ${control} of ${ROUNDS * BATCH}. Latency medians leave them out; turns/s counts the stall.`,
+		);
+		const failed = [WF.id, CHAIN.id]
+			.flatMap((id) => cluster.executions(id))
+			.filter((e) => e.status !== 'success');
+		console.log(`Queue-mode executions n8n recorded as anything but success: ${failed.length}.`);
 		const byWorker = [0, 1].map(
 			(w) => [...cluster.executionWorkers().values()].filter((x) => x === w).length,
 		);
