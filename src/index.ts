@@ -39,6 +39,7 @@ export type {
 	SealedIndex,
 	SealedRef,
 	SealedSegment,
+	StoredDataVersion,
 	StoredFile,
 	StoredMessage,
 } from './store/schema';
@@ -86,7 +87,7 @@ export { fileTypeOf } from './store/blobs';
 export type { FileInput, FileType } from './store/blobs';
 export { IMAGE_TOKEN_ESTIMATE, inputFileParts, messageTokenCount } from './prompt/files';
 export type { SkippedFile } from './prompt/files';
-export type { ContentPart, ImageDetail, PromptMessage } from './prompt/types';
+export type { ContentPart, ImageDetail, PromptMessage, ToolCall } from './prompt/types';
 export { historyToText } from './prompt/text';
 export type { TextPrefixes } from './prompt/text';
 export { BufferMemory, exportDocument, importDocument } from './memory/buffer-memory';

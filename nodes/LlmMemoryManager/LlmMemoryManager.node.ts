@@ -22,7 +22,7 @@ export class LlmMemoryManager implements INodeType {
 		version: 1,
 		subtitle: subtitleExpression(),
 		description:
-			'Read, clear, delete, prune, export and import the memory of LLM with Memory and LLM Memory Store',
+			'Read, clear, delete, prune, export and import the memory of LLM with Memory and LLM Memory Store, and a conversation’s versioned data: history, diff, rollback, branches',
 		defaults: { name: 'LLM Memory Manager' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],

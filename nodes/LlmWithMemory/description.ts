@@ -1,10 +1,11 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_MAX_TOKEN_LIMIT } from '../../src';
+import { DEFAULT_MAX_TOKEN_LIMIT, MAIN_BRANCH } from '../../src';
 import { WITH_MEMORY, WITHOUT_MEMORY } from '../shared/display';
 import {
 	conversationIdProperties,
 	gzipOption,
+	jsonSchemaOption,
 	MEMORY_MODE_OPTIONS,
 	storageProperties,
 } from '../shared/descriptions';
@@ -79,6 +80,79 @@ const memoryProperties: INodeProperties[] = [
 		default: 'conversation',
 	},
 	...conversationIdProperties(WITH_MEMORY),
+];
+
+const WITH_DATA = { ...WITH_MEMORY, versionedData: [true] };
+
+/** Versioned Data: the conversation's JSON working data, shown to the model, changed by JSON Patch. */
+const versionedDataProperties: INodeProperties[] = [
+	{
+		displayName: 'Versioned Data',
+		name: 'versionedData',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to give the model the conversation’s JSON working data and its recent changes, and let it change the data with a JSON Patch. Each change is saved as a new version (see LLM Memory Manager → Versioned Data for history, diff and rollback).',
+		displayOptions: { show: WITH_MEMORY },
+	},
+	{
+		displayName: 'Initial Data',
+		name: 'initialData',
+		type: 'json',
+		default: '',
+		placeholder: 'e.g. {"inci": "WATER", "category": "OTHERS"}',
+		description:
+			'The data to start from when the conversation has no version yet: saved as version 1 ("Initial data") before the first answer. Empty: start without data (the model may create it).',
+		displayOptions: { show: WITH_DATA },
+	},
+	{
+		displayName: 'Versioned Data Options',
+		name: 'versionedDataOptions',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show: WITH_DATA },
+		options: [
+			{
+				displayName: 'Branch',
+				name: 'branch',
+				type: 'string',
+				default: MAIN_BRANCH,
+				description:
+					'The line of versions to read and change. Every conversation has "main"; create others with LLM Memory Manager → Versioned Data → Create Branch.',
+			},
+			{
+				displayName: 'Change Method',
+				name: 'changeMethod',
+				type: 'options',
+				options: [
+					{
+						name: 'Tool Call When Supported',
+						value: 'auto',
+						description:
+							'Offer the model an update_data tool (JSON Patch and summary) when the connected model supports tools; otherwise ask for a JSON reply',
+					},
+					{
+						name: 'JSON Reply',
+						value: 'json',
+						description:
+							'Always ask the model to reply with JSON: {"answer", "patch", "summary"}. For models or providers without tool calling.',
+					},
+				],
+				default: 'auto',
+			},
+			{
+				displayName: 'History Entries In Prompt',
+				name: 'historyEntries',
+				type: 'number',
+				default: 5,
+				typeOptions: { minValue: 0 },
+				description:
+					'How many recent versions the model sees (summary and what changed), so it can answer "what did I change?"',
+			},
+			jsonSchemaOption,
+		],
+	},
 ];
 
 const filesOption: INodeProperties = {
@@ -156,6 +230,7 @@ const noMemoryOptions: INodeProperties = {
 export const properties: INodeProperties[] = [
 	...promptProperties,
 	...memoryProperties,
+	...versionedDataProperties,
 	...storageProperties(WITH_MEMORY),
 	optionsCollection,
 	noMemoryOptions,

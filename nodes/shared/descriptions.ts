@@ -125,3 +125,14 @@ export const gzipOption: INodeProperties = {
 	default: false,
 	description: 'Whether to gzip memory documents (reading accepts both forms)',
 };
+
+/** Versioned data's JSON Schema, the same in LLM with Memory and the LLM Memory Manager. */
+export const jsonSchemaOption: INodeProperties = {
+	displayName: 'JSON Schema',
+	name: 'jsonSchema',
+	type: 'json',
+	default: '',
+	placeholder: 'e.g. {"type": "object", "required": ["inci"]}',
+	description:
+		'A JSON Schema (draft-07, 2019-09 or 2020-12) every saved version must satisfy. Data that breaks it is not saved: the error names each field.',
+};

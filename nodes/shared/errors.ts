@@ -1,7 +1,13 @@
 import { NodeOperationError } from 'n8n-workflow';
 import type { INode } from 'n8n-workflow';
 
-import { ConversationExistsError, InvalidIdError, MAX_ID_BYTES } from '../../src';
+import {
+	ConversationExistsError,
+	InvalidIdError,
+	MAX_ID_BYTES,
+	SchemaViolationError,
+	VersionConflictError,
+} from '../../src';
 
 /** What a node needs to raise errors: its own description. */
 interface HasNode {
@@ -28,11 +34,19 @@ export const ID_RULES = `IDs must be strings (or numbers), must not contain / \\
 /** The one place where an engine error becomes a node error (typed errors stay typed until here). */
 export function asNodeError(ctx: HasNode, error: unknown, itemIndex: number): NodeOperationError {
 	if (error instanceof NodeOperationError) return error;
-	const description =
-		error instanceof InvalidIdError
-			? ID_RULES
-			: error instanceof ConversationExistsError
-				? 'Nothing was written. Turn on "Overwrite" to replace the memory stored for this conversation, or import into another conversation ID.'
-				: undefined;
-	return nodeError(ctx, (error as Error)?.message ?? String(error), itemIndex, description);
+	return nodeError(ctx, (error as Error)?.message ?? String(error), itemIndex, describe(error));
+}
+
+/** What a node adds to an engine error's message: the rules it broke, or how to go on. */
+function describe(error: unknown): string | undefined {
+	if (error instanceof InvalidIdError) return ID_RULES;
+	if (error instanceof ConversationExistsError)
+		return 'Nothing was written. Turn on "Overwrite" to replace the memory stored for this conversation, or import into another conversation ID.';
+	if (error instanceof SchemaViolationError)
+		return `Nothing was saved. Every violation: ${error.errors
+			.map((e) => `${e.path === '' ? '(root)' : e.path}: ${e.message}`)
+			.join('; ')}`;
+	if (error instanceof VersionConflictError)
+		return 'Another writer saved a version first. Read the current version (Get Current) and try again.';
+	return undefined;
 }

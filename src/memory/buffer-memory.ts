@@ -36,7 +36,13 @@ import type { Versioned } from '../store/document-store';
 import { MessageLog } from '../store/message-log';
 import type { LogOptions, ThreadFacts } from '../store/message-log';
 import { assertAppendable, emptyDocument, sealedCountOf, validateDocument } from '../store/schema';
-import type { HeadDocument, MemoryDocument, StoredFile, StoredMessage } from '../store/schema';
+import type {
+	HeadDocument,
+	MemoryDocument,
+	StoredDataVersion,
+	StoredFile,
+	StoredMessage,
+} from '../store/schema';
 import type { MemoryStorage } from '../store/storage';
 
 export interface MemoryOptions {
@@ -92,6 +98,11 @@ export interface TurnInput {
 	steps?: readonly ReplyInput[];
 	assistantContent: string;
 	assistantFiles?: readonly FileInput[];
+	/**
+	 * The versioned data the answer is based on (stored as the assistant message's `data_version`):
+	 * the version the turn produced, or the one it read when it changed nothing.
+	 */
+	dataVersion?: StoredDataVersion;
 }
 
 /** The IDs a turn will use, checked before the model is called. */
@@ -165,6 +176,8 @@ export abstract class BufferMemory {
 	 * starts, so two concurrent calls with one ID can never both pass the duplicate check.
 	 */
 	private readonly reserved = new Set<string>();
+	/** Random UUIDs newMessageId() drew and no turn has used yet (they need no lookup either). */
+	private readonly drawn = new Set<string>();
 
 	protected constructor(key: string, filesPrefix: string, options: MemoryOptions) {
 		this.key = key;
@@ -358,6 +371,17 @@ export abstract class BufferMemory {
 		return { role: m.role, content: parts, ...tool };
 	}
 
+	/**
+	 * The ID of a turn about to be added, drawn as addMessages draws one, for a caller that needs it
+	 * first (LLM with Memory saves a data version naming its turn before adding the turn). A random
+	 * UUID, so, like addMessages' own, it is not looked up in the stored messages when the turn is added.
+	 */
+	newMessageId(): string {
+		const id = (this.options.newId ?? randomUUID)();
+		if (!this.options.newId) this.drawn.add(id);
+		return id;
+	}
+
 	/** Buffers one turn (tokenized now, once); files are copied to storage. Call flush() to persist. */
 	async addMessages(turn: TurnInput): Promise<AddedTurn> {
 		const ids = this.turnIds({
@@ -371,7 +395,8 @@ export abstract class BufferMemory {
 			if (this.reserved.has(id)) throw new DuplicateMessageIdError(this.key, messageId);
 		this.reserved.add(messageId).add(userMessageId);
 		// IDs the engine drew itself (random UUIDs) cannot be stored already: they are not looked up.
-		const callerIds = turn.messageId !== undefined || this.options.newId !== undefined;
+		const drawn = turn.messageId !== undefined && this.drawn.delete(turn.messageId);
+		const callerIds = (turn.messageId !== undefined && !drawn) || this.options.newId !== undefined;
 		try {
 			const doc = (this.snapshot ?? (await this.refresh())).doc;
 			const span = this.spanOf(doc);
@@ -423,7 +448,18 @@ export abstract class BufferMemory {
 			this.pending.push({
 				user: message(userMessageId, parent, 'user', turn.userContent, userFiles),
 				steps,
-				assistant: message(messageId, previous, 'assistant', turn.assistantContent, assistantFiles),
+				assistant: {
+					...message(messageId, previous, 'assistant', turn.assistantContent, assistantFiles),
+					...(turn.dataVersion
+						? {
+								data_version: {
+									version: turn.dataVersion.version,
+									branch: turn.dataVersion.branch,
+									changed: turn.dataVersion.changed,
+								},
+							}
+						: {}),
+				},
 				implicitParent: ids.parent === undefined,
 				callerIds,
 			});

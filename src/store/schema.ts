@@ -28,9 +28,20 @@ export const storedToolCallSchema = z.looseObject({
 });
 
 /**
+ * The versioned data an assistant message's answer is based on (LLM with Memory's Versioned Data
+ * option): the version its turn produced (`changed`: true) or the version it read and left as it was.
+ */
+export const storedDataVersionSchema = z.looseObject({
+	version: z.number().int().positive(),
+	branch: z.string().min(1),
+	changed: z.boolean(),
+});
+
+/**
  * Version 1, extended compatibly for tool turns: an assistant message may carry `tool_calls`, and a
- * `tool` message carries the result with `tool_call_id` (and the tool's `name`). Documents without
- * them read as before; unknown fields are kept.
+ * `tool` message carries the result with `tool_call_id` (and the tool's `name`); and for versioned
+ * data: an assistant message may carry `data_version`. Documents without them read as before; unknown
+ * fields are kept (so an older reader keeps `data_version` too).
  */
 export const storedMessageSchema = z
 	.looseObject({
@@ -44,12 +55,16 @@ export const storedMessageSchema = z
 		tool_calls: z.array(storedToolCallSchema).optional(),
 		tool_call_id: z.string().min(1).optional(),
 		name: z.string().optional(),
+		data_version: storedDataVersionSchema.optional(),
 	})
 	.refine((m) => m.role !== 'tool' || m.tool_call_id !== undefined, {
 		message: 'tool messages need "tool_call_id"',
 	})
 	.refine((m) => m.tool_calls === undefined || m.role === 'assistant', {
 		message: 'only assistant messages carry "tool_calls"',
+	})
+	.refine((m) => m.data_version === undefined || m.role === 'assistant', {
+		message: 'only assistant messages carry "data_version"',
 	});
 
 /** Message IDs must be unique within a document: a thread is walked by them. */
@@ -81,6 +96,7 @@ export const memoryDocumentSchema = z
 export type StoredFile = z.infer<typeof storedFileSchema>;
 export type StoredMessage = z.infer<typeof storedMessageSchema>;
 export type StoredToolCall = z.infer<typeof storedToolCallSchema>;
+export type StoredDataVersion = z.infer<typeof storedDataVersionSchema>;
 export type MemoryDocument = z.infer<typeof memoryDocumentSchema>;
 
 export function emptyDocument(): MemoryDocument {

@@ -18,7 +18,7 @@ import { SESSION_FROM_CHAT_OR_BODY, WorkflowBuilder } from '../support/agent-wor
 import { sendChat } from '../support/chat';
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
-import { executionData, finishedExecutions, subNodeLog } from '../support/n8n-executions';
+import { executionData, finishedExecutions, subNodeLog, waitFor } from '../support/n8n-executions';
 import { packPackage, startN8n } from '../support/n8n-harness';
 import type { N8nInstance } from '../support/n8n-harness';
 import { ensureRgw, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
@@ -617,16 +617,3 @@ describe('LLM Memory Store with n8n’s AI Agent on a real n8n', () => {
 		assert.ok(!log.includes(RGW_CREDENTIALS.secretAccessKey));
 	});
 });
-
-/** Polls until fn returns a value (n8n writes its event log and execution data just after it answers). */
-async function waitFor<T>(
-	fn: () => T | undefined | Promise<T | undefined>,
-	timeoutMs = 10_000,
-): Promise<T> {
-	for (const end = Date.now() + timeoutMs; ;) {
-		const value = await fn();
-		if (value !== undefined) return value;
-		if (Date.now() > end) throw new Error('timed out waiting');
-		await new Promise((r) => setTimeout(r, 100));
-	}
-}

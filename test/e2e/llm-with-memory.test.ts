@@ -15,6 +15,7 @@ import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
 import { ensureRgw, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
 import { sendChat } from '../support/chat';
+import { waitFor } from '../support/n8n-executions';
 import { packPackage, startN8n } from '../support/n8n-harness';
 import type { N8nInstance } from '../support/n8n-harness';
 import {
@@ -43,16 +44,6 @@ function callsOf(tag: string, requests: LoggedRequest[]): string[][] {
 				.slice(1)
 				.map((m) => `${m.role}: ${contentText(m.content)}`),
 		);
-}
-
-/** Polls until fn returns a value (n8n writes some state just after it answers). */
-async function waitFor<T>(fn: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-	for (const end = Date.now() + timeoutMs; ;) {
-		const value = fn();
-		if (value !== undefined) return value;
-		if (Date.now() > end) throw new Error('timed out waiting');
-		await new Promise((r) => setTimeout(r, 100));
-	}
 }
 
 const chatOn = (wf: { webhookId: string }, sessionId: string | undefined, chatInput: string) =>

@@ -10,6 +10,9 @@ export const CHAT_TRIGGER_TYPE = '@n8n/n8n-nodes-langchain.chatTrigger';
 export const AGENT_TYPE = '@n8n/n8n-nodes-langchain.agent';
 export const SIMPLE_MEMORY_TYPE = '@n8n/n8n-nodes-langchain.memoryBufferWindow';
 export const MEMORY_MANAGER_TYPE = '@n8n/n8n-nodes-langchain.memoryManager';
+/** Our LLM Memory Manager, and the tool n8n generates from it (usableAsTool) for the AI Agent. */
+export const LLM_MEMORY_MANAGER_TYPE = 'n8n-nodes-llm-memory.llmMemoryManager';
+export const LLM_MEMORY_MANAGER_TOOL_TYPE = 'n8n-nodes-llm-memory.llmMemoryManagerTool';
 export const CHAT_TRIGGER_NAME = 'When chat message received';
 
 /** The session ID of a Chat Trigger item, or of a Webhook item's JSON body (Memory Manager calls). */
@@ -154,9 +157,24 @@ export class WorkflowBuilder {
 		return this.add({ name, type: MEMORY_MANAGER_TYPE, typeVersion: 1.1, parameters });
 	}
 
+	/** Our LLM Memory Manager (a root node), or with `asTool` the tool n8n makes of it for the AI Agent. */
+	llmMemoryManager(
+		name: string,
+		parameters: Json,
+		options: { asTool?: boolean; credentials?: Json } = {},
+	): string {
+		return this.add({
+			name,
+			type: options.asTool ? LLM_MEMORY_MANAGER_TOOL_TYPE : LLM_MEMORY_MANAGER_TYPE,
+			typeVersion: 1,
+			parameters,
+			credentials: options.credentials,
+		});
+	}
+
 	/** Our LLM with Memory node with its own model. */
-	llmWithMemory(name: string, id: string, parameters: Json): string {
-		this.add({ name, id, type: LLM_TYPE, typeVersion: 1, parameters });
+	llmWithMemory(name: string, id: string, parameters: Json, credentials?: Json): string {
+		this.add({ name, id, type: LLM_TYPE, typeVersion: 1, parameters, credentials });
 		this.sub(this.model(`${name} Model`), 'ai_languageModel', name);
 		return name;
 	}

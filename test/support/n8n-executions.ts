@@ -82,3 +82,16 @@ export function subNodeLog(
 		...(run.error ? { error: run.error } : {}),
 	}));
 }
+
+/** Polls until fn returns a value (n8n writes its event log and execution data just after it answers). */
+export async function waitFor<T>(
+	fn: () => T | undefined | Promise<T | undefined>,
+	timeoutMs = 10_000,
+): Promise<T> {
+	for (const end = Date.now() + timeoutMs; ;) {
+		const value = await fn();
+		if (value !== undefined) return value;
+		if (Date.now() > end) throw new Error('timed out waiting');
+		await new Promise((r) => setTimeout(r, 100));
+	}
+}

@@ -84,6 +84,27 @@ export async function rgwStorage(extra: Partial<S3StorageOptions> = {}): Promise
 	});
 }
 
+/**
+ * The in-process harness's credentials for a bucket of rgwStorage(): the decrypted LLM Memory S3
+ * Storage credential (key prefix "n8n") by type, and the reference a node's `credentials` holds.
+ */
+export function rgwCredentials(s3: S3Storage) {
+	return {
+		credentials: {
+			llmMemoryS3Api: {
+				endpoint: s3.endpoint as string,
+				region: 'us-east-1',
+				bucket: s3.bucket,
+				accessKeyId: RGW_CREDENTIALS.accessKeyId,
+				secretAccessKey: RGW_CREDENTIALS.secretAccessKey,
+				forcePathStyle: true,
+				keyPrefix: 'n8n',
+			},
+		},
+		cred: { llmMemoryS3Api: { id: 'cred-1', name: 'rgw' } },
+	};
+}
+
 /** Where a child writer process (append, turn and sealing workers) keeps memory: a disk root or a bucket. */
 export interface WorkerBackend {
 	backend: 'disk' | 's3';

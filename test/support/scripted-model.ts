@@ -16,6 +16,12 @@
  *                    throws when exhausted unless `cycle` is true
  *   reply: 'throw' → rejects with `errorMessage` (simulates a provider failure)
  *
+ * With `toolCalling` on, the model also has LangChain's `bindTools(tools)`: the bound model's calls
+ * record the tools offered (`call.tools`), and a reply (a handler's return value, or a `replies` entry)
+ * may be an object `{ content?, tool_calls: [{ name, args, id? }], invalid_tool_calls? }`, which is
+ * returned as an AIMessage-like reply with those tool calls (ids default to `call_<n>`). Without it the
+ * model has no bindTools, like a model without tool support.
+ *
  * `scriptedModelLog.setHandler(nodeName, fn)` overrides the parameters with a
  * function for complex scenarios. Like n8n's real LLM sub-nodes, each call is
  * also written to the sub-node's runData (input/output) unless `recordRunData`
@@ -38,6 +44,17 @@ export type ChatRole = 'system' | 'user' | 'assistant' | 'tool' | string;
 export interface NormalizedMessage {
 	role: ChatRole;
 	content: string;
+	/** An assistant message's tool calls, when it has any. */
+	toolCalls?: Array<{ id: string; name: string; args: unknown }>;
+	/** A tool message's call ID. */
+	toolCallId?: string;
+}
+
+/** A reply with tool calls (or just content), for models with `toolCalling` on. */
+export interface ScriptedTurn {
+	content?: string;
+	tool_calls?: Array<{ name: string; args: Record<string, unknown>; id?: string }>;
+	invalid_tool_calls?: Array<{ name: string; args?: string; id?: string; error?: string }>;
 }
 
 export interface ScriptedModelCall {
@@ -54,12 +71,23 @@ export interface ScriptedModelCall {
 	rawInput: unknown;
 	/** Second argument of `invoke` (call options), if any. */
 	options?: unknown;
+	/** The tools a bound model offered (bindTools), if any. */
+	tools?: unknown[];
 	reply?: string;
+	/** The tool calls replied, if any. */
+	toolCalls?: ScriptedTurn['tool_calls'];
 	error?: string;
 }
 
 export interface ScriptedReply {
 	content: string;
+	tool_calls?: Array<{
+		name: string;
+		args: Record<string, unknown>;
+		id: string;
+		type: 'tool_call';
+	}>;
+	invalid_tool_calls?: ScriptedTurn['invalid_tool_calls'];
 	text: string;
 	type: 'ai';
 	role: 'assistant';
@@ -69,11 +97,11 @@ export interface ScriptedReply {
 	getType(): 'ai';
 }
 
-/** Custom reply function: return a string, or throw to simulate a failure. */
+/** Custom reply function: return a string (or a ScriptedTurn with toolCalling), or throw to simulate a failure. */
 export type ReplyHandler = (
 	messages: NormalizedMessage[],
 	call: Omit<ScriptedModelCall, 'reply' | 'error'>,
-) => string | Promise<string>;
+) => string | ScriptedTurn | Promise<string | ScriptedTurn>;
 
 class ScriptedModelLog {
 	readonly calls: ScriptedModelCall[] = [];
@@ -136,7 +164,18 @@ export function normalizeMessages(input: unknown): NormalizedMessage[] {
 		if (!role && typeof m._getType === 'function') role = (m._getType as () => string)();
 		if (!role && typeof m.getType === 'function') role = (m.getType as () => string)();
 		if (!role && typeof m.type === 'string') role = m.type;
-		return { role: mapRole(role ?? 'user'), content: contentToText(m.content) };
+		const normalized: NormalizedMessage = {
+			role: mapRole(role ?? 'user'),
+			content: contentToText(m.content),
+		};
+		if (Array.isArray(m.tool_calls) && m.tool_calls.length > 0)
+			normalized.toolCalls = (m.tool_calls as Array<Record<string, unknown>>).map((c) => ({
+				id: String(c.id),
+				name: String(c.name),
+				args: c.args,
+			}));
+		if (typeof m.tool_call_id === 'string') normalized.toolCallId = m.tool_call_id;
+		return normalized;
 	});
 }
 
@@ -167,14 +206,29 @@ export function echoReply(messages: NormalizedMessage[]): string {
 const approxTokens = (text: string) => Math.ceil(text.length / 4);
 
 function makeReply(
-	content: string,
+	turn: string | ScriptedTurn,
 	modelName: string,
 	messages: NormalizedMessage[],
 ): ScriptedReply {
+	const content = typeof turn === 'string' ? turn : (turn.content ?? '');
+	const calls = typeof turn === 'string' ? undefined : turn.tool_calls;
 	const input = messages.reduce((sum, m) => sum + approxTokens(m.content), 0);
 	const output = approxTokens(content);
 	return {
 		content,
+		...(calls
+			? {
+					tool_calls: calls.map((c, n) => ({
+						name: c.name,
+						args: c.args,
+						id: c.id ?? `call_${n}`,
+						type: 'tool_call' as const,
+					})),
+				}
+			: {}),
+		...(typeof turn !== 'string' && turn.invalid_tool_calls
+			? { invalid_tool_calls: turn.invalid_tool_calls }
+			: {}),
 		text: content,
 		type: 'ai',
 		role: 'assistant',
@@ -185,10 +239,10 @@ function makeReply(
 	};
 }
 
-function parseReplies(value: unknown): string[] {
+function parseReplies(value: unknown): Array<string | ScriptedTurn> {
 	const list = typeof value === 'string' ? (value.trim() ? JSON.parse(value) : []) : value;
 	if (!Array.isArray(list)) throw new Error('`replies` must be a JSON array of strings');
-	return list.map(String);
+	return list.map((r) => (typeof r === 'object' && r !== null ? (r as ScriptedTurn) : String(r)));
 }
 
 export class ScriptedChatModel implements INodeType {
@@ -224,6 +278,7 @@ export class ScriptedChatModel implements INodeType {
 				default: 'Scripted model failure',
 			},
 			{ displayName: 'Record Run Data', name: 'recordRunData', type: 'boolean', default: true },
+			{ displayName: 'Tool Calling', name: 'toolCalling', type: 'boolean', default: false },
 		],
 	};
 
@@ -239,13 +294,14 @@ export class ScriptedChatModel implements INodeType {
 		const cycle = ctx.getNodeParameter('cycle', itemIndex) as boolean;
 		const errorMessage = ctx.getNodeParameter('errorMessage', itemIndex) as string;
 		const recordRunData = ctx.getNodeParameter('recordRunData', itemIndex) as boolean;
+		const toolCalling = ctx.getNodeParameter('toolCalling', itemIndex, false) as boolean;
 		const workflowId = String(ctx.getWorkflow().id);
 		const executionId = ctx.getExecutionId();
 
 		const produce = async (
 			messages: NormalizedMessage[],
 			call: Omit<ScriptedModelCall, 'reply' | 'error'>,
-		) => {
+		): Promise<string | ScriptedTurn> => {
 			const handler = scriptedModelLog.getHandler(node.name);
 			if (handler) return await handler(messages, call);
 			if (reply === 'throw') throw new Error(errorMessage);
@@ -259,48 +315,69 @@ export class ScriptedChatModel implements INodeType {
 			return echoReply(messages);
 		};
 
-		const model = {
+		const invoke = async (
+			input: unknown,
+			options?: unknown,
+			tools?: unknown[],
+		): Promise<ScriptedReply> => {
+			const messages = normalizeMessages(input);
+			const call: ScriptedModelCall = {
+				nodeName: node.name,
+				nodeId: node.id,
+				modelName,
+				workflowId,
+				executionId,
+				callIndex: scriptedModelLog.nextIndex(executionId, node.id),
+				messages: structuredClone(messages),
+				rawInput: input,
+				options,
+				...(tools ? { tools } : {}),
+			};
+			scriptedModelLog.calls.push(call);
+
+			const type = NodeConnectionTypes.AiLanguageModel;
+			const runIndex = recordRunData
+				? ctx.addInputData(type, [[{ json: { messages: call.messages, modelName } }]]).index
+				: undefined;
+			let turn: string | ScriptedTurn;
+			try {
+				turn = await produce(messages, call);
+				call.reply = typeof turn === 'string' ? turn : (turn.content ?? '');
+				if (typeof turn !== 'string' && turn.tool_calls) call.toolCalls = turn.tool_calls;
+			} catch (error) {
+				call.error = error instanceof Error ? error.message : String(error);
+				if (runIndex !== undefined) {
+					ctx.addOutputData(type, runIndex, new NodeOperationError(node, call.error));
+				}
+				throw error;
+			}
+			const result = makeReply(turn, modelName, messages);
+			if (runIndex !== undefined) {
+				const out: INodeExecutionData[] = [
+					{ json: { response: { content: result.content }, tokenUsage: result.usage_metadata } },
+				];
+				ctx.addOutputData(type, runIndex, [out]);
+			}
+			return result;
+		};
+
+		const base = {
 			lc_namespace: ['n8n-engine-test', 'chat_models'],
 			modelName,
 			model: modelName,
 			_llmType: () => 'scripted',
-			async invoke(input: unknown, options?: unknown): Promise<ScriptedReply> {
-				const messages = normalizeMessages(input);
-				const call: ScriptedModelCall = {
-					nodeName: node.name,
-					nodeId: node.id,
-					modelName,
-					workflowId,
-					executionId,
-					callIndex: scriptedModelLog.nextIndex(executionId, node.id),
-					messages: structuredClone(messages),
-					rawInput: input,
-					options,
-				};
-				scriptedModelLog.calls.push(call);
-
-				const type = NodeConnectionTypes.AiLanguageModel;
-				const runIndex = recordRunData
-					? ctx.addInputData(type, [[{ json: { messages: call.messages, modelName } }]]).index
-					: undefined;
-				try {
-					call.reply = await produce(messages, call);
-				} catch (error) {
-					call.error = error instanceof Error ? error.message : String(error);
-					if (runIndex !== undefined) {
-						ctx.addOutputData(type, runIndex, new NodeOperationError(node, call.error));
+		};
+		const model = {
+			...base,
+			invoke: (input: unknown, options?: unknown) => invoke(input, options),
+			...(toolCalling
+				? {
+						bindTools: (tools: unknown[]) => ({
+							...base,
+							invoke: (input: unknown, options?: unknown) => invoke(input, options, tools),
+						}),
 					}
-					throw error;
-				}
-				const result = makeReply(call.reply, modelName, messages);
-				if (runIndex !== undefined) {
-					const out: INodeExecutionData[] = [
-						{ json: { response: { content: result.content }, tokenUsage: result.usage_metadata } },
-					];
-					ctx.addOutputData(type, runIndex, [out]);
-				}
-				return result;
-			},
+				: {}),
 		};
 
 		return { response: model };

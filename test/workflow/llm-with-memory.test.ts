@@ -8,7 +8,7 @@ import { after, afterEach, describe, it } from 'node:test';
 import type { INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { LlmWithMemory } from '../support/node-under-test';
-import { ensureRgw, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
+import { ensureRgw, RGW_CREDENTIALS, rgwCredentials, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
 import { binaryData, runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson } from '../support/workflow-harness';
@@ -554,18 +554,8 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 		const wf = chain('', [
 			{ name: 'A', id: 'node-a', params: { memoryMode: 'node', storage: 's3' } },
 		]);
-		wf.nodes[1].credentials = { llmMemoryS3Api: { id: 'cred-1', name: 'rgw' } };
-		const credentials = {
-			llmMemoryS3Api: {
-				endpoint: s3.endpoint!,
-				region: 'us-east-1',
-				bucket: s3.bucket,
-				accessKeyId: RGW_CREDENTIALS.accessKeyId,
-				secretAccessKey: RGW_CREDENTIALS.secretAccessKey,
-				forcePathStyle: true,
-				keyPrefix: 'n8n',
-			},
-		};
+		const { credentials, cred } = rgwCredentials(s3);
+		wf.nodes[1].credentials = cred;
 		await runWorkflow(wf, { nodeTypes, triggerItems: chat('stored remotely'), credentials });
 		const r = await runWorkflow(wf, { nodeTypes, triggerItems: chat('still there?'), credentials });
 		assert.equal(r.status, 'success', r.error?.message);

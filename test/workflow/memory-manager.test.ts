@@ -7,97 +7,17 @@ import { after, afterEach, describe, it } from 'node:test';
 
 import type { IBinaryData, INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { LlmWithMemory } from '../support/node-under-test';
-import { ensureRgw, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
+import { chat, connect, MANAGER_TYPE, nodeTypes, workflow } from '../support/manager-workflows';
+import { ensureRgw, rgwCredentials, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
 import { binaryData, runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson, WorkflowRunResult } from '../support/workflow-harness';
-import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
-import { TEST_TRIGGER_TYPE } from '../support/test-nodes';
+import { scriptedModelLog } from '../support/scripted-model';
 
-// The node's source, by explicit path (an extensionless import would find the codex .node.json first).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { LlmMemoryManager } = require(
-	path.resolve(__dirname, '../../nodes/LlmMemoryManager/LlmMemoryManager.node.ts'),
-) as typeof import('../../nodes/LlmMemoryManager/LlmMemoryManager.node');
-
-const LLM_TYPE = 'n8n-nodes-llm-memory.llmWithMemory';
-const MANAGER_TYPE = 'n8n-nodes-llm-memory.llmMemoryManager';
-const nodeTypes = { [LLM_TYPE]: new LlmWithMemory(), [MANAGER_TYPE]: new LlmMemoryManager() };
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
 const DAY = 86_400_000;
 
 type Json = Record<string, any>;
-
-const trigger: INode = {
-	id: 'trigger',
-	name: 'Trigger',
-	type: TEST_TRIGGER_TYPE,
-	typeVersion: 1,
-	position: [0, 0],
-	parameters: {},
-};
-
-const connect = (_from: string, to: string) => ({
-	main: [[{ node: to, type: 'main' as const, index: 0 }]],
-});
-
-/** Trigger → LLM with Memory nodes in a chain (each with a scripted model), optionally → Manager. */
-function workflow(
-	folder: string,
-	opts: {
-		id?: string;
-		llms?: Array<{ name: string; id: string; params?: INodeParameters }>;
-		manager?: INodeParameters;
-		managerOnError?: INode['onError'];
-	},
-): WorkflowJson {
-	const nodes: INode[] = [trigger];
-	const connections: WorkflowJson['connections'] = {};
-	let prev = 'Trigger';
-	(opts.llms ?? []).forEach((l, i) => {
-		nodes.push(
-			{
-				id: l.id,
-				name: l.name,
-				type: LLM_TYPE,
-				typeVersion: 1,
-				position: [200 * (i + 1), 0],
-				parameters: { localFolder: folder, ...l.params },
-			},
-			{
-				id: `${l.id}-model`,
-				name: `${l.name} Model`,
-				type: SCRIPTED_MODEL_TYPE,
-				typeVersion: 1,
-				position: [200 * (i + 1), 200],
-				parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-			},
-		);
-		connections[prev] = connect(prev, l.name);
-		connections[`${l.name} Model`] = {
-			ai_languageModel: [[{ node: l.name, type: 'ai_languageModel', index: 0 }]],
-		};
-		prev = l.name;
-	});
-	if (opts.manager) {
-		nodes.push({
-			id: 'manager',
-			name: 'Manager',
-			type: MANAGER_TYPE,
-			typeVersion: 1,
-			position: [1000, 0],
-			parameters: { localFolder: folder, resource: 'conversationMemory', ...opts.manager },
-			...(opts.managerOnError ? { onError: opts.managerOnError } : {}),
-		});
-		connections[prev] = connect(prev, 'Manager');
-	}
-	return { id: opts.id ?? 'wf-a', name: 'manager test', nodes, connections };
-}
-
-const chat = (chatInput: string, sessionId = 's1', extra: Json = {}): INodeExecutionData[] => [
-	{ json: { chatInput, sessionId, ...extra } },
-];
 
 /** Chat turns through LLM with Memory (one execution each). */
 async function say(
@@ -775,18 +695,7 @@ describe('LLM Memory Manager: bad input, continueOnFail, pairedItem', () => {
 describe('LLM Memory Manager on S3 through the credential', () => {
 	it('manages memory LLM with Memory keeps on radosgw: read, list, export, import, delete', async () => {
 		const s3 = await rgwStorage();
-		const credentials = {
-			llmMemoryS3Api: {
-				endpoint: s3.endpoint!,
-				region: 'us-east-1',
-				bucket: s3.bucket,
-				accessKeyId: RGW_CREDENTIALS.accessKeyId,
-				secretAccessKey: RGW_CREDENTIALS.secretAccessKey,
-				forcePathStyle: true,
-				keyPrefix: 'n8n',
-			},
-		};
-		const cred = { llmMemoryS3Api: { id: 'cred-1', name: 'rgw' } };
+		const { credentials, cred } = rgwCredentials(s3);
 		const llm = workflow('', {
 			llms: [{ name: 'A', id: 'node-a', params: { memoryMode: 'node', storage: 's3' } }],
 		});

@@ -2,9 +2,10 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { conversationMemory } from './conversationMemory';
 import type { Operation, Resource } from './types';
+import { versionedData } from './versionedData';
 
 /** Every resource the node offers, in the order of the Resource list. */
-export const RESOURCES: Resource[] = [conversationMemory];
+export const RESOURCES: Resource[] = [conversationMemory, versionedData];
 
 /** The operation an item asks for, or undefined for an unknown pair. */
 export function findOperation(resource: unknown, operation: unknown): Operation | undefined {

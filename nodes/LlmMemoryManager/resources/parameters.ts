@@ -1,9 +1,8 @@
-import type { IDisplayOptions, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
-
-type Show = IDisplayOptions['show'];
+import type { Show } from './types';
 
 /** Workflow ID: memory is kept per workflow (the engine's app ID); this workflow unless told otherwise. */
 export function workflowIdProperty(show: Show): INodeProperties {
@@ -30,6 +29,19 @@ export function workflowIdOf(ctx: IExecuteFunctions, i: number): string {
 	return id;
 }
 
+/** The item's conversation ID (n8n passes objects and arrays through: refused by name). */
+export function conversationIdOf(ctx: IExecuteFunctions, i: number): string {
+	const id = idParameter(ctx, 'conversationId', i, 'Conversation ID');
+	if (id === undefined)
+		throw nodeError(
+			ctx,
+			'No conversation ID found',
+			i,
+			'Expected a \'sessionId\' field from a Chat Trigger, or set "Conversation ID" to "Define Below" and give the conversation\'s ID.',
+		);
+	return id;
+}
+
 /** A whole-number parameter ≥ min; anything else (text, fractions, NaN) is an error naming the field. */
 export function numberParameter(
 	ctx: IExecuteFunctions,
@@ -47,6 +59,19 @@ export function numberParameter(
 			i,
 		);
 	return value;
+}
+
+/** Options: n8n's collection of an operation's rarely used settings. */
+export function optionsProperty(show: Show, options: INodeProperties[]): INodeProperties {
+	return {
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		displayOptions: { show },
+		options,
+	};
 }
 
 /** Return All, Limit: n8n's idiom for lists. The offset lives in the operation's options. */

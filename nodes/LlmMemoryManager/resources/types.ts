@@ -25,7 +25,9 @@ export interface Resource {
 	operations: Operation[];
 }
 
+export type Show = IDisplayOptions['show'];
+
 /** The display condition of fields that belong to some operations of one resource. */
-export function showFor(resource: string, ...operations: string[]): IDisplayOptions['show'] {
+export function showFor(resource: string, ...operations: string[]): Show {
 	return { resource: [resource], operation: operations };
 }

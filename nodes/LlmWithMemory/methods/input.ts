@@ -5,6 +5,8 @@ import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import type { MemoryMode } from '../description';
 import { itemFiles } from './binary-files';
+import { versionedSettings } from './versioned-data';
+import type { VersionedSettings } from './versioned-data';
 
 export interface Options {
 	maxHistoryTokens?: number;
@@ -27,7 +29,12 @@ export interface ItemInput {
 	messageId?: string;
 	/** undefined: the newest turn; null: the root (Start New Thread); else an explicit parent. */
 	parentMessageId?: string | null;
+	/** Versioned Data settings, when the option is on (memory modes only). */
+	versioned?: VersionedSettings;
 }
+
+/** An item with Versioned Data on. */
+export type VersionedInput = ItemInput & { versioned: VersionedSettings };
 
 export const MISSING_ID_HELP =
 	'Connect a Chat Trigger (it sends a sessionId), or set "Conversation ID" to "Define Below" and give an expression such as {{ $json.userId }}.';
@@ -61,5 +68,16 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 		options.startNewThread === true
 			? null
 			: idParameter(ctx, 'options.parentMessageId', i, 'Parent Message ID');
-	return { mode, prompt, system, options, files, conversationId, messageId, parentMessageId };
+	const versioned = versionedSettings(ctx, i);
+	return {
+		mode,
+		prompt,
+		system,
+		options,
+		files,
+		conversationId,
+		messageId,
+		parentMessageId,
+		versioned,
+	};
 }

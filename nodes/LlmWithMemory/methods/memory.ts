@@ -1,7 +1,7 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { ConversationMemory, NodeMemory } from '../../../src';
-import type { AddedTurn, BufferMemory, History } from '../../../src';
+import type { AddedTurn, BufferMemory, History, StoredDataVersion } from '../../../src';
 import { nodeError } from '../../shared/errors';
 import { storageFor } from '../../shared/storage';
 import type { ItemInput } from './input';
@@ -48,13 +48,18 @@ export async function readMemory(
 	return { memory, history };
 }
 
-/** Step 4: appends the turn and flushes it. A failed write keeps the answer as a partial result. */
+/**
+ * Step 4: appends the turn and flushes it. A failed write keeps the answer (and `extra`, the output's
+ * other fields) as a partial result. `dataVersion` is the versioned data the answer is based on.
+ */
 export async function persistTurn(
 	ctx: IExecuteFunctions,
 	i: number,
 	opened: OpenedMemory,
 	input: ItemInput,
 	answer: string,
+	dataVersion?: StoredDataVersion,
+	extra: IDataObject = {},
 ): Promise<AddedTurn> {
 	const added = await opened.memory.addMessages({
 		messageId: input.messageId,
@@ -62,13 +67,14 @@ export async function persistTurn(
 		userContent: input.prompt,
 		userFiles: input.files,
 		assistantContent: answer,
+		dataVersion,
 	});
 	try {
 		await opened.memory.flush();
 	} catch (error) {
 		const message = `The answer was generated but could not be saved to memory: ${(error as Error).message}`;
 		throw Object.assign(nodeError(ctx, message, i), {
-			partialResult: formatOutput(input, answer, opened, added),
+			partialResult: { ...formatOutput(input, answer, opened, added), ...extra },
 		});
 	}
 	return added;

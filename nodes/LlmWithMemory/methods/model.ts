@@ -14,6 +14,8 @@ export interface ChatModel {
 		messages: PromptMessage[],
 		options?: { signal?: AbortSignal },
 	): Promise<AsyncIterable<unknown>>;
+	/** LangChain's tool binding: a model that offers these tools (OpenAI function format) on every call. */
+	bindTools?(tools: unknown[], kwargs?: unknown): unknown;
 	modelName?: string;
 	model?: string;
 }
@@ -60,6 +62,30 @@ export function chunkText(chunk: unknown): string {
 	);
 }
 
+/** A failed model call: an error that says nothing was stored. */
+export function modelCallError(ctx: IExecuteFunctions, i: number, error: unknown) {
+	return nodeError(
+		ctx,
+		`The model call failed: ${(error as Error).message}`,
+		i,
+		'Nothing was added to memory.',
+	);
+}
+
+/** One model call whose whole reply (tool calls included) the caller reads. */
+export async function invokeModel(
+	ctx: IExecuteFunctions,
+	i: number,
+	model: ChatModel,
+	messages: PromptMessage[],
+): Promise<unknown> {
+	try {
+		return await model.invoke(messages, { signal: ctx.getExecutionCancelSignal() });
+	} catch (error) {
+		throw modelCallError(ctx, i, error);
+	}
+}
+
 /**
  * Step 3: one model call. A failure is an error that says nothing was stored. When the answer streams
  * to the chat, it goes through the model's stream() piece by piece; a model without stream() is invoked
@@ -91,11 +117,6 @@ export async function callModel(
 		}
 		return text;
 	} catch (error) {
-		throw nodeError(
-			ctx,
-			`The model call failed: ${(error as Error).message}`,
-			i,
-			'Nothing was added to memory.',
-		);
+		throw modelCallError(ctx, i, error);
 	}
 }

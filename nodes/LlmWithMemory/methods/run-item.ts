@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { asNodeError } from '../../shared/errors';
+import { answerWithData } from './data-turn';
 import { resolveInput } from './input';
 import { persistTurn, readMemory } from './memory';
 import { callModel } from './model';
@@ -46,6 +47,8 @@ async function answerItem(
 	stream: ChatStream | undefined,
 ): Promise<IDataObject> {
 	const input = await resolveInput(ctx, i);
+	if (input.versioned)
+		return await answerWithData(ctx, i, model, { ...input, versioned: input.versioned }, stream);
 	const opened = await readMemory(ctx, i, input, model);
 	const answer = await callModel(ctx, i, model, buildPrompt(input, opened?.history), stream);
 	if (!opened) return formatOutput(input, answer);

@@ -1,5 +1,5 @@
 // The LLM Memory Manager's settings panel: n8n's resource/operation idiom, the other nodes' storage
-// settings, every ID a field of its own, and one resource for now (Versioned Data plugs in beside it).
+// settings, every ID a field of its own; two resources: Conversation Memory and Versioned Data.
 import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
@@ -46,10 +46,11 @@ describe('LLM Memory Manager settings panel', () => {
 	it('Resource → Operation, as in n8n’s node starter', () => {
 		const [resource] = field('resource');
 		assert.equal(resource.noDataExpression, true);
-		assert.deepEqual(values(resource), ['conversationMemory']);
-		const [operation] = field('operation');
-		assert.deepEqual(operation.displayOptions, { show: { resource: ['conversationMemory'] } });
-		assert.deepEqual(values(operation), [
+		assert.deepEqual(values(resource), ['conversationMemory', 'versionedData']);
+		assert.equal(resource.default, 'conversationMemory');
+		const [memory, data] = field('operation');
+		assert.deepEqual(memory.displayOptions, { show: { resource: ['conversationMemory'] } });
+		assert.deepEqual(values(memory), [
 			'clear',
 			'deleteConversation',
 			'export',
@@ -58,10 +59,28 @@ describe('LLM Memory Manager settings panel', () => {
 			'listConversations',
 			'prune',
 		]);
-		assert.equal(operation.default, 'getMessages');
-		for (const o of operation.options as Array<INodePropertyOptions & { action: string }>) {
-			assert.ok(String(o.description).length > 20, o.name);
-			assert.ok(String(d.subtitle).includes(JSON.stringify(o.action)), o.name);
+		assert.equal(memory.default, 'getMessages');
+		assert.deepEqual(data.displayOptions, { show: { resource: ['versionedData'] } });
+		assert.deepEqual(values(data), [
+			'createBranch',
+			'diff',
+			'export',
+			'getCurrent',
+			'getVersion',
+			'history',
+			'import',
+			'listBranches',
+			'rollback',
+			'saveVersion',
+		]);
+		assert.equal(data.default, 'getCurrent');
+		for (const operation of [memory, data]) {
+			const names = (operation.options as INodePropertyOptions[]).map((o) => o.name);
+			assert.deepEqual(names, [...names].sort(), 'sorted by name');
+			for (const o of operation.options as Array<INodePropertyOptions & { action: string }>) {
+				assert.ok(String(o.description).length > 20, o.name);
+				assert.ok(String(d.subtitle).includes(JSON.stringify(o.action)), o.name);
+			}
 		}
 	});
 
@@ -70,9 +89,34 @@ describe('LLM Memory Manager settings panel', () => {
 		for (const p of d.properties as INodeProperties[]) {
 			if (general.has(p.name)) continue;
 			const show = p.displayOptions?.show ?? {};
-			assert.deepEqual(show.resource, ['conversationMemory'], p.name);
+			assert.equal((show.resource ?? []).length, 1, p.name);
+			assert.ok(['conversationMemory', 'versionedData'].includes(String(show.resource?.[0])));
 			if (p.name !== 'operation') assert.ok((show.operation ?? []).length > 0, p.name);
 		}
+	});
+
+	it('Versioned Data: a Branch field (default main) for the branch operations, version numbers ≥ 1', () => {
+		const [branch] = field('branch');
+		assert.equal(branch.default, 'main');
+		assert.deepEqual(branch.displayOptions?.show?.operation, [
+			'getCurrent',
+			'history',
+			'rollback',
+			'saveVersion',
+		]);
+		for (const name of ['version', 'fromVersion', 'toVersion'])
+			for (const p of field(name)) {
+				assert.equal(p.type, 'number', name);
+				assert.equal(p.typeOptions?.minValue, 1, name);
+			}
+		const exportOp = (field('operation')[1].options as INodePropertyOptions[]).find(
+			(o) => o.value === 'export',
+		);
+		assert.match(
+			String(exportOp?.description),
+			/whole conversation.*every version and branch.*chat memory/,
+			'Export says it exports the whole conversation',
+		);
 	});
 
 	it('storage settings are those of the other nodes: Local Disk by default, or S3', () => {
@@ -90,7 +134,7 @@ describe('LLM Memory Manager settings panel', () => {
 		for (const p of field('workflowId')) assert.equal(p.default, '={{ $workflow.id }}');
 		assert.deepEqual(
 			field('conversationId').map((p) => p.default),
-			['={{ $json.sessionId }}', ''],
+			['={{ $json.sessionId }}', '', '={{ $json.sessionId }}', ''],
 		);
 		assert.deepEqual(values(field('memoryMode')[0]), ['conversation', 'node']);
 		assert.deepEqual(field('nodeId')[0].displayOptions?.show?.memoryMode, ['node']);

@@ -91,6 +91,29 @@ describe('LLM with Memory settings panel', () => {
 		);
 	});
 
+	it('Versioned Data: off by default and shown with memory; Initial Data and its options when on', () => {
+		const d = load(undefined);
+		const [toggle] = byName(d, 'versionedData');
+		assert.deepEqual([toggle.type, toggle.default], ['boolean', false]);
+		assert.deepEqual(toggle.displayOptions, { show: { memoryMode: ['conversation', 'node'] } });
+		const on = { memoryMode: ['conversation', 'node'], versionedData: [true] };
+		const [initial] = byName(d, 'initialData');
+		assert.deepEqual([initial.type, initial.default], ['json', '']);
+		assert.deepEqual(initial.displayOptions, { show: on });
+		const [options] = byName(d, 'versionedDataOptions');
+		assert.deepEqual(options.displayOptions, { show: on });
+		const fields = options.options as INodeProperties[];
+		assert.deepEqual(
+			fields.map((o) => [o.name, o.default]),
+			[
+				['branch', 'main'],
+				['changeMethod', 'auto'],
+				['historyEntries', 5],
+				['jsonSchema', ''],
+			],
+		);
+	});
+
 	it('shows the queue-mode notice for Local Disk only when n8n runs in queue mode', () => {
 		assert.deepEqual(byName(load(undefined), 'queueModeNotice'), []);
 		assert.deepEqual(byName(load('regular'), 'queueModeNotice'), []);

@@ -3,8 +3,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { deleteConversationMemory } from '../../../../src';
 import { storageFor } from '../../../shared/storage';
 import type { Operation } from '../types';
-import { workflowIdOf } from '../parameters';
-import { conversationIdOf } from './fields';
+import { conversationIdOf, workflowIdOf } from '../parameters';
 
 export const deleteConversation: Operation = {
 	option: {

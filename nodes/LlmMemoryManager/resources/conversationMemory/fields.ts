@@ -5,7 +5,7 @@ import { conversationIdProperties, MEMORY_MODE_OPTIONS } from '../../../shared/d
 import { nodeError } from '../../../shared/errors';
 import { idParameter } from '../../../shared/ids';
 import { showFor } from '../types';
-import { workflowIdOf, workflowIdProperty } from '../parameters';
+import { conversationIdOf, workflowIdOf, workflowIdProperty } from '../parameters';
 
 export const RESOURCE = 'conversationMemory';
 
@@ -56,19 +56,6 @@ export const fieldProperties: INodeProperties[] = [
 		displayOptions: { show: { ...ONE_MEMORY, memoryMode: ['node'] } },
 	},
 ];
-
-/** The item's conversation ID (n8n passes objects and arrays through: refused by name). */
-export function conversationIdOf(ctx: IExecuteFunctions, i: number): string {
-	const id = idParameter(ctx, 'conversationId', i, 'Conversation ID');
-	if (id === undefined)
-		throw nodeError(
-			ctx,
-			'No conversation ID found',
-			i,
-			'Expected a \'sessionId\' field from a Chat Trigger, or set "Conversation ID" to "Define Below" and give the conversation\'s ID.',
-		);
-	return id;
-}
 
 /** The memory document an item addresses: the same keys LLM with Memory and LLM Memory Store use. */
 export function addressOf(

@@ -4,7 +4,7 @@ import { readMessages } from '../../../../src';
 import type { PositionedMessage } from '../../../../src';
 import { idParameter } from '../../../shared/ids';
 import { storageFor } from '../../../shared/storage';
-import { offsetOption, pageOf, pageProperties } from '../parameters';
+import { offsetOption, optionsProperty, pageOf, pageProperties } from '../parameters';
 import { showFor } from '../types';
 import type { Operation } from '../types';
 import { addressOf, RESOURCE } from './fields';
@@ -34,6 +34,7 @@ function messageJson({ position, message: m }: PositionedMessage): IDataObject {
 		...(m.tool_calls ? { toolCalls: m.tool_calls as unknown as IDataObject[] } : {}),
 		...(m.tool_call_id !== undefined ? { toolCallId: m.tool_call_id } : {}),
 		...(m.role === 'tool' && m.name !== undefined ? { toolName: m.name } : {}),
+		...(m.data_version ? { dataVersion: { ...m.data_version } } : {}),
 		tokenCount: m.token_count,
 		createdAt: m.created_at,
 	};
@@ -48,42 +49,34 @@ export const getMessages: Operation = {
 	},
 	properties: [
 		...pageProperties(show, 'messages'),
-		{
-			displayName: 'Options',
-			name: 'options',
-			type: 'collection',
-			placeholder: 'Add Option',
-			default: {},
-			displayOptions: { show },
-			options: [
-				{
-					displayName: 'Group Messages',
-					name: 'groupMessages',
-					type: 'boolean',
-					default: false,
-					description:
-						'Whether to return one item holding the page’s messages (with total and nextOffset for paging) instead of one item per message. One item per message outputs nothing when the memory is empty (turn on Always Output Data in the node’s settings to continue anyway).',
-				},
-				{
-					displayName: 'Newest First',
-					name: 'newestFirst',
-					type: 'boolean',
-					default: false,
-					description:
-						'Whether to start from the newest message (Offset then counts from the newest), e.g. for the last 20 messages. Otherwise the oldest comes first.',
-				},
-				offsetOption,
-				{
-					displayName: 'Thread Up To Message ID',
-					name: 'threadMessageId',
-					type: 'string',
-					default: '',
-					placeholder: 'e.g. {{ $json.messageId }}',
-					description:
-						'Only the thread that ends at this message (a turn’s Message ID, as LLM with Memory outputs it), from its first message on. Empty: every stored message in the order stored, all branches included.',
-				},
-			],
-		},
+		optionsProperty(show, [
+			{
+				displayName: 'Group Messages',
+				name: 'groupMessages',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether to return one item holding the page’s messages (with total and nextOffset for paging) instead of one item per message. One item per message outputs nothing when the memory is empty (turn on Always Output Data in the node’s settings to continue anyway).',
+			},
+			{
+				displayName: 'Newest First',
+				name: 'newestFirst',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether to start from the newest message (Offset then counts from the newest), e.g. for the last 20 messages. Otherwise the oldest comes first.',
+			},
+			offsetOption,
+			{
+				displayName: 'Thread Up To Message ID',
+				name: 'threadMessageId',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. {{ $json.messageId }}',
+				description:
+					'Only the thread that ends at this message (a turn’s Message ID, as LLM with Memory outputs it), from its first message on. Empty: every stored message in the order stored, all branches included.',
+			},
+		]),
 	],
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {

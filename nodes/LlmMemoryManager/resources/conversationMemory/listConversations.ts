@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { listConversations as list } from '../../../../src';
 import { storageFor } from '../../../shared/storage';
-import { offsetOption, pageOf, pageProperties, workflowIdOf } from '../parameters';
+import { offsetOption, optionsProperty, pageOf, pageProperties, workflowIdOf } from '../parameters';
 import { showFor } from '../types';
 import type { Operation } from '../types';
 import { RESOURCE } from './fields';
@@ -17,18 +17,7 @@ export const listConversations: Operation = {
 			'List a workflow’s conversations with stored memory, one item each, the most recently written first',
 		action: 'List conversations',
 	},
-	properties: [
-		...pageProperties(show, 'conversations'),
-		{
-			displayName: 'Options',
-			name: 'options',
-			type: 'collection',
-			placeholder: 'Add Option',
-			default: {},
-			displayOptions: { show },
-			options: [offsetOption],
-		},
-	],
+	properties: [...pageProperties(show, 'conversations'), optionsProperty(show, [offsetOption])],
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
 		const workflowId = workflowIdOf(ctx, i);

@@ -1,0 +1,27 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import type { Operation } from '../types';
+import { openVersionedData, recordJson, versionOf, versionProperty } from './fields';
+
+export const getVersion: Operation = {
+	option: {
+		name: 'Get Version',
+		value: 'getVersion',
+		description: 'Read one version by its number (on any branch): its summary, parent and data',
+		action: 'Get a version of the data',
+	},
+	properties: [
+		versionProperty(
+			'version',
+			'Version',
+			'The version number, as History lists them',
+			'getVersion',
+		),
+	],
+
+	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
+		const { workflowId, conversationId, versions } = await openVersionedData(ctx, i);
+		const record = await versions.getVersion(versionOf(ctx, i, 'version', 'Version'));
+		return [{ json: { workflowId, conversationId, ...recordJson(record) } }];
+	},
+};
