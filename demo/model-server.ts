@@ -9,6 +9,7 @@
  *
  *   GET  /v1/models             -> one model, "fake-model"
  *   POST /v1/chat/completions   -> non-streaming JSON, or SSE when `stream: true`
+ *   POST /v1/embeddings         -> deterministic embeddings (see below)
  *
  * The reply is a pure function of the request, so tests can assert it exactly:
  *   FAKE-LLM reply to "<last user text>" (saw <n> messages: <role,role,...>)
@@ -22,6 +23,16 @@
  * an assistant message calling that tool (several markers: parallel calls), ids `call_<seq>_<n>`. Once
  * the tool results are in (the conversation ends with tool messages), the answer is text again:
  *   FAKE-LLM reply to "<last user text>" with tool results [<result>, …] (saw <n> messages: <roles>)
+ *
+ * Embeddings (n8n's Embeddings OpenAI node, for the Memory Base): each input text becomes hashed word
+ * features, L2-normalised (`fakeEmbedding`): lower-cased letter/digit words minus a few stop words, each
+ * adding 1 at an index given by its FNV-1a hash (mixed), so texts that share words are similar (cosine) and
+ * others are not. Dimensions: the request's `dimensions`, else 256. `encoding_format: "base64"` (what the
+ * OpenAI SDK asks for by default) gets little-endian Float32 bytes in base64, otherwise arrays of numbers.
+ * Failures for tests, both deterministic: an input containing `[[fake:embed-status=NNN]]` answers that
+ * HTTP status (4xx: LangChain retries 5xx), and `failEmbeddings({ times, status, after })` makes the
+ * next `times` embedding requests fail after `after` more have succeeded (a failure in the middle of a
+ * sync that embeds in batches); `slowEmbeddings(ms)` holds every embedding answer (a sync still running).
  *
  * Every request (any path) is kept in memory and, with `log`, appended to a JSONL file.
  *
@@ -66,6 +77,12 @@ export interface FakeOpenAi {
 	requests(): LoggedRequest[];
 	/** Only the POST /v1/chat/completions requests. */
 	completions(): LoggedRequest[];
+	/** Only the POST /v1/embeddings requests. */
+	embeddings(): LoggedRequest[];
+	/** Fail the next `times` embedding requests (with `status`, default 400) after `after` (default 0) succeed. */
+	failEmbeddings(plan: { times: number; status?: number; after?: number }): void;
+	/** Hold every embedding answer this many ms (0: answer at once), so a test can act while a sync runs. */
+	slowEmbeddings(ms: number): void;
 	clear(): void;
 	close(): Promise<void>;
 }
@@ -145,6 +162,68 @@ export function requestedToolCalls(
 	return calls;
 }
 
+/** Dimensions of a fake embedding when the request does not ask for some. */
+export const FAKE_EMBEDDING_DIMENSIONS = 256;
+
+const STOP_WORDS = new Set(
+	'a an and are as at be by do does for from has have i in is it its me my of on or that the this to was were what which who with you your'.split(
+		' ',
+	),
+);
+
+/** The words of a text the fake embedding counts. */
+export function embeddingWords(text: string): string[] {
+	return (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !STOP_WORDS.has(w));
+}
+
+/** Hashed word features, L2-normalised: texts sharing words are similar, deterministically. */
+export function fakeEmbedding(text: string, dimensions = FAKE_EMBEDDING_DIMENSIONS): number[] {
+	const v = new Array<number>(dimensions).fill(0);
+	const words = embeddingWords(text);
+	for (const word of words.length ? words : ['\u2205']) {
+		let h = 0x811c9dc5;
+		for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193);
+		// MurmurHash3's finaliser: FNV's low bits alone depend on the words' low bits only.
+		h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+		h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+		v[((h ^ (h >>> 16)) >>> 0) % dimensions] += 1;
+	}
+	const norm = Math.sqrt(v.reduce((n, x) => n + x * x, 0));
+	return v.map((x) => x / norm);
+}
+
+/** The answer to POST /v1/embeddings, or an error status with a message. */
+function embeddingsAnswer(body: any): { status: number; value: unknown } {
+	const input: unknown[] = Array.isArray(body?.input) ? body.input : [body?.input];
+	const texts = input.map((t) => (typeof t === 'string' ? t : JSON.stringify(t)));
+	const forced = texts.map((t) => /\[\[fake:embed-status=(\d{3})\]\]/.exec(t)).find(Boolean);
+	if (forced)
+		return {
+			status: Number(forced[1]),
+			value: { error: { message: `fake-openai: forced embeddings status ${forced[1]}` } },
+		};
+	const dims =
+		Number.isSafeInteger(body?.dimensions) && body.dimensions > 0 ? body.dimensions : undefined;
+	const base64 = body?.encoding_format === 'base64';
+	const used = texts.reduce((n, t) => n + tokens(t), 0);
+	return {
+		status: 200,
+		value: {
+			object: 'list',
+			model: typeof body?.model === 'string' ? body.model : 'fake-embedding',
+			data: texts.map((t, index) => {
+				const v = fakeEmbedding(t, dims);
+				return {
+					object: 'embedding',
+					index,
+					embedding: base64 ? Buffer.from(new Float32Array(v).buffer).toString('base64') : v,
+				};
+			}),
+			usage: { prompt_tokens: used, total_tokens: used },
+		},
+	};
+}
+
 /** Rough, deterministic token count (4 characters per token). */
 const tokens = (s: string) => Math.ceil(s.length / 4);
 
@@ -168,6 +247,9 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 	const makeReply = options.reply ?? describeReply;
 	const log: LoggedRequest[] = [];
 	let seq = 0;
+	/** failEmbeddings(): how many embedding requests still succeed, then how many fail and how. */
+	const embedFailures = { after: 0, times: 0, status: 400 };
+	let embedDelayMs = 0;
 
 	const server = createServer(async (req, res) => {
 		try {
@@ -197,6 +279,21 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 					object: 'list',
 					data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'e2e' }],
 				});
+			}
+			if (req.method === 'POST' && path === '/v1/embeddings') {
+				if (embedDelayMs > 0) await new Promise((r) => setTimeout(r, embedDelayMs));
+				if (embedFailures.after > 0) embedFailures.after--;
+				else if (embedFailures.times > 0) {
+					embedFailures.times--;
+					return sendJson(res, embedFailures.status, {
+						error: {
+							message: 'fake-openai: planned embeddings failure',
+							type: 'invalid_request_error',
+						},
+					});
+				}
+				const answer = embeddingsAnswer(body);
+				return sendJson(res, answer.status, answer.value);
 			}
 			if (req.method !== 'POST' || path !== '/v1/chat/completions') {
 				return sendJson(res, 404, {
@@ -319,6 +416,15 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 		port,
 		requests: () => log.map((r) => ({ ...r })),
 		completions: () => log.filter((r) => r.method === 'POST' && r.path === '/v1/chat/completions'),
+		embeddings: () => log.filter((r) => r.method === 'POST' && r.path === '/v1/embeddings'),
+		failEmbeddings: (plan) => {
+			embedFailures.times = plan.times;
+			embedFailures.status = plan.status ?? 400;
+			embedFailures.after = plan.after ?? 0;
+		},
+		slowEmbeddings: (ms) => {
+			embedDelayMs = Math.max(0, Math.min(ms, 60_000));
+		},
 		clear: () => {
 			log.length = 0;
 		},

@@ -200,3 +200,73 @@ export type {
 	ImportOptions,
 	ImportResult,
 } from './admin/memory-transfer';
+// Memory Base (src/knowledge): per-session capture log, sync into a knowledge base, embedded vector index.
+export {
+	captureLogKey,
+	captureSealedKey,
+	KNOWLEDGE_BASE_ROOT,
+	knowledgeBaseMetadataKey,
+	knowledgeBasePrefix,
+	MEMORY_BASE_ROOT,
+	memoryBaseConfigKey,
+	memoryBaseLeaseKey,
+	memoryBasePrefix,
+	memoryBaseSessionPrefix,
+	memoryBaseSessionsPrefix,
+	sessionLeaseKey,
+	vectorIndexPrefix,
+	vectorManifestKey,
+	vectorSegmentKey,
+} from './keys/layout';
+export {
+	DEFAULT_EMBEDDING_BATCH,
+	DEFAULT_LEASE_MS,
+	DEFAULT_THRESHOLD,
+	isEmbedder,
+	MemoryBase,
+	SEAL_AT,
+} from './knowledge/memory-base';
+export type {
+	BaseStatus,
+	CaptureInput,
+	CaptureResult,
+	DeleteResult,
+	Embedder,
+	MemoryBaseOptions,
+	SearchMatch,
+	SessionStatus,
+	SessionSyncResult,
+	SyncResult,
+} from './knowledge/memory-base';
+export {
+	chunkId,
+	chunkText,
+	DEFAULT_CHUNK_OVERLAP,
+	DEFAULT_CHUNK_SIZE,
+} from './knowledge/chunking';
+export { isExternalVectorStore } from './knowledge/external-store';
+export type { ExternalDocument, ExternalVectorStore } from './knowledge/external-store';
+export {
+	clearVectorCache,
+	decodeSegment,
+	EmbeddedIndex,
+	encodeSegment,
+	ensureVectorCache,
+	MAX_SEGMENTS,
+	MAX_TOP_K,
+	SEGMENT_MAX_VECTORS,
+} from './knowledge/vector-index';
+export type { IndexedChunk, IndexStats, VectorMatch } from './knowledge/vector-index';
+export { simdAvailable, useSimd } from './knowledge/simd';
+export { listKnowledgeBases } from './knowledge/knowledge-bases';
+export type { ListKnowledgeBasesOptions } from './knowledge/knowledge-bases';
+export { acquireLease, HeldLease, isFresh, readLease } from './knowledge/lease';
+export type {
+	CapturedMessage,
+	IndexManifest,
+	KnowledgeBaseMetadata,
+	Lease,
+	MemoryBaseConfig,
+	SegmentRef,
+	SessionLog,
+} from './knowledge/records';

@@ -55,7 +55,8 @@ const branchHeadSchema = z.looseObject({
 
 const counterSchema = z.looseObject({ next: versionNumber });
 
-function parse<T>(key: string, schema: z.ZodType, value: unknown): T {
+/** Validates a stored object with a zod schema: the value itself, or a CorruptDocumentError naming the key. */
+export function parse<T>(key: string, schema: z.ZodType, value: unknown): T {
 	const result = schema.safeParse(value);
 	if (!result.success) {
 		const first = result.error.issues[0];

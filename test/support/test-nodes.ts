@@ -6,6 +6,8 @@
  * - `testLoop`: two outputs (`done`, `loop`). It routes its input to `loop`
  *   until it has run `iterations` times, then to `done`. Connect `loop` back to
  *   an earlier node to build a real loop inside one execution.
+ * - `testEmbeddings` (`ai_embedding`) and `testVectorStore` (`ai_vectorStore`): the Memory Base's
+ *   sub-nodes (not registered by default: pass them in `nodeTypes`).
  */
 import {
 	NodeConnectionTypes,
@@ -13,7 +15,11 @@ import {
 	type INodeExecutionData,
 	type INodeType,
 	type INodeTypeDescription,
+	type ISupplyDataFunctions,
+	type SupplyData,
 } from 'n8n-workflow';
+
+import { TestEmbedder, TestVectorStore } from './embeddings';
 
 export const TEST_TRIGGER_TYPE = 'n8n-nodes-engine-test.testTrigger';
 export const TEST_LOOP_TYPE = 'n8n-nodes-engine-test.testLoop';
@@ -69,5 +75,68 @@ export class TestLoop implements INodeType {
 			pairedItem: { item: i },
 		}));
 		return runIndex + 1 >= iterations ? [out, []] : [[], out];
+	}
+}
+
+// --- Memory Base sub-nodes ------------------------------------------------------------------------
+
+export const TEST_EMBEDDINGS_TYPE = 'n8n-nodes-engine-test.testEmbeddings';
+export const TEST_VECTOR_STORE_TYPE = 'n8n-nodes-engine-test.testVectorStore';
+
+/**
+ * The embedding model every `testEmbeddings` node hands over (module singleton, like a provider shared
+ * by all executions): the fake server's hashed word features, with a call log, planned failures and a
+ * gate (see TestEmbedder). Replace it per test with `testEmbeddings.use(new TestEmbedder())`.
+ */
+export const testEmbeddings = {
+	current: new TestEmbedder(),
+	use(embedder: TestEmbedder): TestEmbedder {
+		this.current = embedder;
+		return embedder;
+	},
+};
+
+/** An `ai_embedding` sub-node (like n8n's Embeddings OpenAI) supplying `testEmbeddings.current`. */
+export class TestEmbeddings implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Test Embeddings',
+		name: 'testEmbeddings',
+		group: ['transform'],
+		version: 1,
+		description: 'Deterministic embeddings for engine tests',
+		defaults: { name: 'Test Embeddings' },
+		inputs: [],
+		outputs: [NodeConnectionTypes.AiEmbedding],
+		properties: [],
+	};
+
+	async supplyData(this: ISupplyDataFunctions): Promise<SupplyData> {
+		return { response: testEmbeddings.current };
+	}
+}
+
+/** The stores of every `testVectorStore` node by its Memory Key (process-wide, like n8n's in-memory store). */
+export const testVectorStores = new Map<string, TestVectorStore>();
+
+/** An `ai_vectorStore` sub-node (like n8n's in-memory vector store in "retrieve" mode). */
+export class TestVectorStoreNode implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Test Vector Store',
+		name: 'testVectorStore',
+		group: ['transform'],
+		version: 1,
+		description: 'An in-memory LangChain-like vector store for engine tests',
+		defaults: { name: 'Test Vector Store' },
+		inputs: [],
+		outputs: [NodeConnectionTypes.AiVectorStore],
+		properties: [
+			{ displayName: 'Memory Key', name: 'memoryKey', type: 'string', default: 'store' },
+		],
+	};
+
+	async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
+		const key = this.getNodeParameter('memoryKey', itemIndex) as string;
+		if (!testVectorStores.has(key)) testVectorStores.set(key, new TestVectorStore());
+		return { response: testVectorStores.get(key) };
 	}
 }

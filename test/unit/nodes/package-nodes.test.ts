@@ -12,10 +12,10 @@ const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 describe('nodes registered in package.json', () => {
 	const registered: string[] = pkg.n8n.nodes;
 
-	it('includes the three nodes', () => {
+	it('includes the five nodes', () => {
 		assert.deepEqual(
 			registered.map((p) => path.basename(p, '.node.js')),
-			['LlmWithMemory', 'LlmMemoryStore', 'LlmMemoryManager'],
+			['LlmWithMemory', 'LlmMemoryStore', 'LlmMemoryManager', 'MemoryBase', 'MemoryBaseTool'],
 		);
 	});
 

@@ -1,0 +1,88 @@
+import { NodeConnectionTypes } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
+
+import { llmMemoryS3ApiTest } from '../shared/credential-test';
+import { conversationIdProperties, storageProperties } from '../shared/descriptions';
+import { ON_S3 } from '../shared/display';
+import { connectedEmbedder, connectedVectorStore } from './methods/connections';
+import { baseIdProperty, optionsProperty, sessionScopeProperty } from './operations/fields';
+import { perItem } from './operations/per-item';
+import { searchItem, searchProperties } from './operations/search';
+
+/**
+ * The Memory Base's Search as a tool for n8n's AI Agent: a sub-node with its own Embedding input (and an
+ * optional Vector Store). n8n resolves a package's own "…Tool" node before generating one from a
+ * usableAsTool node, whose generated variant would have no inputs and so no embedding model.
+ */
+// eslint-disable-next-line @n8n/community-nodes/node-usable-as-tool
+export class MemoryBaseTool implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Memory Base Tool',
+		name: 'memoryBaseTool',
+		icon: { light: 'file:memoryBaseTool.svg', dark: 'file:memoryBaseTool.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{ "Search " + $parameter["baseId"] }}',
+		description: 'Lets an AI Agent search a Memory Base: long-term memory of earlier conversations',
+		defaults: { name: 'Long-term memory' },
+		inputs: [
+			{
+				type: NodeConnectionTypes.AiEmbedding,
+				displayName: 'Embedding',
+				required: true,
+				maxConnections: 1,
+			},
+			{
+				type: NodeConnectionTypes.AiVectorStore,
+				displayName: 'Vector Store',
+				required: false,
+				maxConnections: 1,
+			},
+		],
+		outputs: [NodeConnectionTypes.AiTool],
+		outputNames: ['Tool'],
+		credentials: [
+			{
+				name: 'llmMemoryS3Api',
+				required: true,
+				testedBy: 'llmMemoryS3ApiTest',
+				displayOptions: { show: ON_S3 },
+			},
+		],
+		properties: [
+			{
+				displayName: 'Description',
+				name: 'toolDescription',
+				type: 'string',
+				default:
+					'Search long-term memory: facts and answers from earlier conversations. Input: what to look for.',
+				required: true,
+				typeOptions: { rows: 2 },
+				description: 'Tells the model what the tool does and when to use it',
+			},
+			baseIdProperty,
+			...searchProperties(
+				"={{ $fromAI('query', 'What to look for in long-term memory', 'string') }}",
+			),
+			sessionScopeProperty('session', []),
+			...conversationIdProperties({ sessionScope: ['session'] }),
+			...storageProperties({}),
+			optionsProperty,
+		],
+	};
+
+	methods = { credentialTest: { llmMemoryS3ApiTest } };
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const connections = {
+			embedder: await connectedEmbedder(this),
+			vectorStore: await connectedVectorStore(this),
+		};
+		return [await perItem(this, (i) => searchItem(this, i, connections))];
+	}
+}

@@ -1,0 +1,46 @@
+import { NodeConnectionTypes } from 'n8n-workflow';
+import type { IExecuteFunctions } from 'n8n-workflow';
+
+import { isEmbedder, isExternalVectorStore } from '../../../src';
+import type { Embedder, ExternalVectorStore } from '../../../src';
+import { nodeError } from '../../shared/errors';
+
+/** The connected embedding sub-node's model (n8n hands over LangChain Embeddings behind its log proxy). */
+export async function connectedEmbedder(ctx: IExecuteFunctions): Promise<Embedder> {
+	const connected: unknown = await ctx.getInputConnectionData(NodeConnectionTypes.AiEmbedding, 0);
+	const embedder = Array.isArray(connected) ? connected[0] : connected;
+	if (!isEmbedder(embedder))
+		throw nodeError(
+			ctx,
+			'Please connect an embedding model to the Embedding input',
+			undefined,
+			'Any of n8n’s embedding nodes works (for example Embeddings OpenAI): it turns captured outputs and search queries into vectors.',
+		);
+	return embedder;
+}
+
+/**
+ * The connected vector store sub-node's store, or undefined when none is connected (the embedded index
+ * is used then). n8n's vector store nodes hand it over behind a log proxy, or inside { vectorStore }
+ * with a reranker.
+ */
+export async function connectedVectorStore(
+	ctx: IExecuteFunctions,
+): Promise<ExternalVectorStore | undefined> {
+	const connected: unknown = await ctx.getInputConnectionData(NodeConnectionTypes.AiVectorStore, 0);
+	let store = Array.isArray(connected) ? connected[0] : connected;
+	if (store === undefined || store === null) return undefined;
+	if (
+		!isExternalVectorStore(store) &&
+		isExternalVectorStore((store as { vectorStore?: unknown }).vectorStore)
+	)
+		store = (store as { vectorStore: unknown }).vectorStore;
+	if (!isExternalVectorStore(store))
+		throw nodeError(
+			ctx,
+			'The connected vector store cannot be used: it has no addVectors and similaritySearchVectorWithScore',
+			undefined,
+			'Connect one of n8n’s vector store nodes in "Retrieve Documents (As Vector Store for Chain/Tool)" mode, or disconnect it to use the embedded index.',
+		);
+	return store;
+}

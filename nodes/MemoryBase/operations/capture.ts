@@ -1,0 +1,142 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import type { MemoryBase } from '../../../src';
+import { nodeError } from '../../shared/errors';
+import { baseIdOf, memoryBaseFor, sessionOf } from '../methods/base';
+import { numberParameter } from '../../LlmMemoryManager/resources/parameters';
+import type { Connections } from '../methods/base';
+import { memoryBaseError } from '../methods/errors';
+import { show } from './types';
+import type { MemoryBaseOperation } from './types';
+
+/** The field's value as text: strings as they are, other JSON as JSON; undefined when the item lacks it. */
+function fieldText(json: IDataObject, field: string): string | undefined {
+	let value: unknown = json[field];
+	if (value === undefined && field.includes('.'))
+		value = field.split('.').reduce<unknown>((v, k) => (v as IDataObject | undefined)?.[k], json);
+	if (value === undefined || value === null) return undefined;
+	return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+interface Stride {
+	base: MemoryBase;
+	sessionId: string;
+	items: number[];
+	texts: string[];
+	threshold: number;
+	autoCapture: boolean;
+}
+
+export const capture: MemoryBaseOperation = {
+	option: {
+		name: 'Capture',
+		value: 'capture',
+		description:
+			'Capture this run’s outputs as one stride of the conversation; past the threshold, ingest them into the knowledge base',
+		action: 'Capture this run’s outputs',
+	},
+	needsEmbedder: 'capture',
+	properties: [
+		{
+			displayName: 'Field to Capture',
+			name: 'outputField',
+			type: 'string',
+			default: 'output',
+			description:
+				'The input items’ field holding the output to remember (the AI Agent’s and LLM with Memory’s answer is "output"). Dots reach into objects.',
+			displayOptions: { show: show('capture') },
+		},
+		{
+			displayName: 'Auto Capture',
+			name: 'autoCapture',
+			type: 'boolean',
+			default: true,
+			description:
+				'Whether to ingest a conversation’s pending outputs into the knowledge base once there are at least Threshold of them. Off: only Sync Now ingests.',
+			displayOptions: { show: show('capture') },
+		},
+		{
+			displayName: 'Threshold',
+			name: 'threshold',
+			type: 'number',
+			default: 10,
+			typeOptions: { minValue: 1 },
+			description:
+				'Pending outputs of one conversation at which a capture ingests them. A change applies from the next capture on.',
+			displayOptions: { show: { ...show('capture'), autoCapture: [true] } },
+		},
+	],
+
+	/** Items of one conversation (and base) in one execution are one stride. Every item passes through. */
+	async execute(ctx: IExecuteFunctions, connections: Connections): Promise<INodeExecutionData[]> {
+		const items = ctx.getInputData();
+		const runId = String(ctx.getExecutionId() ?? '') || `run-${Date.now()}`;
+		const out: INodeExecutionData[] = items.map((item, i) => ({
+			json: item.json,
+			...(item.binary ? { binary: item.binary } : {}),
+			pairedItem: { item: i },
+		}));
+		const fail = (i: number, error: unknown) => {
+			const failure = memoryBaseError(ctx, error, i);
+			if (!ctx.continueOnFail()) throw failure;
+			out[i] = { json: { ...items[i].json, error: failure.message }, pairedItem: { item: i } };
+		};
+		const strides = new Map<string, Stride>();
+		for (let i = 0; i < items.length; i++) {
+			try {
+				const field = String(ctx.getNodeParameter('outputField', i, 'output'));
+				const text = fieldText(items[i].json, field);
+				if (text === undefined)
+					throw nodeError(
+						ctx,
+						`The item has no field "${field}" to capture`,
+						i,
+						'Set "Field to Capture" to the field that holds the output (the AI Agent’s answer is "output").',
+					);
+				const sessionId = sessionOf(ctx, i, true) as string;
+				const autoCapture = ctx.getNodeParameter('autoCapture', i, true) === true;
+				const threshold = numberParameter(ctx, 'threshold', i, 'Threshold', 1, 10);
+				const base = await memoryBaseFor(ctx, i, connections);
+				const key = JSON.stringify([base.storage.describe(), baseIdOf(ctx, i), sessionId]);
+				const stride = strides.get(key) ?? {
+					base,
+					sessionId,
+					items: [],
+					texts: [],
+					threshold,
+					autoCapture,
+				};
+				stride.items.push(i);
+				stride.texts.push(text);
+				strides.set(key, stride);
+			} catch (error) {
+				fail(i, error);
+			}
+		}
+		for (const s of strides.values()) {
+			try {
+				const r = await s.base.capture(
+					{ sessionId: s.sessionId, runId, texts: s.texts },
+					{ threshold: s.threshold, autoCapture: s.autoCapture },
+				);
+				if (r.syncError) ctx.logger.warn(`Memory Base: ${r.syncError.message}`);
+				const summary: IDataObject = {
+					baseId: s.base.baseId,
+					sessionId: r.sessionId,
+					captured: r.captured,
+					pending: r.pending,
+					processed: r.processed,
+					threshold: r.threshold,
+					autoCapture: r.autoCapture,
+					ingested: r.sync?.messages ?? 0,
+					syncError: r.syncError?.message ?? null,
+				};
+				for (const i of s.items)
+					out[i] = { ...out[i], json: { ...items[i].json, memoryBase: summary } };
+			} catch (error) {
+				for (const i of s.items) fail(i, error);
+			}
+		}
+		return out;
+	},
+};

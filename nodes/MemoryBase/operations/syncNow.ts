@@ -1,0 +1,36 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import type { SyncResult } from '../../../src';
+import { memoryBaseFor, sessionOf } from '../methods/base';
+import type { Connections } from '../methods/base';
+import { sessionScopeProperty } from './fields';
+import { perItem } from './per-item';
+import type { MemoryBaseOperation } from './types';
+
+export function syncOutput(result: SyncResult): IDataObject {
+	return {
+		baseId: result.baseId,
+		messages: result.messages,
+		chunks: result.chunks,
+		sessions: result.sessions as unknown as IDataObject[],
+	};
+}
+
+export const syncNow: MemoryBaseOperation = {
+	option: {
+		name: 'Sync Now',
+		value: 'syncNow',
+		description:
+			'Ingest what is pending into the knowledge base now, whatever the threshold (one conversation, or all). Fails with "sync already running" while another sync of it runs.',
+		action: 'Sync pending outputs now',
+	},
+	needsEmbedder: true,
+	properties: [sessionScopeProperty('all', ['syncNow'])],
+
+	async execute(ctx: IExecuteFunctions, connections: Connections): Promise<INodeExecutionData[]> {
+		return perItem(ctx, async (i) => {
+			const base = await memoryBaseFor(ctx, i, connections);
+			return [syncOutput(await base.sync({ sessionId: sessionOf(ctx, i, false) }))];
+		});
+	},
+};

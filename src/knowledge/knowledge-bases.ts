@@ -1,0 +1,49 @@
+// Knowledge bases on a storage, as general retrieval sees them: those a memory base created are left out.
+import { CorruptDocumentError } from '../errors';
+import { validateKeyPrefix } from '../keys/ids';
+import { KNOWLEDGE_BASE_ROOT } from '../keys/layout';
+import { DocumentStore } from '../store/document-store';
+import type { MemoryStorage } from '../store/storage';
+import { metadataCodec } from './records';
+import type { KnowledgeBaseMetadata } from './records';
+
+export interface ListKnowledgeBasesOptions {
+	keyPrefix?: string;
+	/**
+	 * "retrieval" (default): what general retrieval may search, so knowledge bases flagged
+	 * `is_memory_base` (a Memory Base's own) are left out. "all": every knowledge base, for listings.
+	 */
+	purpose?: 'retrieval' | 'all';
+}
+
+/**
+ * The knowledge bases stored under `{prefix}knowledge_base/`, by ID. A Memory Base's knowledge base is
+ * flagged `is_memory_base: true` and hidden from retrieval (as in the seed: it stays in the full listing,
+ * and the base's own Search reads it). An unreadable metadata object is skipped.
+ */
+export async function listKnowledgeBases(
+	storage: MemoryStorage,
+	options: ListKnowledgeBasesOptions = {},
+): Promise<KnowledgeBaseMetadata[]> {
+	const root = `${validateKeyPrefix('key prefix', options.keyPrefix)}${KNOWLEDGE_BASE_ROOT}/`;
+	const store = new DocumentStore(storage, metadataCodec);
+	const keys = (await storage.list(root))
+		.map((o) => o.key)
+		.filter((k) => {
+			const parts = k.slice(root.length).split('/');
+			return parts.length === 2 && parts[1] === 'embedding_metadata.json';
+		})
+		.sort();
+	const out: KnowledgeBaseMetadata[] = [];
+	for (const key of keys) {
+		try {
+			const { doc, version } = await store.read(key);
+			if (version === null) continue;
+			if (options.purpose !== 'all' && doc.is_memory_base) continue;
+			out.push(doc);
+		} catch (error) {
+			if (!(error instanceof CorruptDocumentError)) throw error;
+		}
+	}
+	return out;
+}

@@ -1,0 +1,295 @@
+// The JSON objects a memory base is stored as, and how each is read back (validated).
+import { z } from 'zod';
+
+import { CorruptDocumentError } from '../errors';
+import { parse } from '../snapshots/records';
+import { decodeJsonObject, encodeJson } from '../store/codec';
+import type { DocumentCodec } from '../store/document-store';
+
+/** `memory_base/{base_id}/config.json`: the base's settings (the seed's MemoryBase row). */
+export interface MemoryBaseConfig {
+	base_id: string;
+	/** The knowledge base it ingests into (flagged `is_memory_base`). */
+	kb_id: string;
+	/** Pending messages of one session at which a capture ingests (with auto_capture). */
+	threshold: number;
+	auto_capture: boolean;
+	created_at: string;
+	updated_at: string;
+	/** Set while Delete Memory Base runs: syncs stop (mode "cancel") or are waited for ("wait"). */
+	deleting?: { since: string; mode: 'wait' | 'cancel' };
+}
+
+/** One captured output: one message of a stride (one execution's outputs for one session). */
+export interface CapturedMessage {
+	/** 1, 2, 3 … per session, in capture order: the cursor is one of these. */
+	seq: number;
+	/** Random, stable: chunk IDs derive from it. */
+	id: string;
+	/** The execution (stride) it came from. */
+	run_id: string;
+	text: string;
+	created_at: string;
+}
+
+/** A block of processed messages moved out of the log into a write-once object. */
+export interface SealedRange {
+	key: string;
+	first: number;
+	last: number;
+}
+
+/**
+ * `memory_base/{base_id}/sessions/{session_id}/log.json`: a session's capture log and its sync state
+ * (the seed's MemoryBaseSession). Messages 1 … next_seq − 1 are captured; those up to `cursor` are in
+ * the knowledge base. The oldest processed ones live in `sealed` blocks, the rest inline.
+ */
+export interface SessionLog {
+	session_id: string;
+	next_seq: number;
+	/** The last processed message number (0: none): written last by a sync, only after the index confirmed it. */
+	cursor: number;
+	cursor_message_id: string | null;
+	total_processed: number;
+	last_sync_at: string | null;
+	/** Raised by Regenerate: a sync that started before it never moves the cursor. */
+	epoch: number;
+	created_at: string;
+	updated_at: string;
+	sealed: SealedRange[];
+	messages: CapturedMessage[];
+}
+
+/** A sealed block: `…/sessions/{session_id}/sealed/{first}-{last}-{random}.json`, never rewritten. */
+export interface SealedMessages {
+	session_id: string;
+	first: number;
+	last: number;
+	messages: CapturedMessage[];
+}
+
+/** `lease.json`: who holds a sync lock and until when (a crashed holder's lock expires). */
+export interface Lease {
+	holder: string;
+	operation: string;
+	acquired_at: string;
+	expires_at: string;
+}
+
+/** `knowledge_base/{kb_id}/embedding_metadata.json` (the seed's file of the same name). */
+export interface KnowledgeBaseMetadata {
+	kb_id: string;
+	/** True for a knowledge base a memory base created: general retrieval leaves it out. */
+	is_memory_base: boolean;
+	memory_base_id?: string;
+	/** Where its vectors are: the embedded index here, or an external vector store. */
+	vector_store: 'embedded' | 'external';
+	/** Vector dimensions, known after the first ingestion. */
+	dimensions: number | null;
+	chunk_size: number;
+	chunk_overlap: number;
+	created_at: string;
+	updated_at: string;
+}
+
+/** One segment of the embedded index, as the manifest lists it. */
+export interface SegmentRef {
+	key: string;
+	/** Vectors in the segment (superseded ones included). */
+	count: number;
+	/** Sessions with chunks in it (a session-filtered search reads only these segments). */
+	sessions: string[];
+	bytes: number;
+	created_at: string;
+}
+
+/** `knowledge_base/{kb_id}/index/manifest.json`: the segments, oldest first (a later chunk ID wins). */
+export interface IndexManifest {
+	dimensions: number;
+	segments: SegmentRef[];
+	updated_at: string;
+}
+
+const timestamp = z.iso.datetime({ offset: true });
+const seq = z.number().int().min(1);
+
+const configSchema = z.looseObject({
+	base_id: z.string().min(1),
+	kb_id: z.string().min(1),
+	threshold: z.number().int().min(1),
+	auto_capture: z.boolean(),
+	created_at: timestamp,
+	updated_at: timestamp,
+	deleting: z.looseObject({ since: timestamp, mode: z.enum(['wait', 'cancel']) }).optional(),
+});
+
+const messageSchema = z.looseObject({
+	seq,
+	id: z.string().min(1),
+	run_id: z.string().min(1),
+	text: z.string(),
+	created_at: timestamp,
+});
+
+const sealedRangeSchema = z.looseObject({ key: z.string().min(1), first: seq, last: seq });
+
+const logSchema = z.looseObject({
+	session_id: z.string().min(1),
+	next_seq: seq,
+	cursor: z.number().int().min(0),
+	cursor_message_id: z.string().min(1).nullable(),
+	total_processed: z.number().int().min(0),
+	last_sync_at: timestamp.nullable(),
+	epoch: z.number().int().min(0),
+	created_at: timestamp,
+	updated_at: timestamp,
+	sealed: z.array(sealedRangeSchema),
+	messages: z.array(messageSchema),
+});
+
+const sealedSchema = z.looseObject({
+	session_id: z.string().min(1),
+	first: seq,
+	last: seq,
+	messages: z.array(messageSchema).min(1),
+});
+
+const leaseSchema = z.looseObject({
+	holder: z.string().min(1),
+	operation: z.string(),
+	acquired_at: timestamp,
+	expires_at: timestamp,
+});
+
+const metadataSchema = z.looseObject({
+	kb_id: z.string().min(1),
+	is_memory_base: z.boolean(),
+	memory_base_id: z.string().min(1).optional(),
+	vector_store: z.enum(['embedded', 'external']),
+	dimensions: z.number().int().min(1).nullable(),
+	chunk_size: z.number().int().min(1),
+	chunk_overlap: z.number().int().min(0),
+	created_at: timestamp,
+	updated_at: timestamp,
+});
+
+const manifestSchema = z.looseObject({
+	dimensions: z.number().int().min(1),
+	segments: z.array(
+		z.looseObject({
+			key: z.string().min(1),
+			count: z.number().int().min(1),
+			sessions: z.array(z.string().min(1)),
+			bytes: z.number().int().min(0),
+			created_at: timestamp,
+		}),
+	),
+	updated_at: timestamp,
+});
+
+/** A session log is consistent: messages in order after the sealed blocks, the cursor within them. */
+function checkLog(key: string, log: SessionLog): SessionLog {
+	let expected = 1;
+	for (const s of log.sealed) {
+		if (s.first !== expected || s.last < s.first)
+			throw new CorruptDocumentError(key, `sealed block ${s.first}-${s.last} is out of order`);
+		expected = s.last + 1;
+	}
+	for (const m of log.messages) {
+		if (m.seq !== expected)
+			throw new CorruptDocumentError(key, `message ${m.seq} where ${expected} was expected`);
+		expected++;
+	}
+	if (expected !== log.next_seq)
+		throw new CorruptDocumentError(
+			key,
+			`next_seq is ${log.next_seq}, the log ends at ${expected - 1}`,
+		);
+	if (log.cursor >= log.next_seq)
+		throw new CorruptDocumentError(key, `the cursor ${log.cursor} is past the last message`);
+	return log;
+}
+
+function codec<T>(validate: (key: string, value: unknown) => T, empty: () => T): DocumentCodec<T> {
+	return {
+		decode: (key, bytes) => validate(key, decodeJsonObject(key, bytes)),
+		encode: (doc) => encodeJson(doc),
+		// Never stored as such: a missing object reads as version null, which callers check first.
+		empty,
+	};
+}
+
+const EPOCH = new Date(0).toISOString();
+
+export const configCodec = codec<MemoryBaseConfig>(
+	(key, value) => parse(key, configSchema, value),
+	() => ({
+		base_id: '-',
+		kb_id: '-',
+		threshold: 1,
+		auto_capture: true,
+		created_at: EPOCH,
+		updated_at: EPOCH,
+	}),
+);
+
+export function emptyLog(sessionId: string, now: string): SessionLog {
+	return {
+		session_id: sessionId,
+		next_seq: 1,
+		cursor: 0,
+		cursor_message_id: null,
+		total_processed: 0,
+		last_sync_at: null,
+		epoch: 0,
+		created_at: now,
+		updated_at: now,
+		sealed: [],
+		messages: [],
+	};
+}
+
+export const logCodec = codec<SessionLog>(
+	(key, value) => checkLog(key, parse(key, logSchema, value)),
+	() => emptyLog('-', EPOCH),
+);
+
+export const metadataCodec = codec<KnowledgeBaseMetadata>(
+	(key, value) => parse(key, metadataSchema, value),
+	() => ({
+		kb_id: '-',
+		is_memory_base: true,
+		vector_store: 'embedded',
+		dimensions: null,
+		chunk_size: 1,
+		chunk_overlap: 0,
+		created_at: EPOCH,
+		updated_at: EPOCH,
+	}),
+);
+
+export const manifestCodec = codec<IndexManifest>(
+	(key, value) => parse(key, manifestSchema, value),
+	() => ({ dimensions: 1, segments: [], updated_at: EPOCH }),
+);
+
+export function decodeSealedMessages(
+	key: string,
+	bytes: Uint8Array,
+	range: SealedRange,
+): SealedMessages {
+	const block = parse<SealedMessages>(key, sealedSchema, decodeJsonObject(key, bytes));
+	const m = block.messages;
+	if (
+		block.first !== range.first ||
+		block.last !== range.last ||
+		m.length !== range.last - range.first + 1 ||
+		m.some((msg, i) => msg.seq !== range.first + i)
+	)
+		throw new CorruptDocumentError(key, `it does not hold messages ${range.first}-${range.last}`);
+	return block;
+}
+
+export function decodeLease(key: string, bytes: Uint8Array): Lease {
+	return parse(key, leaseSchema, decodeJsonObject(key, bytes));
+}

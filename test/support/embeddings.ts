@@ -1,0 +1,124 @@
+// Shared by the Memory Base tests: a deterministic embedding model (the fake server's hashed word
+// features) with failure plans and a gate, and a LangChain-like in-memory vector store.
+import { fakeEmbedding } from '../../demo/model-server';
+import type { Embedder, ExternalDocument, ExternalVectorStore } from '../../src';
+
+/** Cosine similarity of two vectors. */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+	let d = 0;
+	let na = 0;
+	let nb = 0;
+	for (let i = 0; i < a.length; i++) {
+		d += a[i] * b[i];
+		na += a[i] * a[i];
+		nb += b[i] * b[i];
+	}
+	return d / Math.sqrt(na * nb || 1);
+}
+
+/** Seeded pseudo-random numbers in [−0.5, 0.5) (mulberry32). */
+export function seededRandom(seed: number): () => number {
+	let a = seed;
+	return () => {
+		a = (a + 0x6d2b79f5) | 0;
+		let t = Math.imul(a ^ (a >>> 15), 1 | a);
+		t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+		return ((t ^ (t >>> 14)) >>> 0) / 4294967296 - 0.5;
+	};
+}
+
+/** n random vectors of `dims` numbers. */
+export function randomRows(n: number, dims: number, rand: () => number): number[][] {
+	return Array.from({ length: n }, () => Array.from({ length: dims }, rand));
+}
+
+/** Embeds like the fake OpenAI server; can fail the n-th call, or hold calls until released. */
+export class TestEmbedder implements Embedder {
+	/** Every embedDocuments call's texts, in order. */
+	readonly calls: string[][] = [];
+	queries = 0;
+	/** Calls (0-based, counting embedDocuments only) that fail. */
+	failAt = new Set<number>();
+	private gate: Promise<void> | undefined;
+	private open: (() => void) | undefined;
+	/** Resolves when a call is waiting at the gate. */
+	private waiting: Array<() => void> = [];
+
+	constructor(readonly dimensions = 256) {}
+
+	/** Holds every embedDocuments call until release(). */
+	hold(): void {
+		this.gate = new Promise((resolve) => (this.open = resolve));
+	}
+
+	release(): void {
+		this.open?.();
+		this.gate = undefined;
+	}
+
+	/** Resolves once a call is held at the gate. */
+	held(): Promise<void> {
+		return new Promise((resolve) => this.waiting.push(resolve));
+	}
+
+	async embedDocuments(texts: string[]): Promise<number[][]> {
+		const n = this.calls.length;
+		this.calls.push([...texts]);
+		if (this.gate) {
+			for (const w of this.waiting.splice(0)) w();
+			await this.gate;
+		}
+		if (this.failAt.has(n)) throw new Error(`embedding call ${n} failed (test)`);
+		return texts.map((t) => fakeEmbedding(t, this.dimensions));
+	}
+
+	async embedQuery(text: string): Promise<number[]> {
+		this.queries++;
+		return fakeEmbedding(text, this.dimensions);
+	}
+
+	/** Every text embedded so far. */
+	embedded(): string[] {
+		return this.calls.flat();
+	}
+}
+
+/** Like LangChain's MemoryVectorStore: a list of vectors, function filters, cosine similarity. */
+export class TestVectorStore implements ExternalVectorStore {
+	memoryVectors: Array<{
+		id?: string;
+		content: string;
+		embedding: number[];
+		metadata: Record<string, unknown>;
+	}> = [];
+	addCalls = 0;
+
+	_vectorstoreType(): string {
+		return 'memory';
+	}
+
+	async addVectors(vectors: number[][], documents: ExternalDocument[]): Promise<void> {
+		this.addCalls++;
+		documents.forEach((d, i) =>
+			this.memoryVectors.push({
+				id: d.id,
+				content: d.pageContent,
+				embedding: vectors[i],
+				metadata: d.metadata,
+			}),
+		);
+	}
+
+	async similaritySearchVectorWithScore(
+		query: number[],
+		k: number,
+		filter?: (doc: ExternalDocument) => boolean,
+	): Promise<Array<[ExternalDocument, number]>> {
+		return this.memoryVectors
+			.map((v) => ({ doc: { pageContent: v.content, metadata: v.metadata, id: v.id }, v }))
+			.filter(({ doc }) => !filter || filter(doc))
+			.map(({ doc, v }) => [doc, cosine(query, v.embedding)] as [ExternalDocument, number])
+			.sort((a, b) => b[1] - a[1])
+			.slice(0, k);
+	}
+}

@@ -1,0 +1,82 @@
+// Child process for the Memory Base storage tests: captures strides or syncs a session of one base.
+//   memory-base-worker.ts <config-json>
+// config: { backend: 'disk'|'s3', root?, endpoint?, bucket?, action: 'capture'|'sync', sessions,
+//           strides?, threshold?, embedDelayMs?, hang?, leaseMs?, tag, startAt }
+// Prints { captured, syncs, skipped, errors } (capture) or { result } / { error: name, message } (sync).
+// With `hang`, embedding never answers: the process holds the sync's lock until it is killed.
+import { fakeEmbedding } from '../../demo/model-server';
+import { MemoryBase, SyncRunningError } from '../../src';
+import type { Embedder } from '../../src';
+import { workerStorage } from './rgw';
+import type { WorkerBackend } from './rgw';
+
+interface Config extends WorkerBackend {
+	action: 'capture' | 'sync';
+	sessions: string[];
+	strides?: number;
+	threshold?: number;
+	embedDelayMs?: number;
+	hang?: boolean;
+	leaseMs?: number;
+	tag: string;
+	/** Wall-clock time (ms) to start at, so that every worker starts at once. */
+	startAt: number;
+}
+
+const config = JSON.parse(process.argv[2]) as Config;
+
+const embedder: Embedder = {
+	async embedDocuments(texts) {
+		if (config.hang) {
+			process.stdout.write('HOLDING\n');
+			await new Promise(() => {});
+		}
+		if (config.embedDelayMs) await new Promise((r) => setTimeout(r, config.embedDelayMs));
+		return texts.map((t) => fakeEmbedding(t, 64));
+	},
+	async embedQuery(text) {
+		return fakeEmbedding(text, 64);
+	},
+};
+
+(async () => {
+	const base = new MemoryBase({
+		storage: workerStorage(config),
+		baseId: 'wf',
+		embedder,
+		threshold: config.threshold ?? 5,
+		leaseMs: config.leaseMs ?? 10_000,
+		maxAttempts: 100,
+	});
+	await new Promise((resolve) => setTimeout(resolve, Math.max(0, config.startAt - Date.now())));
+	if (config.action === 'sync') {
+		try {
+			const result = await base.sync({ sessionId: config.sessions[0] });
+			process.stdout.write(JSON.stringify({ result }));
+		} catch (error) {
+			const e = error as Error;
+			process.stdout.write(JSON.stringify({ error: e.constructor.name, message: e.message }));
+		}
+		return;
+	}
+	let captured = 0;
+	let syncs = 0;
+	let skipped = 0;
+	const errors: string[] = [];
+	for (let j = 0; j < (config.strides ?? 10); j++) {
+		const sessionId = config.sessions[j % config.sessions.length];
+		const r = await base.capture({
+			sessionId,
+			runId: `${config.tag}-${j}`,
+			texts: [`${config.tag} stride ${j} about topic${config.tag}${j}`],
+		});
+		captured += r.captured;
+		if (r.sync) syncs++;
+		if (r.syncError instanceof SyncRunningError) skipped++;
+		else if (r.syncError) errors.push(r.syncError.message);
+	}
+	process.stdout.write(JSON.stringify({ captured, syncs, skipped, errors }));
+})().catch((e: unknown) => {
+	process.stderr.write(`${(e as Error).stack}\n`);
+	process.exit(1);
+});

@@ -1,0 +1,342 @@
+// The Memory Base node run in-process through n8n-core's real WorkflowExecute, with an embedding
+// sub-node (and a vector store sub-node) connected: every operation, on local disk and on radosgw.
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import * as path from 'node:path';
+import { after, beforeEach, describe, it } from 'node:test';
+
+import type { INode, INodeParameters } from 'n8n-workflow';
+
+import { vectorIndexPrefix } from '../../src';
+import type { S3Storage } from '../../src';
+import { TestEmbedder } from '../support/embeddings';
+import { ensureRgw, rgwCredentials, rgwStorage } from '../support/rgw';
+import { tempDir } from '../support/storages';
+import {
+	TEST_EMBEDDINGS_TYPE,
+	TEST_TRIGGER_TYPE,
+	TEST_VECTOR_STORE_TYPE,
+	TestEmbeddings,
+	testEmbeddings,
+	TestVectorStoreNode,
+	testVectorStores,
+} from '../support/test-nodes';
+import { runWorkflow } from '../support/workflow-harness';
+import type { WorkflowJson, WorkflowRunResult } from '../support/workflow-harness';
+
+// The node's source, by explicit path (an extensionless import would find the codex .node.json first).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { MemoryBase } = require(
+	path.resolve(__dirname, '../../nodes/MemoryBase/MemoryBase.node.ts'),
+) as typeof import('../../nodes/MemoryBase/MemoryBase.node');
+
+const MB_TYPE = 'n8n-nodes-llm-memory.memoryBase';
+const nodeTypes = {
+	[MB_TYPE]: new MemoryBase(),
+	[TEST_EMBEDDINGS_TYPE]: new TestEmbeddings(),
+	[TEST_VECTOR_STORE_TYPE]: new TestVectorStoreNode(),
+};
+
+type Json = Record<string, any>;
+
+/** Trigger → Memory Base (with its Embeddings sub-node, and optionally a vector store). */
+function workflow(
+	parameters: INodeParameters,
+	opts: { vectorStore?: string; embeddings?: boolean; credentials?: INode['credentials'] } = {},
+): WorkflowJson {
+	const nodes: INode[] = [
+		{
+			id: 't',
+			name: 'Trigger',
+			type: TEST_TRIGGER_TYPE,
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+		},
+		{
+			id: 'mb',
+			name: 'Memory Base',
+			type: MB_TYPE,
+			typeVersion: 1,
+			position: [200, 0],
+			parameters,
+			...(opts.credentials ? { credentials: opts.credentials } : {}),
+		},
+	];
+	const connections: WorkflowJson['connections'] = {
+		Trigger: { main: [[{ node: 'Memory Base', type: 'main', index: 0 }]] },
+	};
+	if (opts.embeddings !== false) {
+		nodes.push({
+			id: 'e',
+			name: 'Embeddings',
+			type: TEST_EMBEDDINGS_TYPE,
+			typeVersion: 1,
+			position: [200, 200],
+			parameters: {},
+		});
+		connections.Embeddings = {
+			ai_embedding: [[{ node: 'Memory Base', type: 'ai_embedding', index: 0 }]],
+		};
+	}
+	if (opts.vectorStore) {
+		nodes.push({
+			id: 'v',
+			name: 'Vector Store',
+			type: TEST_VECTOR_STORE_TYPE,
+			typeVersion: 1,
+			position: [400, 200],
+			parameters: { memoryKey: opts.vectorStore },
+		});
+		connections['Vector Store'] = {
+			ai_vectorStore: [[{ node: 'Memory Base', type: 'ai_vectorStore', index: 0 }]],
+		};
+	}
+	return { id: 'wf-mb', name: 'memory base test', nodes, connections };
+}
+
+let folder = tempDir('mb-workflow');
+beforeEach(() => {
+	folder = tempDir('mb-workflow');
+	testEmbeddings.use(new TestEmbedder());
+});
+
+async function run(
+	parameters: INodeParameters,
+	items: Json[] = [{}],
+	opts: Parameters<typeof workflow>[1] & {
+		credentials?: INode['credentials'];
+		secrets?: Json;
+	} = {},
+): Promise<WorkflowRunResult> {
+	const { secrets, ...rest } = opts;
+	return runWorkflow(workflow({ localFolder: folder, ...parameters }, rest), {
+		nodeTypes,
+		triggerItems: items.map((json) => ({ json })),
+		...(secrets ? { credentials: secrets } : {}),
+	});
+}
+
+const ok = (r: WorkflowRunResult) => {
+	assert.equal(r.status, 'success', JSON.stringify(r.error?.message ?? r.error));
+	return r.output('Memory Base').map((i) => i.json as Json);
+};
+
+/** One chat turn: the Chat Trigger's item with the model's answer under "output", captured. */
+const say = (sessionId: string, output: string, extra: INodeParameters = {}, opts = {}) =>
+	run(
+		{ operation: 'capture', threshold: 4, ...extra },
+		[{ sessionId, chatInput: 'q', output }],
+		opts,
+	);
+
+const FACTS = [
+	'My favourite colour is teal',
+	'I live in Lisbon near the river',
+	'The project deadline is in March',
+	'Please remind me about the dentist',
+];
+
+describe('Memory Base node (in-process n8n)', () => {
+	it('Capture: three turns stay pending under threshold 4, the fourth ingests; items pass through', async () => {
+		const outs = [];
+		for (const f of FACTS) outs.push(ok(await say('s1', f))[0]);
+		assert.deepEqual(
+			outs.map((o) => [o.memoryBase.pending, o.memoryBase.processed, o.memoryBase.ingested]),
+			[
+				[1, 0, 0],
+				[2, 0, 0],
+				[3, 0, 0],
+				[0, 4, 4],
+			],
+		);
+		assert.equal(outs[3].output, FACTS[3], 'the chat still shows the answer');
+		assert.equal(outs[3].memoryBase.sessionId, 's1');
+		assert.equal(outs[3].memoryBase.baseId, 'wf-mb', 'one base per workflow by default');
+	});
+
+	it('Search finds an early fact; another conversation’s facts only with All Conversations', async () => {
+		for (const f of FACTS) ok(await say('alice', f));
+		for (const f of ['My favourite colour is orange', 'b', 'c', 'd']) ok(await say('bob', f));
+		const mine = ok(
+			await run({ operation: 'search', topK: 2 }, [
+				{ sessionId: 'alice', chatInput: 'what is my favourite colour?' },
+			]),
+		);
+		assert.equal(mine[0].text, FACTS[0]);
+		assert.ok(mine.every((m) => m.sessionId === 'alice'));
+		assert.deepEqual(Object.keys(mine[0]).sort(), [
+			'capturedAt',
+			'chunkIndex',
+			'messageId',
+			'runId',
+			'score',
+			'seq',
+			'sessionId',
+			'text',
+		]);
+		assert.match(mine[0].runId, /^test-exec-/, 'the run is the execution that captured it');
+		const all = ok(
+			await run({ operation: 'search', topK: 2, sessionScope: 'all' }, [
+				{ chatInput: 'my favourite colour' },
+			]),
+		);
+		assert.deepEqual(all.map((m) => m.sessionId).sort(), ['alice', 'bob']);
+	});
+
+	it('items of one execution and conversation are one stride; other conversations their own', async () => {
+		const out = ok(
+			await run({ operation: 'capture', threshold: 3 }, [
+				{ sessionId: 'a', output: 'one' },
+				{ sessionId: 'b', output: 'two' },
+				{ sessionId: 'a', output: 'three' },
+			]),
+		);
+		assert.deepEqual(
+			out.map((o) => [o.memoryBase.sessionId, o.memoryBase.captured, o.memoryBase.pending]),
+			[
+				['a', 2, 2],
+				['b', 1, 1],
+				['a', 2, 2],
+			],
+		);
+	});
+
+	it('an embeddings failure mid-sync: cursor unchanged, nothing duplicated; the next Sync Now completes', async () => {
+		for (const f of FACTS) ok(await say('s1', f, { autoCapture: false }));
+		const embedder = testEmbeddings.current;
+		embedder.failAt.add(1);
+		const failed = await run({ operation: 'syncNow', options: { embeddingBatchSize: 2 } });
+		assert.equal(failed.status, 'error');
+		assert.match(failed.error?.message ?? '', /embedding call 1 failed/);
+		const status = ok(await run({ operation: 'status' }))[0];
+		assert.deepEqual([status.sessions[0].cursor, status.sessions[0].pending], [0, 4]);
+		const synced = ok(await run({ operation: 'syncNow', options: { embeddingBatchSize: 2 } }))[0];
+		assert.equal(synced.messages, 4);
+		const after = ok(await run({ operation: 'status' }))[0];
+		assert.deepEqual(
+			[after.sessions[0].cursor, after.index.vectors, after.mismatch],
+			[4, 4, false],
+		);
+	});
+
+	it('two concurrent Sync Now: one runs, the other fails with "sync already running"', async () => {
+		for (const f of FACTS) ok(await say('s1', f, { autoCapture: false }));
+		const embedder = testEmbeddings.current;
+		embedder.hold();
+		const first = run({ operation: 'syncNow', sessionScope: 'session' }, [{ sessionId: 's1' }]);
+		await embedder.held();
+		const second = await run({ operation: 'syncNow', sessionScope: 'session' }, [
+			{ sessionId: 's1' },
+		]);
+		embedder.release();
+		assert.equal(second.status, 'error');
+		assert.match(
+			second.error?.message ?? '',
+			/^Sync already running: sync of memory base "wf-mb" \(session "s1"\)/,
+		);
+		assert.match(String((second.error as Json)?.description), /HTTP 409/);
+		assert.equal(ok(await first)[0].messages, 4);
+	});
+
+	it('index deleted behind the base’s back: Status reports the mismatch, Regenerate restores search', async () => {
+		for (const f of FACTS) ok(await say('s1', f));
+		rmSync(path.join(folder, vectorIndexPrefix('wf-mb')), { recursive: true });
+		const status = ok(await run({ operation: 'status' }))[0];
+		assert.equal(status.mismatch, true);
+		assert.equal(status.sessions[0].mismatch, true);
+		assert.deepEqual(
+			ok(await run({ operation: 'search' }, [{ sessionId: 's1', chatInput: 'favourite colour' }])),
+			[],
+		);
+		const regenerated = ok(await run({ operation: 'regenerate' }))[0];
+		assert.equal(regenerated.messages, 4);
+		assert.equal(ok(await run({ operation: 'status' }))[0].mismatch, false);
+		const hits = ok(
+			await run({ operation: 'search', topK: 1 }, [
+				{ sessionId: 's1', chatInput: 'favourite colour' },
+			]),
+		);
+		assert.equal(hits[0].text, FACTS[0]);
+	});
+
+	it('a threshold change while messages are pending takes effect at the next capture', async () => {
+		for (const f of FACTS.slice(0, 3)) ok(await say('s1', f, { threshold: 10 }));
+		// The workflow is edited to threshold 2: nothing happens until the next capture, which ingests all.
+		const status = ok(await run({ operation: 'status' }))[0];
+		assert.equal(status.sessions[0].pending, 3);
+		const next = ok(await say('s1', FACTS[3], { threshold: 2 }))[0];
+		assert.deepEqual(
+			[next.memoryBase.ingested, next.memoryBase.pending, next.memoryBase.threshold],
+			[4, 0, 2],
+		);
+	});
+
+	it('with a connected vector store: ingests into it and searches it, nothing in the embedded index', async () => {
+		testVectorStores.clear();
+		for (const f of FACTS) ok(await say('s1', f, {}, { vectorStore: 'kb' }));
+		assert.equal(testVectorStores.get('kb')?.memoryVectors.length, 4);
+		const hits = ok(
+			await run(
+				{ operation: 'search', topK: 1 },
+				[{ sessionId: 's1', chatInput: 'favourite colour' }],
+				{ vectorStore: 'kb' },
+			),
+		);
+		assert.equal(hits[0].text, FACTS[0]);
+		const status = ok(await run({ operation: 'status' }, [{}], { vectorStore: 'kb' }))[0];
+		assert.deepEqual(
+			[status.vectorStore, status.index, status.mismatch],
+			['external', null, false],
+		);
+		ok(await run({ operation: 'deleteBase' }, [{}], { vectorStore: 'kb' }));
+		assert.equal(testVectorStores.get('kb')?.memoryVectors.length, 0);
+	});
+
+	it('Delete Memory Base removes everything; the next capture starts a new base', async () => {
+		for (const f of FACTS) ok(await say('s1', f));
+		const deleted = ok(await run({ operation: 'deleteBase' }))[0];
+		assert.ok(deleted.deleted >= 6);
+		const status = ok(await run({ operation: 'status' }))[0];
+		assert.deepEqual([status.exists, status.sessions], [false, []]);
+		assert.equal(ok(await say('s1', 'again'))[0].memoryBase.pending, 1);
+	});
+
+	it('clear errors: no embedding connected, a missing output field, no conversation ID; continueOnFail', async () => {
+		const noEmbedder = await run({ operation: 'search' }, [{ sessionId: 's', chatInput: 'x' }], {
+			embeddings: false,
+		});
+		assert.equal(noEmbedder.status, 'error');
+		assert.match(noEmbedder.error?.message ?? '', /Embedding|embedding/);
+		const noField = await run({ operation: 'capture' }, [{ sessionId: 's', text: 'x' }]);
+		assert.match(noField.error?.message ?? '', /The item has no field "output" to capture/);
+		const noSession = await run({ operation: 'capture' }, [{ output: 'x' }]);
+		assert.match(noSession.error?.message ?? '', /No conversation ID found/);
+		// Status needs no embedding model.
+		ok(await run({ operation: 'status' }, [{}], { embeddings: false }));
+	});
+});
+
+describe('Memory Base node on S3 (radosgw)', () => {
+	let s3: S3Storage;
+	after(async () => (await ensureRgw()).stop());
+
+	it('capture, ingest and search with the data on S3', async () => {
+		s3 = await rgwStorage({ prefix: 'n8n' });
+		const { credentials, cred } = rgwCredentials(s3);
+		const opts = { credentials: cred, secrets: credentials };
+		for (const f of FACTS) ok(await say('s1', f, { storage: 's3' }, opts));
+		const hits = ok(
+			await run(
+				{ operation: 'search', storage: 's3', topK: 1 },
+				[{ sessionId: 's1', chatInput: 'favourite colour' }],
+				opts,
+			),
+		);
+		assert.equal(hits[0].text, FACTS[0]);
+		const keys = (await s3.list('')).map((o) => o.key).sort();
+		assert.ok(keys.includes('memory_base/wf-mb/sessions/s1/log.json'), JSON.stringify(keys));
+		assert.ok(keys.includes('knowledge_base/wf-mb/index/manifest.json'));
+		assert.ok(keys.includes('knowledge_base/wf-mb/embedding_metadata.json'));
+	});
+});
