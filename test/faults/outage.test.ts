@@ -13,11 +13,9 @@ import { readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
-
 import { conversationMemoryKey, S3Storage, StorageError, TokenBufferMemory } from '../../src';
 import { assertTurnsOnce, idCounts, sleep, storedDocument, turnIds } from '../support/faults';
-import { RGW_CREDENTIALS } from '../support/rgw';
+import { bucketStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
 
 const SCRIPT = path.resolve(__dirname, '../../scripts/rgw.sh');
@@ -44,23 +42,8 @@ function radosgwPid(): number {
 	);
 }
 
-async function bucketStorage(bucket: string): Promise<S3Storage> {
-	const client = new S3Client({
-		endpoint,
-		region: 'us-east-1',
-		forcePathStyle: true,
-		credentials: RGW_CREDENTIALS,
-	});
-	await client.send(new CreateBucketCommand({ Bucket: bucket }));
-	client.destroy();
-	return new S3Storage({
-		bucket,
-		endpoint,
-		forcePathStyle: true,
-		credentials: RGW_CREDENTIALS,
-		requestTimeoutMs: REQUEST_TIMEOUT_MS,
-	});
-}
+const outageStorage = (bucket: string) =>
+	bucketStorage(endpoint, bucket, { requestTimeoutMs: REQUEST_TIMEOUT_MS });
 
 /** One complete turn, as one n8n execution: fresh memory object, read, append, flush. */
 async function turn(storage: S3Storage, conversationId: string, id: string): Promise<void> {
@@ -108,7 +91,7 @@ describe('storage outage: radosgw stops mid-conversation', () => {
 	});
 
 	it('stopped: the turn fails naming the storage, nothing partial is written, the next turn succeeds once it is back', async () => {
-		const s3 = await bucketStorage('outage-stop');
+		const s3 = await outageStorage('outage-stop');
 		const key = conversationMemoryKey('wf', 'outage');
 		await turn(s3, 'outage', 't1');
 		await turn(s3, 'outage', 't2');
@@ -154,7 +137,7 @@ describe('storage outage: radosgw stops mid-conversation', () => {
 	});
 
 	it('hung (SIGSTOP): the flush gives up after the request timeout; afterwards the turn is stored at most once', async () => {
-		const s3 = await bucketStorage('outage-hung');
+		const s3 = await outageStorage('outage-hung');
 		const key = conversationMemoryKey('wf', 'hung');
 		await turn(s3, 'hung', 'h1');
 		const m = new TokenBufferMemory('wf', 'hung', { storage: s3 });

@@ -14,7 +14,6 @@ import {
 	readdirSync,
 	readFileSync,
 	utimesSync,
-	watch,
 	writeFileSync,
 } from 'node:fs';
 import { hostname } from 'node:os';
@@ -27,7 +26,7 @@ import {
 	StorageError,
 	TokenBufferMemory,
 } from '../../src';
-import { killWriter, startWriter, storedDocument } from '../support/faults';
+import { freezeMidWrite, killWriter, startWriter, storedDocument } from '../support/faults';
 import { tempDir } from '../support/storages';
 
 const KEY = conversationMemoryKey('wf', 'restart');
@@ -143,18 +142,7 @@ describe('restart with the same PID: a lock from an earlier life does not block'
 		children.push(w.child);
 		await w.ready;
 		// Freeze the writer while its temp file exists: it is inside put(), holding the lock.
-		const frozen = await new Promise<boolean>((resolve) => {
-			const timer = setTimeout(() => (watcher.close(), resolve(false)), 20_000);
-			const watcher = watch(dir, (_event, name) => {
-				if (!name?.endsWith('.tmp')) return;
-				w.child.kill('SIGSTOP');
-				if (existsSync(path.join(dir, name))) {
-					clearTimeout(timer);
-					watcher.close();
-					resolve(true);
-				} else w.child.kill('SIGCONT');
-			});
-		});
+		const frozen = await freezeMidWrite(w.child, dir);
 		assert.ok(frozen, 'caught the writer holding the lock');
 		assert.ok(readdirSync(dir).includes('restart.json.lock'));
 

@@ -3,12 +3,13 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, watch } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 
 import { decodeDocument, LocalDiskStorage, TokenBufferMemory } from '../../src';
 import type { MemoryStorage } from '../../src';
+import { freezeMidWrite } from '../support/faults';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
 
@@ -86,18 +87,7 @@ describe('crash mid-flush', () => {
 			for (let i = 0; i < 5000 && w.flushed.size === 0; i++) await sleep(2);
 			assert.ok(w.flushed.size > 0, 'writer got going');
 			// Freeze the writer the moment a temp file appears; it is mid-flush if the file is still there.
-			const caught = await new Promise<boolean>((resolve) => {
-				const timer = setTimeout(() => (watcher.close(), resolve(false)), 20_000);
-				const watcher = watch(dir, (_event, name) => {
-					if (!name?.endsWith('.tmp')) return;
-					w.child.kill('SIGSTOP');
-					if (existsSync(path.join(dir, name))) {
-						clearTimeout(timer);
-						watcher.close();
-						resolve(true);
-					} else w.child.kill('SIGCONT');
-				});
-			});
+			const caught = await freezeMidWrite(w.child, dir);
 			assert.ok(caught, 'caught the writer mid-flush');
 			await killed(w.child);
 			assert.ok(

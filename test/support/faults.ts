@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { lstatSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, watch } from 'node:fs';
 import * as path from 'node:path';
 
 import * as engine from '../../src';
@@ -202,4 +202,23 @@ export function walkTree(dir: string): string[] {
 	};
 	visit('');
 	return out.sort();
+}
+
+/**
+ * SIGSTOPs `child` the moment a temporary file appears in `dir` while it still exists: the writer is
+ * then frozen inside put() (holding the lock, mid-flush). Resolves false after 20 s without a catch.
+ */
+export function freezeMidWrite(child: ChildProcess, dir: string): Promise<boolean> {
+	return new Promise<boolean>((resolve) => {
+		const timer = setTimeout(() => (watcher.close(), resolve(false)), 20_000);
+		const watcher = watch(dir, (_event, name) => {
+			if (!name?.endsWith('.tmp')) return;
+			child.kill('SIGSTOP');
+			if (existsSync(path.join(dir, name))) {
+				clearTimeout(timer);
+				watcher.close();
+				resolve(true);
+			} else child.kill('SIGCONT');
+		});
+	});
 }

@@ -202,28 +202,20 @@ async function unknownNodeTypes(userFolder: string, workflows: Json[]): Promise<
 	return [...new Set(used)].filter((t) => !loaded.has(t));
 }
 
-export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstance> {
-	await ensureN8n();
-	const port = options.port ?? Number(process.env.E2E_N8N_PORT ?? 5690);
-	const baseUrl = `http://127.0.0.1:${port}`;
-	const ownFolder = !options.userFolder;
-	const userFolder = options.userFolder ?? mkdtempSync(path.join(tmpdir(), 'n8n-e2e-'));
+/**
+ * The user folder an n8n process runs in (a fresh temp dir unless the caller gives one), with the
+ * lifecycle both `n8n start` and `n8n worker` share: record the pid, stop idempotently (deleting an
+ * own folder unless E2E_KEEP=1), and on a failed start stop and rethrow with the log's tail.
+ */
+function processHome(
+	given: string | undefined,
+	tag: string,
+	run: (args: string[], timeoutMs?: number) => Promise<string>,
+) {
+	const ownFolder = !given;
+	const userFolder = given ?? mkdtempSync(path.join(tmpdir(), `${tag}-`));
 	if (ownFolder) tempFolders.add(userFolder);
-	mkdirSync(path.join(userFolder, 'inputs'), { recursive: true });
 	const logFile = path.join(userFolder, 'n8n.log');
-	const env: Record<string, string> = {
-		E2E_N8N_PORT: String(port),
-		...(options.brokerPort ? { E2E_N8N_BROKER_PORT: String(options.brokerPort) } : {}),
-		...options.env,
-	};
-	const run = (args: string[], timeoutMs?: number) => runScript(args, { env, timeoutMs });
-
-	const workflows = (options.workflows ?? []).flatMap(loadJson);
-	const credentials = (options.credentials ?? []).flatMap(loadJson);
-	for (const wf of workflows) {
-		if (!wf.id) throw new Error(`workflow "${wf.name}" needs a fixed "id" so it can be published`);
-	}
-
 	let pid = 0;
 	let stopped = false;
 	const stop = async () => {
@@ -236,6 +228,44 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 		if (ownFolder && !process.env.E2E_KEEP) rmSync(userFolder, { recursive: true, force: true });
 		tempFolders.delete(userFolder);
 	};
+	return {
+		userFolder,
+		logFile,
+		pid: () => pid,
+		started(p: number) {
+			pid = p;
+			running.add(p);
+		},
+		stop,
+		async failed(e: unknown): Promise<never> {
+			const log = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-30) : [];
+			await stop();
+			const err = e instanceof Error ? e : new Error(String(e));
+			if (log.length) err.message += `\n--- ${logFile} (tail) ---\n${log.join('\n')}`;
+			throw err;
+		},
+	};
+}
+
+export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstance> {
+	await ensureN8n();
+	const port = options.port ?? Number(process.env.E2E_N8N_PORT ?? 5690);
+	const baseUrl = `http://127.0.0.1:${port}`;
+	const env: Record<string, string> = {
+		E2E_N8N_PORT: String(port),
+		...(options.brokerPort ? { E2E_N8N_BROKER_PORT: String(options.brokerPort) } : {}),
+		...options.env,
+	};
+	const run = (args: string[], timeoutMs?: number) => runScript(args, { env, timeoutMs });
+	const home = processHome(options.userFolder, 'n8n-e2e', run);
+	const { userFolder, logFile, stop } = home;
+	mkdirSync(path.join(userFolder, 'inputs'), { recursive: true });
+
+	const workflows = (options.workflows ?? []).flatMap(loadJson);
+	const credentials = (options.credentials ?? []).flatMap(loadJson);
+	for (const wf of workflows) {
+		if (!wf.id) throw new Error(`workflow "${wf.name}" needs a fixed "id" so it can be published`);
+	}
 
 	try {
 		if (options.tarball) await run(['prepare', userFolder, options.tarball]);
@@ -255,8 +285,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 		if (publish.length) await run(['publish', userFolder, ...publish]);
 
 		const started = performance.now();
-		pid = Number(await run(['start', userFolder, String(port)]));
-		running.add(pid);
+		home.started(Number(await run(['start', userFolder, String(port)])));
 
 		const published = workflows.filter((wf) => publish.includes(String(wf.id)));
 		const waitFor = options.waitFor ?? webhookUrls(baseUrl, published);
@@ -275,7 +304,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 			port,
 			userFolder,
 			logFile,
-			pid,
+			pid: home.pid(),
 			bootMs,
 			chatUrl: (webhookId) => `${baseUrl}/webhook/${webhookId}/chat`,
 			log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),
@@ -291,13 +320,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 			stop,
 		};
 	} catch (e) {
-		const log = existsSync(logFile)
-			? readFileSync(logFile, 'utf8').split('\n').slice(-30).join('\n')
-			: '';
-		await stop();
-		const err = e instanceof Error ? e : new Error(String(e));
-		if (log) err.message += `\n--- ${logFile} (tail) ---\n${log}`;
-		throw err;
+		return home.failed(e);
 	}
 }
 
@@ -332,45 +355,29 @@ export interface N8nWorker {
 /** Starts an `n8n worker` (queue mode) in its own user folder and waits until it is ready. */
 export async function startN8nWorker(options: WorkerOptions): Promise<N8nWorker> {
 	await ensureN8n();
-	const ownFolder = !options.userFolder;
-	const userFolder = options.userFolder ?? mkdtempSync(path.join(tmpdir(), 'n8n-worker-'));
-	if (ownFolder) tempFolders.add(userFolder);
-	const logFile = path.join(userFolder, 'n8n.log');
 	const healthUrl = `http://127.0.0.1:${options.healthPort}/healthz/readiness`;
 	const run = (args: string[], timeoutMs?: number) =>
 		runScript(args, { env: options.env ?? {}, timeoutMs });
-	let pid = 0;
-	let stopped = false;
-	const stop = async () => {
-		if (stopped) return;
-		stopped = true;
-		if (pid) {
-			await run(['stop', userFolder], 60_000).catch(() => undefined);
-			running.delete(pid);
-		}
-		if (ownFolder && !process.env.E2E_KEEP) rmSync(userFolder, { recursive: true, force: true });
-		tempFolders.delete(userFolder);
-	};
+	const home = processHome(options.userFolder, 'n8n-worker', run);
+	const { userFolder, logFile, stop } = home;
 	try {
 		if (options.tarball) await run(['prepare', userFolder, options.tarball]);
-		pid = Number(
-			await run([
-				'worker',
-				userFolder,
-				String(options.brokerPort),
-				String(options.healthPort),
-				String(options.concurrency ?? 5),
-			]),
+		home.started(
+			Number(
+				await run([
+					'worker',
+					userFolder,
+					String(options.brokerPort),
+					String(options.healthPort),
+					String(options.concurrency ?? 5),
+				]),
+			),
 		);
-		running.add(pid);
 		await run(['wait-ready', healthUrl, userFolder], 300_000);
 	} catch (e) {
-		const log = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-30) : [];
-		await stop();
-		const err = e instanceof Error ? e : new Error(String(e));
-		if (log.length) err.message += `\n--- ${logFile} (tail) ---\n${log.join('\n')}`;
-		throw err;
+		return home.failed(e);
 	}
+	const pid = home.pid();
 	return {
 		userFolder,
 		logFile,

@@ -65,7 +65,15 @@ export function ensureRgw(): Promise<Rgw> {
 /** A fresh bucket on the shared radosgw, and an S3Storage on it. */
 export async function rgwStorage(extra: Partial<S3StorageOptions> = {}): Promise<S3Storage> {
 	const { endpoint } = await ensureRgw();
-	const bucket = `t-${randomBytes(6).toString('hex')}`;
+	return bucketStorage(endpoint, `t-${randomBytes(6).toString('hex')}`, extra);
+}
+
+/** Creates `bucket` on the radosgw at `endpoint` (any radosgw, e.g. a test's own) and an S3Storage on it. */
+export async function bucketStorage(
+	endpoint: string,
+	bucket: string,
+	extra: Partial<S3StorageOptions> = {},
+): Promise<S3Storage> {
 	const client = new S3Client({
 		endpoint,
 		region: 'us-east-1',
