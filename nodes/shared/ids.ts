@@ -16,7 +16,16 @@ export function idParameter(
 	itemIndex: number,
 	label: string,
 ): string | undefined {
-	const value: unknown = ctx.getNodeParameter(name, itemIndex, '');
+	return idValue(ctx, ctx.getNodeParameter(name, itemIndex, ''), itemIndex, label);
+}
+
+/** The same check for an ID a node finds elsewhere (for example the Chat Trigger's sessionId). */
+export function idValue(
+	ctx: Ctx,
+	value: unknown,
+	itemIndex: number,
+	label: string,
+): string | undefined {
 	if (value === undefined || value === null || value === '') return undefined;
 	if (typeof value === 'string') return value;
 	if (typeof value === 'number' && Number.isFinite(value)) return String(value);

@@ -579,6 +579,37 @@ describe('LLM Memory Store with n8n’s AI Agent on a real n8n', () => {
 		assert.match(saved, /Expected to find the session ID in an input field called 'sessionId'/);
 	});
 
+	// Issue 7 #0 for the store: n8n hands the Chat Trigger's sessionId through unvalidated, so an
+	// object must fail by name before any model call instead of collapsing into "[object Object]".
+	it('a session ID that is an object fails by name before any model call, and stores nothing', async () => {
+		const before = llm!.completions().length;
+		const seenBefore = n8n!
+			.events()
+			.filter(
+				(e) => e.eventName === 'n8n.workflow.failed' && e.payload?.workflowId === TWO.id,
+			).length;
+		for (const user of ['alice', 'bob']) {
+			const r = await chat(TWO, { user } as unknown as string, `my name is ${user}`);
+			assert.equal(r.status, 500, r.body);
+		}
+		assert.equal(llm!.completions().length, before, 'the model was never called');
+		const failed = await waitFor(() => {
+			const f = n8n!
+				.events()
+				.filter((e) => e.eventName === 'n8n.workflow.failed' && e.payload?.workflowId === TWO.id);
+			return f.length >= seenBefore + 2 ? f.slice(seenBefore) : undefined;
+		});
+		for (const f of failed) {
+			assert.equal(f.payload.errorNodeType, 'n8n-nodes-llm-memory.llmMemoryStore');
+			const saved = JSON.stringify(
+				await waitFor(async () => await executionData(n8n!, String(f.payload.executionId))),
+			);
+			assert.match(saved, /Session ID must be a string or a number, got an object/);
+		}
+		const sessions = path.join(n8n!.userFolder, '.n8n/llm-memory/node_memory', TWO.id);
+		assert.equal(existsSync(path.join(sessions, '[object Object]')), false);
+	});
+
 	it('AI Agent 2.2 (LangChain’s AgentExecutor): loads and saves through loadMemoryVariables and saveContext', async () => {
 		const t1 = await turn(V2, 'v2-1', TOOL_Q);
 		assert.match(t1.shown ?? '', /with tool results \[42\]/, 'the Calculator ran');

@@ -7,7 +7,7 @@
  * be reached from these machines. Storage is real: local disk and Ceph radosgw.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
@@ -206,6 +206,57 @@ describe('LLM with Memory on a real n8n', () => {
 		assert.equal(
 			failed.payload.errorMessage,
 			'Node memory needs a conversation ID, but none was found',
+		);
+	});
+
+	// Issue 7 #0, as the acceptance review found it: through the public chat webhook, the session IDs
+	// {"user":"alice"} and {"user":"bob"} both became "[object Object]", and Bob's model call carried
+	// Alice's secret. An object or array must fail by name before the model, and share no key.
+	it('a session ID that is an object or an array is refused by name, before the model, with no shared key', async () => {
+		const before = llm!.completions().length;
+		const sent: Array<[unknown, string]> = [
+			[{ user: 'alice' }, 'my secret is 1234'],
+			[{ user: 'bob' }, 'what is my secret?'],
+			[['x', 'y'], 'hello array'],
+		];
+		for (const [sessionId, chatInput] of sent) {
+			const r = await chatOn(CONV_WF, sessionId as string, chatInput);
+			assert.equal(r.status, 500, r.body);
+			assert.deepEqual(r.json, { message: 'Error in workflow' });
+		}
+		assert.equal(llm!.completions().length, before, 'the model was never called');
+		assert.ok(!JSON.stringify(llm!.completions()).includes('my secret is 1234'));
+		const failures = await waitFor(() => {
+			const f = n8n!
+				.events()
+				.filter(
+					(e) => e.eventName === 'n8n.workflow.failed' && e.payload?.workflowId === CONV_WF.id,
+				);
+			return f.length >= sent.length ? f : undefined;
+		});
+		assert.deepEqual(
+			failures.map((f) => [f.payload.errorNodeType, f.payload.errorMessage]).sort(),
+			[
+				[
+					'n8n-nodes-llm-memory.llmWithMemory',
+					'Conversation ID must be a string or a number, got an array',
+				],
+				[
+					'n8n-nodes-llm-memory.llmWithMemory',
+					'Conversation ID must be a string or a number, got an object',
+				],
+				[
+					'n8n-nodes-llm-memory.llmWithMemory',
+					'Conversation ID must be a string or a number, got an object',
+				],
+			],
+		);
+		// Nothing was stored under a collapsed key.
+		const convDir = path.join(n8n!.userFolder, '.n8n/llm-memory/conversation_memory', CONV_WF.id);
+		const stored = existsSync(convDir) ? readdirSync(convDir) : [];
+		assert.ok(
+			stored.every((name) => !/object|x,y/.test(name)),
+			`stored conversations: ${stored.join(', ')}`,
 		);
 	});
 

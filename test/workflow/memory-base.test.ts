@@ -1,7 +1,7 @@
 // The Memory Base node run in-process through n8n-core's real WorkflowExecute, with an embedding
 // sub-node (and a vector store sub-node) connected: every operation, on local disk and on radosgw.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, beforeEach, describe, it } from 'node:test';
 
@@ -302,6 +302,33 @@ describe('Memory Base node (in-process n8n)', () => {
 		assert.equal(ok(await say('s1', 'again'))[0].memoryBase.pending, 1);
 	});
 
+	it('Forget Conversation removes one conversation for good; the other stays searchable', async () => {
+		for (const f of FACTS) ok(await say('alice', f));
+		for (const f of FACTS) ok(await say('bob', `bob: ${f}`));
+		const forgot = ok(
+			await run({ operation: 'forgetConversation' }, [{ sessionId: 'alice' }], {
+				embeddings: false,
+			}),
+		)[0];
+		assert.deepEqual(
+			[forgot.conversationId, forgot.messages, forgot.vectors],
+			['alice', FACTS.length, FACTS.length],
+		);
+		const hits = ok(
+			await run({ operation: 'search', sessionScope: 'all', topK: 20 }, [
+				{ sessionId: 'x', chatInput: 'favourite colour' },
+			]),
+		);
+		assert.ok(hits.length > 0 && hits.every((h) => String(h.text).startsWith('bob: ')));
+		const status = ok(await run({ operation: 'status' }))[0];
+		assert.deepEqual(
+			status.sessions.map((x: Json) => x.sessionId),
+			['bob'],
+		);
+		const anything = await run({ operation: 'forgetConversation' }, [{ output: 'x' }]);
+		assert.match(anything.error?.message ?? '', /No conversation ID found/);
+	});
+
 	it('clear errors: no embedding connected, a missing output field, no conversation ID; continueOnFail', async () => {
 		const noEmbedder = await run({ operation: 'search' }, [{ sessionId: 's', chatInput: 'x' }], {
 			embeddings: false,
@@ -314,6 +341,25 @@ describe('Memory Base node (in-process n8n)', () => {
 		assert.match(noSession.error?.message ?? '', /No conversation ID found/);
 		// Status needs no embedding model.
 		ok(await run({ operation: 'status' }, [{}], { embeddings: false }));
+	});
+
+	// Issue 7 #0: an object or array ID must never collapse into "[object Object]" or "x,y".
+	it('an object or array as conversation or memory base ID is an error naming the field; nothing stored', async () => {
+		for (const [sessionId, got] of [
+			[{ user: 'alice' }, 'an object'],
+			[['x', 'y'], 'an array'],
+		] as const) {
+			const r = await run({ operation: 'capture', threshold: 1 }, [
+				{ sessionId, chatInput: 'q', output: 'my secret is 1234' },
+			]);
+			assert.equal(r.status, 'error');
+			assert.equal(r.error?.message, `Conversation ID must be a string or a number, got ${got}`);
+		}
+		const base = await run({ operation: 'capture', baseId: '={{ $json.team }}' }, [
+			{ sessionId: 's', output: 'x', team: { id: 1 } },
+		]);
+		assert.equal(base.error?.message, 'Memory Base ID must be a string or a number, got an object');
+		assert.deepEqual(existsSync(folder) ? readdirSync(folder) : [], []);
 	});
 });
 
@@ -338,5 +384,17 @@ describe('Memory Base node on S3 (radosgw)', () => {
 		assert.ok(keys.includes('memory_base/wf-mb/sessions/s1/log.json'), JSON.stringify(keys));
 		assert.ok(keys.includes('knowledge_base/wf-mb/index/manifest.json'));
 		assert.ok(keys.includes('knowledge_base/wf-mb/embedding_metadata.json'));
+		// Forget Conversation on S3: no object of the conversation, and no segment with its text, is left.
+		ok(await say('s2', 'bob likes green', { storage: 's3' }, opts));
+		ok(await run({ operation: 'forgetConversation', storage: 's3' }, [{ sessionId: 's1' }], opts));
+		const left = await s3.list('');
+		assert.ok(
+			left.every((o) => !o.key.includes('/sessions/s1/')),
+			JSON.stringify(left),
+		);
+		for (const o of left) {
+			const body = Buffer.from((await s3.get(o.key))!.body);
+			assert.ok(!body.includes(FACTS[0]), `${o.key} still holds s1's text`);
+		}
 	});
 });

@@ -3,7 +3,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { MemoryBase } from '../../../src';
 import type { Embedder, ExternalVectorStore } from '../../../src';
 import { nodeError } from '../../shared/errors';
-import { idParameter } from '../../shared/ids';
+import { idParameter, idValue } from '../../shared/ids';
 import { storageFor } from '../../shared/storage';
 import { conversationIdOf, numberParameter } from '../../LlmMemoryManager/resources/parameters';
 
@@ -36,8 +36,7 @@ function chatTriggerSession(ctx: IExecuteFunctions, i: number): string | undefin
 	if (!trigger) return undefined;
 	const name = trigger.name.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
 	const value = ctx.evaluateExpression(`{{ $('${name}').first().json.sessionId }}`, i);
-	if (typeof value === 'string' && value !== '') return value;
-	return typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
+	return idValue(ctx, value, i, 'Conversation ID');
 }
 
 /** The item's conversation (session) ID; undefined when the operation covers all conversations. */
