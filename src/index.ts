@@ -232,6 +232,7 @@ export type {
 	CaptureResult,
 	DeleteResult,
 	Embedder,
+	ForgetResult,
 	MemoryBaseOptions,
 	SearchMatch,
 	SessionStatus,

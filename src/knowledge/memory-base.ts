@@ -23,6 +23,7 @@ import {
 	memoryBaseConfigKey,
 	memoryBaseLeaseKey,
 	memoryBasePrefix,
+	memoryBaseSessionPrefix,
 	memoryBaseSessionsPrefix,
 	sessionLeaseKey,
 } from '../keys/layout';
@@ -200,6 +201,17 @@ export interface DeleteResult {
 	deleted: number;
 	/** Syncs that were running when the deletion started. */
 	waitedFor: number;
+}
+
+export interface ForgetResult {
+	baseId: string;
+	sessionId: string;
+	/** Captured messages removed. */
+	messages: number;
+	/** Vectors (chunks) removed from the index. */
+	vectors: number;
+	/** Storage keys deleted. */
+	deleted: string[];
 }
 
 type Leases = { base?: HeldLease; sessions: Map<string, HeldLease> };
@@ -1007,6 +1019,64 @@ export class MemoryBase {
 			}
 			await sleep(Math.min(250, Math.max(10, deadline - Date.now())));
 		}
+	}
+
+	/**
+	 * Forgets one conversation (the right to be forgotten): its vectors and chunk texts (embedded
+	 * segments holding them are rewritten without them; a connected store is asked to delete them by
+	 * ID), then its capture log and sealed blocks. Holds the session's lock, so no sync of it runs
+	 * meanwhile; a capture that arrives afterwards starts a new log. A connected store that cannot
+	 * delete is an error before anything is removed, so the log that names its chunks is kept.
+	 */
+	async forget(sessionId: string): Promise<ForgetResult> {
+		const id = validateId('session_id', sessionId);
+		const config = await this.config();
+		const result: ForgetResult = {
+			baseId: this.baseId,
+			sessionId: id,
+			messages: 0,
+			vectors: 0,
+			deleted: [],
+		};
+		if (!config) return result;
+		return this.locked(id, 'forget', async () => {
+			const { doc, version } = await this.logs.read(this.logKey(id));
+			const messages = version === null ? [] : await this.readMessages(doc, 1, doc.next_seq - 1);
+			result.messages = messages.length;
+			const external = this.external();
+			if (external) {
+				const ids = this.chunksOf(config.kb_id, id, messages).map((c) => c.id);
+				if (!(await external.remove(ids)))
+					throw new InvalidOptionError(
+						'vectorStore',
+						'the connected vector store cannot delete by ID, so this conversation cannot be forgotten from it',
+					);
+				result.vectors = ids.length;
+			} else {
+				const index = this.index(config.kb_id);
+				result.vectors = await index.forgetSession(id, this.maxAttempts);
+				result.deleted.push(...(await index.sweepOrphans(this.leaseMs)));
+			}
+			const lease = sessionLeaseKey(this.baseId, id, this.keyPrefix);
+			const rest = (
+				await this.storage.list(memoryBaseSessionPrefix(this.baseId, id, this.keyPrefix))
+			)
+				.filter((o) => o.key !== lease)
+				// The log before its sealed blocks: a reader never finds a log naming a missing block.
+				.sort((a, b) => Number(b.key.endsWith('/log.json')) - Number(a.key.endsWith('/log.json')));
+			for (const o of rest) {
+				if (o.key.endsWith('/log.json')) await this.logs.delete(o.key);
+				else await this.blocks.deleteImmutable(o.key);
+				result.deleted.push(o.key);
+			}
+			result.deleted.push(
+				...((await this.storage.sweep?.(
+					memoryBaseSessionPrefix(this.baseId, id, this.keyPrefix),
+					0,
+				)) ?? []),
+			);
+			return result;
+		});
 	}
 
 	private async runningSyncs(): Promise<

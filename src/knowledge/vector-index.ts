@@ -5,9 +5,11 @@ import { randomBytes } from 'node:crypto';
 import { endianness } from 'node:os';
 
 import {
+	ConflictError,
 	CorruptDocumentError,
 	DimensionMismatchError,
 	EmbeddingError,
+	FlushConflictError,
 	IndexDamagedError,
 } from '../errors';
 import { vectorIndexPrefix, vectorManifestKey, vectorSegmentKey } from '../keys/layout';
@@ -446,6 +448,106 @@ export class EmbeddedIndex {
 			await this.storage.delete(o.key);
 		}
 		return [this.manifestKey, ...listed.map((o) => o.key).filter((k) => k !== this.manifestKey)];
+	}
+
+	/**
+	 * Removes one session's chunks for good (text and vectors): each segment listing the session is
+	 * rewritten without its rows, or dropped when nothing else is in it, swapped into the manifest by
+	 * compare-and-swap, then deleted. Segments are write-once, so a concurrent compaction of one of them
+	 * makes the swap fail and the whole pass start over on the new manifest. Returns the rows removed.
+	 */
+	async forgetSession(sessionId: string, maxAttempts = 12): Promise<number> {
+		for (let attempt = 1; ; attempt++) {
+			const manifest = await this.readManifest();
+			if (manifest.version === null) return 0;
+			const refs = manifest.doc.segments.filter((s) => s.sessions.includes(sessionId));
+			if (refs.length === 0) return 0;
+			const dims = manifest.doc.dimensions;
+			const replaced = new Map<string, { ref: SegmentRef; segment: Segment } | null>();
+			let removed = 0;
+			for (const ref of refs) {
+				const seg = await this.readSegment(ref.key);
+				if (!seg) throw new IndexDamagedError(this.kbId, [ref.key]);
+				const rows = seg.chunks.flatMap((c, r) => (c.session_id === sessionId ? [] : [r]));
+				removed += seg.chunks.length - rows.length;
+				if (rows.length === 0) {
+					replaced.set(ref.key, null);
+					continue;
+				}
+				const chunks = rows.map((r) => seg.chunks[r]);
+				const vectors = new Float32Array(rows.length * dims);
+				rows.forEach((r, i) => vectors.set(rowOf(seg, r), i * dims));
+				const body = encodeSegment(dims, chunks, vectors);
+				const key = vectorSegmentKey(this.kbId, randomBytes(12).toString('hex'), this.keyPrefix);
+				await this.storage.put(key, body, {
+					ifVersion: null,
+					contentType: 'application/octet-stream',
+				});
+				replaced.set(ref.key, {
+					ref: {
+						key,
+						count: chunks.length,
+						sessions: ref.sessions.filter((s) => s !== sessionId),
+						bytes: body.length,
+						created_at: ref.created_at,
+					},
+					segment: { key, dimensions: dims, chunks, vectors, bytes: body.length },
+				});
+			}
+			const result = await this.manifests.update(this.manifestKey, (cur) => {
+				if (cur.version === null) return undefined;
+				const keys = new Set(cur.doc.segments.map((s) => s.key));
+				if (![...replaced.keys()].every((k) => keys.has(k))) return undefined;
+				return {
+					...cur.doc,
+					segments: cur.doc.segments.flatMap((s) => {
+						if (!replaced.has(s.key)) return [s];
+						const next = replaced.get(s.key);
+						return next ? [next.ref] : [];
+					}),
+					updated_at: new Date().toISOString(),
+				};
+			});
+			const fresh = [...replaced.values()].flatMap((r) => (r ? [r] : []));
+			if (!result.written) {
+				for (const r of fresh) await this.storage.delete(r.ref.key).catch(() => {});
+				if (result.current.version === null) return 0;
+				if (attempt >= maxAttempts) throw new FlushConflictError(this.manifestKey, attempt);
+				continue;
+			}
+			for (const r of fresh) segments.set(this.cacheId(r.ref.key), prepare(r.segment));
+			for (const key of replaced.keys()) {
+				segments.delete(this.cacheId(key));
+				await this.storage.delete(key);
+			}
+			return removed;
+		}
+	}
+
+	/**
+	 * Deletes segments the manifest does not list and nobody wrote for `olderThanMs`: what a writer
+	 * killed between writing a segment and listing it (or between a swap and its deletes) left behind.
+	 */
+	async sweepOrphans(olderThanMs: number): Promise<string[]> {
+		const manifest = await this.readManifest();
+		const listed = new Set(
+			manifest.version === null ? [] : manifest.doc.segments.map((s) => s.key),
+		);
+		const cutoff = new Date(Date.now() - olderThanMs);
+		const swept: string[] = [];
+		const prefix = `${vectorIndexPrefix(this.kbId, this.keyPrefix)}segments/`;
+		for (const o of await this.storage.list(prefix)) {
+			if (listed.has(o.key) || o.lastModified > cutoff) continue;
+			try {
+				await this.storage.delete(o.key, { ifUnmodifiedSince: cutoff });
+			} catch (error) {
+				if (error instanceof ConflictError) continue; // written again meanwhile: not an orphan
+				throw error;
+			}
+			segments.delete(this.cacheId(o.key));
+			swept.push(o.key);
+		}
+		return swept;
 	}
 
 	/**

@@ -39,9 +39,9 @@ export function sessionScopeProperty(
 	};
 }
 
-/** The conversation ID fields: always for Capture, with "One Conversation" for the others. */
+/** The conversation ID fields: always for Capture and Forget, with "One Conversation" for the others. */
 export const conversationProperties: INodeProperties[] = [
-	...conversationIdProperties(show('capture')),
+	...conversationIdProperties(show('capture', 'forgetConversation')),
 	...conversationIdProperties({
 		...show('syncNow', 'search', 'status'),
 		sessionScope: ['session'],

@@ -2,6 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { capture } from './capture';
 import { deleteBase } from './deleteBase';
+import { forgetConversation } from './forgetConversation';
 import { baseIdProperty, conversationProperties, optionsProperty } from './fields';
 import { regenerate } from './regenerate';
 import { search } from './search';
@@ -13,6 +14,7 @@ import type { MemoryBaseOperation } from './types';
 export const OPERATIONS: MemoryBaseOperation[] = [
 	capture,
 	deleteBase,
+	forgetConversation,
 	regenerate,
 	search,
 	status,

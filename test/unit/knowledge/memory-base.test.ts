@@ -26,7 +26,12 @@ import {
 	vectorIndexPrefix,
 	vectorManifestKey,
 } from '../../../src';
-import type { MemoryBaseOptions, MemoryStorage, SessionLog } from '../../../src';
+import type {
+	ExternalVectorStore,
+	MemoryBaseOptions,
+	MemoryStorage,
+	SessionLog,
+} from '../../../src';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
 import { TestEmbedder, TestVectorStore } from '../../support/embeddings';
 
@@ -621,6 +626,147 @@ describe('Memory Base: knowledge base, keys and inputs', () => {
 			],
 		);
 		assert.deepEqual(await base.sessions(), ['a', 'b']);
+	});
+});
+
+// Forget Conversation: the right to be forgotten. Nothing of the conversation may stay anywhere in
+// storage (capture log, sealed blocks, chunk texts in index segments), and other conversations stay whole.
+describe('Memory Base: forget a conversation', () => {
+	const SECRET = 'my secret is 1234';
+	/** Every stored file whose bytes contain `text` (logs, sealed blocks and segments are plain JSON inside). */
+	const holding = (root: string, text: string) =>
+		walk(root).filter((f) => readFileSync(path.join(root, f)).includes(text));
+
+	async function twoUsers(extra: Partial<MemoryBaseOptions> = {}) {
+		const ctx = setup({ threshold: 1000, autoCapture: false, ...extra });
+		const { base } = ctx;
+		await turn(base, 'alice', SECRET);
+		// Past SEAL_AT, so the sync seals alice's processed messages into a block.
+		for (let i = 0; i < SEAL_AT + 6; i++) await turn(base, 'alice', `alice note ${i}`);
+		for (const f of FACTS) await turn(base, 'bob', f);
+		await base.sync(); // one whole-base sync: segments holding both users
+		await turn(base, 'alice', 'alice after the first sync');
+		await base.sync({ sessionId: 'alice' });
+		return ctx;
+	}
+
+	it('removes the conversation’s log, sealed blocks and index rows; other conversations stay searchable', async () => {
+		const { base, root } = await twoUsers();
+		assert.ok(
+			holding(root, SECRET).some((f) => f.endsWith('.vec')),
+			'the secret is indexed',
+		);
+		assert.ok(
+			walk(root).some((f) => f.includes('alice') && !f.endsWith('log.json')),
+			'sealed',
+		);
+		const before = await base.status();
+		const bobVectors = (await base.status({ sessionId: 'bob' })).sessions[0];
+		const result = await base.forget('alice');
+		assert.equal(result.messages, SEAL_AT + 8);
+		assert.equal(result.vectors, SEAL_AT + 8);
+		assert.deepEqual(holding(root, SECRET), [], 'no copy of the conversation is left');
+		assert.deepEqual(holding(root, 'alice note'), []);
+		assert.deepEqual(filesUnder(root, 'memory_base/wf1/sessions/alice'), []);
+		assert.deepEqual(await base.search('secret 1234', { k: 10, sessionId: 'alice' }), []);
+		const all = await base.search('favourite colour teal', { k: 100 });
+		assert.ok(all.length > 0 && all.every((m) => m.sessionId === 'bob'));
+		assert.equal(all.length, FACTS.length);
+		const after = await base.status();
+		assert.equal(after.mismatch, false, String(after.mismatchReason));
+		assert.deepEqual(await base.sessions(), ['bob']);
+		assert.deepEqual((await base.status({ sessionId: 'bob' })).sessions[0], bobVectors);
+		assert.ok(before.sessions.length === 2 && after.sessions.length === 1);
+		// The conversation may start again: a new log, from 1.
+		const again = await turn(base, 'alice', 'hello again');
+		assert.equal(again.total, 1);
+		// Forgetting what is not there (again, or never captured) removes nothing and is no error.
+		await base.forget('alice');
+		const none = await base.forget('carol');
+		assert.deepEqual([none.messages, none.vectors, none.deleted], [0, 0, []]);
+	});
+
+	it('refuses while a sync of the conversation runs, changing nothing; a bad ID is an error', async () => {
+		const { base, embedder, root } = setup({ threshold: 100 });
+		for (const f of FACTS) await turn(base, 's1', f);
+		embedder.hold();
+		const running = base.sync({ sessionId: 's1' });
+		await embedder.held();
+		const before = snapshot(root);
+		await assert.rejects(base.forget('s1'), SyncRunningError);
+		assert.deepEqual(snapshot(root), before);
+		embedder.release();
+		await running;
+		await assert.rejects(base.forget({ user: 'alice' } as unknown as string), InvalidIdError);
+		await assert.rejects(base.forget('../wf2'), InvalidIdError);
+		assert.equal((await base.forget('s1')).vectors, 4);
+	});
+
+	it('a segment compacted away while forgetting: the forget starts over on the new manifest and misses nothing', async () => {
+		const { base, root, disk } = await twoUsers();
+		const manifestKey = vectorManifestKey('wf1');
+		const storage = new (class extends InstrumentedStorage {
+			raced = false;
+			async put(key: string, body: Uint8Array, options?: { ifVersion?: string | null }) {
+				if (key === manifestKey && !this.raced) {
+					this.raced = true;
+					// What a compaction elsewhere does: the first segment copied under a new key and swapped in.
+					const m = JSON.parse(Buffer.from((await disk.get(key))!.body).toString('utf8'));
+					const first = m.segments[0];
+					const copy = first.key.replace(/[0-9a-f]+\.vec$/, 'c0ffee000000000000000000.vec');
+					await disk.put(copy, (await disk.get(first.key))!.body);
+					m.segments[0] = { ...first, key: copy };
+					const cur = await disk.get(key);
+					await disk.put(key, Buffer.from(JSON.stringify(m)), { ifVersion: cur!.version });
+					await disk.delete(first.key);
+				}
+				return super.put(key, body, options);
+			}
+		})(disk);
+		const racing = new MemoryBase({ storage, baseId: 'wf1', embedder: new TestEmbedder() });
+		const result = await racing.forget('alice');
+		assert.equal(storage.raced, true);
+		assert.equal(result.vectors, SEAL_AT + 8);
+		assert.deepEqual(holding(root, SECRET), []);
+		assert.equal((await base.status()).mismatch, false);
+		assert.equal((await base.search('favourite colour', { k: 100 })).length, FACTS.length);
+	});
+
+	it('segments a killed writer left unlisted are swept once they are older than the lock duration', async () => {
+		const { base, root, disk } = await twoUsers({ leaseMs: 200 });
+		const orphan = `${vectorIndexPrefix('wf1')}segments/0123456789abcdef01234567.vec`;
+		await disk.put(orphan, Buffer.from(`LLMVEC01 ${SECRET}`));
+		await new Promise((r) => setTimeout(r, 250));
+		const result = await base.forget('alice');
+		assert.ok(result.deleted.includes(orphan), JSON.stringify(result.deleted));
+		assert.deepEqual(holding(root, SECRET), []);
+	});
+
+	it('a connected store: its chunks are deleted by ID; a store that cannot delete is an error that keeps the log', async () => {
+		const store = new TestVectorStore();
+		const { base } = setup({ vectorStore: store });
+		for (const f of FACTS) await turn(base, 'alice', f);
+		for (const f of FACTS) await turn(base, 'bob', f);
+		assert.equal(store.memoryVectors.length, 8);
+		assert.equal((await base.forget('alice')).vectors, 4);
+		assert.deepEqual(
+			[...new Set(store.memoryVectors.map((v) => v.metadata.session_id ?? v.metadata.sessionId))],
+			['bob'],
+		);
+		// A store with neither delete() nor LangChain's in-memory list (append-only).
+		const rigid: ExternalVectorStore = {
+			rows: 0,
+			async addVectors(vectors: number[][]) {
+				(this as { rows: number }).rows += vectors.length;
+			},
+			async similaritySearchVectorWithScore() {
+				return [];
+			},
+		} as ExternalVectorStore;
+		const other = setup({ vectorStore: rigid });
+		for (const f of FACTS) await turn(other.base, 'alice', f);
+		await assert.rejects(other.base.forget('alice'), /cannot delete by ID/);
+		assert.equal((await logOf(other.storage, 'alice')).cursor, 4, 'the log is kept');
 	});
 });
 

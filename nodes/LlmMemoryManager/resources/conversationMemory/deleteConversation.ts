@@ -10,7 +10,7 @@ export const deleteConversation: Operation = {
 		name: 'Delete Conversation',
 		value: 'deleteConversation',
 		description:
-			'Delete everything stored for a conversation: its shared memory, every node’s memory, the copied files and any versioned data',
+			'Delete everything stored for a conversation: its shared memory, every node’s memory, the copied files and any versioned data. A Memory Base that captured it keeps its copy until its Forget Conversation.',
 		action: 'Delete a conversation’s memory',
 	},
 	properties: [],

@@ -1,0 +1,34 @@
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+
+import { memoryBaseFor, sessionOf } from '../methods/base';
+import type { Connections } from '../methods/base';
+import { perItem } from './per-item';
+import type { MemoryBaseOperation } from './types';
+
+export const forgetConversation: MemoryBaseOperation = {
+	option: {
+		name: 'Forget Conversation',
+		value: 'forgetConversation',
+		description:
+			'Delete one conversation from the memory base for good: its captured outputs, and its texts and vectors in the index (or in the connected vector store, which must be able to delete by ID). Fails with "sync already running" while a sync of it runs.',
+		action: 'Forget a conversation',
+	},
+	needsEmbedder: false,
+	properties: [],
+
+	async execute(ctx: IExecuteFunctions, connections: Connections): Promise<INodeExecutionData[]> {
+		return perItem(ctx, async (i) => {
+			const base = await memoryBaseFor(ctx, i, connections);
+			const result = await base.forget(sessionOf(ctx, i, true) as string);
+			return [
+				{
+					baseId: result.baseId,
+					conversationId: result.sessionId,
+					messages: result.messages,
+					vectors: result.vectors,
+					deleted: result.deleted.length,
+				},
+			];
+		});
+	},
+};
