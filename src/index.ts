@@ -217,6 +217,7 @@ export {
 	vectorIndexPrefix,
 	vectorManifestKey,
 	vectorSegmentKey,
+	vectorSegmentsPrefix,
 } from './keys/layout';
 export {
 	DEFAULT_EMBEDDING_BATCH,

@@ -191,10 +191,15 @@ export function vectorManifestKey(kbId: string, prefix?: string): string {
 	return `${vectorIndexPrefix(kbId, prefix)}manifest.json`;
 }
 
+/** Folder of the index's segments: `…/index/segments/`. */
+export function vectorSegmentsPrefix(kbId: string, prefix?: string): string {
+	return `${vectorIndexPrefix(kbId, prefix)}segments/`;
+}
+
 /** A write-once segment of vectors and their chunks: `…/index/segments/{random}.vec`. */
 export function vectorSegmentKey(kbId: string, random: string, prefix?: string): string {
 	if (!/^[0-9a-f]{8,64}$/.test(random)) throw new InvalidIdError('segment name', random);
-	return `${vectorIndexPrefix(kbId, prefix)}segments/${random}.vec`;
+	return `${vectorSegmentsPrefix(kbId, prefix)}${random}.vec`;
 }
 
 /** Every key prefix under which an app's memory lives. */

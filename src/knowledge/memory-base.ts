@@ -610,6 +610,20 @@ export class MemoryBase {
 		return out;
 	}
 
+	/** How many messages a session captured (sealed blocks included) and the IDs of their chunks. */
+	private async capturedChunks(
+		kbId: string,
+		sessionId: string,
+	): Promise<{ messages: number; chunkIds: string[] }> {
+		const { doc, version } = await this.logs.read(this.logKey(sessionId));
+		if (version === null) return { messages: 0, chunkIds: [] };
+		const messages = await this.readMessages(doc, 1, doc.next_seq - 1);
+		return {
+			messages: messages.length,
+			chunkIds: this.chunksOf(kbId, sessionId, messages).map((c) => c.id),
+		};
+	}
+
 	private chunksOf(kbId: string, sessionId: string, messages: CapturedMessage[]): IndexedChunk[] {
 		return messages.flatMap((m) =>
 			chunkText(m.text, this.chunkSize, this.chunkOverlap).map((text, i) => ({
@@ -1040,12 +1054,11 @@ export class MemoryBase {
 		};
 		if (!config) return result;
 		return this.locked(id, 'forget', async () => {
-			const { doc, version } = await this.logs.read(this.logKey(id));
-			const messages = version === null ? [] : await this.readMessages(doc, 1, doc.next_seq - 1);
-			result.messages = messages.length;
+			const captured = await this.capturedChunks(config.kb_id, id);
+			result.messages = captured.messages;
 			const external = this.external();
 			if (external) {
-				const ids = this.chunksOf(config.kb_id, id, messages).map((c) => c.id);
+				const ids = captured.chunkIds;
 				if (!(await external.remove(ids)))
 					throw new InvalidOptionError(
 						'vectorStore',
@@ -1057,24 +1070,9 @@ export class MemoryBase {
 				result.vectors = await index.forgetSession(id, this.maxAttempts);
 				result.deleted.push(...(await index.sweepOrphans(this.leaseMs)));
 			}
+			const folder = memoryBaseSessionPrefix(this.baseId, id, this.keyPrefix);
 			const lease = sessionLeaseKey(this.baseId, id, this.keyPrefix);
-			const rest = (
-				await this.storage.list(memoryBaseSessionPrefix(this.baseId, id, this.keyPrefix))
-			)
-				.filter((o) => o.key !== lease)
-				// The log before its sealed blocks: a reader never finds a log naming a missing block.
-				.sort((a, b) => Number(b.key.endsWith('/log.json')) - Number(a.key.endsWith('/log.json')));
-			for (const o of rest) {
-				if (o.key.endsWith('/log.json')) await this.logs.delete(o.key);
-				else await this.blocks.deleteImmutable(o.key);
-				result.deleted.push(o.key);
-			}
-			result.deleted.push(
-				...((await this.storage.sweep?.(
-					memoryBaseSessionPrefix(this.baseId, id, this.keyPrefix),
-					0,
-				)) ?? []),
-			);
+			result.deleted.push(...(await this.deleteUnder(folder, new Set([lease]))));
 			return result;
 		});
 	}
@@ -1104,20 +1102,32 @@ export class MemoryBase {
 		return out;
 	}
 
+	/**
+	 * Deletes every object under a folder of the base except `keep` (the leases its caller holds), logs
+	 * before their sealed blocks so a reader never finds a log naming a missing block, then any temporary
+	 * copies there. Returns the keys deleted.
+	 */
+	private async deleteUnder(prefix: string, keep: Set<string>): Promise<string[]> {
+		const objects = (await this.storage.list(prefix)).filter((o) => !keep.has(o.key));
+		objects.sort(
+			(a, b) => Number(b.key.endsWith('/log.json')) - Number(a.key.endsWith('/log.json')),
+		);
+		const deleted: string[] = [];
+		for (const o of objects) {
+			if (o.key.endsWith('/log.json')) await this.logs.delete(o.key);
+			else await this.blocks.deleteImmutable(o.key);
+			deleted.push(o.key);
+		}
+		deleted.push(...((await this.storage.sweep?.(prefix, 0)) ?? []));
+		return deleted;
+	}
+
 	private async deleteAll(kbId: string, sessions: string[]): Promise<string[]> {
 		const deleted: string[] = [];
 		const external = this.external();
 		if (external) {
 			const ids: string[] = [];
-			for (const s of sessions) {
-				const { doc, version } = await this.logs.read(this.logKey(s));
-				if (version === null) continue;
-				ids.push(
-					...this.chunksOf(kbId, s, await this.readMessages(doc, 1, doc.next_seq - 1)).map(
-						(c) => c.id,
-					),
-				);
-			}
+			for (const s of sessions) ids.push(...(await this.capturedChunks(kbId, s)).chunkIds);
 			await external.remove(ids);
 		}
 		// Configuration first: a capture or sync that still holds it fails its compare-and-swap.
@@ -1134,16 +1144,8 @@ export class MemoryBase {
 			memoryBaseLeaseKey(this.baseId, this.keyPrefix),
 			...sessions.map((s) => sessionLeaseKey(this.baseId, s, this.keyPrefix)),
 		]);
-		const rest = (await this.storage.list(prefix)).filter((o) => !leaseKeys.has(o.key));
-		// Logs before their sealed blocks.
-		rest.sort((a, b) => Number(b.key.endsWith('/log.json')) - Number(a.key.endsWith('/log.json')));
-		for (const o of rest) {
-			if (o.key.endsWith('/log.json')) await this.logs.delete(o.key);
-			else await this.blocks.deleteImmutable(o.key);
-			deleted.push(o.key);
-		}
-		for (const scope of [prefix, kbPrefix])
-			deleted.push(...((await this.storage.sweep?.(scope, 0)) ?? []));
+		deleted.push(...(await this.deleteUnder(prefix, leaseKeys)));
+		deleted.push(...((await this.storage.sweep?.(kbPrefix, 0)) ?? []));
 		deleted.push(...leaseKeys);
 		return deleted;
 	}

@@ -12,7 +12,12 @@ import {
 	FlushConflictError,
 	IndexDamagedError,
 } from '../errors';
-import { vectorIndexPrefix, vectorManifestKey, vectorSegmentKey } from '../keys/layout';
+import {
+	vectorIndexPrefix,
+	vectorManifestKey,
+	vectorSegmentKey,
+	vectorSegmentsPrefix,
+} from '../keys/layout';
 import { DocumentStore } from '../store/document-store';
 import type { Versioned } from '../store/document-store';
 import type { MemoryStorage } from '../store/storage';
@@ -66,6 +71,13 @@ function rowOf(seg: Segment, r: number): Float32Array {
 	return seg.simd
 		? seg.simd.row(r)
 		: seg.vectors.subarray(r * seg.dimensions, (r + 1) * seg.dimensions);
+}
+
+/** The picked rows of loaded segments, copied into one block (for a rewritten or merged segment). */
+function copyRows(picks: Array<{ seg: Segment; row: number }>, dims: number): Float32Array {
+	const out = new Float32Array(picks.length * dims);
+	picks.forEach((p, i) => out.set(rowOf(p.seg, p.row), i * dims));
+	return out;
 }
 
 /** A decoded segment made ready to search: its rows moved into WebAssembly memory where it can. */
@@ -267,6 +279,27 @@ export class EmbeddedIndex {
 		return segment;
 	}
 
+	/** Writes chunks and their rows as a new write-once segment; returns its manifest entry and the decoded segment. */
+	private async writeSegment(
+		dims: number,
+		chunks: IndexedChunk[],
+		vectors: Float32Array,
+	): Promise<{ ref: SegmentRef; segment: Segment }> {
+		const body = encodeSegment(dims, chunks, vectors);
+		const key = vectorSegmentKey(this.kbId, randomBytes(12).toString('hex'), this.keyPrefix);
+		await this.storage.put(key, body, { ifVersion: null, contentType: 'application/octet-stream' });
+		return {
+			ref: {
+				key,
+				count: chunks.length,
+				sessions: [...new Set(chunks.map((c) => c.session_id))].sort(),
+				bytes: body.length,
+				created_at: new Date().toISOString(),
+			},
+			segment: { key, dimensions: dims, chunks, vectors, bytes: body.length },
+		};
+	}
+
 	/**
 	 * Adds chunks with their vectors (rows as the embedding model returned them): write-once segments of
 	 * at most SEGMENT_MAX_VECTORS, each appended to the manifest by compare-and-swap. A chunk ID that is
@@ -283,23 +316,11 @@ export class EmbeddedIndex {
 			throw new DimensionMismatchError(this.kbId, stored, dims);
 		for (let from = 0; from < chunks.length; from += SEGMENT_MAX_VECTORS) {
 			const part = chunks.slice(from, from + SEGMENT_MAX_VECTORS);
-			const body = encodeSegment(
+			const { ref } = await this.writeSegment(
 				dims,
 				part,
 				vectors.subarray(from * dims, (from + part.length) * dims),
 			);
-			const key = vectorSegmentKey(this.kbId, randomBytes(12).toString('hex'), this.keyPrefix);
-			await this.storage.put(key, body, {
-				ifVersion: null,
-				contentType: 'application/octet-stream',
-			});
-			const ref: SegmentRef = {
-				key,
-				count: part.length,
-				sessions: [...new Set(part.map((c) => c.session_id))].sort(),
-				bytes: body.length,
-				created_at: new Date().toISOString(),
-			};
 			await this.manifests.update(this.manifestKey, (cur) => {
 				const m = cur.version === null ? undefined : cur.doc;
 				if (m && m.dimensions !== dims)
@@ -411,9 +432,7 @@ export class EmbeddedIndex {
 			};
 		const refs = manifest.doc.segments;
 		const present = new Set(
-			(await this.storage.list(`${vectorIndexPrefix(this.kbId, this.keyPrefix)}segments/`)).map(
-				(o) => o.key,
-			),
+			(await this.storage.list(vectorSegmentsPrefix(this.kbId, this.keyPrefix))).map((o) => o.key),
 		);
 		const missing = refs.filter((r) => !present.has(r.key)).map((r) => r.key);
 		const loaded: Array<Segment | null> = [];
@@ -475,24 +494,11 @@ export class EmbeddedIndex {
 					continue;
 				}
 				const chunks = rows.map((r) => seg.chunks[r]);
-				const vectors = new Float32Array(rows.length * dims);
-				rows.forEach((r, i) => vectors.set(rowOf(seg, r), i * dims));
-				const body = encodeSegment(dims, chunks, vectors);
-				const key = vectorSegmentKey(this.kbId, randomBytes(12).toString('hex'), this.keyPrefix);
-				await this.storage.put(key, body, {
-					ifVersion: null,
-					contentType: 'application/octet-stream',
-				});
-				replaced.set(ref.key, {
-					ref: {
-						key,
-						count: chunks.length,
-						sessions: ref.sessions.filter((s) => s !== sessionId),
-						bytes: body.length,
-						created_at: ref.created_at,
-					},
-					segment: { key, dimensions: dims, chunks, vectors, bytes: body.length },
-				});
+				const vectors = copyRows(
+					rows.map((row) => ({ seg, row })),
+					dims,
+				);
+				replaced.set(ref.key, await this.writeSegment(dims, chunks, vectors));
 			}
 			const result = await this.manifests.update(this.manifestKey, (cur) => {
 				if (cur.version === null) return undefined;
@@ -535,7 +541,7 @@ export class EmbeddedIndex {
 		);
 		const cutoff = new Date(Date.now() - olderThanMs);
 		const swept: string[] = [];
-		const prefix = `${vectorIndexPrefix(this.kbId, this.keyPrefix)}segments/`;
+		const prefix = vectorSegmentsPrefix(this.kbId, this.keyPrefix);
 		for (const o of await this.storage.list(prefix)) {
 			if (listed.has(o.key) || o.lastModified > cutoff) continue;
 			try {
@@ -578,22 +584,12 @@ export class EmbeddedIndex {
 					byId.set(chunk.id, { chunk, seg, row });
 				});
 			const kept = [...byId.values()];
-			const vectors = new Float32Array(kept.length * dims);
-			kept.forEach((k, i) => vectors.set(rowOf(k.seg, k.row), i * dims));
-			const chunks = kept.map((k) => k.chunk);
-			const body = encodeSegment(dims, chunks, vectors);
-			const key = vectorSegmentKey(this.kbId, randomBytes(12).toString('hex'), this.keyPrefix);
-			await this.storage.put(key, body, {
-				ifVersion: null,
-				contentType: 'application/octet-stream',
-			});
-			const merged: SegmentRef = {
-				key,
-				count: chunks.length,
-				sessions: [...new Set(chunks.map((c) => c.session_id))].sort(),
-				bytes: body.length,
-				created_at: new Date().toISOString(),
-			};
+			const written = await this.writeSegment(
+				dims,
+				kept.map((k) => k.chunk),
+				copyRows(kept, dims),
+			);
+			const merged = written.ref;
 			const result = await this.manifests.update(this.manifestKey, (cur) => {
 				if (cur.version === null) return undefined;
 				const at = cur.doc.segments.findIndex((s) => s.key === run[0].key);
@@ -604,13 +600,10 @@ export class EmbeddedIndex {
 				return { ...cur.doc, segments: next, updated_at: merged.created_at };
 			});
 			if (!result.written) {
-				await this.storage.delete(key);
+				await this.storage.delete(merged.key);
 				return false;
 			}
-			segments.set(
-				this.cacheId(key),
-				prepare({ key, dimensions: dims, chunks, vectors, bytes: body.length }),
-			);
+			segments.set(this.cacheId(merged.key), prepare(written.segment));
 			for (const r of run) {
 				segments.delete(this.cacheId(r.key));
 				await this.storage.delete(r.key).catch(() => {});
