@@ -17,7 +17,6 @@ import { performance } from 'node:perf_hooks';
 import {
 	clearVectorCache,
 	EmbeddedIndex,
-	ensureVectorCache,
 	LocalDiskStorage,
 	MemoryBase,
 	SEGMENT_MAX_VECTORS,
@@ -52,7 +51,6 @@ function chunks(from: number, n: number): IndexedChunk[] {
 }
 
 async function searchTable(): Promise<string[]> {
-	ensureVectorCache(1.5 * 2 ** 30);
 	const lines = [
 		'| vectors (1,536 dims) | index on disk | build | first search (load) | warm search p50 | warm p95 | one conversation of 10, p50 |',
 		'|---:|---:|---:|---:|---:|---:|---:|',

@@ -80,8 +80,8 @@ export {
 	loadedEncodings,
 	safeCounter,
 	TiktokenCounter,
-} from './history/tokens';
-export type { Encoding, TokenCounter } from './history/tokens';
+} from './tokens/tokens';
+export type { Encoding, TokenCounter } from './tokens/tokens';
 export { mergeTurns } from './history/turns';
 export { fileTypeOf } from './store/blobs';
 export type { FileInput, FileType } from './store/blobs';
@@ -90,7 +90,8 @@ export type { SkippedFile } from './prompt/files';
 export type { ContentPart, ImageDetail, PromptMessage, ToolCall } from './prompt/types';
 export { historyToText } from './prompt/text';
 export type { TextPrefixes } from './prompt/text';
-export { BufferMemory, exportDocument, importDocument } from './memory/buffer-memory';
+export { BufferMemory } from './history/buffer-memory';
+export { exportDocument, importDocument } from './history/document-transfer';
 export type {
 	AddedTurn,
 	FlushResult,
@@ -99,15 +100,20 @@ export type {
 	MemoryOptions,
 	TurnIds,
 	TurnInput,
-} from './memory/buffer-memory';
+} from './history/buffer-memory';
 export {
 	ConversationMemory,
 	NodeMemory,
 	NodeTokenBufferMemory,
 	TokenBufferMemory,
-} from './memory/scopes';
-export { ChatHistory, groupTurns, pairSteps, UnsupportedMessageError } from './memory/chat-history';
-export type { ChatMessage, GroupedTurn, ListedMessage, OpenTurn } from './memory/chat-history';
+} from './history/scopes';
+export {
+	ChatHistory,
+	groupTurns,
+	pairSteps,
+	UnsupportedMessageError,
+} from './history/chat-history';
+export type { ChatMessage, GroupedTurn, ListedMessage, OpenTurn } from './history/chat-history';
 export type {
 	DeleteOptions,
 	GetOptions,
@@ -131,12 +137,8 @@ export {
 } from './admin/housekeeping';
 export type { PruneOptions, PruneResult, ScopeOptions, SweepOptions } from './admin/housekeeping';
 // Versioned data (src/snapshots): write-once versions, compare-and-swap branch heads, diff and patch.
-export {
-	MAIN_BRANCH,
-	MAX_HISTORY_PAGE,
-	MAX_SUMMARY_BYTES,
-	VersionedData,
-} from './snapshots/versioned-data';
+export { MAIN_BRANCH, MAX_HISTORY_PAGE, MAX_SUMMARY_BYTES } from './snapshots/versioned-data';
+export { VersionedData } from './admin/versioned-data';
 export type {
 	HistoryEntry,
 	HistoryOptions as VersionHistoryOptions,
@@ -155,19 +157,19 @@ export { jsonEqual, MAX_DATA_BYTES, MAX_JSON_DEPTH, toJsonText } from './snapsho
 export type { JsonValue } from './snapshots/json';
 export { compileSchema } from './snapshots/schema';
 export type { DataValidator } from './snapshots/schema';
+export { exportVersionedData } from './snapshots/transfer';
+export type { VersionedDataExport } from './snapshots/transfer';
 export {
 	CONVERSATION_EXPORT_FORMAT,
 	CONVERSATION_EXPORT_VERSION,
 	exportConversation,
-	exportVersionedData,
 	importConversation,
-} from './snapshots/transfer';
+} from './admin/conversation-transfer';
 export type {
 	ConversationExport,
 	ConversationImportOptions,
 	ConversationImportResult,
-	VersionedDataExport,
-} from './snapshots/transfer';
+} from './admin/conversation-transfer';
 // Test and benchmark hooks (cache, tokenizer counters), kept for existing callers.
 export { clearDocumentCache, tokenizerStats } from './testing';
 // Memory administration for the LLM Memory Manager node: read, list, clear, export, import.
@@ -219,17 +221,20 @@ export {
 	vectorSegmentKey,
 	vectorSegmentsPrefix,
 } from './keys/layout';
+export { MemoryBase } from './knowledge/memory-base';
 export {
 	DEFAULT_EMBEDDING_BATCH,
 	DEFAULT_LEASE_MS,
 	DEFAULT_THRESHOLD,
 	isEmbedder,
-	MemoryBase,
 	SEAL_AT,
-} from './knowledge/memory-base';
+	SEAL_AT_BYTES,
+} from './knowledge/types';
 export type {
 	BaseStatus,
 	CaptureInput,
+	CaptureMessageInput,
+	CaptureMetadata,
 	CaptureResult,
 	DeleteResult,
 	Embedder,
@@ -239,7 +244,7 @@ export type {
 	SessionStatus,
 	SessionSyncResult,
 	SyncResult,
-} from './knowledge/memory-base';
+} from './knowledge/types';
 export {
 	chunkId,
 	chunkText,
@@ -248,17 +253,16 @@ export {
 } from './knowledge/chunking';
 export { isExternalVectorStore } from './knowledge/external-store';
 export type { ExternalDocument, ExternalVectorStore } from './knowledge/external-store';
+export { clearVectorCache, EmbeddedIndex, VECTOR_CACHE_BYTES } from './knowledge/vector-index';
+export type { IndexStats } from './knowledge/vector-index';
 export {
-	clearVectorCache,
 	decodeSegment,
-	EmbeddedIndex,
 	encodeSegment,
-	ensureVectorCache,
 	MAX_SEGMENTS,
 	MAX_TOP_K,
 	SEGMENT_MAX_VECTORS,
-} from './knowledge/vector-index';
-export type { IndexedChunk, IndexStats, VectorMatch } from './knowledge/vector-index';
+} from './knowledge/vector-segment';
+export type { IndexedChunk, VectorMatch } from './knowledge/vector-segment';
 export { simdAvailable, useSimd } from './knowledge/simd';
 export { listKnowledgeBases } from './knowledge/knowledge-bases';
 export type { ListKnowledgeBasesOptions } from './knowledge/knowledge-bases';

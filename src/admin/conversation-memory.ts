@@ -1,8 +1,8 @@
 import { InvalidOptionError, MessageNotFoundError, UnknownParentMessageError } from '../errors';
 import { validateId } from '../keys/ids';
 import { conversationMemoryKey, nodeMemoryKey, parseKey } from '../keys/layout';
-import type { BufferMemory } from '../memory/buffer-memory';
-import { ConversationMemory, NodeMemory } from '../memory/scopes';
+import type { BufferMemory } from '../history/buffer-memory';
+import { ConversationMemory, NodeMemory } from '../history/scopes';
 import { headCodec } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
 import { MessageLog } from '../store/message-log';

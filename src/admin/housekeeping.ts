@@ -14,7 +14,7 @@ import {
 	versionedDataPrefix,
 } from '../keys/layout';
 import { headCodec } from '../store/codec';
-import { DocumentStore } from '../store/document-store';
+import { DocumentStore, forgetCachedUnder } from '../store/document-store';
 import { MessageLog } from '../store/message-log';
 import type { ListedObject, MemoryStorage } from '../store/storage';
 
@@ -80,6 +80,7 @@ export async function deleteConversationMemory(
 	// its compare-and-swap instead of referencing the sealed objects deleted next.
 	const objects = await listConversationKeys(storage, appId, conversationId, options);
 	for (const o of objects) await storage.delete(o.key);
+	forgetConversationCache(storage, appId, conversationId, options);
 	// Copies a killed writer left behind hold the conversation's text too.
 	const leftovers = [];
 	const convKey = conversationMemoryKey(appId, conversationId, options.keyPrefix);
@@ -92,6 +93,24 @@ export async function deleteConversationMemory(
 	])
 		leftovers.push(...((await storage.sweep?.(scope, 0)) ?? []));
 	return [...objects.map((o) => o.key), ...leftovers];
+}
+
+/** Drops this process's cached copies of a conversation's objects (see forgetCachedUnder). */
+export function forgetConversationCache(
+	storage: MemoryStorage,
+	appId: string,
+	conversationId: string,
+	options: ScopeOptions = {},
+): void {
+	const convKey = conversationMemoryKey(appId, conversationId, options.keyPrefix);
+	for (const prefix of [
+		convKey,
+		sealedPrefix(convKey),
+		conversationNodesPrefix(appId, conversationId, options.keyPrefix),
+		conversationFilesPrefix(appId, conversationId, options.keyPrefix),
+		versionedDataPrefix(appId, conversationId, options.keyPrefix),
+	])
+		forgetCachedUnder(storage, prefix);
 }
 
 /** Temporary files younger than this may belong to a write in progress, so housekeeping leaves them. */
@@ -137,6 +156,139 @@ export interface PruneResult {
 	skipped: string[];
 }
 
+/** One prune pass: what it found, kept and deleted so far. */
+interface Pass {
+	storage: MemoryStorage;
+	options: PruneOptions;
+	cutoff: number;
+	/** Conversations (`app/conversation`) with something recent or kept: their files and data stay. */
+	live: Set<string>;
+	deletedHeads: Set<string>;
+	deleted: string[];
+	skipped: string[];
+}
+
+/**
+ * Deletes one listed object only if it is still the version that was judged (a conditional delete):
+ * true when deleted (or, in a dry run, when it would be); false when it was written meanwhile, which
+ * is recorded as skipped.
+ */
+async function tryDelete(pass: Pass, o: ListedObject, ifUnmodifiedSince?: Date): Promise<boolean> {
+	try {
+		if (!pass.options.dryRun)
+			await pass.storage.delete(o.key, { ifVersion: o.version, ifUnmodifiedSince });
+		pass.deleted.push(o.key);
+		return true;
+	} catch (error) {
+		if (!(error instanceof ConflictError)) throw error;
+		pass.skipped.push(o.key);
+		return false;
+	}
+}
+
+function conversationOf(o: ListedObject, keyPrefix?: string): string {
+	const k = parseKey(o.key, keyPrefix);
+	return k ? `${k.appId}/${k.conversationId}` : '';
+}
+
+async function listForPrune(storage: MemoryStorage, options: PruneOptions) {
+	if (options.appId !== undefined) return listAppKeys(storage, options.appId, options);
+	const prefix = validateKeyPrefix('key prefix', options.keyPrefix);
+	const roots = [NODE_MEMORY_ROOT, CONVERSATION_MEMORY_ROOT, FILES_ROOT, VERSIONED_DATA_ROOT];
+	return (await Promise.all(roots.map((r) => storage.list(`${prefix}${r}/`)))).flat();
+}
+
+/** Deletes old memory documents (heads); groups what goes with documents or conversations. */
+async function pruneDocuments(pass: Pass, objects: ListedObject[]) {
+	const sealedOf = new Map<string, ListedObject[]>();
+	const versionedOf = new Map<string, ListedObject[]>();
+	const add = (map: Map<string, ListedObject[]>, k: string, o: ListedObject) =>
+		map.set(k, [...(map.get(k) ?? []), o]);
+	for (const o of objects) {
+		const parsed = parseKey(o.key, pass.options.keyPrefix);
+		const conversation = conversationOf(o, pass.options.keyPrefix);
+		if (!parsed || parsed.kind === 'file') continue;
+		if (parsed.kind === 'version' || parsed.kind === 'branch' || parsed.kind === 'version_counter')
+			add(versionedOf, conversation, o);
+		else if (parsed.kind === 'sealed') add(sealedOf, parsed.headKey as string, o);
+		else if (o.lastModified.getTime() >= pass.cutoff) pass.live.add(conversation);
+		else if (await tryDelete(pass, o)) pass.deletedHeads.add(o.key);
+		else pass.live.add(conversation);
+	}
+	return { sealedOf, versionedOf };
+}
+
+/**
+ * Whether a head is still there (not deleted by this pass) and the sealed objects it references;
+ * undefined when it is unreadable (then all are kept: it is an error for its readers, never empty).
+ */
+async function referencedBy(
+	pass: Pass,
+	headKey: string,
+): Promise<{ live: boolean; refs: Set<string> } | undefined> {
+	if (pass.deletedHeads.has(headKey)) return { live: false, refs: new Set() };
+	const store = new DocumentStore(pass.storage, headCodec());
+	try {
+		const { doc, version } = await store.read(headKey);
+		if (version === null) return { live: false, refs: new Set() };
+		return { live: true, refs: await new MessageLog(store, headKey).reachable(doc) };
+	} catch (error) {
+		if (!(error instanceof CorruptDocumentError)) throw error;
+		return undefined;
+	}
+}
+
+/** Sealed objects go with their head, or once unreferenced and older than LEFTOVER_SAFE_AGE_MS. */
+async function pruneSealed(
+	pass: Pass,
+	sealedOf: Map<string, ListedObject[]>,
+	sealedCutoff: number,
+) {
+	for (const [headKey, sealed] of sealedOf) {
+		const conversation = conversationOf(sealed[0], pass.options.keyPrefix);
+		const head = await referencedBy(pass, headKey);
+		if (!head || head.live) pass.live.add(conversation);
+		if (!head) {
+			pass.skipped.push(...sealed.map((o) => o.key));
+			continue;
+		}
+		for (const o of sealed)
+			if (!head.refs.has(o.key) && o.lastModified.getTime() < sealedCutoff)
+				await tryDelete(pass, o);
+	}
+}
+
+/**
+ * A conversation's versioned data goes as a whole once none of it and none of its chat documents is
+ * recent; branch heads and the counter first, so a writer holding one fails its compare-and-swap
+ * instead of saving on top of versions deleted next. A write meanwhile keeps the rest.
+ */
+async function pruneVersioned(pass: Pass, versionedOf: Map<string, ListedObject[]>) {
+	const isVersion = (o: ListedObject) =>
+		parseKey(o.key, pass.options.keyPrefix)?.kind === 'version';
+	for (const [conversation, group] of versionedOf) {
+		if (pass.live.has(conversation) || group.some((o) => o.lastModified.getTime() >= pass.cutoff))
+			continue;
+		const ordered = [...group.filter((o) => !isVersion(o)), ...group.filter(isVersion)];
+		for (let i = 0; i < ordered.length; i++)
+			if (!(await tryDelete(pass, ordered[i]))) {
+				pass.skipped.push(...ordered.slice(i + 1).map((x) => x.key));
+				break;
+			}
+	}
+}
+
+/** Copied files go once their conversation keeps nothing; re-checked at delete time. */
+async function pruneFiles(pass: Pass, objects: ListedObject[]) {
+	for (const o of objects) {
+		if (parseKey(o.key, pass.options.keyPrefix)?.kind !== 'file') continue;
+		if (pass.live.has(conversationOf(o, pass.options.keyPrefix))) continue;
+		if (o.lastModified.getTime() >= pass.cutoff) continue;
+		// A turn that stored the same bytes again meanwhile refreshed the file: the time shows it.
+		await tryDelete(pass, o, new Date(pass.cutoff));
+	}
+}
+
 /**
  * Deletes memory documents untouched for N days. A conversation's copied files go once none of its
  * documents remain. Each delete names the version that was judged old, so a document written
@@ -154,135 +306,25 @@ export async function pruneMemory(
 	// An empty app ID is an error, as everywhere else; only an omitted one means "every app".
 	if (options.appId !== undefined) validateId('app_id', options.appId);
 	const now = options.now ?? new Date();
-	const cutoff = now.getTime() - options.olderThanDays * 86_400_000;
+	const pass: Pass = {
+		storage,
+		options,
+		cutoff: now.getTime() - options.olderThanDays * 86_400_000,
+		live: new Set(),
+		deletedHeads: new Set(),
+		deleted: [],
+		skipped: [],
+	};
 	// Unreferenced sealed objects younger than this may belong to a head being written right now.
 	const sealedCutoff = Math.min(now.getTime(), Date.now()) - LEFTOVER_SAFE_AGE_MS;
-	const prefix = validateKeyPrefix('key prefix', options.keyPrefix);
-	const objects =
-		options.appId !== undefined
-			? await listAppKeys(storage, options.appId, options)
-			: (
-					await Promise.all(
-						[NODE_MEMORY_ROOT, CONVERSATION_MEMORY_ROOT, FILES_ROOT, VERSIONED_DATA_ROOT].map((r) =>
-							storage.list(`${prefix}${r}/`),
-						),
-					)
-				).flat();
-	const conversation = (o: ListedObject) => {
-		const k = parseKey(o.key, options.keyPrefix);
-		return k ? `${k.appId}/${k.conversationId}` : undefined;
-	};
-	const live = new Set<string>();
-	const deletedHeads = new Set<string>();
-	const deleted: string[] = [];
-	const skipped: string[] = [];
-	const sealedOf = new Map<string, ListedObject[]>();
-	/** Versioned data by conversation: it goes as a whole or not at all. */
-	const versionedOf = new Map<string, ListedObject[]>();
-	for (const o of objects) {
-		const parsed = parseKey(o.key, options.keyPrefix);
-		if (!parsed || parsed.kind === 'file') continue;
-		if (
-			parsed.kind === 'version' ||
-			parsed.kind === 'branch' ||
-			parsed.kind === 'version_counter'
-		) {
-			const c = conversation(o) as string;
-			versionedOf.set(c, [...(versionedOf.get(c) ?? []), o]);
-			continue;
-		}
-		if (parsed.kind === 'sealed') {
-			const head = parsed.headKey as string;
-			sealedOf.set(head, [...(sealedOf.get(head) ?? []), o]);
-			continue;
-		}
-		if (o.lastModified.getTime() >= cutoff) {
-			live.add(conversation(o) as string);
-			continue;
-		}
-		try {
-			if (!options.dryRun) await storage.delete(o.key, { ifVersion: o.version });
-			deleted.push(o.key);
-			deletedHeads.add(o.key);
-		} catch (error) {
-			if (!(error instanceof ConflictError)) throw error;
-			skipped.push(o.key);
-			live.add(conversation(o) as string);
-		}
-	}
-	const store = new DocumentStore(storage, headCodec());
-	for (const [headKey, sealed] of sealedOf) {
-		let referenced = new Set<string>();
-		if (!deletedHeads.has(headKey)) {
-			// A live head, or one the listing did not show (written since): what it references stays.
-			try {
-				const { doc, version } = await store.read(headKey);
-				if (version !== null) {
-					referenced = await new MessageLog(store, headKey).reachable(doc);
-					live.add(conversation(sealed[0]) as string);
-				}
-			} catch (error) {
-				if (!(error instanceof CorruptDocumentError)) throw error;
-				// Unreadable: keep everything it may reference (and its files); it is an error for its readers.
-				skipped.push(...sealed.map((o) => o.key));
-				live.add(conversation(sealed[0]) as string);
-				continue;
-			}
-		}
-		for (const o of sealed) {
-			if (referenced.has(o.key) || o.lastModified.getTime() >= sealedCutoff) continue;
-			try {
-				if (!options.dryRun) await storage.delete(o.key, { ifVersion: o.version });
-				deleted.push(o.key);
-			} catch (error) {
-				if (!(error instanceof ConflictError)) throw error;
-				skipped.push(o.key);
-			}
-		}
-	}
-	for (const [c, group] of versionedOf) {
-		// Kept whole while any of it, or any chat document of the conversation, is recent.
-		if (live.has(c) || group.some((o) => o.lastModified.getTime() >= cutoff)) continue;
-		// Heads (branches, counter) first: a writer holding one then fails its compare-and-swap
-		// instead of saving on top of versions deleted next.
-		const ordered = [
-			...group.filter((o) => parseKey(o.key, options.keyPrefix)?.kind !== 'version'),
-			...group.filter((o) => parseKey(o.key, options.keyPrefix)?.kind === 'version'),
-		];
-		for (let i = 0; i < ordered.length; i++) {
-			const o = ordered[i];
-			try {
-				if (!options.dryRun) await storage.delete(o.key, { ifVersion: o.version });
-				deleted.push(o.key);
-			} catch (error) {
-				if (!(error instanceof ConflictError)) throw error;
-				// Written meanwhile: the conversation's versioned data is in use again; keep the rest.
-				skipped.push(...ordered.slice(i).map((x) => x.key));
-				break;
-			}
-		}
-	}
-	for (const o of objects) {
-		const parsed = parseKey(o.key, options.keyPrefix);
-		if (
-			parsed?.kind !== 'file' ||
-			live.has(conversation(o) as string) ||
-			o.lastModified.getTime() >= cutoff
-		)
-			continue;
-		try {
-			// Re-checked at delete time: a turn that stored the same bytes again meanwhile refreshed the file.
-			if (!options.dryRun)
-				await storage.delete(o.key, { ifVersion: o.version, ifUnmodifiedSince: new Date(cutoff) });
-			deleted.push(o.key);
-		} catch (error) {
-			if (!(error instanceof ConflictError)) throw error;
-			skipped.push(o.key);
-		}
-	}
+	const objects = await listForPrune(storage, options);
+	const { sealedOf, versionedOf } = await pruneDocuments(pass, objects);
+	await pruneSealed(pass, sealedOf, sealedCutoff);
+	await pruneVersioned(pass, versionedOf);
+	await pruneFiles(pass, objects);
 	if (!options.dryRun)
-		deleted.push(
+		pass.deleted.push(
 			...(await sweepLeftovers(storage, { keyPrefix: options.keyPrefix, appId: options.appId })),
 		);
-	return { deleted, skipped };
+	return { deleted: pass.deleted, skipped: pass.skipped };
 }

@@ -14,7 +14,7 @@ import {
 	nodeMemoryKey,
 	parseKey,
 } from '../keys/layout';
-import { exportDocument, importDocument } from '../memory/buffer-memory';
+import { exportDocument, importDocument } from '../history/document-transfer';
 import { validateDocument } from '../store/schema';
 import type { MemoryDocument, StoredMessage } from '../store/schema';
 import type { LogOptions } from '../store/message-log';

@@ -1,4 +1,5 @@
 import { CorruptDocumentError, UnknownParentMessageError } from '../errors';
+import type { ThreadFacts } from '../store/message-log';
 import type { StoredMessage } from '../store/schema';
 import { selectHistory } from './truncate';
 import type { HistorySelection, SelectOptions } from './truncate';
@@ -374,3 +375,10 @@ export async function collectThread(
 		await fill(span, loader, out.gap); // when nothing has that ID, the next walk ends there
 	}
 }
+
+/** What the history layer tells the store about threads, for sealed references. */
+export const THREAD_FACTS: ThreadFacts = {
+	summarize: threadSummary,
+	follows,
+	isPrevious: (parent) => parent === UUID_NIL,
+};

@@ -1,3 +1,5 @@
+import { isMissing } from '../common/missing';
+import { validateDerivedId, validateId } from '../keys/ids';
 import { DuplicateMessageIdError } from '../errors';
 import type { StoredMessage } from '../store/schema';
 import { indexOfMessage } from './thread';
@@ -58,4 +60,27 @@ export function mergeTurns(
 		added++;
 	}
 	return { messages: out, added };
+}
+
+export interface CheckedTurnIds {
+	messageId?: string;
+	userMessageId?: string;
+	parent?: string | null;
+}
+
+/** Format of a turn's IDs; its derived user-message ID. No storage access. */
+export function checkTurnIds(ids: {
+	messageId?: string;
+	parentMessageId?: string | null;
+}): CheckedTurnIds {
+	const messageId =
+		ids.messageId === undefined ? undefined : validateId('message_id', ids.messageId);
+	const parent = isMissing(ids.parentMessageId)
+		? (ids.parentMessageId as null | undefined)
+		: validateId('parent_message_id', ids.parentMessageId);
+	const userMessageId =
+		messageId === undefined
+			? undefined
+			: validateDerivedId('message_id', `${messageId}${USER_SUFFIX}`);
+	return { messageId, userMessageId, parent: parent === undefined ? undefined : parent };
 }

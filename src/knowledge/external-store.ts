@@ -2,7 +2,7 @@
 // of the embedded index. Duck-typed: no LangChain import. Vectors come from the memory base's own
 // embedding model (addVectors, similaritySearchVectorWithScore), so both kinds of index behave alike.
 import { EmbeddingError, InvalidOptionError } from '../errors';
-import type { IndexedChunk, VectorMatch } from './vector-index';
+import type { IndexedChunk, VectorMatch } from './vector-segment';
 
 /** A LangChain Document as vector stores take and return it. */
 export interface ExternalDocument {

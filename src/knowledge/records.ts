@@ -2,8 +2,8 @@
 import { z } from 'zod';
 
 import { CorruptDocumentError } from '../errors';
-import { parse } from '../snapshots/records';
 import { decodeJsonObject, encodeJson } from '../store/codec';
+import { parse } from '../store/parse';
 import type { DocumentCodec } from '../store/document-store';
 
 /** `memory_base/{base_id}/config.json`: the base's settings (the seed's MemoryBase row). */
@@ -30,19 +30,31 @@ export interface CapturedMessage {
 	run_id: string;
 	text: string;
 	created_at: string;
+	/** Who said it, as the caller gave it ("user", "assistant", …). */
+	role?: string;
+	/** The caller's reference to its source, returned by search. */
+	metadata?: Record<string, unknown>;
 }
 
-/** A block of processed messages moved out of the log into a write-once object. */
+/** A block of captured messages moved out of the log into a write-once object. */
 export interface SealedRange {
 	key: string;
 	first: number;
 	last: number;
 }
 
+/** A recent capture of a session: a retried execution capturing the same again is recognised by it. */
+export interface RecentRun {
+	run_id: string;
+	/** SHA-256 (hex) of what it captured, in order. */
+	digest: string;
+}
+
 /**
  * `memory_base/{base_id}/sessions/{session_id}/log.json`: a session's capture log and its sync state
  * (the seed's MemoryBaseSession). Messages 1 … next_seq − 1 are captured; those up to `cursor` are in
- * the knowledge base. The oldest processed ones live in `sealed` blocks, the rest inline.
+ * the knowledge base. The oldest live in write-once `sealed` blocks, at most SEAL_AT inline, so a
+ * capture rewrites a bounded log whatever is pending.
  */
 export interface SessionLog {
 	session_id: string;
@@ -58,6 +70,8 @@ export interface SessionLog {
 	updated_at: string;
 	sealed: SealedRange[];
 	messages: CapturedMessage[];
+	/** The last few captures, newest last (older logs have none). */
+	runs?: RecentRun[];
 }
 
 /** A sealed block: `…/sessions/{session_id}/sealed/{first}-{last}-{random}.json`, never rewritten. */
@@ -129,6 +143,8 @@ const messageSchema = z.looseObject({
 	run_id: z.string().min(1),
 	text: z.string(),
 	created_at: timestamp,
+	role: z.string().optional(),
+	metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
 const sealedRangeSchema = z.looseObject({ key: z.string().min(1), first: seq, last: seq });
@@ -145,6 +161,7 @@ const logSchema = z.looseObject({
 	updated_at: timestamp,
 	sealed: z.array(sealedRangeSchema),
 	messages: z.array(messageSchema),
+	runs: z.array(z.looseObject({ run_id: z.string().min(1), digest: z.string().min(1) })).optional(),
 });
 
 const sealedSchema = z.looseObject({

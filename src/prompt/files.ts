@@ -2,7 +2,7 @@ import type { StoredFile } from '../store/schema';
 import type { FileInput } from '../store/blobs';
 import { fileTypeOf } from '../store/blobs';
 import type { MemoryStorage } from '../store/storage';
-import type { TokenCounter } from '../history/tokens';
+import type { TokenCounter } from '../tokens/tokens';
 import type { ContentPart, ImageDetail } from './types';
 
 /** A stored file that could not be turned back into model content. */

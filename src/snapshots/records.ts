@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { CorruptDocumentError } from '../errors';
 import { isVersionNumber, MAX_VERSION_NUMBER } from '../keys/layout';
 import { decodeJsonObject, encodeJson } from '../store/codec';
+import { parse } from '../store/parse';
 import type { DocumentCodec } from '../store/document-store';
 import type { JsonValue } from './json';
 
@@ -54,17 +55,6 @@ const branchHeadSchema = z.looseObject({
 });
 
 const counterSchema = z.looseObject({ next: versionNumber });
-
-/** Validates a stored object with a zod schema: the value itself, or a CorruptDocumentError naming the key. */
-export function parse<T>(key: string, schema: z.ZodType, value: unknown): T {
-	const result = schema.safeParse(value);
-	if (!result.success) {
-		const first = result.error.issues[0];
-		throw new CorruptDocumentError(key, `${first.path.join('.') || '(root)'}: ${first.message}`);
-	}
-	// The value itself, not zod's copy: it keeps its key order (export and import reproduce the bytes).
-	return value as T;
-}
 
 /** Checks a version record (parsed JSON) against its number; a CorruptDocumentError naming `key` otherwise. */
 export function validateVersionRecord(

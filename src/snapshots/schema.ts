@@ -6,6 +6,7 @@ import type { ErrorObject, Options, ValidateFunction } from 'ajv';
 import Ajv2019 from 'ajv/dist/2019';
 import Ajv2020 from 'ajv/dist/2020';
 
+import { BoundedCache } from '../common/bounded-cache';
 import { InvalidSchemaError, NotJsonError } from '../errors';
 import type { SchemaIssue } from '../errors';
 import { canonicalJson, toJsonText } from './json';
@@ -27,8 +28,7 @@ const OPTIONS: Options = {
 };
 
 /** Compiled validators by schema, so a node that builds a VersionedData per execution compiles once. */
-const compiled = new Map<string, ValidateFunction>();
-const MAX_COMPILED = 64;
+const compiled = new BoundedCache<ValidateFunction>({ name: 'JSON schemas', maxEntries: 64 });
 
 function engineFor(schema: unknown) {
 	const dialect =
@@ -68,17 +68,13 @@ export function compileSchema(schema: unknown): DataValidator {
 		throw error;
 	}
 	const id = canonicalJson(schema);
-	let validate = compiled.get(id);
-	if (!validate) {
+	const check = compiled.getOrSet(id, () => {
 		try {
-			validate = engineFor(schema).compile(schema as object);
+			return engineFor(schema).compile(schema as object);
 		} catch (error) {
 			if (error instanceof InvalidSchemaError) throw error;
 			throw new InvalidSchemaError((error as Error).message, { cause: error });
 		}
-		if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value as string);
-		compiled.set(id, validate);
-	}
-	const check = validate;
+	});
 	return (data) => (check(data) ? [] : (check.errors ?? []).map(issue));
 }

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 
+import { BoundedCache } from '../common/bounded-cache';
+
 /**
  * The fixed-size Bloom filter a sealed reference carries over the message IDs beneath it, so a lookup
  * by ID (an explicit old parent, a caller's message ID checked for duplicates) loads only the segments
@@ -29,16 +31,11 @@ export function bloomOf(ids: Iterable<string>): string {
 	return bits.toString('base64');
 }
 
-const decoded = new Map<string, Buffer>();
+/** Decoded filters by their text: the same text always decodes to the same bits. */
+const decoded = new BoundedCache<Buffer>({ name: 'bloom filters', maxEntries: 4096 });
 
 function bitsOf(bloom: string): Buffer {
-	let bits = decoded.get(bloom);
-	if (!bits) {
-		bits = Buffer.from(bloom, 'base64');
-		if (decoded.size > 4096) decoded.clear();
-		decoded.set(bloom, bits);
-	}
-	return bits;
+	return decoded.getOrSet(bloom, () => Buffer.from(bloom, 'base64'));
 }
 
 /** Whether a stored filter is well-formed (the reader refuses others). */

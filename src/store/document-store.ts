@@ -1,7 +1,8 @@
 import { KeyedQueue } from '../common/keyed-queue';
 import { sleep } from '../common/sleep';
 import { ConflictError, FlushConflictError } from '../errors';
-import { documentCache } from './document-cache';
+import { deepFreeze, documentCache } from './document-cache';
+import { storageIdentity } from './storage';
 import type { MemoryStorage } from './storage';
 
 /** How one kind of document is stored. decode must refuse (throw) anything it cannot fully read. */
@@ -33,14 +34,20 @@ export interface DocumentStoreOptions {
 
 /** Updates of one document by this process run one after another: they would only conflict. */
 const updates = new KeyedQueue();
-/** The cache's version tag for write-once objects (never compared with storage). */
-const IMMUTABLE = 'immutable';
+/** The cache's version tag for write-once objects under random names (never compared with storage). */
+const WRITE_ONCE = 'write-once';
 
 /**
  * Reads and writes whole JSON documents on a MemoryStorage: a cached conditional read, and a
  * compare-and-swap update that re-reads and re-applies its change on every conflict. Every feature that
- * keeps a document (chat memory, and later snapshots and knowledge bases) goes through here.
+ * keeps a document (chat memory, versioned data, the Memory Base) goes through here.
  * A stored document that cannot be read is an error, never "empty", and is never overwritten.
+ *
+ * The cache rule: a decoded object is served without asking storage only when its key can never be
+ * deleted and created again with other bytes (write-once objects under random names: readWriteOnce).
+ * Everything else, including write-once objects under reusable names such as version numbers, is
+ * re-validated with a conditional read each time (read, readObject), so a delete or an overwrite by
+ * any process is seen at once.
  */
 export class DocumentStore<T> {
 	constructor(
@@ -50,22 +57,31 @@ export class DocumentStore<T> {
 	) {}
 
 	private cacheId(key: string): string {
-		return `${this.storage.describe()}\n${key}`;
+		return `${storageIdentity(this.storage)}\n${key}`;
 	}
 
 	/** The current document: decoded once per stored version, then a conditional read that skips the body. */
 	async read(key: string): Promise<Versioned<T>> {
+		const got = await this.readObject(key, (bytes) => this.codec.decode(key, bytes));
+		return got ?? { doc: this.codec.empty(), version: null };
+	}
+
+	/**
+	 * Any object whose key may be deleted and written again (a version object, say), decoded by
+	 * `decode`: one conditional read each time, the body transferred and decoded only when its stored
+	 * version changed. Null when the key does not exist.
+	 */
+	async readObject<U>(key: string, decode: (bytes: Uint8Array) => U): Promise<Versioned<U> | null> {
 		const id = this.cacheId(key);
-		const cached = documentCache.get<T>(id);
+		const cached = documentCache.get(id);
 		const got = await this.storage.get(key, { ifNoneMatch: cached?.version });
-		if (!got) return { doc: this.codec.empty(), version: null };
-		if ('notModified' in got) return { doc: (cached as { doc: T }).doc, version: got.version };
-		const doc = documentCache.set(
-			id,
-			got.version,
-			this.codec.decode(key, got.body),
-			2 * got.body.byteLength,
-		);
+		if (!got) {
+			documentCache.delete(id);
+			return null;
+		}
+		if ('notModified' in got) return { doc: (cached as { doc: U }).doc, version: got.version };
+		const doc = deepFreeze(decode(got.body));
+		documentCache.set(id, { version: got.version, doc }, { weight: 2 * got.body.byteLength });
 		return { doc, version: got.version };
 	}
 
@@ -82,6 +98,15 @@ export class DocumentStore<T> {
 		assumed?: Versioned<T>,
 	): Promise<UpdateResult<T>> {
 		return updates.run(this.cacheId(key), () => this.updateNow(key, change, assumed));
+	}
+
+	/**
+	 * The version this process last read or wrote, without asking storage: a guess to hand update() as
+	 * `assumed` (a wrong guess costs one failed conditional write, then a read). Undefined when unknown.
+	 */
+	lastKnown(key: string): Versioned<T> | undefined {
+		const cached = documentCache.get(this.cacheId(key));
+		return cached ? { doc: cached.doc as T, version: cached.version } : undefined;
 	}
 
 	private async updateNow(
@@ -101,7 +126,8 @@ export class DocumentStore<T> {
 					ifVersion: current.version,
 					contentType: 'application/json',
 				});
-				const doc = documentCache.set(this.cacheId(key), version, next, 2 * body.byteLength);
+				const doc = deepFreeze(next);
+				documentCache.set(this.cacheId(key), { version, doc }, { weight: 2 * body.byteLength });
 				return { written: true, attempts: attempt, current: { doc, version } };
 			} catch (error) {
 				if (!(error instanceof ConflictError)) throw error;
@@ -113,35 +139,71 @@ export class DocumentStore<T> {
 	}
 
 	/**
-	 * An object that is never rewritten once created (a sealed segment or index): decoded once per
-	 * process, then served from the cache without asking storage. Null when the key does not exist.
+	 * A write-once object under a random name (a sealed segment or block): decoded once per process, then
+	 * served from the cache without asking storage. Only for keys that are never reused: a key that can
+	 * be deleted and created again with other bytes must be read with readObject. Null when missing.
 	 */
-	async readImmutable<U>(key: string, decode: (bytes: Uint8Array) => U): Promise<U | null> {
-		const id = this.immutableId(key);
-		const cached = documentCache.get<U>(id);
-		if (cached) return cached.doc;
+	async readWriteOnce<U>(key: string, decode: (bytes: Uint8Array) => U): Promise<U | null> {
+		const id = this.writeOnceId(key);
+		const cached = documentCache.get(id);
+		if (cached) return cached.doc as U;
 		const got = await this.storage.get(key);
 		if (!got) return null;
-		return documentCache.set(id, IMMUTABLE, decode(got.body), 2 * got.body.byteLength);
+		const doc = deepFreeze(decode(got.body));
+		documentCache.set(id, { version: WRITE_ONCE, doc }, { weight: 2 * got.body.byteLength });
+		return doc;
 	}
 
 	/**
-	 * Creates a write-once object (fails if the key exists) and caches `doc`, its decoded form. A create
-	 * whose response was lost and was retried finds its own bytes there: that counts as created.
+	 * Creates a write-once object (fails if the key exists) and caches `doc`, its decoded form: for good
+	 * under a random name (`reusableKey` false, the default), else for the version storage gave it. A
+	 * create whose response was lost and was retried finds its own bytes there: that counts as created.
 	 */
-	async create(key: string, body: Uint8Array, doc: unknown): Promise<void> {
+	async create(
+		key: string,
+		body: Uint8Array,
+		doc: unknown,
+		options: { reusableKey?: boolean } = {},
+	): Promise<void> {
+		let version: string;
 		try {
-			await this.storage.put(key, body, { ifVersion: null, contentType: 'application/json' });
+			({ version } = await this.storage.put(key, body, {
+				ifVersion: null,
+				contentType: 'application/json',
+			}));
 		} catch (error) {
 			if (!(error instanceof ConflictError)) throw error;
 			const there = await this.storage.get(key);
 			if (!there || !Buffer.from(there.body).equals(Buffer.from(body))) throw error;
+			version = there.version;
 		}
-		documentCache.set(this.immutableId(key), IMMUTABLE, doc, 2 * body.byteLength);
+		const entry = { doc: deepFreeze(doc), weight: 2 * body.byteLength };
+		if (options.reusableKey)
+			documentCache.set(this.cacheId(key), { version, doc: entry.doc }, entry);
+		else documentCache.set(this.writeOnceId(key), { version: WRITE_ONCE, doc: entry.doc }, entry);
 	}
 
-	private immutableId(key: string): string {
-		return `immutable\n${this.cacheId(key)}`;
+	/**
+	 * Keeps a value derived from the object at `key` as stored at `version` (e.g. the version record a
+	 * branch head points to): recall() gives it back only while the object is still at that version.
+	 */
+	remember<U>(key: string, version: string, value: U): U {
+		const doc = deepFreeze(value);
+		documentCache.set(this.derivedId(key), { version, doc }, { weight: 1024 });
+		return doc;
+	}
+
+	recall<U>(key: string, version: string): U | undefined {
+		const cached = documentCache.get(this.derivedId(key));
+		return cached?.version === version ? (cached.doc as U) : undefined;
+	}
+
+	private derivedId(key: string): string {
+		return `derived\n${this.cacheId(key)}`;
+	}
+
+	private writeOnceId(key: string): string {
+		return `write-once\n${this.cacheId(key)}`;
 	}
 
 	/** Deletes the document (and forgets its cached copy). */
@@ -151,8 +213,18 @@ export class DocumentStore<T> {
 	}
 
 	/** Deletes a write-once object (and forgets its cached copy). */
-	async deleteImmutable(key: string): Promise<void> {
-		documentCache.delete(this.immutableId(key));
+	async deleteWriteOnce(key: string): Promise<void> {
+		documentCache.delete(this.writeOnceId(key));
 		await this.storage.delete(key);
 	}
+}
+
+/**
+ * Drops this process's cached copies of every object under `prefix` (documents, write-once objects and
+ * what was derived from them): what a delete or an overwriting import just made stale. Other processes
+ * re-validate on their next read.
+ */
+export function forgetCachedUnder(storage: MemoryStorage, prefix: string): void {
+	const id = `${storageIdentity(storage)}\n${prefix}`;
+	for (const form of ['', 'write-once\n', 'derived\n']) documentCache.deletePrefix(form + id);
 }

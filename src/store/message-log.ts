@@ -1,8 +1,11 @@
-import { randomBytes } from 'node:crypto';
-
-import { CorruptDocumentError, InvalidOptionError } from '../errors';
-import { sealedKey, sealedPrefix } from '../keys/layout';
-import { bloomMayHave, bloomOf, bloomPositions, bloomUnion } from './bloom';
+export { DEFAULT_LOG_OPTIONS, NO_THREAD_FACTS, resolveLogOptions } from './log-options';
+export type { LogOptions, ThreadFacts } from './log-options';
+import { CorruptDocumentError } from '../errors';
+import { sealedPrefix } from '../keys/layout';
+import { bloomMayHave, bloomPositions } from './bloom';
+import { NO_THREAD_FACTS, resolveLogOptions } from './log-options';
+import type { LogOptions, ThreadFacts } from './log-options';
+import { needsSeal, planSeal, sealCut } from './log-sealing';
 import { decodeSealed, encodeJson, checkSealed } from './codec';
 import type { DocumentStore } from './document-store';
 import { LOG_DOCUMENT_VERSION, sealedCountOf, sealedRefsOf } from './schema';
@@ -14,86 +17,6 @@ import type {
 	SealedSegment,
 	StoredMessage,
 } from './schema';
-
-/**
- * When a head seals its oldest messages into a write-once segment (docs/format.md). The defaults keep a
- * turn's write under 64 KB for chat-sized messages and the head's messages enough for a 2,000-token
- * history without loading a segment.
- */
-export interface LogOptions {
-	/** The head holds at most this many messages; one more seals the oldest (default 128). */
-	tailMessages: number;
-	/** After sealing, at most this many of the newest messages stay in the head (default 96). */
-	keepMessages: number;
-	/**
-	 * The head's messages may exceed about this many bytes (JSON) only while they are few (see
-	 * minMessages); past it the oldest are sealed until the rest fit in three quarters of it (default 48 KiB).
-	 */
-	tailBytes: number;
-	/** The byte limit never leaves fewer messages than this in the head, nor acts below 1.5× it (default 32). */
-	minMessages: number;
-	/** References per index: F references of one level become one reference of the next (default 8). */
-	fanOut: number;
-}
-
-export const DEFAULT_LOG_OPTIONS: Readonly<LogOptions> = Object.freeze({
-	tailMessages: 128,
-	keepMessages: 96,
-	tailBytes: 48 * 1024,
-	minMessages: 32,
-	fanOut: 8,
-});
-
-/** The options with defaults filled in; a value that would make a limit meaningless is an error naming it. */
-export function resolveLogOptions(given: Partial<LogOptions> = {}): LogOptions {
-	const o = {
-		...DEFAULT_LOG_OPTIONS,
-		...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)),
-	} as LogOptions;
-	const whole = (name: keyof LogOptions, min: number) => {
-		const v = o[name];
-		if (typeof v !== 'number' || !Number.isInteger(v) || v < min)
-			throw new InvalidOptionError(
-				`log.${name}`,
-				`must be a whole number ≥ ${min}, got ${String(v)}`,
-			);
-	};
-	whole('tailMessages', 2);
-	whole('keepMessages', 1);
-	whole('minMessages', 1);
-	whole('tailBytes', 1);
-	whole('fanOut', 2);
-	if (o.keepMessages >= o.tailMessages)
-		throw new InvalidOptionError(
-			'log.keepMessages',
-			`must be below log.tailMessages (${o.tailMessages}), got ${o.keepMessages}`,
-		);
-	if (o.minMessages > o.keepMessages)
-		throw new InvalidOptionError(
-			'log.minMessages',
-			`must be at most log.keepMessages (${o.keepMessages}), got ${o.minMessages}`,
-		);
-	return o;
-}
-
-/** Thread facts the history layer computes for a reference (the store does not interpret messages). */
-export interface ThreadFacts {
-	summarize(messages: readonly StoredMessage[]): { linear: boolean; turns: number };
-	/** Whether a message whose parent is `parent` directly follows the message `previousId`. */
-	follows(previousId: string, parent: string | null): boolean;
-	/** Whether `parent` means "the message stored just before" (Dify's UUID_NIL) rather than an ID. */
-	isPrevious(parent: string): boolean;
-}
-
-/**
- * Facts that claim nothing: references are never linear, so a walk loads what it passes. Correct for
- * any reader; the history layer supplies the real ones (memory/buffer-memory.ts).
- */
-export const NO_THREAD_FACTS: ThreadFacts = {
-	summarize: () => ({ linear: false, turns: 0 }),
-	follows: () => false,
-	isPrevious: () => false,
-};
 
 /** A reference with the position of its first message in the conversation. */
 interface Placed {
@@ -123,37 +46,6 @@ async function mapLimit<T, R>(
 
 const PARALLEL = 16;
 /**
- * About how many bytes a message takes in the head (JSON): its text and IDs plus a fixed allowance for
- * the rest. An estimate on purpose: it runs over the head's messages on every flush.
- */
-function sizeOf(m: StoredMessage): number {
-	let n =
-		130 +
-		Buffer.byteLength(m.content, 'utf8') +
-		m.message_id.length +
-		(m.parent_message_id?.length ?? 4) +
-		m.created_at.length;
-	if (m.files.length > 0) n += JSON.stringify(m.files).length;
-	if (m.tool_calls) n += JSON.stringify(m.tool_calls).length;
-	if (m.tool_call_id) n += 20 + m.tool_call_id.length + (m.name?.length ?? 0);
-	return n;
-}
-
-/** Where the oldest messages should be cut: before a user message near `at` when there is one. */
-function alignToTurn(
-	messages: readonly StoredMessage[],
-	at: number,
-	lo: number,
-	hi: number,
-	shift: number,
-): number {
-	for (let c = at; c <= Math.min(hi, at + shift); c++) if (messages[c].role === 'user') return c;
-	for (let c = at - 1; c >= Math.max(lo, at - shift); c--)
-		if (messages[c].role === 'user') return c;
-	return at;
-}
-
-/**
  * One memory document's messages across its head and its sealed objects. The head (version 3) keeps
  * the newest messages and references to write-once segments (level 0) and indexes of references
  * (level ≥ 1) holding all older ones; a version-1 document is a head with nothing sealed. Sealed
@@ -165,7 +57,7 @@ export class MessageLog {
 	constructor(
 		private readonly store: DocumentStore<HeadDocument>,
 		readonly headKey: string,
-		private readonly facts: ThreadFacts = NO_THREAD_FACTS,
+		readonly facts: ThreadFacts = NO_THREAD_FACTS,
 		options: { log?: Partial<LogOptions>; gzip?: boolean } = {},
 	) {
 		this.options = resolveLogOptions(options.log);
@@ -186,7 +78,7 @@ export class MessageLog {
 	}
 
 	private async object(p: Placed): Promise<SealedSegment | SealedIndex> {
-		const obj = await this.store.readImmutable(p.ref.key, (bytes) =>
+		const obj = await this.store.readWriteOnce(p.ref.key, (bytes) =>
 			decodeSealed(this.headKey, p.ref, bytes),
 		);
 		if (!obj)
@@ -366,12 +258,7 @@ export class MessageLog {
 
 	/** Whether the head's messages have outgrown its limits. */
 	needsSeal(messages: readonly StoredMessage[]): boolean {
-		const o = this.options;
-		if (messages.length > o.tailMessages) return true;
-		if (messages.length < o.minMessages + Math.max(1, Math.floor(o.minMessages / 2))) return false;
-		let bytes = 0;
-		for (const m of messages) bytes += sizeOf(m);
-		return bytes > o.tailBytes;
+		return needsSeal(this.options, messages);
 	}
 
 	/**
@@ -383,22 +270,10 @@ export class MessageLog {
 	 */
 	async seal(head: HeadDocument): Promise<HeadDocument> {
 		const messages = head.messages;
-		if (!this.needsSeal(messages)) return head;
-		const o = this.options;
-		const n = messages.length;
-		let keep = Math.min(n - 1, o.keepMessages);
-		let keptBytes = 0;
-		for (let i = n - keep; i < n; i++) keptBytes += sizeOf(messages[i]);
-		while (keep > o.minMessages && keptBytes > (o.tailBytes * 3) / 4)
-			keptBytes -= sizeOf(messages[n - keep--]);
-		const cut = alignToTurn(
-			messages,
-			n - keep,
-			1,
-			n - 1,
-			Math.max(1, Math.floor(o.keepMessages / 4)),
-		);
-		const { refs, objects, sealedCount } = this.pack(
+		if (!needsSeal(this.options, messages)) return head;
+		const cut = sealCut(this.options, messages);
+		const { refs, objects, sealedCount } = planSeal(
+			this,
 			sealedRefsOf(head),
 			sealedCountOf(head),
 			messages.slice(0, cut),
@@ -414,103 +289,5 @@ export class MessageLog {
 			sealed_count: sealedCount,
 		};
 		return next;
-	}
-
-	/**
-	 * Plans sealing `messages` (which follow `sealedCount` sealed ones) after `refs`: one segment, or for
-	 * a long backlog segments of about tailMessages − keepMessages messages cut at turns, then the indexes
-	 * a binary-counter cascade asks for. Returns the new references and the objects to create.
-	 */
-	private pack(
-		refs: readonly SealedRef[],
-		sealedCount: number,
-		messages: readonly StoredMessage[],
-	) {
-		const o = this.options;
-		const out = [...refs];
-		const objects: { key: string; obj: SealedSegment | SealedIndex }[] = [];
-		const size = Math.max(1, o.tailMessages - o.keepMessages);
-		let total = sealedCount;
-		for (let i = 0; i < messages.length;) {
-			let j = messages.length;
-			// One segment per seal; only a long backlog (a version-1 document converting) is split.
-			if (j - i > 2 * size)
-				j = alignToTurn(
-					messages,
-					i + size,
-					i + 1,
-					messages.length - 1,
-					Math.max(1, Math.floor(size / 4)),
-				);
-			const chunk = messages.slice(i, j);
-			const key = sealedKey(this.headKey, 0, total, randomBytes(8).toString('hex'));
-			objects.push({
-				key,
-				obj: {
-					version: LOG_DOCUMENT_VERSION,
-					kind: 'segment',
-					head: this.headKey,
-					first: total,
-					messages: chunk,
-				},
-			});
-			out.push({
-				key,
-				level: 0,
-				count: chunk.length,
-				first_id: chunk[0].message_id,
-				last_id: chunk[chunk.length - 1].message_id,
-				first_parent: chunk[0].parent_message_id,
-				...this.facts.summarize(chunk),
-				bloom: bloomOf(chunk.map((m) => m.message_id)),
-			});
-			total += chunk.length;
-			i = j;
-			this.cascade(out, total, objects);
-		}
-		return { refs: out, objects, sealedCount: total };
-	}
-
-	/** While the newest fanOut references share a level, replaces them with one index a level up. */
-	private cascade(
-		refs: SealedRef[],
-		total: number,
-		objects: { key: string; obj: SealedSegment | SealedIndex }[],
-	): void {
-		const f = this.options.fanOut;
-		while (refs.length >= f) {
-			const group = refs.slice(-f);
-			const level = group[0].level;
-			if (!group.every((r) => r.level === level)) return;
-			const count = group.reduce((s, r) => s + r.count, 0);
-			const start = total - count;
-			const key = sealedKey(this.headKey, level + 1, start, randomBytes(8).toString('hex'));
-			const linear = group.every(
-				(r, i) => r.linear && (i === 0 || this.facts.follows(group[i - 1].last_id, r.first_parent)),
-			);
-			objects.push({
-				key,
-				obj: {
-					version: LOG_DOCUMENT_VERSION,
-					kind: 'index',
-					head: this.headKey,
-					first: start,
-					level: level + 1,
-					refs: group,
-				},
-			});
-			const bloom = bloomUnion(group.map((r) => r.bloom));
-			refs.splice(refs.length - f, f, {
-				key,
-				level: level + 1,
-				count,
-				first_id: group[0].first_id,
-				last_id: group[f - 1].last_id,
-				first_parent: group[0].first_parent,
-				linear,
-				turns: linear ? group.reduce((s, r) => s + r.turns, 0) : 0,
-				...(bloom === undefined ? {} : { bloom }),
-			});
-		}
 	}
 }

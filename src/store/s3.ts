@@ -9,6 +9,7 @@ import {
 	S3Client,
 } from '@aws-sdk/client-s3';
 
+import { BoundedCache } from '../common/bounded-cache';
 import { defaultWarn } from '../common/warn';
 import { ConflictError, StorageError, UnsafeStorageError } from '../errors';
 import { validateKeyPrefix } from '../keys/ids';
@@ -77,7 +78,11 @@ function isConflict(error: unknown): boolean {
 const unquote = (etag: string | undefined) =>
 	(etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '');
 
-const probes = new Map<string, Promise<ConditionalWriteSupport>>();
+/** One probe per server, bucket and prefix: a verdict on the server, never on the data it holds. */
+const probes = new BoundedCache<Promise<ConditionalWriteSupport>>({
+	name: 's3 conditional-write probes',
+	maxEntries: 256,
+});
 
 /**
  * Memory on S3 or an S3-compatible server. Creates use If-None-Match: *, updates use If-Match, and a
@@ -118,6 +123,11 @@ export class S3Storage implements MemoryStorage {
 
 	describe(): string {
 		return `s3://${this.bucket}/${this.prefix}`;
+	}
+
+	/** Two servers may hold buckets of one name: caches tell them apart by endpoint (or AWS region). */
+	identity(): string {
+		return `s3 ${this.endpoint ?? `aws:${this.options.region || 'us-east-1'}`} ${this.bucket}/${this.prefix}`;
 	}
 
 	private fail(op: string, key: string | undefined, error: unknown): StorageError {
@@ -263,7 +273,7 @@ export class S3Storage implements MemoryStorage {
 
 	/** Probes once per server, bucket and prefix (cached for the process); refuses unsafe servers. */
 	async conditionalWriteSupport(): Promise<ConditionalWriteSupport> {
-		const id = `${this.endpoint ?? `aws:${this.options.region ?? 'us-east-1'}`}\n${this.bucket}\n${this.prefix}`;
+		const id = this.identity();
 		let probe = probes.get(id);
 		if (!probe) {
 			probe = this.probe();

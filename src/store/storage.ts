@@ -57,9 +57,19 @@ export interface MemoryStorage {
 	/** A short description without secrets, for messages ("local disk /data", "s3://bucket/prefix"). */
 	describe(): string;
 	/**
+	 * What tells this storage apart from every other in the process, without secrets (S3: endpoint,
+	 * bucket and prefix). In-process caches key their entries by it; describe() when absent.
+	 */
+	identity?(): string;
+	/**
 	 * Removes what interrupted writers left behind (temporary copies of documents) for one key, or for
 	 * every key in a folder when `prefix` ends in "/" or is empty, when older than `olderThanMs`; returns
 	 * what it removed. Only stores that can leave such files have it (S3 writes are atomic).
 	 */
 	sweep?(prefix: string, olderThanMs: number): Promise<string[]>;
+}
+
+/** The key in-process caches use for a storage (see MemoryStorage.identity). */
+export function storageIdentity(storage: MemoryStorage): string {
+	return storage.identity?.() ?? storage.describe();
 }

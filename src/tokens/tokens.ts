@@ -1,3 +1,4 @@
+import { BoundedCache } from '../common/bounded-cache';
 import { BpeCounter } from './bpe';
 import type { BpeRanks } from './bpe';
 
@@ -38,21 +39,24 @@ const loadRanks: Record<Encoding, () => Ranks> = {
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-const encoders = new Map<Encoding, BpeCounter>();
+/** One counter per encoding, its ranks loaded on first use (room for every encoding: none is evicted). */
+const encoders = new BoundedCache<BpeCounter>({
+	name: 'token encoders',
+	maxEntries: Object.keys(loadRanks).length,
+});
+const loaded = new Set<Encoding>();
 
 /** Encodings whose ranks this process has loaded so far. */
 export function loadedEncodings(): Encoding[] {
-	return [...encoders.keys()];
+	return [...loaded];
 }
 
 function encoder(encoding: Encoding): BpeCounter {
-	let e = encoders.get(encoding);
-	if (!e) {
+	return encoders.getOrSet(encoding, () => {
 		const ranks = loadRanks[encoding]();
-		e = new BpeCounter((ranks as { default?: Ranks }).default ?? ranks);
-		encoders.set(encoding, e);
-	}
-	return e;
+		loaded.add(encoding);
+		return new BpeCounter((ranks as { default?: Ranks }).default ?? ranks);
+	});
 }
 
 /** Bytes of text counted exactly per call; beyond that the count is estimated (below). */

@@ -1,49 +1,41 @@
 import { randomUUID } from 'node:crypto';
 
-import { isMissing } from '../common/missing';
 import { defaultWarn } from '../common/warn';
 import type { WarningHandler } from '../common/warn';
 import { DuplicateMessageIdError, UnknownParentMessageError } from '../errors';
-import {
-	collectThread,
-	follows,
-	indexOfMessage,
-	selectThread,
-	threadStartIn,
-	threadSummary,
-	ThreadSpan,
-	UUID_NIL,
-} from '../history/thread';
-import type { ThreadLoader } from '../history/thread';
-import { encodingForModel, safeCounter, TiktokenCounter } from '../history/tokens';
-import type { TokenCounter } from '../history/tokens';
-import { tokenLimit } from '../history/truncate';
-import type { SelectOptions } from '../history/truncate';
-import { mergeTurns, STEP_SUFFIX, USER_SUFFIX, turnMessages } from '../history/turns';
-import type { PendingTurn } from '../history/turns';
-import { validateDerivedId, validateId } from '../keys/ids';
 import { sealedPrefix } from '../keys/layout';
-import { messageTokenCount, rebuildFiles } from '../prompt/files';
 import type { SkippedFile } from '../prompt/files';
+import { storedToPrompt } from '../prompt/stored';
 import { historyToText } from '../prompt/text';
 import type { TextPrefixes } from '../prompt/text';
-import type { ContentPart, ImageDetail, PromptMessage, ToolCall } from '../prompt/types';
-import { storeFile } from '../store/blobs';
+import type { ImageDetail, PromptMessage, ToolCall } from '../prompt/types';
 import type { FileInput } from '../store/blobs';
-import { encodeJson, headCodec } from '../store/codec';
+import { headCodec } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
 import type { Versioned } from '../store/document-store';
 import { MessageLog } from '../store/message-log';
-import type { LogOptions, ThreadFacts } from '../store/message-log';
-import { assertAppendable, emptyDocument, sealedCountOf, validateDocument } from '../store/schema';
-import type {
-	HeadDocument,
-	MemoryDocument,
-	StoredDataVersion,
-	StoredFile,
-	StoredMessage,
-} from '../store/schema';
+import type { LogOptions } from '../store/message-log';
+import { emptyDocument, sealedCountOf } from '../store/schema';
+import type { HeadDocument, StoredDataVersion, StoredMessage } from '../store/schema';
 import type { MemoryStorage } from '../store/storage';
+import { encodingForModel, safeCounter, TiktokenCounter } from '../tokens/tokens';
+import type { TokenCounter } from '../tokens/tokens';
+import {
+	collectThread,
+	indexOfMessage,
+	selectThread,
+	THREAD_FACTS,
+	threadStartIn,
+	ThreadSpan,
+} from './thread';
+import type { ThreadLoader } from './thread';
+import { tokenLimit } from './truncate';
+import type { SelectOptions } from './truncate';
+import { buildTurn } from './turn-builder';
+import type { BufferedTurn, TurnContext } from './turn-builder';
+import { checkTurnIds, turnMessages } from './turns';
+import type { CheckedTurnIds } from './turns';
+import { mergeBatch } from './turn-merge';
 
 export interface MemoryOptions {
 	storage: MemoryStorage;
@@ -139,21 +131,6 @@ export interface FlushResult {
 }
 
 type Doc = Versioned<HeadDocument>;
-
-/** What the history layer tells the store about threads, for sealed references. */
-const THREAD_FACTS: ThreadFacts = {
-	summarize: threadSummary,
-	follows,
-	isPrevious: (parent) => parent === UUID_NIL,
-};
-
-/** A buffered turn and what the flush needs to know to never store it twice. */
-interface BufferedTurn extends PendingTurn {
-	/** Its IDs came from the caller (or a custom newId), so they may clash with any stored message. */
-	callerIds: boolean;
-	/** Lowest position a write attempt placed it at: a copy may be stored (and sealed) from there on. */
-	placedAt?: number;
-}
 
 /**
  * Shared engine of both memory scopes: one document per key. Reads always ask storage for the current
@@ -268,24 +245,6 @@ export abstract class BufferMemory {
 		return taken;
 	}
 
-	/** Format of a turn's IDs; its derived user-message ID. No storage access. */
-	private turnIds(ids: TurnIds): {
-		messageId?: string;
-		userMessageId?: string;
-		parent?: string | null;
-	} {
-		const messageId =
-			ids.messageId === undefined ? undefined : validateId('message_id', ids.messageId);
-		const parent = isMissing(ids.parentMessageId)
-			? (ids.parentMessageId as null | undefined)
-			: validateId('parent_message_id', ids.parentMessageId);
-		const userMessageId =
-			messageId === undefined
-				? undefined
-				: validateDerivedId('message_id', `${messageId}${USER_SUFFIX}`);
-		return { messageId, userMessageId, parent: parent === undefined ? undefined : parent };
-	}
-
 	/**
 	 * Throws when a turn with these IDs could not be stored on top of `doc`: an ID the caller chose
 	 * (`deep`) that is stored already, in the head, a pending turn or a sealed segment (searched guided by
@@ -295,7 +254,7 @@ export abstract class BufferMemory {
 	private async checkAgainst(
 		doc: HeadDocument,
 		span: ThreadSpan,
-		ids: ReturnType<BufferMemory['turnIds']>,
+		ids: CheckedTurnIds,
 		deep: boolean,
 	): Promise<void> {
 		if (deep)
@@ -315,14 +274,14 @@ export abstract class BufferMemory {
 	 * document, so a bad ID fails before the model is called rather than after.
 	 */
 	async checkTurn(ids: TurnIds): Promise<void> {
-		const checked = this.turnIds(ids);
+		const checked = checkTurnIds(ids);
 		const doc = (await this.refresh()).doc;
 		await this.checkAgainst(doc, this.spanOf(doc), checked, true);
 	}
 
 	async getHistoryPromptMessages(options: HistoryOptions = {}): Promise<History> {
 		tokenLimit(options.maxTokenLimit); // an unusable limit fails before any storage access
-		const ids = this.turnIds({
+		const ids = checkTurnIds({
 			messageId: options.messageId,
 			parentMessageId: options.parentMessageId,
 		});
@@ -336,7 +295,7 @@ export abstract class BufferMemory {
 		const skippedFiles: SkippedFile[] = [];
 		for (const turn of selection.turns) {
 			for (const m of [turn.user, ...turn.replies])
-				messages.push(await this.toPrompt(m, skippedFiles, options.imageDetail));
+				messages.push(await storedToPrompt(this.storage, m, skippedFiles, options.imageDetail));
 		}
 		return {
 			messages,
@@ -352,25 +311,6 @@ export abstract class BufferMemory {
 		return historyToText((await this.getHistoryPromptMessages(options)).messages, options);
 	}
 
-	private async toPrompt(
-		m: StoredMessage,
-		skipped: SkippedFile[],
-		detail?: ImageDetail,
-	): Promise<PromptMessage> {
-		const tool: Partial<PromptMessage> = m.tool_calls
-			? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, name: c.name, args: { ...c.args } })) }
-			: m.role === 'tool'
-				? { tool_call_id: m.tool_call_id, ...(m.name !== undefined ? { name: m.name } : {}) }
-				: {};
-		if (m.files.length === 0) return { role: m.role, content: m.content, ...tool };
-		const rebuilt = await rebuildFiles(this.storage, m.message_id, m.files, detail);
-		skipped.push(...rebuilt.skipped);
-		if (rebuilt.parts.length === 0) return { role: m.role, content: m.content, ...tool };
-		const parts: ContentPart[] = rebuilt.parts;
-		if (m.content) parts.push({ type: 'text', text: m.content });
-		return { role: m.role, content: parts, ...tool };
-	}
-
 	/**
 	 * The ID of a turn about to be added, drawn as addMessages draws one, for a caller that needs it
 	 * first (LLM with Memory saves a data version naming its turn before adding the turn). A random
@@ -384,7 +324,7 @@ export abstract class BufferMemory {
 
 	/** Buffers one turn (tokenized now, once); files are copied to storage. Call flush() to persist. */
 	async addMessages(turn: TurnInput): Promise<AddedTurn> {
-		const ids = this.turnIds({
+		const ids = checkTurnIds({
 			messageId: turn.messageId ?? (this.options.newId ?? randomUUID)(),
 			parentMessageId: turn.parentMessageId,
 		});
@@ -403,66 +343,12 @@ export abstract class BufferMemory {
 			await this.checkAgainst(doc, span, ids, callerIds);
 			const parent =
 				ids.parent === undefined ? (span.at(span.total - 1)?.message_id ?? null) : ids.parent;
-			const createdAt = (this.options.now ?? (() => new Date()))().toISOString();
-			const userFiles = await this.storeFiles(turn.userFiles, 'user');
-			const assistantFiles = await this.storeFiles(turn.assistantFiles, 'assistant');
-			const message = (
-				id: string,
-				parentId: string | null,
-				role: StoredMessage['role'],
-				content: string,
-				files: StoredFile[],
-			): StoredMessage => ({
-				message_id: id,
-				parent_message_id: parentId,
-				role,
-				content,
-				files,
-				token_count: messageTokenCount(this.counter, content, files),
-				created_at: createdAt,
-			});
-			const steps: StoredMessage[] = [];
-			let previous = userMessageId;
-			for (const [n, step] of (turn.steps ?? []).entries()) {
-				const id = validateDerivedId('message_id', `${messageId}${STEP_SUFFIX}${n}`);
-				const stored =
-					step.role === 'assistant'
-						? {
-								...message(id, previous, 'assistant', step.content, []),
-								tool_calls: step.toolCalls.map((c) => ({
-									id: c.id,
-									name: c.name,
-									args: { ...c.args },
-								})),
-							}
-						: {
-								...message(id, previous, 'tool', this.capToolOutput(step.content), []),
-								tool_call_id: step.toolCallId,
-								...(step.name !== undefined ? { name: step.name } : {}),
-							};
-				if (stored.tool_calls)
-					stored.token_count += this.counter.count(JSON.stringify(stored.tool_calls));
-				steps.push(stored);
-				previous = id;
-			}
-			this.pending.push({
-				user: message(userMessageId, parent, 'user', turn.userContent, userFiles),
-				steps,
-				assistant: {
-					...message(messageId, previous, 'assistant', turn.assistantContent, assistantFiles),
-					...(turn.dataVersion
-						? {
-								data_version: {
-									version: turn.dataVersion.version,
-									branch: turn.dataVersion.branch,
-									changed: turn.dataVersion.changed,
-								},
-							}
-						: {}),
-				},
-				implicitParent: ids.parent === undefined,
-				callerIds,
-			});
+			this.pending.push(
+				await buildTurn(this.turnContext(), { messageId, userMessageId, parent }, turn, {
+					implicitParent: ids.parent === undefined,
+					callerIds,
+				}),
+			);
 			return { messageId, userMessageId, parentMessageId: parent };
 		} catch (error) {
 			this.reserved.delete(messageId);
@@ -471,20 +357,14 @@ export abstract class BufferMemory {
 		}
 	}
 
-	private capToolOutput(content: string): string {
-		const max = this.options.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS;
-		if (content.length <= max) return content;
-		return `${content.slice(0, max)}\n[… ${content.length - max} more characters of tool output were not kept in memory]`;
-	}
-
-	private async storeFiles(
-		files: readonly FileInput[] | undefined,
-		belongsTo: StoredFile['belongs_to'],
-	): Promise<StoredFile[]> {
-		const out: StoredFile[] = [];
-		for (const f of files ?? [])
-			out.push(await storeFile(this.storage, this.filesPrefix, f, belongsTo));
-		return out;
+	private turnContext(): TurnContext {
+		return {
+			storage: this.storage,
+			filesPrefix: this.filesPrefix,
+			counter: this.counter,
+			createdAt: (this.options.now ?? (() => new Date()))().toISOString(),
+			maxToolOutputChars: this.options.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+		};
 	}
 
 	/**
@@ -501,7 +381,7 @@ export abstract class BufferMemory {
 		try {
 			result = await this.store.update(
 				this.key,
-				(current) => this.merged(current.doc, batch),
+				(current) => mergeBatch(this.log, this.key, current.doc, batch),
 				this.snapshot,
 			);
 		} catch (error) {
@@ -517,47 +397,6 @@ export abstract class BufferMemory {
 		return { written: result.written, attempts: result.attempts };
 	}
 
-	/** The next head: `doc` with the batch's new turns appended (each once), sealed if it outgrew its limits. */
-	private async merged(
-		doc: HeadDocument,
-		batch: readonly BufferedTurn[],
-	): Promise<HeadDocument | undefined> {
-		const head = doc.messages;
-		const sealed = sealedCountOf(doc);
-		// A turn may already be stored beyond the head's messages: the caller's ID stored by another writer,
-		// or this turn itself, written by an attempt whose response was lost and sealed since.
-		const deep = batch.filter(
-			(t) =>
-				indexOfMessage(head, t.assistant.message_id) === undefined &&
-				(t.callerIds || (t.placedAt !== undefined && t.placedAt < sealed)),
-		);
-		const found: StoredMessage[] = [];
-		if (deep.length > 0 && sealed > 0) {
-			const from = Math.min(...deep.map((t) => (t.callerIds ? 0 : (t.placedAt as number))));
-			const hits = await this.log.find(
-				doc,
-				deep.flatMap((t) => turnMessages(t).map((m) => m.message_id)),
-				from,
-			);
-			const seen = new Set<string>();
-			for (const [id, chunk] of hits) {
-				const m = chunk.messages.find((x) => x.message_id === id) as StoredMessage;
-				if (!seen.has(id)) found.push(m);
-				seen.add(id);
-			}
-		}
-		const stored = found.length > 0 ? [...found, ...head] : head;
-		const merged = mergeTurns(this.key, stored, batch);
-		if (merged.added === 0) return undefined;
-		const appended = merged.messages.slice(stored.length);
-		assertAppendable(this.key, (id) => indexOfMessage(stored, id) !== undefined, appended);
-		const at = sealed + head.length;
-		const written = new Set(appended.map((m) => m.message_id));
-		for (const t of batch)
-			if (written.has(t.assistant.message_id)) t.placedAt = Math.min(t.placedAt ?? at, at);
-		return this.log.seal({ ...doc, messages: merged.messages.slice(found.length) });
-	}
-
 	/** Deletes this memory's document and drops unflushed turns. Copied files stay for housekeeping. */
 	async clear(): Promise<void> {
 		this.pending = [];
@@ -566,51 +405,7 @@ export abstract class BufferMemory {
 		// what is deleted next.
 		await this.store.delete(this.key);
 		for (const o of await this.storage.list(sealedPrefix(this.key)))
-			await this.store.deleteImmutable(o.key);
+			await this.store.deleteWriteOnce(o.key);
 		this.snapshot = { doc: emptyDocument(), version: null };
 	}
-}
-
-/**
- * The whole conversation stored at `key` as one version-1 document (the seed's single-document JSON),
- * all messages in order, sealed ones included, with the head's other fields kept. Null when the key
- * does not exist. Unreadable parts are errors naming their key.
- */
-export async function exportDocument(
-	storage: MemoryStorage,
-	key: string,
-): Promise<MemoryDocument | null> {
-	const store = new DocumentStore(storage, headCodec(false));
-	const { doc, version } = await store.read(key);
-	if (version === null) return null;
-	const log = new MessageLog(store, key, THREAD_FACTS);
-	const messages =
-		sealedCountOf(doc) > 0
-			? [...(await log.sealedMessages(doc)), ...doc.messages]
-			: [...doc.messages];
-	const rest: Record<string, unknown> = { ...doc };
-	delete rest.sealed;
-	delete rest.sealed_count;
-	return validateDocument(key, { ...rest, version: 1, messages });
-}
-
-/**
- * Stores a version-1 document at `key`, which must not exist yet, in the layout a long conversation
- * gets: all but the newest messages sealed into segments (and indexes) first, then the head. For
- * migrations and benchmarks; a document within the head's limits is stored as it is.
- */
-export async function importDocument(
-	storage: MemoryStorage,
-	key: string,
-	document: MemoryDocument,
-	options: { gzip?: boolean; log?: Partial<LogOptions> } = {},
-): Promise<void> {
-	const doc = validateDocument(key, document);
-	const store = new DocumentStore(storage, headCodec(options.gzip === true));
-	const log = new MessageLog(store, key, THREAD_FACTS, options);
-	const head = await log.seal(doc);
-	await storage.put(key, encodeJson(head, { gzip: options.gzip === true }), {
-		ifVersion: null,
-		contentType: 'application/json',
-	});
 }

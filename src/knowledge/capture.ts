@@ -1,0 +1,176 @@
+// Capture: one stride (one execution's outputs for one conversation) appended to the session's log.
+// The log keeps at most SEAL_AT messages inline; older ones go to write-once blocks first, so a capture
+// writes a bounded log however much is pending.
+import { createHash, randomUUID } from 'node:crypto';
+
+import { InvalidInputError } from '../errors';
+import { validateDerivedId, validateId } from '../keys/ids';
+import { writeBlock } from './capture-log';
+import type { BaseParts } from './parts';
+import { emptyLog } from './records';
+import type { CapturedMessage, SealedRange, SessionLog } from './records';
+import { configure } from './settings';
+import { SEAL_AT, SEAL_AT_BYTES } from './types';
+import type { CaptureInput, CaptureMessageInput, CaptureResult } from './types';
+
+/** Recent captures a log remembers, to recognise a retried execution capturing the same again. */
+const RECENT_RUNS = 16;
+/** The most bytes of one message's metadata, as JSON. */
+export const MAX_METADATA_BYTES = 4096;
+
+function checkMetadata(value: unknown, at: string): Record<string, unknown> | undefined {
+	if (value === undefined) return undefined;
+	if (typeof value !== 'object' || value === null || Array.isArray(value))
+		throw new InvalidInputError(at, 'must be an object');
+	let json: string;
+	try {
+		json = JSON.stringify(value);
+	} catch {
+		throw new InvalidInputError(at, 'must be plain JSON');
+	}
+	if (Buffer.byteLength(json, 'utf8') > MAX_METADATA_BYTES)
+		throw new InvalidInputError(at, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`);
+	return JSON.parse(json) as Record<string, unknown>;
+}
+
+/** The stride's messages, checked: `texts` then `messages`, empty texts left out. */
+function strideOf(input: CaptureInput): CaptureMessageInput[] {
+	const texts = input.texts ?? [];
+	if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string'))
+		throw new InvalidInputError('texts', 'must be an array of strings');
+	const messages = input.messages ?? [];
+	if (!Array.isArray(messages)) throw new InvalidInputError('messages', 'must be an array');
+	const all = [
+		...texts.map((text) => ({ text })),
+		...messages.map((m, i) => {
+			if (typeof m?.text !== 'string')
+				throw new InvalidInputError(`messages[${i}].text`, 'must be a string');
+			if (m.role !== undefined && typeof m.role !== 'string')
+				throw new InvalidInputError(`messages[${i}].role`, 'must be a string');
+			return {
+				text: m.text,
+				role: m.role,
+				metadata: checkMetadata(m.metadata, `messages[${i}].metadata`),
+			};
+		}),
+	];
+	return all.filter((m) => m.text.trim() !== '');
+}
+
+function digestOf(stride: readonly CaptureMessageInput[]): string {
+	return createHash('sha256')
+		.update(JSON.stringify(stride.map((m) => [m.text, m.role ?? null, m.metadata ?? null])))
+		.digest('hex');
+}
+
+/** Whether this run's stride is in the log already (a retried execution). */
+function capturedBefore(
+	log: SessionLog,
+	runId: string,
+	digest: string,
+	stride: readonly CaptureMessageInput[],
+) {
+	if (log.runs?.some((r) => r.run_id === runId && r.digest === digest)) return true;
+	// Logs written before runs were recorded: compare the run's inline messages.
+	const ofRun = log.messages.filter((m) => m.run_id === runId);
+	return ofRun.length === stride.length && ofRun.every((m, i) => m.text === stride[i].text);
+}
+
+const bytesOf = (messages: readonly CapturedMessage[]) =>
+	messages.reduce((n, m) => n + Buffer.byteLength(m.text, 'utf8'), 0);
+
+/** Appends a stride to a session's log (sealing the inline messages first when they are too many). */
+async function append(
+	p: BaseParts,
+	sessionId: string,
+	runId: string,
+	stride: readonly CaptureMessageInput[],
+): Promise<{ log: SessionLog; stored: CapturedMessage[] }> {
+	const key = p.logKey(sessionId);
+	const digest = digestOf(stride);
+	const written: SealedRange[] = [];
+	let stored: CapturedMessage[] = [];
+	const result = await p.logs.update(
+		key,
+		async (cur) => {
+			const now = new Date().toISOString();
+			const log = cur.version === null ? emptyLog(sessionId, now) : cur.doc;
+			stored = [];
+			if (stride.length === 0 || capturedBefore(log, runId, digest, stride)) return undefined;
+			stored = stride.map((m, i) => ({
+				seq: log.next_seq + i,
+				id: randomUUID(),
+				run_id: runId,
+				text: m.text,
+				created_at: now,
+				...(m.role !== undefined ? { role: m.role } : {}),
+				...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
+			}));
+			let { sealed, messages } = log;
+			const full = messages.length + stored.length > SEAL_AT;
+			if (messages.length > 0 && (full || bytesOf(messages) + bytesOf(stored) > SEAL_AT_BYTES)) {
+				const block = await writeBlock(p, sessionId, messages);
+				written.push(block);
+				sealed = [...sealed, block];
+				messages = [];
+			}
+			const runs = [...(log.runs ?? []), { run_id: runId, digest }].slice(-RECENT_RUNS);
+			return {
+				...log,
+				next_seq: log.next_seq + stored.length,
+				updated_at: now,
+				sealed,
+				messages: [...messages, ...stored],
+				runs,
+			};
+		},
+		p.logs.lastKnown(key),
+	);
+	const log = result.current.version === null ? emptyLog(sessionId, '') : result.current.doc;
+	// Blocks of attempts that lost their compare-and-swap are referenced by nothing.
+	for (const b of written)
+		if (!log.sealed.some((s) => s.key === b.key))
+			await p.blocks.deleteWriteOnce(b.key).catch(() => {});
+	return { log, stored: result.written ? stored : [] };
+}
+
+/**
+ * Appends one stride (this run's outputs for a session) to the session's capture log: one
+ * compare-and-swap of a bounded log (plus a conditional read of the configuration). The same run
+ * captured again with the same messages (a retried execution) is not added twice. With auto capture
+ * on and the session's pending count at or above the threshold, the session is then synced by
+ * `sync`; a sync that is already running (or fails) leaves the stride pending (see syncError).
+ */
+export async function capture(
+	p: BaseParts,
+	input: CaptureInput,
+	settings: { threshold?: number; autoCapture?: boolean },
+	sync: (sessionId: string) => Promise<CaptureResult['sync']>,
+): Promise<CaptureResult> {
+	const sessionId = validateId('session_id', input?.sessionId);
+	const runId = validateDerivedId('run_id', String(input?.runId ?? ''));
+	const stride = strideOf(input);
+	const config = await configure(p, settings);
+	const { log, stored } = await append(p, sessionId, runId, stride);
+	const out: CaptureResult = {
+		sessionId,
+		captured: stored.length,
+		ids: stored.map((m) => m.id),
+		total: log.next_seq - 1,
+		pending: log.next_seq - 1 - log.cursor,
+		processed: log.total_processed,
+		threshold: config.threshold,
+		autoCapture: config.auto_capture,
+	};
+	if (!config.auto_capture || out.pending < config.threshold) return out;
+	try {
+		out.sync = await sync(sessionId);
+		if (out.sync) {
+			out.pending = out.sync.pending;
+			out.processed = out.sync.totalProcessed;
+		}
+	} catch (error) {
+		out.syncError = error as Error;
+	}
+	return out;
+}

@@ -1,0 +1,213 @@
+// A base's life cycle: Regenerate (rebuild the index from the capture logs), Delete (everything of the
+// base), Forget (one conversation, for good). Each holds the locks it needs, so no sync runs meanwhile.
+import { InvalidOptionError, MemoryBaseDeletingError, SyncRunningError } from '../errors';
+import { knowledgeBaseMetadataKey, knowledgeBasePrefix, memoryBasePrefix } from '../keys/layout';
+import { validateId } from '../keys/ids';
+import { sleep } from '../common/sleep';
+import { capturedChunks, chunksOf, readMessages } from './capture-log';
+import type { HeldLease } from './lease';
+import { locked, runningError, runningSyncs } from './locks';
+import type { BaseParts } from './parts';
+import { configure, ensureKnowledgeBase } from './settings';
+import { ingest, summary } from './sync';
+import type { DeleteResult, ForgetResult, SessionSyncResult, SyncResult } from './types';
+
+/**
+ * Rebuilds the knowledge base from the capture log (the seed's Regenerate): with every lock held,
+ * resets each session's cursor (and raises its epoch, so no older sync can move it), deletes the
+ * index, then syncs every session from the start. Interrupted, it leaves cursors at or below what
+ * is indexed, so the next sync or Regenerate carries on.
+ */
+export async function regenerate(p: BaseParts): Promise<SyncResult> {
+	const embedder = p.embedder('Regenerate');
+	const config = await p.config();
+	if (config?.deleting) throw new MemoryBaseDeletingError(p.baseId);
+	return locked(p, undefined, 'regenerate', async (sessions, leases) => {
+		const kbId = config?.kb_id ?? (await configure(p)).kb_id;
+		await ensureKnowledgeBase(p, kbId);
+		const ids = await resetCursors(p, sessions);
+		const external = p.external();
+		if (external) await external.remove(ids);
+		else await p.index(kbId).clear();
+		await p.metadata.update(knowledgeBaseMetadataKey(kbId, p.keyPrefix), (cur) =>
+			cur.version === null
+				? undefined
+				: { ...cur.doc, dimensions: null, updated_at: new Date().toISOString() },
+		);
+		const results: SessionSyncResult[] = [];
+		for (const s of sessions)
+			results.push(await ingest(p, s, kbId, embedder, leases.sessions.get(s) as HeldLease));
+		return summary(p, results);
+	});
+}
+
+/** Sets every session's cursor to 0 (epoch + 1); returns the chunk IDs the sessions had ingested. */
+async function resetCursors(p: BaseParts, sessions: string[]): Promise<string[]> {
+	const kbId = await p.knowledgeBaseId();
+	const ids: string[] = [];
+	for (const s of sessions) {
+		const result = await p.logs.update(p.logKey(s), (cur) =>
+			cur.version === null
+				? undefined
+				: {
+						...cur.doc,
+						cursor: 0,
+						cursor_message_id: null,
+						total_processed: 0,
+						epoch: cur.doc.epoch + 1,
+						updated_at: new Date().toISOString(),
+					},
+		);
+		if (p.options.vectorStore && result.current.version !== null) {
+			const log = result.current.doc;
+			const all = await readMessages(p, log, 1, log.next_seq - 1);
+			ids.push(...chunksOf(p, kbId, s, all).map((c) => c.id));
+		}
+	}
+	return ids;
+}
+
+/**
+ * Deletes everything of the base: configuration, capture logs, cursors, its knowledge base and index
+ * (and its vectors in a connected store that can delete). A running sync is cancelled at its next
+ * batch (mode "cancel", the default) or waited for (mode "wait"), up to `timeoutMs`; then every lock
+ * is taken so none starts, and objects are deleted configuration first.
+ */
+export async function deleteBase(
+	p: BaseParts,
+	options: { mode?: 'wait' | 'cancel'; timeoutMs?: number } = {},
+): Promise<DeleteResult> {
+	const mode = options.mode ?? 'cancel';
+	if (mode !== 'wait' && mode !== 'cancel')
+		throw new InvalidOptionError('mode', 'must be "wait" or "cancel"');
+	const timeoutMs = options.timeoutMs ?? p.leaseMs + 5000;
+	const kbId = await p.knowledgeBaseId();
+	const marked = await p.configs.update(p.configKey, (cur) =>
+		cur.version === null
+			? undefined
+			: {
+					...cur.doc,
+					deleting: { since: new Date().toISOString(), mode },
+					updated_at: new Date().toISOString(),
+				},
+	);
+	const unmark = () =>
+		p.configs
+			.update(p.configKey, (cur) => {
+				if (cur.version === null || !cur.doc.deleting) return undefined;
+				const rest = { ...cur.doc };
+				delete rest.deleting;
+				return rest;
+			})
+			.catch(() => undefined);
+	const deadline = Date.now() + timeoutMs;
+	let waitedFor = 0;
+	for (let first = true; ; first = false) {
+		const running = await runningSyncs(p);
+		if (first) waitedFor = running.length;
+		if (running.length === 0) {
+			try {
+				const deleted = await locked(p, undefined, 'delete', async (sessions) =>
+					deleteAll(p, kbId, sessions),
+				);
+				return { baseId: p.baseId, deleted: deleted.length, waitedFor };
+			} catch (error) {
+				if (!(error instanceof SyncRunningError)) {
+					if (marked.written) await unmark();
+					throw error;
+				}
+			}
+		}
+		if (Date.now() > deadline) {
+			if (marked.written) await unmark();
+			const lease = running[0];
+			throw runningError(p, lease?.sessionId ?? null, lease?.lease);
+		}
+		await sleep(Math.min(250, Math.max(10, deadline - Date.now())));
+	}
+}
+
+/**
+ * Forgets one conversation (the right to be forgotten): its vectors and chunk texts (embedded
+ * segments holding them are rewritten without them; a connected store is asked to delete them by
+ * ID), then its capture log and sealed blocks. Holds the session's lock, so no sync of it runs
+ * meanwhile; a capture that arrives afterwards starts a new log. A connected store that cannot
+ * delete is an error before anything is removed, so the log that names its chunks is kept.
+ */
+export async function forget(p: BaseParts, sessionId: string): Promise<ForgetResult> {
+	const id = validateId('session_id', sessionId);
+	const config = await p.config();
+	const result: ForgetResult = {
+		baseId: p.baseId,
+		sessionId: id,
+		messages: 0,
+		vectors: 0,
+		deleted: [],
+	};
+	if (!config) return result;
+	return locked(p, id, 'forget', async () => {
+		const captured = await capturedChunks(p, config.kb_id, id);
+		result.messages = captured.messages;
+		const external = p.external();
+		if (external) {
+			const ids = captured.chunkIds;
+			if (!(await external.remove(ids)))
+				throw new InvalidOptionError(
+					'vectorStore',
+					'the connected vector store cannot delete by ID, so this conversation cannot be forgotten from it',
+				);
+			result.vectors = ids.length;
+		} else {
+			const index = p.index(config.kb_id);
+			result.vectors = await index.forgetSession(id, p.maxAttempts);
+			result.deleted.push(...(await index.sweepOrphans(p.leaseMs)));
+		}
+		const folder = p.sessionPrefix(id);
+		const lease = p.sessionLeaseKey(id);
+		result.deleted.push(...(await deleteUnder(p, folder, new Set([lease]))));
+		return result;
+	});
+}
+
+/**
+ * Deletes every object under a folder of the base except `keep` (the leases its caller holds), logs
+ * before their sealed blocks so a reader never finds a log naming a missing block, then any temporary
+ * copies there. Returns the keys deleted.
+ */
+async function deleteUnder(p: BaseParts, prefix: string, keep: Set<string>): Promise<string[]> {
+	const objects = (await p.storage.list(prefix)).filter((o) => !keep.has(o.key));
+	objects.sort((a, b) => Number(b.key.endsWith('/log.json')) - Number(a.key.endsWith('/log.json')));
+	const deleted: string[] = [];
+	for (const o of objects) {
+		if (o.key.endsWith('/log.json')) await p.logs.delete(o.key);
+		else await p.blocks.deleteWriteOnce(o.key);
+		deleted.push(o.key);
+	}
+	deleted.push(...((await p.storage.sweep?.(prefix, 0)) ?? []));
+	return deleted;
+}
+
+async function deleteAll(p: BaseParts, kbId: string, sessions: string[]): Promise<string[]> {
+	const deleted: string[] = [];
+	const external = p.external();
+	if (external) {
+		const ids: string[] = [];
+		for (const s of sessions) ids.push(...(await capturedChunks(p, kbId, s)).chunkIds);
+		await external.remove(ids);
+	}
+	// Configuration first: a capture or sync that still holds it fails its compare-and-swap.
+	await p.configs.delete(p.configKey);
+	deleted.push(p.configKey);
+	deleted.push(...(await p.index(kbId).clear()));
+	const kbPrefix = knowledgeBasePrefix(kbId, p.keyPrefix);
+	for (const o of await p.storage.list(kbPrefix)) {
+		await p.metadata.delete(o.key);
+		deleted.push(o.key);
+	}
+	const prefix = memoryBasePrefix(p.baseId, p.keyPrefix);
+	const leaseKeys = new Set([p.baseLeaseKey, ...sessions.map((s) => p.sessionLeaseKey(s))]);
+	deleted.push(...(await deleteUnder(p, prefix, leaseKeys)));
+	deleted.push(...((await p.storage.sweep?.(kbPrefix, 0)) ?? []));
+	deleted.push(...leaseKeys);
+	return deleted;
+}

@@ -1,0 +1,125 @@
+// What every Memory Base operation works on: the checked options, the keys, and the document stores of
+// one base. The operations (capture, sync, search, status, lifecycle) are functions over these parts.
+import { InvalidOptionError } from '../errors';
+import {
+	captureLogKey,
+	knowledgeBasePrefix,
+	memoryBaseConfigKey,
+	memoryBaseLeaseKey,
+	memoryBasePrefix,
+	memoryBaseSessionPrefix,
+	sessionLeaseKey,
+} from '../keys/layout';
+import { DocumentStore } from '../store/document-store';
+import type { MemoryStorage } from '../store/storage';
+import { checkChunking, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE } from './chunking';
+import { ExternalIndex } from './external-store';
+import { configCodec, logCodec, metadataCodec } from './records';
+import type { KnowledgeBaseMetadata, MemoryBaseConfig, SessionLog } from './records';
+import { DEFAULT_EMBEDDING_BATCH, DEFAULT_LEASE_MS } from './types';
+import type { Embedder, MemoryBaseOptions } from './types';
+import { EmbeddedIndex } from './vector-index';
+
+export function checkPositiveInt(option: string, value: number, min = 1): number {
+	if (!Number.isSafeInteger(value) || value < min)
+		throw new InvalidOptionError(option, `must be a whole number ≥ ${min}, got ${String(value)}`);
+	return value;
+}
+
+export class BaseParts {
+	readonly storage: MemoryStorage;
+	readonly baseId: string;
+	readonly keyPrefix?: string;
+	readonly options: MemoryBaseOptions;
+	readonly configs: DocumentStore<MemoryBaseConfig>;
+	readonly logs: DocumentStore<SessionLog>;
+	readonly metadata: DocumentStore<KnowledgeBaseMetadata>;
+	/** Write-once sealed blocks only (readWriteOnce, create): its codec is never used. */
+	readonly blocks: DocumentStore<unknown>;
+	readonly chunkSize: number;
+	readonly chunkOverlap: number;
+	readonly batchSize: number;
+	readonly leaseMs: number;
+	readonly maxAttempts: number;
+
+	constructor(options: MemoryBaseOptions) {
+		this.options = options;
+		this.storage = options.storage;
+		this.baseId = options.baseId;
+		this.keyPrefix = options.keyPrefix;
+		memoryBasePrefix(options.baseId, options.keyPrefix); // checks the ID now
+		if (options.knowledgeBaseId !== undefined)
+			knowledgeBasePrefix(options.knowledgeBaseId, options.keyPrefix);
+		this.chunkSize = options.chunkSize ?? DEFAULT_CHUNK_SIZE;
+		this.chunkOverlap = options.chunkOverlap ?? DEFAULT_CHUNK_OVERLAP;
+		checkChunking(this.chunkSize, this.chunkOverlap);
+		this.batchSize = checkPositiveInt(
+			'embeddingBatchSize',
+			options.embeddingBatchSize ?? DEFAULT_EMBEDDING_BATCH,
+		);
+		this.leaseMs = checkPositiveInt('leaseMs', options.leaseMs ?? DEFAULT_LEASE_MS, 100);
+		this.maxAttempts = checkPositiveInt('maxAttempts', options.maxAttempts ?? 12);
+		if (options.threshold !== undefined) checkPositiveInt('threshold', options.threshold);
+		if (options.vectorCacheBytes !== undefined)
+			checkPositiveInt('vectorCacheBytes', options.vectorCacheBytes);
+		const o = { maxAttempts: this.maxAttempts };
+		this.configs = new DocumentStore(this.storage, configCodec, o);
+		this.logs = new DocumentStore(this.storage, logCodec, o);
+		this.metadata = new DocumentStore(this.storage, metadataCodec, o);
+		this.blocks = new DocumentStore<unknown>(this.storage, configCodec);
+	}
+
+	get configKey(): string {
+		return memoryBaseConfigKey(this.baseId, this.keyPrefix);
+	}
+
+	get baseLeaseKey(): string {
+		return memoryBaseLeaseKey(this.baseId, this.keyPrefix);
+	}
+
+	logKey(sessionId: string): string {
+		return captureLogKey(this.baseId, sessionId, this.keyPrefix);
+	}
+
+	sessionLeaseKey(sessionId: string): string {
+		return sessionLeaseKey(this.baseId, sessionId, this.keyPrefix);
+	}
+
+	sessionPrefix(sessionId: string): string {
+		return memoryBaseSessionPrefix(this.baseId, sessionId, this.keyPrefix);
+	}
+
+	get vectorStoreKind(): 'embedded' | 'external' {
+		return this.options.vectorStore ? 'external' : 'embedded';
+	}
+
+	/** The base's configuration, or null when it was never created (or was deleted). */
+	async config(): Promise<MemoryBaseConfig | null> {
+		const { doc, version } = await this.configs.read(this.configKey);
+		return version === null ? null : doc;
+	}
+
+	/** The knowledge base the configuration names (or would name, once created). */
+	async knowledgeBaseId(config?: MemoryBaseConfig | null): Promise<string> {
+		const c = config === undefined ? await this.config() : config;
+		return c?.kb_id ?? this.options.knowledgeBaseId ?? this.baseId;
+	}
+
+	index(kbId: string): EmbeddedIndex {
+		return new EmbeddedIndex(this.storage, kbId, this.keyPrefix, this.maxAttempts, {
+			cacheBytes: this.options.vectorCacheBytes,
+		});
+	}
+
+	external(): ExternalIndex | undefined {
+		return this.options.vectorStore
+			? new ExternalIndex(this.options.vectorStore, this.baseId)
+			: undefined;
+	}
+
+	embedder(what: string): Embedder {
+		if (!this.options.embedder)
+			throw new InvalidOptionError('embedder', `${what} needs an embedding model`);
+		return this.options.embedder;
+	}
+}

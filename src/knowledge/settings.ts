@@ -1,0 +1,101 @@
+// A base's settings and its knowledge base's metadata: created on first use, changed by compare-and-swap.
+import {
+	DimensionMismatchError,
+	KnowledgeBaseInUseError,
+	MemoryBaseDeletingError,
+} from '../errors';
+import { knowledgeBaseMetadataKey } from '../keys/layout';
+import { checkPositiveInt } from './parts';
+import type { BaseParts } from './parts';
+import type { KnowledgeBaseMetadata, MemoryBaseConfig } from './records';
+import { DEFAULT_THRESHOLD } from './types';
+
+/**
+ * Creates the base (and its knowledge base, flagged is_memory_base) when missing, or changes its
+ * settings. Costs one conditional read when nothing changes. A new threshold is only compared with
+ * the pending count at the next capture: nothing is ingested because of the change itself, and a
+ * running sync keeps the range it took.
+ */
+export async function configure(
+	p: BaseParts,
+	settings: { threshold?: number; autoCapture?: boolean } = {},
+): Promise<MemoryBaseConfig> {
+	if (settings.threshold !== undefined) checkPositiveInt('threshold', settings.threshold);
+	let created = false;
+	const result = await p.configs.update(p.configKey, (cur) => {
+		const now = new Date().toISOString();
+		if (cur.version === null) {
+			created = true;
+			return {
+				base_id: p.baseId,
+				kb_id: p.options.knowledgeBaseId ?? p.baseId,
+				threshold: settings.threshold ?? p.options.threshold ?? DEFAULT_THRESHOLD,
+				auto_capture: settings.autoCapture ?? p.options.autoCapture ?? true,
+				created_at: now,
+				updated_at: now,
+			};
+		}
+		if (cur.doc.deleting) throw new MemoryBaseDeletingError(p.baseId);
+		const threshold = settings.threshold ?? cur.doc.threshold;
+		const auto = settings.autoCapture ?? cur.doc.auto_capture;
+		if (threshold === cur.doc.threshold && auto === cur.doc.auto_capture) return undefined;
+		return { ...cur.doc, threshold, auto_capture: auto, updated_at: now };
+	});
+	const config = result.current.doc;
+	if (created) await ensureKnowledgeBase(p, config.kb_id);
+	return config;
+}
+
+/** The knowledge base's metadata, created when missing; refused when it belongs to something else. */
+export async function ensureKnowledgeBase(
+	p: BaseParts,
+	kbId: string,
+): Promise<KnowledgeBaseMetadata> {
+	const key = knowledgeBaseMetadataKey(kbId, p.keyPrefix);
+	const result = await p.metadata.update(key, (cur) => {
+		if (cur.version !== null) {
+			if (!cur.doc.is_memory_base || cur.doc.memory_base_id !== p.baseId)
+				throw new KnowledgeBaseInUseError(
+					kbId,
+					cur.doc.is_memory_base ? cur.doc.memory_base_id : undefined,
+				);
+			return undefined;
+		}
+		const now = new Date().toISOString();
+		return {
+			kb_id: kbId,
+			is_memory_base: true,
+			memory_base_id: p.baseId,
+			vector_store: p.vectorStoreKind,
+			dimensions: null,
+			chunk_size: p.chunkSize,
+			chunk_overlap: p.chunkOverlap,
+			created_at: now,
+			updated_at: now,
+		};
+	});
+	return result.current.doc;
+}
+
+/** Records the vector dimensions (first ingestion); other dimensions than recorded are refused. */
+export async function recordDimensions(
+	p: BaseParts,
+	kbId: string,
+	dimensions: number,
+	reset = false,
+): Promise<void> {
+	const key = knowledgeBaseMetadataKey(kbId, p.keyPrefix);
+	await p.metadata.update(key, (cur) => {
+		if (cur.version === null) return undefined;
+		if (cur.doc.dimensions === dimensions && cur.doc.vector_store === p.vectorStoreKind)
+			return undefined;
+		if (!reset && cur.doc.dimensions !== null && cur.doc.dimensions !== dimensions)
+			throw new DimensionMismatchError(kbId, cur.doc.dimensions, dimensions);
+		return {
+			...cur.doc,
+			dimensions,
+			vector_store: p.vectorStoreKind,
+			updated_at: new Date().toISOString(),
+		};
+	});
+}

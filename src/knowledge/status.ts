@@ -1,0 +1,150 @@
+// Status: where each session's sync stands, whether a sync runs, and whether the index still holds
+// what the logs say was processed (a mismatch that Regenerate repairs).
+import { knowledgeBaseMetadataKey } from '../keys/layout';
+import { validateId } from '../keys/ids';
+import { listSessions } from './capture-log';
+import { isFresh, readLease } from './lease';
+import type { BaseParts } from './parts';
+import { emptyLog } from './records';
+import type { SessionLog } from './records';
+import { PARALLEL } from './types';
+import type { BaseStatus, SessionStatus } from './types';
+import type { IndexStats } from './vector-index';
+
+/** Each session's log (null when it has none) and whether a sync of it runs. */
+async function readSessions(p: BaseParts, ids: string[]) {
+	const out: Array<{ log: SessionLog | null; running: boolean }> = [];
+	for (let i = 0; i < ids.length; i += PARALLEL) {
+		const batch = ids.slice(i, i + PARALLEL);
+		const read = await Promise.all(
+			batch.map(async (s) => {
+				const [log, lease] = await Promise.all([
+					p.logs.read(p.logKey(s)),
+					readLease(p.storage, p.sessionLeaseKey(s)),
+				]);
+				return {
+					log: log.version === null ? null : log.doc,
+					running: !!lease && isFresh(lease.lease),
+				};
+			}),
+		);
+		out.push(...read);
+	}
+	return out;
+}
+
+/** What the index holds against what the logs say was processed. */
+interface IndexHealth {
+	stats?: IndexStats;
+	/** A connected store that holds nothing of this base although messages were processed. */
+	externalEmpty: boolean;
+	/** Sessions with rows in segments storage lost. */
+	missingSessions: Set<string>;
+	dims: number | null;
+}
+
+async function indexHealth(p: BaseParts, kbId: string, processed: number): Promise<IndexHealth> {
+	const meta = await p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix));
+	const dims = meta.version === null ? null : meta.doc.dimensions;
+	const external = p.external();
+	const missingSessions = new Set<string>();
+	if (external) {
+		const externalEmpty = processed > 0 && (dims === null || !(await external.holdsAny(dims)));
+		return { externalEmpty, missingSessions, dims };
+	}
+	const index = p.index(kbId);
+	const stats = await index.stats();
+	const manifest = await index.readManifest();
+	const missing = new Set(stats.missing);
+	for (const ref of manifest.version === null ? [] : manifest.doc.segments)
+		if (missing.has(ref.key)) ref.sessions.forEach((s) => missingSessions.add(s));
+	return { stats, externalEmpty: false, missingSessions, dims };
+}
+
+function sessionStatus(
+	p: BaseParts,
+	sessionId: string,
+	found: { log: SessionLog | null; running: boolean },
+	health: IndexHealth,
+): SessionStatus {
+	const log = found.log ?? emptyLog(sessionId, '');
+	const lacking = p.external()
+		? health.externalEmpty
+		: (health.stats?.bySession[sessionId] ?? 0) === 0 || health.missingSessions.has(sessionId);
+	return {
+		sessionId,
+		cursor: log.cursor,
+		cursorMessageId: log.cursor_message_id,
+		totalProcessed: log.total_processed,
+		lastSyncAt: log.last_sync_at,
+		captured: log.next_seq - 1,
+		pending: log.next_seq - 1 - log.cursor,
+		syncRunning: found.running,
+		mismatch: log.total_processed > 0 && lacking,
+	};
+}
+
+/** Why the index does not hold what metadata says was processed; null when it does. */
+function mismatchReason(
+	processed: number,
+	health: IndexHealth,
+	sessions: SessionStatus[],
+): string | null {
+	if (processed === 0) return null;
+	const { stats } = health;
+	const said = `metadata says ${processed} message(s) were processed, but`;
+	if (health.externalEmpty) return `${said} the vector store holds none of this base`;
+	if (stats && !stats.exists) return `${said} the vector index is missing`;
+	if (stats && stats.missing.length > 0)
+		return `the vector index lost ${stats.missing.length} of its ${stats.segments} segment(s)`;
+	if (stats && stats.vectors === 0) return `${said} the vector index is empty`;
+	const lacking = sessions.filter((s) => s.mismatch).map((s) => JSON.stringify(s.sessionId));
+	if (lacking.length > 0)
+		return `the vector index holds nothing of session(s) ${lacking.join(', ')}, which metadata says were processed`;
+	return null;
+}
+
+/**
+ * Per session: cursor, total processed, last sync time, pending count, whether a sync runs; and a
+ * mismatch flag when metadata says messages were processed but the index is missing, empty, lost
+ * segments, or holds none of a session's chunks (Regenerate rebuilds it).
+ */
+export async function status(
+	p: BaseParts,
+	options: { sessionId?: string } = {},
+): Promise<BaseStatus> {
+	const config = await p.config();
+	const kbId = await p.knowledgeBaseId(config);
+	const ids =
+		options.sessionId !== undefined
+			? [validateId('session_id', options.sessionId)]
+			: await listSessions(p);
+	const found = await readSessions(p, ids);
+	const baseLease = await readLease(p.storage, p.baseLeaseKey);
+	const processed = found.reduce((n, f) => n + (f.log?.total_processed ?? 0), 0);
+	const health = await indexHealth(p, kbId, processed);
+	const sessions = ids.map((id, i) => sessionStatus(p, id, found[i], health));
+	const reason = mismatchReason(processed, health, sessions);
+	const { stats } = health;
+	return {
+		baseId: p.baseId,
+		knowledgeBaseId: kbId,
+		exists: config !== null,
+		threshold: config?.threshold ?? null,
+		autoCapture: config?.auto_capture ?? null,
+		vectorStore: p.vectorStoreKind,
+		index: stats
+			? {
+					exists: stats.exists,
+					vectors: stats.vectors,
+					segments: stats.segments,
+					missingSegments: stats.missing.length,
+				}
+			: null,
+		dimensions: health.dims,
+		syncRunning: (!!baseLease && isFresh(baseLease.lease)) || found.some((f) => f.running),
+		mismatch: reason !== null,
+		mismatchReason: reason,
+		sessions,
+	};
+}

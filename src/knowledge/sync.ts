@@ -1,0 +1,205 @@
+// Sync: what a session captured past its cursor goes into the knowledge base, then the cursor moves,
+// last, and only if nobody moved it meanwhile. Failures leave the cursor: the retry re-ingests from it
+// and its chunks replace their earlier copies (chunk IDs derive from message IDs).
+import { MemoryBaseDeletingError, SyncCancelledError } from '../errors';
+import { validateId } from '../keys/ids';
+import { chunksOf, mergeProcessed, readMessages } from './capture-log';
+import type { HeldLease } from './lease';
+import { locked } from './locks';
+import type { BaseParts } from './parts';
+import { emptyLog } from './records';
+import type { CapturedMessage, SealedRange, SessionLog } from './records';
+import { configure, ensureKnowledgeBase, recordDimensions } from './settings';
+import type { Embedder, SessionSyncResult, SyncResult } from './types';
+import { normaliseRows, SEGMENT_MAX_VECTORS } from './vector-segment';
+import type { IndexedChunk } from './vector-segment';
+
+export function summary(p: BaseParts, sessions: SessionSyncResult[]): SyncResult {
+	return {
+		baseId: p.baseId,
+		sessions,
+		messages: sessions.reduce((n, s) => n + s.messages, 0),
+		chunks: sessions.reduce((n, s) => n + s.chunks, 0),
+	};
+}
+
+/**
+ * Ingests what is pending (the seed's flush), whatever the threshold: one session, or every session
+ * of the base. SyncRunningError when a sync of that session, or of the whole base, is running.
+ */
+export async function sync(
+	p: BaseParts,
+	options: { sessionId?: string } = {},
+): Promise<SyncResult> {
+	const sessionId =
+		options.sessionId === undefined ? undefined : validateId('session_id', options.sessionId);
+	const embedder = p.embedder('Sync');
+	const config = await p.config();
+	if (config?.deleting) throw new MemoryBaseDeletingError(p.baseId);
+	const operation = sessionId === undefined ? 'sync of the whole base' : 'sync';
+	return locked(p, sessionId, operation, async (sessions, leases) => {
+		const kbId = config?.kb_id ?? (await configure(p)).kb_id;
+		await ensureKnowledgeBase(p, kbId);
+		const results: SessionSyncResult[] = [];
+		for (const s of sessions)
+			results.push(await ingest(p, s, kbId, embedder, leases.sessions.get(s) as HeldLease));
+		return summary(p, results);
+	});
+}
+
+/** Between batches: the lock is still ours, and the base is not being deleted with cancellation. */
+async function checkpoint(p: BaseParts, sessionId: string, lease: HeldLease): Promise<void> {
+	lease.check();
+	const config = await p.config();
+	if (config?.deleting?.mode === 'cancel') throw new SyncCancelledError(p.baseId, sessionId);
+}
+
+/** Embeds chunks in batches and hands them to the index; returns when the index confirmed them all. */
+async function embedAll(
+	p: BaseParts,
+	sessionId: string,
+	kbId: string,
+	chunks: IndexedChunk[],
+	embedder: Embedder,
+	lease: HeldLease,
+): Promise<void> {
+	const external = p.external();
+	const index = external ? undefined : p.index(kbId);
+	let dims: number | undefined;
+	let held: IndexedChunk[] = [];
+	let heldRows: number[][] = [];
+	const flush = async () => {
+		if (held.length === 0) return;
+		await index?.add(held, heldRows);
+		held = [];
+		heldRows = [];
+	};
+	for (let i = 0; i < chunks.length; i += p.batchSize) {
+		await checkpoint(p, sessionId, lease);
+		const batch = chunks.slice(i, i + p.batchSize);
+		let rows: number[][];
+		try {
+			rows = await embedder.embedDocuments(batch.map((c) => c.text));
+		} catch (error) {
+			// What was embedded is kept (the retry replaces it: same chunk IDs); the cursor stays.
+			await flush().catch(() => {});
+			throw error;
+		}
+		const checked = normaliseRows(rows, batch.length, dims); // count, dimensions, numbers
+		dims ??= checked.length / batch.length;
+		if (i === 0) await recordDimensions(p, kbId, dims);
+		if (external) await external.add(batch, rows);
+		else {
+			held.push(...batch);
+			heldRows.push(...rows);
+			if (held.length >= SEGMENT_MAX_VECTORS) await flush();
+		}
+	}
+	await flush();
+}
+
+/**
+ * Whether the log still holds what a merge covered as it was: the blocks it replaces, and its inline
+ * part still inline (a capture meanwhile may have sealed it into a block of its own).
+ */
+function stillMergeable(d: SessionLog, merged: { block: SealedRange; replaces: SealedRange[] }) {
+	const keys = new Set(d.sealed.map((b) => b.key));
+	if (!merged.replaces.every((b) => keys.has(b.key))) return false;
+	const inlineFrom = merged.replaces.length
+		? merged.replaces[merged.replaces.length - 1].last + 1
+		: merged.block.first;
+	if (inlineFrom > merged.block.last) return true;
+	return d.messages[0]?.seq === inlineFrom && d.messages.some((m) => m.seq === merged.block.last);
+}
+
+/** The log with its cursor moved to `to`, and `merged` swapped in for the blocks it replaces. */
+function advanced(
+	d: SessionLog,
+	to: number,
+	last: CapturedMessage,
+	merged: { block: SealedRange; replaces: SealedRange[] } | undefined,
+	now: string,
+	from: number,
+): SessionLog {
+	let { sealed, messages } = d;
+	if (merged && stillMergeable(d, merged)) {
+		const gone = new Set(merged.replaces.map((b) => b.key));
+		const at = d.sealed.findIndex((b) => gone.has(b.key));
+		sealed = d.sealed.filter((b) => !gone.has(b.key));
+		sealed.splice(at < 0 ? sealed.length : at, 0, merged.block);
+		messages = d.messages.filter((m) => m.seq > merged.block.last);
+	}
+	return {
+		...d,
+		cursor: to,
+		cursor_message_id: last.id,
+		total_processed: d.total_processed + (to - from),
+		last_sync_at: now,
+		updated_at: now,
+		sealed,
+		messages,
+	};
+}
+
+/**
+ * One session's sync, its lock held. Takes the range (cursor, last captured] at its start; messages
+ * captured meanwhile wait for the next sync. Only once the index confirmed every chunk is the cursor
+ * moved (one compare-and-swap of the log, the last write), and only if nobody moved it meanwhile.
+ */
+export async function ingest(
+	p: BaseParts,
+	sessionId: string,
+	kbId: string,
+	embedder: Embedder,
+	lease: HeldLease,
+): Promise<SessionSyncResult> {
+	const key = p.logKey(sessionId);
+	const start = await p.logs.read(key);
+	const log = start.version === null ? emptyLog(sessionId, new Date().toISOString()) : start.doc;
+	const from = log.cursor;
+	const to = log.next_seq - 1;
+	const result = (messages: number, chunks: number, after: SessionLog): SessionSyncResult => ({
+		sessionId,
+		messages,
+		chunks,
+		from,
+		cursor: after.cursor,
+		totalProcessed: after.total_processed,
+		lastSyncAt: after.last_sync_at,
+		pending: after.next_seq - 1 - after.cursor,
+	});
+	if (to <= from) return result(0, 0, log);
+	const messages = await readMessages(p, log, from + 1, to);
+	const chunks = chunksOf(p, kbId, sessionId, messages);
+	await embedAll(p, sessionId, kbId, chunks, embedder, lease);
+	// Every chunk is confirmed by the index. The cursor goes last, if the lock is still ours.
+	await checkpoint(p, sessionId, lease);
+	await lease.confirm();
+	const merged = await mergeProcessed(p, sessionId, log, to);
+	let moved = true;
+	const now = new Date().toISOString();
+	const committed = await p.logs.update(key, (cur) => {
+		if (cur.version === null) throw new SyncCancelledError(p.baseId, sessionId);
+		if (cur.doc.epoch !== log.epoch || cur.doc.cursor !== from) {
+			moved = false;
+			return undefined;
+		}
+		return advanced(cur.doc, to, messages[messages.length - 1], merged, now, from);
+	});
+	const after = committed.current.doc;
+	await dropUnlisted(p, after, merged);
+	return moved ? result(messages.length, chunks.length, after) : result(0, 0, after);
+}
+
+/** After the swap: the blocks a merge replaced are gone from the log, or the merge's block is unused. */
+async function dropUnlisted(
+	p: BaseParts,
+	after: SessionLog,
+	merged: { block: SealedRange; replaces: SealedRange[] } | undefined,
+): Promise<void> {
+	if (!merged) return;
+	const listed = new Set(after.sealed.map((b) => b.key));
+	const unused = listed.has(merged.block.key) ? merged.replaces : [merged.block];
+	for (const b of unused)
+		if (!listed.has(b.key)) await p.blocks.deleteWriteOnce(b.key).catch(() => {});
+}

@@ -1,0 +1,186 @@
+// The Memory Base's public shapes: options, inputs and results of its operations, and its defaults.
+import type { MemoryStorage } from '../store/storage';
+import type { ExternalVectorStore } from './external-store';
+
+/** An embedding model (n8n's embedding sub-nodes hand over LangChain Embeddings; duck-typed). */
+export interface Embedder {
+	embedDocuments(texts: string[]): Promise<number[][]>;
+	embedQuery(text: string): Promise<number[]>;
+}
+
+export function isEmbedder(value: unknown): value is Embedder {
+	const e = value as Embedder;
+	return (
+		typeof e === 'object' &&
+		e !== null &&
+		typeof e.embedDocuments === 'function' &&
+		typeof e.embedQuery === 'function'
+	);
+}
+
+export const DEFAULT_THRESHOLD = 10;
+/** Chunks per embedDocuments call. */
+export const DEFAULT_EMBEDDING_BATCH = 64;
+/** How long a sync lock lasts without renewal (renewed every third of it while its holder works). */
+export const DEFAULT_LEASE_MS = 120_000;
+/**
+ * Captured messages kept inline in a session log: past this, a capture first moves the inline ones
+ * into a write-once sealed block, so no capture rewrites more than this many messages.
+ */
+export const SEAL_AT = 32;
+/** Inline bytes (UTF-8 text) past which a capture seals, whatever the count: long outputs seal sooner. */
+export const SEAL_AT_BYTES = 32 * 1024;
+/** Parallel reads and lock takes. */
+export const PARALLEL = 16;
+
+export interface MemoryBaseOptions {
+	storage: MemoryStorage;
+	/** The base's ID (in n8n: the workflow ID by default; Flow = workflow). */
+	baseId: string;
+	keyPrefix?: string;
+	/** Its knowledge base's ID (default: the base ID), used when the base is created. */
+	knowledgeBaseId?: string;
+	/** Needed to sync, regenerate and search. */
+	embedder?: Embedder;
+	/** Instead of the embedded index: a connected vector store (LangChain VectorStore, duck-typed). */
+	vectorStore?: ExternalVectorStore;
+	/** Settings a new base is created with (see configure() to change them). */
+	threshold?: number;
+	autoCapture?: boolean;
+	/** Characters per chunk (default 1,000) and overlap (default 100), as Langflow's memory base. */
+	chunkSize?: number;
+	chunkOverlap?: number;
+	/** Chunks per embedDocuments call (default 64). */
+	embeddingBatchSize?: number;
+	/** Sync lock duration in ms (default 120,000): a crashed sync blocks the next one at most this long. */
+	leaseMs?: number;
+	/** Compare-and-swap attempts per document (default 12). */
+	maxAttempts?: number;
+	/**
+	 * Bytes of this base's decoded index segments the process may keep (default: up to the process-wide
+	 * vector cache, LLM_MEMORY_VECTOR_CACHE_MB, 512 MiB). It caps this base only; other bases keep theirs.
+	 */
+	vectorCacheBytes?: number;
+}
+
+/** A JSON value kept with a captured message (the caller's own reference to its source). */
+export type CaptureMetadata = Record<string, unknown>;
+
+/** One message to capture, with what the caller wants to find it by again. */
+export interface CaptureMessageInput {
+	text: string;
+	/** Who said it ("user", "assistant", …); kept as given. */
+	role?: string;
+	/** Kept with the message and returned by search (e.g. the chat message's ID), at most 4 KiB as JSON. */
+	metadata?: CaptureMetadata;
+}
+
+export interface CaptureInput {
+	sessionId: string;
+	/** The execution (stride) the outputs come from. */
+	runId: string;
+	/** This run's outputs for the session; empty texts are skipped. */
+	texts?: string[];
+	/** The same with a role and metadata each (used instead of, or after, `texts`). */
+	messages?: CaptureMessageInput[];
+}
+
+export interface SessionSyncResult {
+	sessionId: string;
+	/** Messages ingested by this sync (the range it took at its start). */
+	messages: number;
+	chunks: number;
+	/** The cursor before and after. */
+	from: number;
+	cursor: number;
+	totalProcessed: number;
+	lastSyncAt: string | null;
+	/** Messages captured but not (yet) ingested, after this sync. */
+	pending: number;
+}
+
+export interface SyncResult {
+	baseId: string;
+	sessions: SessionSyncResult[];
+	messages: number;
+	chunks: number;
+}
+
+export interface CaptureResult {
+	sessionId: string;
+	/** Messages this capture added (0 for an empty stride or a repeated capture of the same run). */
+	captured: number;
+	/** The IDs of the messages this capture stored, in input order (empty texts left out). */
+	ids: string[];
+	/** Messages ever captured for the session. */
+	total: number;
+	pending: number;
+	processed: number;
+	threshold: number;
+	autoCapture: boolean;
+	/** The sync this capture ran (pending reached the threshold with auto capture on). */
+	sync?: SessionSyncResult;
+	/** Why that sync did not run or failed; the stride is captured all the same and waits for the next sync. */
+	syncError?: Error;
+}
+
+export interface SearchMatch {
+	text: string;
+	score: number;
+	sessionId: string;
+	runId: string;
+	messageId: string;
+	seq: number;
+	chunkIndex: number;
+	capturedAt: string;
+	/** What the capture said of the message (omitted when it said nothing). */
+	role?: string;
+	metadata?: CaptureMetadata;
+}
+
+export interface SessionStatus {
+	sessionId: string;
+	cursor: number;
+	cursorMessageId: string | null;
+	totalProcessed: number;
+	lastSyncAt: string | null;
+	captured: number;
+	pending: number;
+	syncRunning: boolean;
+	/** Metadata says messages were processed, but the index holds none of this session's (or lost some). */
+	mismatch: boolean;
+}
+
+export interface BaseStatus {
+	baseId: string;
+	knowledgeBaseId: string;
+	exists: boolean;
+	threshold: number | null;
+	autoCapture: boolean | null;
+	vectorStore: 'embedded' | 'external';
+	/** Embedded index only (an external store is not counted). */
+	index: { exists: boolean; vectors: number; segments: number; missingSegments: number } | null;
+	dimensions: number | null;
+	syncRunning: boolean;
+	mismatch: boolean;
+	mismatchReason: string | null;
+	sessions: SessionStatus[];
+}
+
+export interface DeleteResult {
+	baseId: string;
+	deleted: number;
+	/** Syncs that were running when the deletion started. */
+	waitedFor: number;
+}
+
+export interface ForgetResult {
+	baseId: string;
+	sessionId: string;
+	/** Captured messages removed. */
+	messages: number;
+	/** Vectors (chunks) removed from the index. */
+	vectors: number;
+	/** Storage keys deleted. */
+	deleted: string[];
+}

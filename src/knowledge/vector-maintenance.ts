@@ -1,0 +1,161 @@
+// Keeping the embedded vector index small and exact: forgetting a session's rows for good, sweeping
+// segments nobody lists, and merging small segments. Each rewrites write-once segments and swaps them
+// into the manifest by compare-and-swap; a concurrent change of the same segments makes it start over
+// (forget) or give up (compaction).
+import { ConflictError, FlushConflictError, IndexDamagedError } from '../errors';
+import { vectorSegmentsPrefix } from '../keys/layout';
+import type { SegmentRef } from './records';
+import type { EmbeddedIndex } from './vector-index';
+import { COMPACT_BELOW, copyRows, MAX_SEGMENTS } from './vector-segment';
+import type { IndexedChunk, Segment } from './vector-segment';
+
+/**
+ * Removes one session's chunks for good (text and vectors): each segment listing the session is
+ * rewritten without its rows, or dropped when nothing else is in it, swapped into the manifest by
+ * compare-and-swap, then deleted. Segments are write-once, so a concurrent compaction of one of them
+ * makes the swap fail and the whole pass start over on the new manifest. Returns the rows removed.
+ */
+export async function forgetSessionRows(
+	index: EmbeddedIndex,
+	sessionId: string,
+	maxAttempts: number,
+): Promise<number> {
+	for (let attempt = 1; ; attempt++) {
+		const manifest = await index.readManifest();
+		if (manifest.version === null) return 0;
+		const refs = manifest.doc.segments.filter((s) => s.sessions.includes(sessionId));
+		if (refs.length === 0) return 0;
+		const dims = manifest.doc.dimensions;
+		const replaced = new Map<string, { ref: SegmentRef; segment: Segment } | null>();
+		let removed = 0;
+		for (const ref of refs) {
+			const seg = await index.readSegment(ref.key);
+			if (!seg) throw new IndexDamagedError(index.kbId, [ref.key]);
+			const rows = seg.chunks.flatMap((c, r) => (c.session_id === sessionId ? [] : [r]));
+			removed += seg.chunks.length - rows.length;
+			if (rows.length === 0) {
+				replaced.set(ref.key, null);
+				continue;
+			}
+			const chunks = rows.map((r) => seg.chunks[r]);
+			const vectors = copyRows(
+				rows.map((row) => ({ seg, row })),
+				dims,
+			);
+			replaced.set(ref.key, await index.writeSegment(dims, chunks, vectors));
+		}
+		const result = await index.manifests.update(index.manifestKey, (cur) => {
+			if (cur.version === null) return undefined;
+			const keys = new Set(cur.doc.segments.map((s) => s.key));
+			if (![...replaced.keys()].every((k) => keys.has(k))) return undefined;
+			return {
+				...cur.doc,
+				segments: cur.doc.segments.flatMap((s) => {
+					if (!replaced.has(s.key)) return [s];
+					const next = replaced.get(s.key);
+					return next ? [next.ref] : [];
+				}),
+				updated_at: new Date().toISOString(),
+			};
+		});
+		const fresh = [...replaced.values()].flatMap((r) => (r ? [r] : []));
+		if (!result.written) {
+			for (const r of fresh) await index.storage.delete(r.ref.key).catch(() => {});
+			if (result.current.version === null) return 0;
+			if (attempt >= maxAttempts) throw new FlushConflictError(index.manifestKey, attempt);
+			continue;
+		}
+		for (const r of fresh) index.cacheSegment(r.segment);
+		for (const key of replaced.keys()) {
+			index.uncacheSegment(key);
+			await index.storage.delete(key);
+		}
+		return removed;
+	}
+}
+
+/**
+ * Deletes segments the manifest does not list and nobody wrote for `olderThanMs`: what a writer
+ * killed between writing a segment and listing it (or between a swap and its deletes) left behind.
+ */
+export async function sweepOrphanSegments(
+	index: EmbeddedIndex,
+	olderThanMs: number,
+): Promise<string[]> {
+	const manifest = await index.readManifest();
+	const listed = new Set(manifest.version === null ? [] : manifest.doc.segments.map((s) => s.key));
+	const cutoff = new Date(Date.now() - olderThanMs);
+	const swept: string[] = [];
+	const prefix = vectorSegmentsPrefix(index.kbId, index.keyPrefix);
+	for (const o of await index.storage.list(prefix)) {
+		if (listed.has(o.key) || o.lastModified > cutoff) continue;
+		try {
+			await index.storage.delete(o.key, { ifUnmodifiedSince: cutoff });
+		} catch (error) {
+			if (error instanceof ConflictError) continue; // written again meanwhile: not an orphan
+			throw error;
+		}
+		index.uncacheSegment(o.key);
+		swept.push(o.key);
+	}
+	return swept;
+}
+
+/**
+ * Past MAX_SEGMENTS, merges a run of neighbouring small segments into one (superseded chunks dropped),
+ * swaps it into the manifest in their place, then deletes them. A concurrent change of that run
+ * abandons the merge. Failing to compact never fails the write that triggered it.
+ */
+export async function compactIndex(index: EmbeddedIndex): Promise<boolean> {
+	try {
+		const manifest = await index.readManifest();
+		if (manifest.version === null || manifest.doc.segments.length <= MAX_SEGMENTS) return false;
+		const refs = manifest.doc.segments;
+		const start = refs.findIndex((r) => r.count < COMPACT_BELOW);
+		if (start < 0) return false;
+		let end = start;
+		let total = 0;
+		while (end < refs.length && refs[end].count < COMPACT_BELOW && total < 2 * COMPACT_BELOW)
+			total += refs[end++].count;
+		if (end - start < 2) return false;
+		const run = refs.slice(start, end);
+		const loaded = await Promise.all(run.map((r) => index.readSegment(r.key)));
+		if (loaded.some((s) => s === null)) return false;
+		const dims = manifest.doc.dimensions;
+		const byId = new Map<string, { chunk: IndexedChunk; seg: Segment; row: number }>();
+		for (const seg of loaded as Segment[])
+			seg.chunks.forEach((chunk, row) => {
+				byId.delete(chunk.id); // a later copy wins, and takes the later place
+				byId.set(chunk.id, { chunk, seg, row });
+			});
+		const kept = [...byId.values()];
+		const written = await index.writeSegment(
+			dims,
+			kept.map((k) => k.chunk),
+			copyRows(kept, dims),
+		);
+		const merged = written.ref;
+		const result = await index.manifests.update(index.manifestKey, (cur) => {
+			if (cur.version === null) return undefined;
+			const at = cur.doc.segments.findIndex((s) => s.key === run[0].key);
+			const same = at >= 0 && run.every((r, i) => cur.doc.segments[at + i]?.key === r.key);
+			if (!same) return undefined;
+			const next = [...cur.doc.segments];
+			next.splice(at, run.length, merged);
+			return { ...cur.doc, segments: next, updated_at: merged.created_at };
+		});
+		if (!result.written) {
+			await index.storage.delete(merged.key);
+			return false;
+		}
+		index.cacheSegment(written.segment);
+		for (const r of run) {
+			index.uncacheSegment(r.key);
+			await index.storage.delete(r.key).catch(() => {});
+		}
+		return true;
+	} catch {
+		// Compaction is an optimisation: the segments it would have merged stay as they are.
+		return false;
+	}
+}

@@ -1,0 +1,201 @@
+// Segments of the embedded vector index: Float32 rows with their chunks, as stored (a binary file
+// with a JSON header) and as searched (rows in WebAssembly memory where SIMD is available).
+import { endianness } from 'node:os';
+
+import { CorruptDocumentError, EmbeddingError } from '../errors';
+import { simdAvailable, SimdRows } from './simd';
+
+/** One chunk of a captured message, as the index keeps it beside its vector. */
+export interface IndexedChunk {
+	/** Derived from the message ID (chunkId): the same chunk ingested twice has the same ID. */
+	id: string;
+	session_id: string;
+	message_id: string;
+	seq: number;
+	run_id: string;
+	chunk_index: number;
+	created_at: string;
+	text: string;
+	/** What the capture said of the message (see CapturedMessage). */
+	role?: string;
+	metadata?: Record<string, unknown>;
+}
+
+export interface VectorMatch extends IndexedChunk {
+	/** Cosine similarity with the query, −1 … 1. */
+	score: number;
+}
+
+/** A sync writes at most this many vectors per segment. */
+export const SEGMENT_MAX_VECTORS = 1024;
+/** Past this many segments, small neighbouring segments are merged. */
+export const MAX_SEGMENTS = 16;
+/** Segments below this many vectors are merged (into segments of up to about twice as many). */
+export const COMPACT_BELOW = 4096;
+/** Search results at most (top K). */
+export const MAX_TOP_K = 1000;
+
+const MAGIC = Buffer.from('LLMVEC01', 'latin1');
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+export interface Segment {
+	key: string;
+	dimensions: number;
+	chunks: IndexedChunk[];
+	/** count × dimensions, row after row, each row of length 1 (or 0); empty when `simd` holds them. */
+	vectors: Float32Array;
+	/** The rows in WebAssembly memory, where WebAssembly SIMD is available. */
+	simd?: SimdRows;
+	bytes: number;
+}
+
+/** Row r of a segment (its dimensions floats). */
+export function rowOf(seg: Segment, r: number): Float32Array {
+	return seg.simd
+		? seg.simd.row(r)
+		: seg.vectors.subarray(r * seg.dimensions, (r + 1) * seg.dimensions);
+}
+
+/** The picked rows of loaded segments, copied into one block (for a rewritten or merged segment). */
+export function copyRows(picks: Array<{ seg: Segment; row: number }>, dims: number): Float32Array {
+	const out = new Float32Array(picks.length * dims);
+	picks.forEach((p, i) => out.set(rowOf(p.seg, p.row), i * dims));
+	return out;
+}
+
+/** A decoded segment made ready to search: its rows moved into WebAssembly memory where it can. */
+export function prepare(seg: Segment): Segment {
+	if (seg.simd || !simdAvailable()) return seg;
+	const simd = new SimdRows(seg.vectors, seg.chunks.length, seg.dimensions);
+	return { ...seg, simd, vectors: new Float32Array(0) };
+}
+
+/** Encodes a segment: magic, header length, JSON header (chunks), padding to 4 bytes, Float32 LE rows. */
+export function encodeSegment(
+	dimensions: number,
+	chunks: IndexedChunk[],
+	vectors: Float32Array,
+): Buffer {
+	const header = Buffer.from(JSON.stringify({ dimensions, count: chunks.length, chunks }), 'utf8');
+	const start = MAGIC.length + 4 + header.length;
+	const pad = (4 - (start % 4)) % 4;
+	const out = Buffer.alloc(start + pad + vectors.length * 4);
+	MAGIC.copy(out, 0);
+	out.writeUInt32LE(header.length, MAGIC.length);
+	header.copy(out, MAGIC.length + 4);
+	const body = start + pad;
+	if (LITTLE_ENDIAN)
+		Buffer.from(vectors.buffer, vectors.byteOffset, vectors.byteLength).copy(out, body);
+	else for (let i = 0; i < vectors.length; i++) out.writeFloatLE(vectors[i], body + 4 * i);
+	return out;
+}
+
+/** Decodes a segment; anything inconsistent is a CorruptDocumentError naming its key. */
+export function decodeSegment(key: string, bytes: Uint8Array): Segment {
+	const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+	const fail = (detail: string): never => {
+		throw new CorruptDocumentError(key, detail);
+	};
+	if (buf.length < MAGIC.length + 4 || !buf.subarray(0, MAGIC.length).equals(MAGIC))
+		fail('not a vector segment');
+	const headerLength = buf.readUInt32LE(MAGIC.length);
+	const start = MAGIC.length + 4 + headerLength;
+	if (start > buf.length) fail('its header is cut short');
+	let header: { dimensions?: unknown; count?: unknown; chunks?: unknown };
+	try {
+		header = JSON.parse(buf.subarray(MAGIC.length + 4, start).toString('utf8'));
+	} catch {
+		return fail('its header is not JSON');
+	}
+	const { dimensions, count, chunks } = header;
+	if (!Number.isSafeInteger(dimensions) || (dimensions as number) < 1) fail('bad dimensions');
+	if (!Array.isArray(chunks) || chunks.length !== count || chunks.length === 0)
+		fail('bad chunk list');
+	const dims = dimensions as number;
+	const list = chunks as IndexedChunk[];
+	for (const c of list)
+		if (typeof c?.id !== 'string' || typeof c.session_id !== 'string' || typeof c.text !== 'string')
+			fail('a chunk without id, session_id or text');
+	const body = start + ((4 - (start % 4)) % 4);
+	const n = list.length * dims;
+	if (buf.length - body !== n * 4) fail(`${buf.length - body} bytes of vectors, expected ${n * 4}`);
+	let vectors: Float32Array;
+	if (LITTLE_ENDIAN && (buf.byteOffset + body) % 4 === 0)
+		vectors = new Float32Array(buf.buffer, buf.byteOffset + body, n);
+	else {
+		vectors = new Float32Array(n);
+		for (let i = 0; i < n; i++) vectors[i] = buf.readFloatLE(body + 4 * i);
+	}
+	return { key, dimensions: dims, chunks: list, vectors, bytes: buf.length };
+}
+
+/** Copies rows into one normalised Float32Array, checking count, dimensions and numbers. */
+export function normaliseRows(rows: unknown, count: number, dimensions?: number): Float32Array {
+	if (!Array.isArray(rows) || rows.length !== count)
+		throw new EmbeddingError(
+			`expected ${count} vectors, got ${Array.isArray(rows) ? rows.length : typeof rows}`,
+		);
+	const dims = dimensions ?? (rows[0] as ArrayLike<number> | undefined)?.length ?? 0;
+	if (!Number.isSafeInteger(dims) || dims < 1) throw new EmbeddingError('a vector without numbers');
+	const out = new Float32Array(count * dims);
+	rows.forEach((row: unknown, r) => {
+		const v = row as ArrayLike<number>;
+		if (!v || typeof v !== 'object' || v.length !== dims)
+			throw new EmbeddingError(`vector ${r} has ${v?.length ?? 'no'} dimensions, not ${dims}`);
+		let norm = 0;
+		for (let j = 0; j < dims; j++) {
+			const x = v[j];
+			if (typeof x !== 'number' || !Number.isFinite(x))
+				throw new EmbeddingError(`vector ${r} holds ${String(x)} at ${j}`);
+			norm += x * x;
+		}
+		const scale = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+		for (let j = 0; j < dims; j++) out[r * dims + j] = v[j] * scale;
+	});
+	return out;
+}
+
+/** Dot product of row `offset` of `v` with `q` (4 accumulators: about twice as fast as one); without SIMD. */
+export function dot(v: Float32Array, offset: number, q: Float32Array, dims: number): number {
+	const row = v.subarray(offset, offset + dims);
+	let s0 = 0;
+	let s1 = 0;
+	let s2 = 0;
+	let s3 = 0;
+	let j = 0;
+	for (; j + 3 < dims; j += 4) {
+		s0 += row[j] * q[j];
+		s1 += row[j + 1] * q[j + 1];
+		s2 += row[j + 2] * q[j + 2];
+		s3 += row[j + 3] * q[j + 3];
+	}
+	for (; j < dims; j++) s0 += row[j] * q[j];
+	return s0 + s1 + s2 + s3;
+}
+
+/** The k best (score, a, b) seen, kept sorted best first; ties keep the earlier one. */
+export class TopK {
+	private readonly scores: number[] = [];
+	private readonly refs: Array<[number, number]> = [];
+
+	constructor(private readonly k: number) {}
+
+	get min(): number {
+		return this.scores.length < this.k ? -Infinity : this.scores[this.scores.length - 1];
+	}
+
+	push(score: number, a: number, b: number): void {
+		let i = this.scores.length;
+		while (i > 0 && this.scores[i - 1] < score) i--;
+		this.scores.splice(i, 0, score);
+		this.refs.splice(i, 0, [a, b]);
+		if (this.scores.length > this.k) {
+			this.scores.pop();
+			this.refs.pop();
+		}
+	}
+
+	sorted(): Array<{ score: number; a: number; b: number }> {
+		return this.scores.map((score, i) => ({ score, a: this.refs[i][0], b: this.refs[i][1] }));
+	}
+}

@@ -1,0 +1,165 @@
+// Saving a version: create it at the first free number (create-only), then move the branch head by
+// compare-and-swap and raise the counter. Costs the same at any number of versions.
+import { KeyedQueue } from '../common/keyed-queue';
+import {
+	ConflictError,
+	InvalidInputError,
+	UnknownBranchError,
+	VersionConflictError,
+} from '../errors';
+import { isVersionNumber, MAX_VERSION_NUMBER, parseKey } from '../keys/layout';
+import type { Versioned } from '../store/document-store';
+import type { JsonValue } from './json';
+import { encodeVersionRecord } from './records';
+import type { VersionCounter, VersionRecord } from './records';
+import { MAIN_BRANCH } from './types';
+import type { VersionStore } from './version-store';
+
+/**
+ * Create-only attempts at consecutive numbers before a save lists the stored versions once to find the
+ * highest (only when the counter is far behind, e.g. deleted by hand; normally the first attempt lands).
+ */
+const STEPS_BEFORE_LISTING = 16;
+
+/**
+ * Saves on one branch by this process run one after another: each then starts from the head and counter
+ * the previous one left (read in parallel), instead of racing it and stepping past its number.
+ */
+const saves = new KeyedQueue();
+
+export function commit(
+	vs: VersionStore,
+	branch: string,
+	summary: string,
+	messageId: string | undefined,
+	dataText: string,
+	data: JsonValue,
+	expected: number | null | undefined,
+): Promise<VersionRecord> {
+	const headKey = vs.branchKey(branch);
+	return saves.run(`${vs.storage.describe()}\n${headKey}`, () =>
+		commitNow(vs, branch, headKey, summary, messageId, dataText, data, expected),
+	);
+}
+
+async function commitNow(
+	vs: VersionStore,
+	branch: string,
+	headKey: string,
+	summary: string,
+	messageId: string | undefined,
+	dataText: string,
+	data: JsonValue,
+	expected: number | null | undefined,
+): Promise<VersionRecord> {
+	const heads = vs.heads(branch);
+	const [head, counter] = await Promise.all([heads.read(headKey), vs.counters.read(vs.counterKey)]);
+	const createdAt = new Date().toISOString();
+	/** Versions this save created, by number: a head found at one of them is this save's own write. */
+	const mine = new Map<number, VersionRecord>();
+	let saved: VersionRecord | undefined;
+	let hint = counter.version === null ? 1 : counter.doc.next;
+	let counterWrite: Promise<void> = Promise.resolve();
+	let counterAssumed: Versioned<VersionCounter> | undefined = counter;
+	const result = await heads.update(
+		headKey,
+		async (current) => {
+			const at = current.version === null ? null : current.doc.version;
+			if (at !== null && mine.has(at)) {
+				// A compare-and-swap whose response was lost (and retried) did land.
+				saved = mine.get(at);
+				return undefined;
+			}
+			if (current.version === null && branch !== MAIN_BRANCH)
+				throw new UnknownBranchError(vs.scope, branch);
+			if (expected !== undefined && expected !== at)
+				throw new VersionConflictError(branch, expected, at);
+			const record = await allocate(
+				vs,
+				{ parent: at, summary, created_at: createdAt, message_id: messageId },
+				dataText,
+				data,
+				Math.max(hint, (at ?? 0) + 1),
+			);
+			hint = record.version + 1;
+			mine.set(record.version, record);
+			saved = record;
+			const next = hint;
+			const assumed = counterAssumed;
+			counterAssumed = undefined;
+			counterWrite = counterWrite.then(() => raiseCounter(vs, next, assumed));
+			return { branch, version: record.version, updated_at: createdAt };
+		},
+		head,
+	);
+	await counterWrite;
+	const record = saved as VersionRecord;
+	const after = result.current;
+	if (after.version !== null && after.doc.version === record.version)
+		vs.objects.remember(headKey, after.version, record);
+	return record;
+}
+
+/** Creates the version at the first free number from `start` (create-only, stepping on conflict). */
+async function allocate(
+	vs: VersionStore,
+	meta: Omit<VersionRecord, 'version' | 'data'>,
+	dataText: string,
+	data: JsonValue,
+	start: number,
+): Promise<VersionRecord> {
+	let n = start;
+	for (let steps = 0; ; steps++) {
+		if (steps === STEPS_BEFORE_LISTING) n = Math.max(n, (await highestStored(vs)) + 1);
+		if (!isVersionNumber(n))
+			throw new InvalidInputError(
+				'version',
+				`this conversation has used every version number up to ${MAX_VERSION_NUMBER}`,
+			);
+		const record: VersionRecord = {
+			version: n,
+			parent: meta.parent,
+			summary: meta.summary,
+			created_at: meta.created_at,
+			...(meta.message_id !== undefined ? { message_id: meta.message_id } : {}),
+			data,
+		};
+		try {
+			await vs.objects.create(vs.versionKey(n), encodeVersionRecord(record, dataText), record, {
+				reusableKey: true,
+			});
+			return record;
+		} catch (error) {
+			if (!(error instanceof ConflictError)) throw error;
+			n++;
+		}
+	}
+}
+
+/** The highest stored version number (0 if none), by listing: only when the counter is far behind. */
+async function highestStored(vs: VersionStore): Promise<number> {
+	let highest = 0;
+	for (const o of await vs.storage.list(`${vs.prefix}versions/`)) {
+		const parsed = parseKey(o.key, vs.keyPrefix);
+		if (parsed?.kind === 'version' && (parsed.version as number) > highest)
+			highest = parsed.version as number;
+	}
+	return highest;
+}
+
+/** Raises the counter to `next` (never lowers it). A hint only: failing to write it costs a later save a step. */
+async function raiseCounter(
+	vs: VersionStore,
+	next: number,
+	assumed?: Versioned<VersionCounter>,
+): Promise<void> {
+	try {
+		await vs.counters.update(
+			vs.counterKey,
+			(cur) => (cur.version !== null && cur.doc.next >= next ? undefined : { next }),
+			assumed,
+		);
+	} catch {
+		// The version and the head are saved; the next save steps past a stale counter.
+	}
+}

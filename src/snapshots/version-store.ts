@@ -1,0 +1,89 @@
+// The objects of one conversation's versioned data: keys, document stores, and reading versions and
+// heads. VersionedData (the public API) and saving (save.ts) work on these.
+import { CorruptDocumentError, InvalidOptionError, UnknownBranchError } from '../errors';
+import { branchKey, versionCounterKey, versionedDataPrefix, versionKey } from '../keys/layout';
+import { DocumentStore } from '../store/document-store';
+import type { Versioned } from '../store/document-store';
+import type { MemoryStorage } from '../store/storage';
+import { counterCodec, decodeVersionRecord, headCodec } from './records';
+import type { BranchHead, VersionCounter, VersionRecord } from './records';
+import { compileSchema } from './schema';
+import type { DataValidator } from './schema';
+import { MAIN_BRANCH } from './types';
+import type { VersionedDataOptions } from './types';
+
+export class VersionStore {
+	readonly storage: MemoryStorage;
+	readonly appId: string;
+	readonly conversationId: string;
+	readonly keyPrefix?: string;
+	protected readonly validate?: DataValidator;
+	readonly maxAttempts: number;
+	readonly objects: DocumentStore<unknown>;
+	readonly counters: DocumentStore<VersionCounter>;
+
+	constructor(options: VersionedDataOptions) {
+		this.storage = options.storage;
+		this.appId = options.appId;
+		this.conversationId = options.conversationId;
+		this.keyPrefix = options.keyPrefix;
+		versionedDataPrefix(options.appId, options.conversationId, options.keyPrefix); // checks the IDs now
+		if (options.schema !== undefined) this.validate = compileSchema(options.schema);
+		const maxAttempts = options.maxAttempts ?? 12;
+		if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1)
+			throw new InvalidOptionError('maxAttempts', 'must be a positive integer');
+		this.maxAttempts = maxAttempts;
+		// Version objects only (readObject, create): its codec is never used. A version is written
+		// once, but its number is reused after a delete or an overwriting import, so every read is
+		// re-validated with storage (a conditional read) instead of trusting this process's copy.
+		this.objects = new DocumentStore<unknown>(this.storage, counterCodec);
+		this.counters = new DocumentStore(this.storage, counterCodec, { maxAttempts });
+	}
+
+	/** `{app_id}/{conversation_id}`, as errors name it. */
+	get scope(): string {
+		return `${this.appId}/${this.conversationId}`;
+	}
+
+	/** `{prefix}versioned_data/{app_id}/{conversation_id}/`: every object of this conversation's versioned data. */
+	get prefix(): string {
+		return versionedDataPrefix(this.appId, this.conversationId, this.keyPrefix);
+	}
+
+	heads(branch: string): DocumentStore<BranchHead> {
+		return new DocumentStore(this.storage, headCodec(branch), { maxAttempts: this.maxAttempts });
+	}
+
+	versionKey(n: number): string {
+		return versionKey(this.appId, this.conversationId, n, this.keyPrefix);
+	}
+
+	branchKey(branch: string): string {
+		return branchKey(this.appId, this.conversationId, branch, this.keyPrefix);
+	}
+
+	get counterKey(): string {
+		return versionCounterKey(this.appId, this.conversationId, this.keyPrefix);
+	}
+
+	async readVersion(n: number): Promise<VersionRecord | null> {
+		const key = this.versionKey(n);
+		const got = await this.objects.readObject(key, (bytes) => decodeVersionRecord(key, bytes, n));
+		return got?.doc ?? null;
+	}
+
+	/** The head of a branch with its stored version, or null when the branch is "main" and nothing was saved yet. */
+	async headOf(branch: string): Promise<Versioned<BranchHead> | null> {
+		const head = await this.heads(branch).read(this.branchKey(branch));
+		if (head.version !== null) return head;
+		if (branch === MAIN_BRANCH) return null;
+		throw new UnknownBranchError(this.scope, branch);
+	}
+
+	async mustRead(n: number, referrer: string, what: string): Promise<VersionRecord> {
+		const record = await this.readVersion(n);
+		if (!record)
+			throw new CorruptDocumentError(referrer, `${what} version ${n}, which does not exist`);
+		return record;
+	}
+}
