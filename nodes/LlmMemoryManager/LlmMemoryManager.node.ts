@@ -8,9 +8,9 @@ import type {
 
 import { llmMemoryS3ApiTest } from '../shared/credential-test';
 import { ON_S3 } from '../shared/display';
+import { runItems } from '../shared/run-items';
 import { properties } from './description';
-import { executeOperations } from './methods/execute';
-import { subtitleExpression } from './resources';
+import { operationOf, subtitleExpression } from './resources';
 
 /** Reads and administers what LLM with Memory and LLM Memory Store keep, per resource and operation. */
 export class LlmMemoryManager implements INodeType {
@@ -41,6 +41,6 @@ export class LlmMemoryManager implements INodeType {
 	methods = { credentialTest: { llmMemoryS3ApiTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		return await executeOperations(this);
+		return [await runItems(this, async (i) => await operationOf(this, i).execute(this, i))];
 	}
 }

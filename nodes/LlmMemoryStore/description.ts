@@ -5,6 +5,7 @@ import {
 	conversationIdProperties,
 	gzipOption,
 	MEMORY_MODE_OPTIONS,
+	optionsCollection,
 	storageProperties,
 } from '../shared/descriptions';
 
@@ -71,12 +72,5 @@ export const properties: INodeProperties[] = [
 			'Token budget for the history, on top of the context window. The oldest whole turns are dropped first.',
 	},
 	...storageProperties({}),
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [gzipOption],
-	},
+	optionsCollection([gzipOption]),
 ];

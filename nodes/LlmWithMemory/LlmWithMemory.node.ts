@@ -1,6 +1,5 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type {
-	IDataObject,
 	IExecuteFunctions,
 	INodeExecutionData,
 	INodeType,
@@ -8,11 +7,11 @@ import type {
 } from 'n8n-workflow';
 
 import { WITH_MEMORY, ON_S3 } from '../shared/display';
-import { asNodeError, nodeError } from '../shared/errors';
 import { llmMemoryS3ApiTest } from '../shared/credential-test';
+import { runItems } from '../shared/run-items';
 import { properties } from './description';
-import { isChatModel } from './methods/model';
-import { runItem } from './methods/run-item';
+import { connectedChatModel } from './methods/model';
+import { itemOutput } from './methods/run-item';
 
 // No usableAsTool: n8n's generated tool variant has no inputs, so it could never reach its required Model.
 // eslint-disable-next-line @n8n/community-nodes/node-usable-as-tool
@@ -52,22 +51,7 @@ export class LlmWithMemory implements INodeType {
 	methods = { credentialTest: { llmMemoryS3ApiTest } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const items = this.getInputData();
-		const connected = await this.getInputConnectionData(NodeConnectionTypes.AiLanguageModel, 0);
-		const model = Array.isArray(connected) ? connected[0] : connected;
-		if (!isChatModel(model))
-			throw nodeError(this, 'Please connect a chat model to the Model input');
-		const out: INodeExecutionData[] = [];
-		for (let i = 0; i < items.length; i++) {
-			try {
-				out.push({ json: await runItem(this, i, model), pairedItem: { item: i } });
-			} catch (error) {
-				const failure = asNodeError(this, error, i);
-				if (!this.continueOnFail()) throw failure;
-				const partial = (error as { partialResult?: IDataObject }).partialResult ?? {};
-				out.push({ json: { ...partial, error: failure.message }, pairedItem: { item: i } });
-			}
-		}
-		return [out];
+		const model = await connectedChatModel(this);
+		return [await runItems(this, async (i) => await itemOutput(this, i, model))];
 	}
 }

@@ -1,16 +1,23 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_MAX_TOKEN_LIMIT, MAIN_BRANCH } from '../../src';
-import { WITH_MEMORY, WITHOUT_MEMORY } from '../shared/display';
+import {
+	PROMPT_DEFINED_BELOW,
+	PROMPT_FROM_CHAT_TRIGGER,
+	WITH_MEMORY,
+	WITHOUT_MEMORY,
+} from '../shared/display';
 import {
 	conversationIdProperties,
 	gzipOption,
 	jsonSchemaOption,
 	MEMORY_MODE_OPTIONS,
+	optionsCollection,
 	storageProperties,
 } from '../shared/descriptions';
+import type { ScopeMode } from '../shared/memory-scope';
 
-export type MemoryMode = 'none' | 'conversation' | 'node';
+export type MemoryMode = 'none' | ScopeMode;
 
 const promptProperties: INodeProperties[] = [
 	{
@@ -39,8 +46,8 @@ const promptProperties: INodeProperties[] = [
 		required: true,
 		default: '={{ $json.chatInput }}',
 		typeOptions: { rows: 2 },
-		disabledOptions: { show: { promptType: ['auto'] } },
-		displayOptions: { show: { promptType: ['auto'] } },
+		disabledOptions: { show: PROMPT_FROM_CHAT_TRIGGER },
+		displayOptions: { show: PROMPT_FROM_CHAT_TRIGGER },
 	},
 	{
 		displayName: 'Prompt (User Message)',
@@ -50,7 +57,7 @@ const promptProperties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. Hello, how can you help me?',
 		typeOptions: { rows: 2 },
-		displayOptions: { show: { promptType: ['define'] } },
+		displayOptions: { show: PROMPT_DEFINED_BELOW },
 	},
 	{
 		displayName: 'System Message',
@@ -165,13 +172,8 @@ const filesOption: INodeProperties = {
 		'Binary properties to send with the message (and keep in memory), comma-separated; * matches any suffix. Chat Trigger uploads arrive as data0, data1, …. Not set: the item’s images.',
 };
 
-const optionsCollection: INodeProperties = {
-	displayName: 'Options',
-	name: 'options',
-	type: 'collection',
-	placeholder: 'Add Option',
-	default: {},
-	options: [
+const memoryOptions = optionsCollection(
+	[
 		gzipOption,
 		filesOption,
 		{
@@ -214,24 +216,16 @@ const optionsCollection: INodeProperties = {
 			description: 'Most past turns to send, on top of the token budget',
 		},
 	],
-	displayOptions: { show: WITH_MEMORY },
-};
+	WITH_MEMORY,
+);
 
-const noMemoryOptions: INodeProperties = {
-	displayName: 'Options',
-	name: 'options',
-	type: 'collection',
-	placeholder: 'Add Option',
-	default: {},
-	options: [filesOption],
-	displayOptions: { show: WITHOUT_MEMORY },
-};
+const noMemoryOptions = optionsCollection([filesOption], WITHOUT_MEMORY);
 
 export const properties: INodeProperties[] = [
 	...promptProperties,
 	...memoryProperties,
 	...versionedDataProperties,
 	...storageProperties(WITH_MEMORY),
-	optionsCollection,
+	memoryOptions,
 	noMemoryOptions,
 ];

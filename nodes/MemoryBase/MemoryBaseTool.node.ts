@@ -9,10 +9,10 @@ import type {
 import { llmMemoryS3ApiTest } from '../shared/credential-test';
 import { conversationIdProperties, storageProperties } from '../shared/descriptions';
 import { ON_S3 } from '../shared/display';
+import { runOperation } from '../shared/operation';
 import { connectedEmbedder, connectedVectorStore } from './methods/connections';
 import { baseIdProperty, optionsProperty, sessionScopeProperty } from './operations/fields';
-import { perItem } from './operations/per-item';
-import { searchItem, searchProperties } from './operations/search';
+import { search, searchProperties } from './operations/search';
 
 /**
  * The Memory Base's Search as a tool for n8n's AI Agent: a sub-node with its own Embedding input (and an
@@ -83,6 +83,6 @@ export class MemoryBaseTool implements INodeType {
 			embedder: await connectedEmbedder(this),
 			vectorStore: await connectedVectorStore(this),
 		};
-		return [await perItem(this, (i) => searchItem(this, i, connections))];
+		return [await runOperation(this, search, connections)];
 	}
 }

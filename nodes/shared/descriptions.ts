@@ -1,8 +1,7 @@
-import type { IDisplayOptions, INodeProperties } from 'n8n-workflow';
+import type { INodeProperties } from 'n8n-workflow';
 
 import { ID_DEFINED_BELOW, ID_FROM_CHAT_TRIGGER, ON_LOCAL_DISK } from './display';
-
-type Show = IDisplayOptions['show'];
+import type { Show } from './display';
 
 /** Memory Mode: the two scopes (a node may add its own "none"). */
 export const MEMORY_MODE_OPTIONS = [
@@ -136,3 +135,16 @@ export const jsonSchemaOption: INodeProperties = {
 	description:
 		'A JSON Schema (draft-07, 2019-09 or 2020-12) every saved version must satisfy. Data that breaks it is not saved: the error names each field.',
 };
+
+/** Options: n8n's collection of rarely used settings (shown always, or where `show` says). */
+export function optionsCollection(options: INodeProperties[], show?: Show): INodeProperties {
+	return {
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		...(show ? { displayOptions: { show } } : {}),
+		options,
+	};
+}

@@ -3,9 +3,14 @@ import type { INode } from 'n8n-workflow';
 
 import {
 	ConversationExistsError,
+	DimensionMismatchError,
+	IndexDamagedError,
 	InvalidIdError,
 	MAX_ID_BYTES,
+	MemoryBaseDeletingError,
 	SchemaViolationError,
+	SyncCancelledError,
+	SyncRunningError,
 	VersionConflictError,
 } from '../../src';
 
@@ -48,5 +53,12 @@ function describe(error: unknown): string | undefined {
 			.join('; ')}`;
 	if (error instanceof VersionConflictError)
 		return 'Another writer saved a version first. Read the current version (Get Current) and try again.';
+	// Only the Memory Base raises these.
+	if (error instanceof SyncRunningError)
+		return 'Only one sync per conversation (and per whole base) runs at a time; the other one was refused without changing anything (like HTTP 409 Conflict). A crashed sync’s lock expires after the Lock Duration.';
+	if (error instanceof SyncCancelledError || error instanceof MemoryBaseDeletingError)
+		return 'Delete Memory Base is running for this base.';
+	if (error instanceof DimensionMismatchError || error instanceof IndexDamagedError)
+		return 'Status shows what is stored; Regenerate rebuilds the knowledge base from the capture log.';
 	return undefined;
 }

@@ -19,6 +19,19 @@ export function idParameter(
 	return idValue(ctx, ctx.getNodeParameter(name, itemIndex, ''), itemIndex, label);
 }
 
+/** An ID parameter the item cannot do without: as idParameter, and when it is empty `missing`, with `help`. */
+export function requiredIdParameter(
+	ctx: Ctx,
+	name: string,
+	itemIndex: number,
+	label: string,
+	missing: { message: string; help: string },
+): string {
+	const id = idParameter(ctx, name, itemIndex, label);
+	if (id === undefined) throw nodeError(ctx, missing.message, itemIndex, missing.help);
+	return id;
+}
+
 /** The same check for an ID a node finds elsewhere (for example the Chat Trigger's sessionId). */
 export function idValue(
 	ctx: Ctx,

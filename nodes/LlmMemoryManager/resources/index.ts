@@ -1,33 +1,40 @@
-import type { INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
+import { nodeError } from '../../shared/errors';
+import { actionSubtitle, operationProperty } from '../../shared/operation';
+import type { ItemOperation } from '../../shared/operation';
 import { conversationMemory } from './conversationMemory';
-import type { Operation, Resource } from './types';
+import type { Resource } from './types';
 import { versionedData } from './versionedData';
 
 /** Every resource the node offers, in the order of the Resource list. */
 export const RESOURCES: Resource[] = [conversationMemory, versionedData];
 
-/** The operation an item asks for, or undefined for an unknown pair. */
-export function findOperation(resource: unknown, operation: unknown): Operation | undefined {
-	return RESOURCES.find((r) => r.option.value === resource)?.operations.find(
+/** The operation an item asks for; an unknown resource and operation pair is an error. */
+export function operationOf(ctx: IExecuteFunctions, i: number): ItemOperation {
+	const resource = ctx.getNodeParameter('resource', i);
+	const operation = ctx.getNodeParameter('operation', i);
+	const found = RESOURCES.find((r) => r.option.value === resource)?.operations.find(
 		(o) => o.option.value === operation,
 	);
+	if (!found)
+		throw nodeError(
+			ctx,
+			`The operation "${String(operation)}" is not known for resource "${String(resource)}"`,
+			i,
+		);
+	return found;
 }
 
 /** Resource selector, then per resource its Operation selector and fields. Options collections last. */
 export function resourceProperties(): { fields: INodeProperties[]; options: INodeProperties[] } {
 	const all: INodeProperties[] = [];
 	for (const r of RESOURCES) {
-		all.push({
-			displayName: 'Operation',
-			name: 'operation',
-			type: 'options',
-			noDataExpression: true,
-			displayOptions: { show: { resource: [r.option.value] } },
-			options: r.operations.map((o) => o.option),
-			default: r.defaultOperation,
-		});
-		all.push(...r.properties, ...r.operations.flatMap((o) => o.properties));
+		all.push(
+			operationProperty(r.operations, r.defaultOperation, { resource: [r.option.value] }),
+			...r.properties,
+			...r.operations.flatMap((o) => o.properties),
+		);
 	}
 	return {
 		fields: [
@@ -55,5 +62,5 @@ export function subtitleExpression(): string {
 			]),
 		),
 	);
-	return `={{ ${JSON.stringify(actions)}[$parameter["resource"] + ":" + $parameter["operation"]] }}`;
+	return actionSubtitle(actions, '$parameter["resource"] + ":" + $parameter["operation"]');
 }

@@ -1,8 +1,8 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { nodeError } from '../../shared/errors';
-import { idParameter } from '../../shared/ids';
-import type { Show } from './types';
+import type { Show } from '../../shared/display';
+import { requiredIdParameter } from '../../shared/ids';
+import { numberParameter } from '../../shared/parameters';
 
 /** Workflow ID: memory is kept per workflow (the engine's app ID); this workflow unless told otherwise. */
 export function workflowIdProperty(show: Show): INodeProperties {
@@ -18,60 +18,10 @@ export function workflowIdProperty(show: Show): INodeProperties {
 }
 
 export function workflowIdOf(ctx: IExecuteFunctions, i: number): string {
-	const id = idParameter(ctx, 'workflowId', i, 'Workflow ID');
-	if (id === undefined)
-		throw nodeError(
-			ctx,
-			'No workflow ID',
-			i,
-			'Save the workflow first (memory is kept per workflow ID), or set "Workflow ID" to the ID of the workflow whose memory to manage.',
-		);
-	return id;
-}
-
-/** The item's conversation ID (n8n passes objects and arrays through: refused by name). */
-export function conversationIdOf(ctx: IExecuteFunctions, i: number): string {
-	const id = idParameter(ctx, 'conversationId', i, 'Conversation ID');
-	if (id === undefined)
-		throw nodeError(
-			ctx,
-			'No conversation ID found',
-			i,
-			'Expected a \'sessionId\' field from a Chat Trigger, or set "Conversation ID" to "Define Below" and give the conversation\'s ID.',
-		);
-	return id;
-}
-
-/** A whole-number parameter ≥ min; anything else (text, fractions, NaN) is an error naming the field. */
-export function numberParameter(
-	ctx: IExecuteFunctions,
-	name: string,
-	i: number,
-	label: string,
-	min: number,
-	fallback: number,
-): number {
-	const value: unknown = ctx.getNodeParameter(name, i, fallback);
-	if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
-		throw nodeError(
-			ctx,
-			`${label} must be a whole number ≥ ${min}, got ${JSON.stringify(value)}`,
-			i,
-		);
-	return value;
-}
-
-/** Options: n8n's collection of an operation's rarely used settings. */
-export function optionsProperty(show: Show, options: INodeProperties[]): INodeProperties {
-	return {
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		displayOptions: { show },
-		options,
-	};
+	return requiredIdParameter(ctx, 'workflowId', i, 'Workflow ID', {
+		message: 'No workflow ID',
+		help: 'Save the workflow first (memory is kept per workflow ID), or set "Workflow ID" to the ID of the workflow whose memory to manage.',
+	});
 }
 
 /** Return All, Limit: n8n's idiom for lists. The offset lives in the operation's options. */

@@ -5,8 +5,8 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { optionsProperty } from './parameters';
-import type { Show } from './types';
+import { optionsCollection } from '../../shared/descriptions';
+import type { Show } from '../../shared/display';
 
 /** Export's fields, the same in every resource: Output as File, its binary field and file name. */
 export function exportFileProperties(show: Show, example: string): INodeProperties[] {
@@ -28,16 +28,19 @@ export function exportFileProperties(show: Show, example: string): INodeProperti
 			hint: 'The name of the output binary field to put the file in',
 			displayOptions: { show: { ...show, asFile: [true] } },
 		},
-		optionsProperty({ ...show, asFile: [true] }, [
-			{
-				displayName: 'File Name',
-				name: 'fileName',
-				type: 'string',
-				default: '',
-				placeholder: `e.g. ${example}.json`,
-				description: `Name of the output file. Empty: ${example}-<conversation ID>.json.`,
-			},
-		]),
+		optionsCollection(
+			[
+				{
+					displayName: 'File Name',
+					name: 'fileName',
+					type: 'string',
+					default: '',
+					placeholder: `e.g. ${example}.json`,
+					description: `Name of the output file. Empty: ${example}-<conversation ID>.json.`,
+				},
+			],
+			{ ...show, asFile: [true] },
+		),
 	];
 }
 

@@ -1,4 +1,5 @@
 import type { ChatMessage, ContentPart, ListedMessage, PromptMessage } from '../../../src';
+import { messageText } from '../../shared/message-text';
 
 type ToolCall = NonNullable<PromptMessage['tool_calls']>[number];
 
@@ -137,21 +138,12 @@ export function listedMessages(messages: readonly ListedMessage[]): StoreMessage
 
 type Loose = Record<string, unknown>;
 
-/** Text of message content: a string, or the text parts of a content array (provider blocks such as tool_use are dropped). */
-export function contentText(content: unknown): string {
-	if (typeof content === 'string') return content;
-	if (Array.isArray(content))
-		return content
-			.map((p) =>
-				typeof p === 'string'
-					? p
-					: (p as Loose)?.type === 'text' && typeof (p as Loose).text === 'string'
-						? ((p as Loose).text as string)
-						: '',
-			)
-			.join('');
-	if (content === undefined || content === null) return '';
-	return JSON.stringify(content);
+/** Content as the text to store: messageText, nothing as '', any other value (an object) as its JSON. */
+function contentText(content: unknown): string {
+	return (
+		messageText(content) ??
+		(content === undefined || content === null ? '' : JSON.stringify(content))
+	);
 }
 
 /** A tool result as text: its text, or its JSON when it has none (n8n tools may return objects). */

@@ -1,16 +1,19 @@
 import type { ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
 
-import { ChatHistory, ConversationMemory, DEFAULT_MAX_TOKEN_LIMIT, NodeMemory } from '../../../src';
+import { ChatHistory, DEFAULT_MAX_TOKEN_LIMIT } from '../../../src';
 import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
-import { storageFor } from '../../shared/storage';
+import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';
+import type { ScopeMode } from '../../shared/memory-scope';
+import { numberParameter } from '../../shared/parameters';
 import { StoreMemory } from './store-memory';
-
-export type StoreMode = 'conversation' | 'node';
 
 interface Options {
 	gzip?: boolean;
 }
+
+// The store's limits accept fractions (the engine floors the window).
+const fractions = { fractions: true };
 
 /** n8n's own wording for a missing session ID (nodes/memory getSessionId), adapted to our field names. */
 function missingSessionId(ctx: ISupplyDataFunctions, itemIndex: number): Error {
@@ -26,24 +29,6 @@ function missingSessionId(ctx: ISupplyDataFunctions, itemIndex: number): Error {
 	);
 }
 
-function count(
-	ctx: ISupplyDataFunctions,
-	name: string,
-	itemIndex: number,
-	fallback: number,
-	label: string,
-	min: number,
-): number {
-	const value: unknown = ctx.getNodeParameter(name, itemIndex, fallback);
-	if (typeof value !== 'number' || !Number.isFinite(value) || value < min)
-		throw nodeError(
-			ctx,
-			`${label} must be a number ≥ ${min}, got ${JSON.stringify(value)}`,
-			itemIndex,
-		);
-	return value;
-}
-
 /**
  * The memory an AI Agent, Chat Trigger, Respond to Chat or Chat Memory Manager gets from this sub-node.
  * Everything is checked here, before the caller does anything: the session ID (a missing one is n8n's
@@ -55,33 +40,32 @@ export async function supplyMemory(
 	ctx: ISupplyDataFunctions,
 	itemIndex: number,
 ): Promise<SupplyData> {
-	const mode = ctx.getNodeParameter('memoryMode', itemIndex, 'conversation') as StoreMode;
+	const mode = ctx.getNodeParameter('memoryMode', itemIndex, 'conversation') as ScopeMode;
 	const sessionId = idParameter(ctx, 'conversationId', itemIndex, 'Session ID');
 	if (!sessionId) throw missingSessionId(ctx, itemIndex);
 	const limits = {
-		messageLimit: count(ctx, 'contextWindowLength', itemIndex, 10, 'Context Window Length', 1),
-		maxTokenLimit: count(
+		messageLimit: numberParameter(
+			ctx,
+			'contextWindowLength',
+			itemIndex,
+			'Context Window Length',
+			1,
+			10,
+			fractions,
+		),
+		maxTokenLimit: numberParameter(
 			ctx,
 			'maxHistoryTokens',
 			itemIndex,
-			DEFAULT_MAX_TOKEN_LIMIT,
 			'Max History Tokens',
 			0,
+			DEFAULT_MAX_TOKEN_LIMIT,
+			fractions,
 		),
 	};
-	const workflowId = ctx.getWorkflow().id;
-	if (!workflowId)
-		throw nodeError(ctx, 'Save the workflow first: memory is kept per workflow ID', itemIndex);
+	const at = { workflowId: savedWorkflowId(ctx, itemIndex), conversationId: sessionId };
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as Options;
-	const memoryOptions = {
-		storage: await storageFor(ctx, itemIndex),
-		gzip: options.gzip === true,
-		onWarning: (m: string) => ctx.logger.warn(m),
-	};
-	const memory =
-		mode === 'node'
-			? new NodeMemory(workflowId, sessionId, ctx.getNode().id, memoryOptions)
-			: new ConversationMemory(workflowId, sessionId, memoryOptions);
+	const memory = await openNodeMemory(ctx, itemIndex, mode, at, { gzip: options.gzip === true });
 	const history = new ChatHistory(memory);
 	const store = new StoreMemory(ctx, itemIndex, history, limits, {
 		mode,

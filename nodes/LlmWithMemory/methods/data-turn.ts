@@ -3,6 +3,7 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { InvalidInputError } from '../../../src';
 import type { PromptMessage, ToolCall, VersionRecord } from '../../../src';
 import { asNodeError, nodeError } from '../../shared/errors';
+import { savedWorkflowId } from '../../shared/memory-scope';
 import type { VersionedInput } from './input';
 import { MISSING_ID_HELP } from './input';
 import { persistTurn, readMemory } from './memory';
@@ -42,7 +43,6 @@ export async function answerWithData(
 	given: VersionedInput,
 	stream: ChatStream | undefined,
 ): Promise<IDataObject> {
-	const workflowId = ctx.getWorkflow().id;
 	if (!given.conversationId)
 		throw nodeError(
 			ctx,
@@ -50,8 +50,7 @@ export async function answerWithData(
 			i,
 			MISSING_ID_HELP,
 		);
-	if (!workflowId)
-		throw nodeError(ctx, 'Save the workflow first: memory is kept per workflow ID', i);
+	const workflowId = savedWorkflowId(ctx, i);
 	const opened = await readMemory(ctx, i, given, model);
 	if (!opened) throw nodeError(ctx, 'Versioned Data needs memory', i); // unreachable: checked above
 	// The turn's ID is known before anything is saved: the version records it, the turn records the version.

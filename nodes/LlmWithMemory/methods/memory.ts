@@ -1,9 +1,8 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { ConversationMemory, NodeMemory } from '../../../src';
 import type { AddedTurn, BufferMemory, History, StoredDataVersion } from '../../../src';
 import { nodeError } from '../../shared/errors';
-import { storageFor } from '../../shared/storage';
+import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';
 import type { ItemInput } from './input';
 import { formatOutput } from './output';
 import { modelNameOf } from './model';
@@ -26,19 +25,11 @@ export async function readMemory(
 	model: ChatModel,
 ): Promise<OpenedMemory | undefined> {
 	if (input.mode === 'none' || !input.conversationId) return undefined;
-	const workflowId = ctx.getWorkflow().id;
-	if (!workflowId)
-		throw nodeError(ctx, 'Save the workflow first: memory is kept per workflow ID', i);
-	const options = {
-		storage: await storageFor(ctx, i),
+	const at = { workflowId: savedWorkflowId(ctx, i), conversationId: input.conversationId };
+	const memory = await openNodeMemory(ctx, i, input.mode, at, {
 		model: modelNameOf(model),
 		gzip: input.options.gzip === true,
-		onWarning: (m: string) => ctx.logger.warn(m),
-	};
-	const memory =
-		input.mode === 'node'
-			? new NodeMemory(workflowId, input.conversationId, ctx.getNode().id, options)
-			: new ConversationMemory(workflowId, input.conversationId, options);
+	});
 	const history = await memory.getHistoryPromptMessages({
 		messageId: input.messageId,
 		parentMessageId: input.parentMessageId,

@@ -1,7 +1,10 @@
+import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import type { PromptMessage } from '../../../src';
+import { connectedSubNode } from '../../shared/connections';
 import { nodeError } from '../../shared/errors';
+import { messageText } from '../../shared/message-text';
 import type { ChatStream } from './stream';
 
 /**
@@ -24,32 +27,23 @@ export function isChatModel(value: unknown): value is ChatModel {
 	return typeof (value as ChatModel)?.invoke === 'function';
 }
 
+/** The chat model connected to the Model input, checked before any item runs. */
+export async function connectedChatModel(ctx: IExecuteFunctions): Promise<ChatModel> {
+	const model = await connectedSubNode(ctx, NodeConnectionTypes.AiLanguageModel);
+	if (!isChatModel(model)) throw nodeError(ctx, 'Please connect a chat model to the Model input');
+	return model;
+}
+
 /** The model's name, for picking the tokenizer encoding. */
 export function modelNameOf(model: ChatModel): string | undefined {
 	const name = model.modelName ?? model.model;
 	return typeof name === 'string' ? name : undefined;
 }
 
-/** Text of message content: a string, or the text of its content parts; undefined when it has neither. */
-function contentText(content: unknown): string | undefined {
-	if (typeof content === 'string') return content;
-	if (Array.isArray(content))
-		return content
-			.map((p) =>
-				typeof p === 'string'
-					? p
-					: (p as { type?: string; text?: string })?.type === 'text'
-						? (p as { text: string }).text
-						: '',
-			)
-			.join('');
-	return undefined;
-}
-
 /** Text of a chat model reply: a string, an AIMessage with string content, or content parts. */
 export function replyText(reply: unknown): string {
 	const text =
-		typeof reply === 'string' ? reply : contentText((reply as { content?: unknown })?.content);
+		typeof reply === 'string' ? reply : messageText((reply as { content?: unknown })?.content);
 	if (text === undefined) throw new Error('The model returned a reply without text content');
 	return text;
 }
@@ -57,7 +51,7 @@ export function replyText(reply: unknown): string {
 /** Text of one streamed chunk (an AIMessageChunk, a string); '' for chunks without text (tool-call deltas, usage). */
 export function chunkText(chunk: unknown): string {
 	return (
-		(typeof chunk === 'string' ? chunk : contentText((chunk as { content?: unknown })?.content)) ??
+		(typeof chunk === 'string' ? chunk : messageText((chunk as { content?: unknown })?.content)) ??
 		''
 	);
 }

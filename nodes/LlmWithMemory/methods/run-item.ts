@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { asNodeError } from '../../shared/errors';
 import { answerWithData } from './data-turn';
@@ -38,6 +38,15 @@ export async function runItem(
 		}
 		throw failure;
 	}
+}
+
+/** The item's one output item: runItem's result (runItems pairs it with the input item). */
+export async function itemOutput(
+	ctx: IExecuteFunctions,
+	i: number,
+	model: ChatModel,
+): Promise<INodeExecutionData[]> {
+	return [{ json: await runItem(ctx, i, model) }];
 }
 
 async function answerItem(

@@ -1,11 +1,10 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { MemoryBase } from '../../../src';
 import type { Embedder, ExternalVectorStore } from '../../../src';
-import { nodeError } from '../../shared/errors';
-import { idParameter, idValue } from '../../shared/ids';
+import { idParameter, idValue, requiredIdParameter } from '../../shared/ids';
+import { conversationIdOf, numberParameter } from '../../shared/parameters';
 import { storageFor } from '../../shared/storage';
-import { conversationIdOf, numberParameter } from '../../LlmMemoryManager/resources/parameters';
 
 /** What every item's memory base is built from: connected sub-nodes, fetched once per execution. */
 export interface Connections {
@@ -15,15 +14,10 @@ export interface Connections {
 
 /** The item's memory base ID (by default the workflow's ID: Flow = workflow). */
 export function baseIdOf(ctx: IExecuteFunctions, i: number): string {
-	const id = idParameter(ctx, 'baseId', i, 'Memory Base ID');
-	if (id === undefined)
-		throw nodeError(
-			ctx,
-			'No memory base ID',
-			i,
-			'Save the workflow first (a memory base is kept per workflow ID by default), or set "Memory Base ID".',
-		);
-	return id;
+	return requiredIdParameter(ctx, 'baseId', i, 'Memory Base ID', {
+		message: 'No memory base ID',
+		help: 'Save the workflow first (a memory base is kept per workflow ID by default), or set "Memory Base ID".',
+	});
 }
 
 /**
@@ -47,7 +41,7 @@ export function sessionOf(
 ): string | undefined {
 	if (!required && ctx.getNodeParameter('sessionScope', i, 'all') === 'all') return undefined;
 	const id = idParameter(ctx, 'conversationId', i, 'Conversation ID') ?? chatTriggerSession(ctx, i);
-	// Without one, the Memory Manager's check raises n8n's familiar "No conversation ID found".
+	// Without one, the shared check raises n8n's familiar "No conversation ID found".
 	return id ?? conversationIdOf(ctx, i);
 }
 
@@ -82,4 +76,13 @@ export async function memoryBaseFor(
 		),
 		leaseMs: seconds * 1000,
 	});
+}
+
+/** An operation's execute that opens the item's memory base, then gives `run`'s result as its one item. */
+export function onItemBase(
+	run: (base: MemoryBase, ctx: IExecuteFunctions, i: number) => Promise<IDataObject>,
+): (ctx: IExecuteFunctions, i: number, connections: Connections) => Promise<INodeExecutionData[]> {
+	return async (ctx, i, connections) => [
+		{ json: await run(await memoryBaseFor(ctx, i, connections), ctx, i) },
+	];
 }

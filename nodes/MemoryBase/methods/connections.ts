@@ -3,12 +3,12 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { isEmbedder, isExternalVectorStore } from '../../../src';
 import type { Embedder, ExternalVectorStore } from '../../../src';
+import { connectedSubNode } from '../../shared/connections';
 import { nodeError } from '../../shared/errors';
 
 /** The connected embedding sub-node's model (n8n hands over LangChain Embeddings behind its log proxy). */
 export async function connectedEmbedder(ctx: IExecuteFunctions): Promise<Embedder> {
-	const connected: unknown = await ctx.getInputConnectionData(NodeConnectionTypes.AiEmbedding, 0);
-	const embedder = Array.isArray(connected) ? connected[0] : connected;
+	const embedder = await connectedSubNode(ctx, NodeConnectionTypes.AiEmbedding);
 	if (!isEmbedder(embedder))
 		throw nodeError(
 			ctx,
@@ -27,8 +27,7 @@ export async function connectedEmbedder(ctx: IExecuteFunctions): Promise<Embedde
 export async function connectedVectorStore(
 	ctx: IExecuteFunctions,
 ): Promise<ExternalVectorStore | undefined> {
-	const connected: unknown = await ctx.getInputConnectionData(NodeConnectionTypes.AiVectorStore, 0);
-	let store = Array.isArray(connected) ? connected[0] : connected;
+	let store = await connectedSubNode(ctx, NodeConnectionTypes.AiVectorStore);
 	if (store === undefined || store === null) return undefined;
 	if (
 		!isExternalVectorStore(store) &&

@@ -1,11 +1,12 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { nodeError } from '../../shared/errors';
+import { runOperation } from '../../shared/operation';
 import { findOperation } from '../operations';
 import type { Connections } from './base';
 import { connectedEmbedder, connectedVectorStore } from './connections';
 
-/** Fetches the sub-nodes the operation needs (once per execution), then runs it over every item. */
+/** Fetches the sub-nodes the operation needs (once per execution), then runs it over the items. */
 export async function executeMemoryBase(ctx: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const value = ctx.getNodeParameter('operation', 0);
 	const op = findOperation(value);
@@ -18,5 +19,5 @@ export async function executeMemoryBase(ctx: IExecuteFunctions): Promise<INodeEx
 		embedder: wantsEmbedder ? await connectedEmbedder(ctx) : undefined,
 		vectorStore: await connectedVectorStore(ctx),
 	};
-	return [await op.execute(ctx, connections)];
+	return [await runOperation(ctx, op, connections)];
 }

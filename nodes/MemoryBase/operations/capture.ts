@@ -1,13 +1,15 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { MemoryBase } from '../../../src';
+import { showForOperations } from '../../shared/display';
 import { nodeError } from '../../shared/errors';
+import { numberParameter } from '../../shared/parameters';
+import { failedItem } from '../../shared/run-items';
 import { baseIdOf, memoryBaseFor, sessionOf } from '../methods/base';
-import { numberParameter } from '../../LlmMemoryManager/resources/parameters';
 import type { Connections } from '../methods/base';
-import { memoryBaseError } from '../methods/errors';
-import { show } from './types';
 import type { MemoryBaseOperation } from './types';
+
+const show = showForOperations('capture');
 
 /** The field's value as text: strings as they are, other JSON as JSON; undefined when the item lacks it. */
 function fieldText(json: IDataObject, field: string): string | undefined {
@@ -27,6 +29,65 @@ interface Stride {
 	autoCapture: boolean;
 }
 
+/** Adds item i to its stride (one per storage, base and conversation), which it opens when it is the first. */
+async function joinStride(
+	ctx: IExecuteFunctions,
+	i: number,
+	json: IDataObject,
+	connections: Connections,
+	strides: Map<string, Stride>,
+): Promise<void> {
+	const field = String(ctx.getNodeParameter('outputField', i, 'output'));
+	const text = fieldText(json, field);
+	if (text === undefined)
+		throw nodeError(
+			ctx,
+			`The item has no field "${field}" to capture`,
+			i,
+			'Set "Field to Capture" to the field that holds the output (the AI Agent’s answer is "output").',
+		);
+	const sessionId = sessionOf(ctx, i, true) as string;
+	const autoCapture = ctx.getNodeParameter('autoCapture', i, true) === true;
+	const threshold = numberParameter(ctx, 'threshold', i, 'Threshold', 1, 10);
+	const base = await memoryBaseFor(ctx, i, connections);
+	const key = JSON.stringify([base.storage.describe(), baseIdOf(ctx, i), sessionId]);
+	const stride = strides.get(key) ?? {
+		base,
+		sessionId,
+		items: [],
+		texts: [],
+		threshold,
+		autoCapture,
+	};
+	stride.items.push(i);
+	stride.texts.push(text);
+	strides.set(key, stride);
+}
+
+/** Captures one stride; what its items get under `memoryBase`. A failed sync is a warning, not a failure. */
+async function captureStride(
+	ctx: IExecuteFunctions,
+	s: Stride,
+	runId: string,
+): Promise<IDataObject> {
+	const r = await s.base.capture(
+		{ sessionId: s.sessionId, runId, texts: s.texts },
+		{ threshold: s.threshold, autoCapture: s.autoCapture },
+	);
+	if (r.syncError) ctx.logger.warn(`Memory Base: ${r.syncError.message}`);
+	return {
+		baseId: s.base.baseId,
+		sessionId: r.sessionId,
+		captured: r.captured,
+		pending: r.pending,
+		processed: r.processed,
+		threshold: r.threshold,
+		autoCapture: r.autoCapture,
+		ingested: r.sync?.messages ?? 0,
+		syncError: r.syncError?.message ?? null,
+	};
+}
+
 export const capture: MemoryBaseOperation = {
 	option: {
 		name: 'Capture',
@@ -44,7 +105,7 @@ export const capture: MemoryBaseOperation = {
 			default: 'output',
 			description:
 				'The input items’ field holding the output to remember (the AI Agent’s and LLM with Memory’s answer is "output"). Dots reach into objects.',
-			displayOptions: { show: show('capture') },
+			displayOptions: { show },
 		},
 		{
 			displayName: 'Auto Capture',
@@ -53,7 +114,7 @@ export const capture: MemoryBaseOperation = {
 			default: true,
 			description:
 				'Whether to ingest a conversation’s pending outputs into the knowledge base once there are at least Threshold of them. Off: only Sync Now ingests.',
-			displayOptions: { show: show('capture') },
+			displayOptions: { show },
 		},
 		{
 			displayName: 'Threshold',
@@ -63,12 +124,15 @@ export const capture: MemoryBaseOperation = {
 			typeOptions: { minValue: 1 },
 			description:
 				'Pending outputs of one conversation at which a capture ingests them. A change applies from the next capture on.',
-			displayOptions: { show: { ...show('capture'), autoCapture: [true] } },
+			displayOptions: { show: { ...show, autoCapture: [true] } },
 		},
 	],
 
 	/** Items of one conversation (and base) in one execution are one stride. Every item passes through. */
-	async execute(ctx: IExecuteFunctions, connections: Connections): Promise<INodeExecutionData[]> {
+	async executeAll(
+		ctx: IExecuteFunctions,
+		connections: Connections,
+	): Promise<INodeExecutionData[]> {
 		const items = ctx.getInputData();
 		const runId = String(ctx.getExecutionId() ?? '') || `run-${Date.now()}`;
 		const out: INodeExecutionData[] = items.map((item, i) => ({
@@ -76,61 +140,19 @@ export const capture: MemoryBaseOperation = {
 			...(item.binary ? { binary: item.binary } : {}),
 			pairedItem: { item: i },
 		}));
-		const fail = (i: number, error: unknown) => {
-			const failure = memoryBaseError(ctx, error, i);
-			if (!ctx.continueOnFail()) throw failure;
-			out[i] = { json: { ...items[i].json, error: failure.message }, pairedItem: { item: i } };
-		};
+		// A failed item keeps its fields, as every item passes through.
+		const fail = (i: number, error: unknown) => (out[i] = failedItem(ctx, error, i, items[i].json));
 		const strides = new Map<string, Stride>();
 		for (let i = 0; i < items.length; i++) {
 			try {
-				const field = String(ctx.getNodeParameter('outputField', i, 'output'));
-				const text = fieldText(items[i].json, field);
-				if (text === undefined)
-					throw nodeError(
-						ctx,
-						`The item has no field "${field}" to capture`,
-						i,
-						'Set "Field to Capture" to the field that holds the output (the AI Agent’s answer is "output").',
-					);
-				const sessionId = sessionOf(ctx, i, true) as string;
-				const autoCapture = ctx.getNodeParameter('autoCapture', i, true) === true;
-				const threshold = numberParameter(ctx, 'threshold', i, 'Threshold', 1, 10);
-				const base = await memoryBaseFor(ctx, i, connections);
-				const key = JSON.stringify([base.storage.describe(), baseIdOf(ctx, i), sessionId]);
-				const stride = strides.get(key) ?? {
-					base,
-					sessionId,
-					items: [],
-					texts: [],
-					threshold,
-					autoCapture,
-				};
-				stride.items.push(i);
-				stride.texts.push(text);
-				strides.set(key, stride);
+				await joinStride(ctx, i, items[i].json, connections, strides);
 			} catch (error) {
 				fail(i, error);
 			}
 		}
 		for (const s of strides.values()) {
 			try {
-				const r = await s.base.capture(
-					{ sessionId: s.sessionId, runId, texts: s.texts },
-					{ threshold: s.threshold, autoCapture: s.autoCapture },
-				);
-				if (r.syncError) ctx.logger.warn(`Memory Base: ${r.syncError.message}`);
-				const summary: IDataObject = {
-					baseId: s.base.baseId,
-					sessionId: r.sessionId,
-					captured: r.captured,
-					pending: r.pending,
-					processed: r.processed,
-					threshold: r.threshold,
-					autoCapture: r.autoCapture,
-					ingested: r.sync?.messages ?? 0,
-					syncError: r.syncError?.message ?? null,
-				};
+				const summary = await captureStride(ctx, s, runId);
 				for (const i of s.items)
 					out[i] = { ...out[i], json: { ...items[i].json, memoryBase: summary } };
 			} catch (error) {

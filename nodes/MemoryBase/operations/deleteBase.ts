@@ -1,11 +1,9 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-
-import { memoryBaseFor } from '../methods/base';
-import { numberParameter } from '../../LlmMemoryManager/resources/parameters';
-import type { Connections } from '../methods/base';
-import { perItem } from './per-item';
-import { show } from './types';
+import { showForOperations } from '../../shared/display';
+import { numberParameter } from '../../shared/parameters';
+import { onItemBase } from '../methods/base';
 import type { MemoryBaseOperation } from './types';
+
+const show = showForOperations('deleteBase');
 
 export const deleteBase: MemoryBaseOperation = {
 	option: {
@@ -34,7 +32,7 @@ export const deleteBase: MemoryBaseOperation = {
 				},
 			],
 			default: 'cancel',
-			displayOptions: { show: show('deleteBase') },
+			displayOptions: { show },
 		},
 		{
 			displayName: 'Wait at Most (Seconds)',
@@ -44,18 +42,14 @@ export const deleteBase: MemoryBaseOperation = {
 			typeOptions: { minValue: 1 },
 			description:
 				'How long to wait for running syncs to stop; then the deletion fails with "sync already running" and nothing is deleted',
-			displayOptions: { show: show('deleteBase') },
+			displayOptions: { show },
 		},
 	],
 
-	async execute(ctx: IExecuteFunctions, connections: Connections): Promise<INodeExecutionData[]> {
-		return perItem(ctx, async (i) => {
-			const base = await memoryBaseFor(ctx, i, connections);
-			const mode =
-				ctx.getNodeParameter('ifSyncRunning', i, 'cancel') === 'wait' ? 'wait' : 'cancel';
-			const seconds = numberParameter(ctx, 'waitSeconds', i, 'Wait at Most (Seconds)', 1, 130);
-			const result = await base.delete({ mode, timeoutMs: seconds * 1000 });
-			return [{ baseId: result.baseId, deleted: result.deleted, waitedFor: result.waitedFor }];
-		});
-	},
+	execute: onItemBase(async (base, ctx, i) => {
+		const mode = ctx.getNodeParameter('ifSyncRunning', i, 'cancel') === 'wait' ? 'wait' : 'cancel';
+		const seconds = numberParameter(ctx, 'waitSeconds', i, 'Wait at Most (Seconds)', 1, 130);
+		const result = await base.delete({ mode, timeoutMs: seconds * 1000 });
+		return { baseId: result.baseId, deleted: result.deleted, waitedFor: result.waitedFor };
+	}),
 };

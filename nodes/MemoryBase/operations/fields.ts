@@ -1,7 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { conversationIdProperties } from '../../shared/descriptions';
-import { show } from './types';
+import { conversationIdProperties, optionsCollection } from '../../shared/descriptions';
+import { showForOperations } from '../../shared/display';
 
 /** Memory Base ID: Flow = workflow, so by default this workflow's ID. */
 export const baseIdProperty: INodeProperties = {
@@ -35,60 +35,53 @@ export function sessionScopeProperty(
 			},
 		],
 		default: defaultScope,
-		...(operations.length ? { displayOptions: { show: show(...operations) } } : {}),
+		...(operations.length ? { displayOptions: { show: showForOperations(...operations) } } : {}),
 	};
 }
 
 /** The conversation ID fields: always for Capture and Forget, with "One Conversation" for the others. */
 export const conversationProperties: INodeProperties[] = [
-	...conversationIdProperties(show('capture', 'forgetConversation')),
+	...conversationIdProperties(showForOperations('capture', 'forgetConversation')),
 	...conversationIdProperties({
-		...show('syncNow', 'search', 'status'),
+		...showForOperations('syncNow', 'search', 'status'),
 		sessionScope: ['session'],
 	}),
 ];
 
 /** Options shared by every operation that writes or reads the knowledge base. */
-export const optionsProperty: INodeProperties = {
-	displayName: 'Options',
-	name: 'options',
-	type: 'collection',
-	placeholder: 'Add Option',
-	default: {},
-	options: [
-		{
-			displayName: 'Chunk Overlap',
-			name: 'chunkOverlap',
-			type: 'number',
-			default: 100,
-			typeOptions: { minValue: 0 },
-			description: 'Characters two neighbouring chunks of a long output share',
-		},
-		{
-			displayName: 'Chunk Size',
-			name: 'chunkSize',
-			type: 'number',
-			default: 1000,
-			typeOptions: { minValue: 1 },
-			description:
-				'Longer outputs are split into chunks of at most this many characters before embedding',
-		},
-		{
-			displayName: 'Embedding Batch Size',
-			name: 'embeddingBatchSize',
-			type: 'number',
-			default: 64,
-			typeOptions: { minValue: 1 },
-			description: 'Chunks sent to the embedding model per call',
-		},
-		{
-			displayName: 'Lock Duration (Seconds)',
-			name: 'leaseSeconds',
-			type: 'number',
-			default: 120,
-			typeOptions: { minValue: 1 },
-			description:
-				'How long a sync’s lock lasts without renewal (a running sync renews it). A crashed sync blocks the next one at most this long.',
-		},
-	],
-};
+export const optionsProperty: INodeProperties = optionsCollection([
+	{
+		displayName: 'Chunk Overlap',
+		name: 'chunkOverlap',
+		type: 'number',
+		default: 100,
+		typeOptions: { minValue: 0 },
+		description: 'Characters two neighbouring chunks of a long output share',
+	},
+	{
+		displayName: 'Chunk Size',
+		name: 'chunkSize',
+		type: 'number',
+		default: 1000,
+		typeOptions: { minValue: 1 },
+		description:
+			'Longer outputs are split into chunks of at most this many characters before embedding',
+	},
+	{
+		displayName: 'Embedding Batch Size',
+		name: 'embeddingBatchSize',
+		type: 'number',
+		default: 64,
+		typeOptions: { minValue: 1 },
+		description: 'Chunks sent to the embedding model per call',
+	},
+	{
+		displayName: 'Lock Duration (Seconds)',
+		name: 'leaseSeconds',
+		type: 'number',
+		default: 120,
+		typeOptions: { minValue: 1 },
+		description:
+			'How long a sync’s lock lasts without renewal (a running sync renews it). A crashed sync blocks the next one at most this long.',
+	},
+]);

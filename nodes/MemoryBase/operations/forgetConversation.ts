@@ -1,8 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-
-import { memoryBaseFor, sessionOf } from '../methods/base';
-import type { Connections } from '../methods/base';
-import { perItem } from './per-item';
+import { onItemBase, sessionOf } from '../methods/base';
 import type { MemoryBaseOperation } from './types';
 
 export const forgetConversation: MemoryBaseOperation = {
@@ -16,19 +12,14 @@ export const forgetConversation: MemoryBaseOperation = {
 	needsEmbedder: false,
 	properties: [],
 
-	async execute(ctx: IExecuteFunctions, connections: Connections): Promise<INodeExecutionData[]> {
-		return perItem(ctx, async (i) => {
-			const base = await memoryBaseFor(ctx, i, connections);
-			const result = await base.forget(sessionOf(ctx, i, true) as string);
-			return [
-				{
-					baseId: result.baseId,
-					conversationId: result.sessionId,
-					messages: result.messages,
-					vectors: result.vectors,
-					deleted: result.deleted.length,
-				},
-			];
-		});
-	},
+	execute: onItemBase(async (base, ctx, i) => {
+		const result = await base.forget(sessionOf(ctx, i, true) as string);
+		return {
+			baseId: result.baseId,
+			conversationId: result.sessionId,
+			messages: result.messages,
+			vectors: result.vectors,
+			deleted: result.deleted.length,
+		};
+	}),
 };

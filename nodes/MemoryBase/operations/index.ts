@@ -1,5 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { actionSubtitle, operationProperty } from '../../shared/operation';
 import { capture } from './capture';
 import { deleteBase } from './deleteBase';
 import { forgetConversation } from './forgetConversation';
@@ -27,14 +28,7 @@ export function findOperation(value: unknown): MemoryBaseOperation | undefined {
 
 /** Operation, Memory Base ID, conversation, the operations' fields; storage and options follow (description.ts). */
 export const operationProperties: INodeProperties[] = [
-	{
-		displayName: 'Operation',
-		name: 'operation',
-		type: 'options',
-		noDataExpression: true,
-		options: OPERATIONS.map((o) => o.option),
-		default: 'capture',
-	},
+	operationProperty(OPERATIONS, 'capture'),
 	baseIdProperty,
 	...OPERATIONS.flatMap((o) => o.properties.filter((p) => p.name === 'sessionScope')),
 	...conversationProperties,
@@ -48,5 +42,5 @@ export function subtitleExpression(): string {
 	const actions = Object.fromEntries(
 		OPERATIONS.map((o) => [String(o.option.value), o.option.action]),
 	);
-	return `={{ ${JSON.stringify(actions)}[$parameter["operation"]] }}`;
+	return actionSubtitle(actions, '$parameter["operation"]');
 }

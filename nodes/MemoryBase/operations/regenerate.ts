@@ -1,8 +1,4 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-
-import { memoryBaseFor } from '../methods/base';
-import type { Connections } from '../methods/base';
-import { perItem } from './per-item';
+import { onItemBase } from '../methods/base';
 import { syncOutput } from './syncNow';
 import type { MemoryBaseOperation } from './types';
 
@@ -17,10 +13,5 @@ export const regenerate: MemoryBaseOperation = {
 	needsEmbedder: true,
 	properties: [],
 
-	async execute(ctx: IExecuteFunctions, connections: Connections): Promise<INodeExecutionData[]> {
-		return perItem(ctx, async (i) => {
-			const base = await memoryBaseFor(ctx, i, connections);
-			return [syncOutput(await base.regenerate())];
-		});
-	},
+	execute: onItemBase(async (base) => syncOutput(await base.regenerate())),
 };

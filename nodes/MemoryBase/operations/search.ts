@@ -6,13 +6,12 @@ import type {
 } from 'n8n-workflow';
 
 import { MAX_TOP_K } from '../../../src';
+import { showForOperations } from '../../shared/display';
 import { nodeError } from '../../shared/errors';
+import { numberParameter } from '../../shared/parameters';
 import { memoryBaseFor, sessionOf } from '../methods/base';
-import { numberParameter } from '../../LlmMemoryManager/resources/parameters';
 import type { Connections } from '../methods/base';
 import { sessionScopeProperty } from './fields';
-import { perItem } from './per-item';
-import { show } from './types';
 import type { MemoryBaseOperation } from './types';
 
 /** Query and Top K (the tool node uses them too, with the query from the model). */
@@ -44,19 +43,6 @@ export function searchProperties(
 	];
 }
 
-/** The matches of one item's search, one output item each: text, score, conversation, run and time. */
-export async function searchItem(ctx: IExecuteFunctions, i: number, connections: Connections) {
-	const query = ctx.getNodeParameter('query', i, '');
-	if (typeof query !== 'string' || query.trim() === '')
-		throw nodeError(ctx, 'The query is empty', i, 'Give the text to look for in "Query".');
-	const base = await memoryBaseFor(ctx, i, connections);
-	const matches = await base.search(query, {
-		k: numberParameter(ctx, 'topK', i, 'Top K', 1, 4),
-		sessionId: sessionOf(ctx, i, false),
-	});
-	return matches.map((m) => ({ ...m }));
-}
-
 export const search: MemoryBaseOperation = {
 	option: {
 		name: 'Search',
@@ -67,11 +53,24 @@ export const search: MemoryBaseOperation = {
 	},
 	needsEmbedder: true,
 	properties: [
-		...searchProperties('={{ $json.chatInput }}', show('search')),
+		...searchProperties('={{ $json.chatInput }}', showForOperations('search')),
 		sessionScopeProperty('session', ['search']),
 	],
 
-	async execute(ctx: IExecuteFunctions, connections: Connections): Promise<INodeExecutionData[]> {
-		return perItem(ctx, (i) => searchItem(ctx, i, connections));
+	/** The matches of one item's search, one output item each: text, score, conversation, run and time. */
+	async execute(
+		ctx: IExecuteFunctions,
+		i: number,
+		connections: Connections,
+	): Promise<INodeExecutionData[]> {
+		const query = ctx.getNodeParameter('query', i, '');
+		if (typeof query !== 'string' || query.trim() === '')
+			throw nodeError(ctx, 'The query is empty', i, 'Give the text to look for in "Query".');
+		const base = await memoryBaseFor(ctx, i, connections);
+		const matches = await base.search(query, {
+			k: numberParameter(ctx, 'topK', i, 'Top K', 1, 4),
+			sessionId: sessionOf(ctx, i, false),
+		});
+		return matches.map((m) => ({ json: { ...m } }));
 	},
 };

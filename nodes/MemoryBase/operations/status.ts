@@ -1,9 +1,7 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
-import { memoryBaseFor, sessionOf } from '../methods/base';
-import type { Connections } from '../methods/base';
+import { onItemBase, sessionOf } from '../methods/base';
 import { sessionScopeProperty } from './fields';
-import { perItem } from './per-item';
 import type { MemoryBaseOperation } from './types';
 
 export const status: MemoryBaseOperation = {
@@ -17,11 +15,8 @@ export const status: MemoryBaseOperation = {
 	needsEmbedder: false,
 	properties: [sessionScopeProperty('all', ['status'])],
 
-	async execute(ctx: IExecuteFunctions, connections: Connections): Promise<INodeExecutionData[]> {
-		return perItem(ctx, async (i) => {
-			const base = await memoryBaseFor(ctx, i, connections);
-			const result = await base.status({ sessionId: sessionOf(ctx, i, false) });
-			return [result as unknown as IDataObject];
-		});
-	},
+	execute: onItemBase(async (base, ctx, i) => {
+		const result = await base.status({ sessionId: sessionOf(ctx, i, false) });
+		return result as unknown as IDataObject;
+	}),
 };

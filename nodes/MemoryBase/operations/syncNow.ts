@@ -1,10 +1,8 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
 import type { SyncResult } from '../../../src';
-import { memoryBaseFor, sessionOf } from '../methods/base';
-import type { Connections } from '../methods/base';
+import { onItemBase, sessionOf } from '../methods/base';
 import { sessionScopeProperty } from './fields';
-import { perItem } from './per-item';
 import type { MemoryBaseOperation } from './types';
 
 export function syncOutput(result: SyncResult): IDataObject {
@@ -27,10 +25,7 @@ export const syncNow: MemoryBaseOperation = {
 	needsEmbedder: true,
 	properties: [sessionScopeProperty('all', ['syncNow'])],
 
-	async execute(ctx: IExecuteFunctions, connections: Connections): Promise<INodeExecutionData[]> {
-		return perItem(ctx, async (i) => {
-			const base = await memoryBaseFor(ctx, i, connections);
-			return [syncOutput(await base.sync({ sessionId: sessionOf(ctx, i, false) }))];
-		});
-	},
+	execute: onItemBase(async (base, ctx, i) =>
+		syncOutput(await base.sync({ sessionId: sessionOf(ctx, i, false) })),
+	),
 };

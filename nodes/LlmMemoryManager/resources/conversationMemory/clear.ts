@@ -1,11 +1,11 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { clearMemory } from '../../../../src';
+import type { ItemOperation } from '../../../shared/operation';
 import { storageFor } from '../../../shared/storage';
-import type { Operation } from '../types';
 import { addressOf } from './fields';
 
-export const clear: Operation = {
+export const clear: ItemOperation = {
 	option: {
 		name: 'Clear',
 		value: 'clear',

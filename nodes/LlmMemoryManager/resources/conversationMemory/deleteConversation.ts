@@ -1,11 +1,12 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { deleteConversationMemory } from '../../../../src';
+import type { ItemOperation } from '../../../shared/operation';
+import { conversationIdOf } from '../../../shared/parameters';
 import { storageFor } from '../../../shared/storage';
-import type { Operation } from '../types';
-import { conversationIdOf, workflowIdOf } from '../parameters';
+import { workflowIdOf } from '../parameters';
 
-export const deleteConversation: Operation = {
+export const deleteConversation: ItemOperation = {
 	option: {
 		name: 'Delete Conversation',
 		value: 'deleteConversation',

@@ -1,16 +1,17 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { exportConversationMemory, missingFilesOf } from '../../../../src';
+import { showFor } from '../../../shared/display';
+import type { ItemOperation } from '../../../shared/operation';
+import { conversationIdOf } from '../../../shared/parameters';
 import { storageFor } from '../../../shared/storage';
-import { conversationIdOf, workflowIdOf } from '../parameters';
+import { workflowIdOf } from '../parameters';
 import { exportFileProperties, exportItem } from '../transfer';
-import { showFor } from '../types';
-import type { Operation } from '../types';
 import { RESOURCE } from './fields';
 
 const show = showFor(RESOURCE, 'export');
 
-export const exportMemory: Operation = {
+export const exportMemory: ItemOperation = {
 	option: {
 		name: 'Export',
 		value: 'export',

@@ -2,10 +2,12 @@ import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import type { MemoryAddress } from '../../../../src';
 import { conversationIdProperties, MEMORY_MODE_OPTIONS } from '../../../shared/descriptions';
-import { nodeError } from '../../../shared/errors';
-import { idParameter } from '../../../shared/ids';
-import { showFor } from '../types';
-import { conversationIdOf, workflowIdOf, workflowIdProperty } from '../parameters';
+import { showFor } from '../../../shared/display';
+import { requiredIdParameter } from '../../../shared/ids';
+import { memoryAddress } from '../../../shared/memory-scope';
+import type { MemoryScope, ScopeMode } from '../../../shared/memory-scope';
+import { conversationIdOf } from '../../../shared/parameters';
+import { workflowIdOf, workflowIdProperty } from '../parameters';
 
 export const RESOURCE = 'conversationMemory';
 
@@ -13,8 +15,6 @@ export const RESOURCE = 'conversationMemory';
 const ONE_CONVERSATION = showFor(RESOURCE, 'getMessages', 'clear', 'deleteConversation', 'export');
 /** Operations on one memory document: the conversation's, or one node's. */
 const ONE_MEMORY = showFor(RESOURCE, 'getMessages', 'clear');
-
-export type ManagedMode = 'conversation' | 'node';
 
 export const fieldProperties: INodeProperties[] = [
 	workflowIdProperty(
@@ -58,21 +58,18 @@ export const fieldProperties: INodeProperties[] = [
 ];
 
 /** The memory document an item addresses: the same keys LLM with Memory and LLM Memory Store use. */
-export function addressOf(
-	ctx: IExecuteFunctions,
-	i: number,
-): MemoryAddress & { mode: ManagedMode } {
-	const appId = workflowIdOf(ctx, i);
-	const conversationId = conversationIdOf(ctx, i);
-	const mode = ctx.getNodeParameter('memoryMode', i, 'conversation') as ManagedMode;
-	if (mode !== 'node') return { mode, appId, conversationId };
-	const nodeId = idParameter(ctx, 'nodeId', i, 'Node ID');
-	if (nodeId === undefined)
-		throw nodeError(
-			ctx,
-			'Node memory needs a node ID, but none was given',
-			i,
-			'Give the stable ID of the LLM with Memory node whose memory to use (List Conversations shows the node IDs with memory).',
-		);
-	return { mode, appId, conversationId, nodeId };
+export function addressOf(ctx: IExecuteFunctions, i: number): MemoryAddress & { mode: ScopeMode } {
+	const at = { workflowId: workflowIdOf(ctx, i), conversationId: conversationIdOf(ctx, i) };
+	const mode = ctx.getNodeParameter('memoryMode', i, 'conversation') as ScopeMode;
+	// The Node ID field only counts (and is only checked) for a node's memory.
+	const scope: MemoryScope =
+		mode === 'node' ? { ...at, mode, nodeId: nodeIdOf(ctx, i) } : { ...at, mode };
+	return { mode, ...memoryAddress(scope) };
+}
+
+function nodeIdOf(ctx: IExecuteFunctions, i: number): string {
+	return requiredIdParameter(ctx, 'nodeId', i, 'Node ID', {
+		message: 'Node memory needs a node ID, but none was given',
+		help: 'Give the stable ID of the LLM with Memory node whose memory to use (List Conversations shows the node IDs with memory).',
+	});
 }

@@ -2,11 +2,12 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 
 import { readMessages } from '../../../../src';
 import type { PositionedMessage } from '../../../../src';
+import { optionsCollection } from '../../../shared/descriptions';
+import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';
+import type { ItemOperation } from '../../../shared/operation';
 import { storageFor } from '../../../shared/storage';
-import { offsetOption, optionsProperty, pageOf, pageProperties } from '../parameters';
-import { showFor } from '../types';
-import type { Operation } from '../types';
+import { offsetOption, pageOf, pageProperties } from '../parameters';
 import { addressOf, RESOURCE } from './fields';
 
 const show = showFor(RESOURCE, 'getMessages');
@@ -40,7 +41,7 @@ function messageJson({ position, message: m }: PositionedMessage): IDataObject {
 	};
 }
 
-export const getMessages: Operation = {
+export const getMessages: ItemOperation = {
 	option: {
 		name: 'Get Messages',
 		value: 'getMessages',
@@ -49,34 +50,37 @@ export const getMessages: Operation = {
 	},
 	properties: [
 		...pageProperties(show, 'messages'),
-		optionsProperty(show, [
-			{
-				displayName: 'Group Messages',
-				name: 'groupMessages',
-				type: 'boolean',
-				default: false,
-				description:
-					'Whether to return one item holding the page’s messages (with total and nextOffset for paging) instead of one item per message. One item per message outputs nothing when the memory is empty (turn on Always Output Data in the node’s settings to continue anyway).',
-			},
-			{
-				displayName: 'Newest First',
-				name: 'newestFirst',
-				type: 'boolean',
-				default: false,
-				description:
-					'Whether to start from the newest message (Offset then counts from the newest), e.g. for the last 20 messages. Otherwise the oldest comes first.',
-			},
-			offsetOption,
-			{
-				displayName: 'Thread Up To Message ID',
-				name: 'threadMessageId',
-				type: 'string',
-				default: '',
-				placeholder: 'e.g. {{ $json.messageId }}',
-				description:
-					'Only the thread that ends at this message (a turn’s Message ID, as LLM with Memory outputs it), from its first message on. Empty: every stored message in the order stored, all branches included.',
-			},
-		]),
+		optionsCollection(
+			[
+				{
+					displayName: 'Group Messages',
+					name: 'groupMessages',
+					type: 'boolean',
+					default: false,
+					description:
+						'Whether to return one item holding the page’s messages (with total and nextOffset for paging) instead of one item per message. One item per message outputs nothing when the memory is empty (turn on Always Output Data in the node’s settings to continue anyway).',
+				},
+				{
+					displayName: 'Newest First',
+					name: 'newestFirst',
+					type: 'boolean',
+					default: false,
+					description:
+						'Whether to start from the newest message (Offset then counts from the newest), e.g. for the last 20 messages. Otherwise the oldest comes first.',
+				},
+				offsetOption,
+				{
+					displayName: 'Thread Up To Message ID',
+					name: 'threadMessageId',
+					type: 'string',
+					default: '',
+					placeholder: 'e.g. {{ $json.messageId }}',
+					description:
+						'Only the thread that ends at this message (a turn’s Message ID, as LLM with Memory outputs it), from its first message on. Empty: every stored message in the order stored, all branches included.',
+				},
+			],
+			show,
+		),
 	],
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {

@@ -1,13 +1,13 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { importConversationMemory } from '../../../../src';
-import { gzipOption } from '../../../shared/descriptions';
+import { gzipOption, optionsCollection } from '../../../shared/descriptions';
+import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';
+import type { ItemOperation } from '../../../shared/operation';
 import { storageFor } from '../../../shared/storage';
-import { optionsProperty, workflowIdOf } from '../parameters';
+import { workflowIdOf } from '../parameters';
 import { importSourceOf, importSourceProperties, intoConversationIdOption } from '../transfer';
-import { showFor } from '../types';
-import type { Operation } from '../types';
 import { RESOURCE } from './fields';
 
 const show = showFor(RESOURCE, 'import');
@@ -16,7 +16,7 @@ interface Options {
 	gzip?: boolean;
 }
 
-export const importMemory: Operation = {
+export const importMemory: ItemOperation = {
 	option: {
 		name: 'Import',
 		value: 'import',
@@ -30,7 +30,7 @@ export const importMemory: Operation = {
 			{ name: 'exportedMemory', displayName: 'Exported Memory' },
 			'Whether to replace memory the conversation already has (all of it is deleted first). Off: a conversation that has memory is refused and nothing is written.',
 		),
-		optionsProperty(show, [gzipOption, intoConversationIdOption]),
+		optionsCollection([gzipOption, intoConversationIdOption], show),
 	],
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {

@@ -1,15 +1,16 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { listConversations as list } from '../../../../src';
+import { optionsCollection } from '../../../shared/descriptions';
+import { showFor } from '../../../shared/display';
+import type { ItemOperation } from '../../../shared/operation';
 import { storageFor } from '../../../shared/storage';
-import { offsetOption, optionsProperty, pageOf, pageProperties, workflowIdOf } from '../parameters';
-import { showFor } from '../types';
-import type { Operation } from '../types';
+import { offsetOption, pageOf, pageProperties, workflowIdOf } from '../parameters';
 import { RESOURCE } from './fields';
 
 const show = showFor(RESOURCE, 'listConversations');
 
-export const listConversations: Operation = {
+export const listConversations: ItemOperation = {
 	option: {
 		name: 'List Conversations',
 		value: 'listConversations',
@@ -17,7 +18,7 @@ export const listConversations: Operation = {
 			'List a workflow’s conversations with stored memory, one item each, the most recently written first',
 		action: 'List conversations',
 	},
-	properties: [...pageProperties(show, 'conversations'), optionsProperty(show, [offsetOption])],
+	properties: [...pageProperties(show, 'conversations'), optionsCollection([offsetOption], show)],
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
 		const workflowId = workflowIdOf(ctx, i);

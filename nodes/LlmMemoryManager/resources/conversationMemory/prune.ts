@@ -1,15 +1,16 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { pruneMemory } from '../../../../src';
+import { showFor } from '../../../shared/display';
+import type { ItemOperation } from '../../../shared/operation';
+import { numberParameter } from '../../../shared/parameters';
 import { storageFor } from '../../../shared/storage';
-import { numberParameter, workflowIdOf, workflowIdProperty } from '../parameters';
-import { showFor } from '../types';
-import type { Operation } from '../types';
+import { workflowIdOf, workflowIdProperty } from '../parameters';
 import { RESOURCE } from './fields';
 
 const show = showFor(RESOURCE, 'prune');
 
-export const prune: Operation = {
+export const prune: ItemOperation = {
 	option: {
 		name: 'Prune',
 		value: 'prune',

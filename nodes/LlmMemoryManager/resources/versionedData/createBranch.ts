@@ -1,12 +1,12 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
+import { showFor } from '../../../shared/display';
 import { nodeError } from '../../../shared/errors';
 import { idParameter } from '../../../shared/ids';
-import { showFor } from '../types';
-import type { Operation } from '../types';
+import type { ItemOperation } from '../../../shared/operation';
 import { openVersionedData, RESOURCE, versionOf, versionProperty } from './fields';
 
-export const createBranch: Operation = {
+export const createBranch: ItemOperation = {
 	option: {
 		name: 'Create Branch',
 		value: 'createBranch',

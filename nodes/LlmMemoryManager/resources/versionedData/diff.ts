@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { Operation } from '../types';
+import type { ItemOperation } from '../../../shared/operation';
 import { openVersionedData, versionOf, versionProperty } from './fields';
 
-export const diff: Operation = {
+export const diff: ItemOperation = {
 	option: {
 		name: 'Diff',
 		value: 'diff',

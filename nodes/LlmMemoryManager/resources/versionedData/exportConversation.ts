@@ -1,12 +1,12 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { missingFilesOf } from '../../../../src';
+import { showFor } from '../../../shared/display';
+import type { ItemOperation } from '../../../shared/operation';
 import { exportFileProperties, exportItem } from '../transfer';
-import { showFor } from '../types';
-import type { Operation } from '../types';
 import { openVersionedData, RESOURCE } from './fields';
 
-export const exportConversation: Operation = {
+export const exportConversation: ItemOperation = {
 	option: {
 		name: 'Export',
 		value: 'export',

@@ -3,10 +3,11 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { MAIN_BRANCH, VersionedData } from '../../../../src';
 import type { HistoryEntry, VersionRecord } from '../../../../src';
 import { conversationIdProperties } from '../../../shared/descriptions';
+import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';
+import { conversationIdOf, numberParameter } from '../../../shared/parameters';
 import { storageFor } from '../../../shared/storage';
-import { conversationIdOf, numberParameter, workflowIdOf, workflowIdProperty } from '../parameters';
-import { showFor } from '../types';
+import { workflowIdOf, workflowIdProperty } from '../parameters';
 
 export const RESOURCE = 'versionedData';
 

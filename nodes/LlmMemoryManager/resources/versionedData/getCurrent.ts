@@ -1,9 +1,9 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { Operation } from '../types';
+import type { ItemOperation } from '../../../shared/operation';
 import { branchOf, openVersionedData, recordJson } from './fields';
 
-export const getCurrent: Operation = {
+export const getCurrent: ItemOperation = {
 	option: {
 		name: 'Get Current',
 		value: 'getCurrent',

@@ -1,9 +1,9 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { Operation } from '../types';
+import type { ItemOperation } from '../../../shared/operation';
 import { openVersionedData, recordJson, versionOf, versionProperty } from './fields';
 
-export const getVersion: Operation = {
+export const getVersion: ItemOperation = {
 	option: {
 		name: 'Get Version',
 		value: 'getVersion',

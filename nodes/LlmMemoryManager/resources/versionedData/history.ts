@@ -2,10 +2,12 @@ import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { MAX_HISTORY_PAGE } from '../../../../src';
 import type { HistoryEntry } from '../../../../src';
+import { optionsCollection } from '../../../shared/descriptions';
+import { showFor } from '../../../shared/display';
 import { nodeError } from '../../../shared/errors';
-import { numberParameter, optionsProperty, pageProperties } from '../parameters';
-import { showFor } from '../types';
-import type { Operation } from '../types';
+import type { ItemOperation } from '../../../shared/operation';
+import { numberParameter } from '../../../shared/parameters';
+import { pageProperties } from '../parameters';
 import { branchOf, entryJson, openVersionedData, RESOURCE } from './fields';
 
 const show = showFor(RESOURCE, 'history');
@@ -16,7 +18,7 @@ interface Options {
 	groupEntries?: boolean;
 }
 
-export const history: Operation = {
+export const history: ItemOperation = {
 	option: {
 		name: 'History',
 		value: 'history',
@@ -26,33 +28,36 @@ export const history: Operation = {
 	},
 	properties: [
 		...pageProperties(show, 'versions'),
-		optionsProperty(show, [
-			{
-				displayName: 'Before Version',
-				name: 'beforeVersion',
-				type: 'number',
-				default: 1,
-				typeOptions: { minValue: 1 },
-				description:
-					'Continue below this version, for paging: the list starts at its parent (pass the previous page’s nextBefore, with Group Entries)',
-			},
-			{
-				displayName: 'Created After',
-				name: 'createdAfter',
-				type: 'dateTime',
-				default: '',
-				description:
-					'Only versions saved after this moment, e.g. {{ $now.minus(1, "day") }} for "since yesterday"',
-			},
-			{
-				displayName: 'Group Entries',
-				name: 'groupEntries',
-				type: 'boolean',
-				default: false,
-				description:
-					'Whether to return one item holding the entries (with nextBefore for paging) instead of one item per version. One item per version outputs nothing when there is no version.',
-			},
-		]),
+		optionsCollection(
+			[
+				{
+					displayName: 'Before Version',
+					name: 'beforeVersion',
+					type: 'number',
+					default: 1,
+					typeOptions: { minValue: 1 },
+					description:
+						'Continue below this version, for paging: the list starts at its parent (pass the previous page’s nextBefore, with Group Entries)',
+				},
+				{
+					displayName: 'Created After',
+					name: 'createdAfter',
+					type: 'dateTime',
+					default: '',
+					description:
+						'Only versions saved after this moment, e.g. {{ $now.minus(1, "day") }} for "since yesterday"',
+				},
+				{
+					displayName: 'Group Entries',
+					name: 'groupEntries',
+					type: 'boolean',
+					default: false,
+					description:
+						'Whether to return one item holding the entries (with nextBefore for paging) instead of one item per version. One item per version outputs nothing when there is no version.',
+				},
+			],
+			show,
+		),
 	],
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {

@@ -1,18 +1,19 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { importConversation as importInto } from '../../../../src';
+import { optionsCollection } from '../../../shared/descriptions';
+import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';
-import { storageFor } from '../../../shared/storage';
-import { optionsProperty, workflowIdOf } from '../parameters';
 import { parseJsonValue } from '../../../shared/json-parameter';
+import type { ItemOperation } from '../../../shared/operation';
+import { storageFor } from '../../../shared/storage';
+import { workflowIdOf } from '../parameters';
 import { importSourceOf, importSourceProperties, intoConversationIdOption } from '../transfer';
-import { showFor } from '../types';
-import type { Operation } from '../types';
 import { RESOURCE } from './fields';
 
 const show = showFor(RESOURCE, 'import');
 
-export const importConversation: Operation = {
+export const importConversation: ItemOperation = {
 	option: {
 		name: 'Import',
 		value: 'import',
@@ -26,7 +27,7 @@ export const importConversation: Operation = {
 			{ name: 'exportedConversation', displayName: 'Exported Conversation' },
 			'Whether to replace what the conversation already holds (its chat memory, files and versioned data are all deleted first). Off: a conversation that holds anything is refused and nothing is written.',
 		),
-		optionsProperty(show, [intoConversationIdOption]),
+		optionsCollection([intoConversationIdOption], show),
 	],
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {

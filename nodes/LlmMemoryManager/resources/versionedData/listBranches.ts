@@ -1,9 +1,9 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { Operation } from '../types';
+import type { ItemOperation } from '../../../shared/operation';
 import { openVersionedData } from './fields';
 
-export const listBranches: Operation = {
+export const listBranches: ItemOperation = {
 	option: {
 		name: 'List Branches',
 		value: 'listBranches',

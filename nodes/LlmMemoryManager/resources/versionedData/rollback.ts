@@ -1,9 +1,9 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { Operation } from '../types';
+import type { ItemOperation } from '../../../shared/operation';
 import { branchOf, openVersionedData, recordJson, versionOf, versionProperty } from './fields';
 
-export const rollback: Operation = {
+export const rollback: ItemOperation = {
 	option: {
 		name: 'Rollback',
 		value: 'rollback',

@@ -1,11 +1,11 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { jsonSchemaOption } from '../../../shared/descriptions';
+import { jsonSchemaOption, optionsCollection } from '../../../shared/descriptions';
+import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';
-import { numberParameter, optionsProperty } from '../parameters';
 import { optionalJsonParameter, parseJsonValue } from '../../../shared/json-parameter';
-import { showFor } from '../types';
-import type { Operation } from '../types';
+import type { ItemOperation } from '../../../shared/operation';
+import { numberParameter } from '../../../shared/parameters';
 import { branchOf, openVersionedData, recordJson, RESOURCE } from './fields';
 
 const show = showFor(RESOURCE, 'saveVersion');
@@ -14,7 +14,7 @@ interface Options {
 	expectedVersion?: number;
 }
 
-export const saveVersion: Operation = {
+export const saveVersion: ItemOperation = {
 	option: {
 		name: 'Save Version',
 		value: 'saveVersion',
@@ -43,26 +43,29 @@ export const saveVersion: Operation = {
 			description: 'What changed, for History and for a model asked "what did I change?"',
 			displayOptions: { show },
 		},
-		optionsProperty(show, [
-			{
-				displayName: 'Expected Version',
-				name: 'expectedVersion',
-				type: 'number',
-				default: 1,
-				typeOptions: { minValue: 0 },
-				description:
-					'Save only if the branch is still at this version (0: only while nothing is saved on it); otherwise fail and save nothing. Not set: save after whatever version the branch is at.',
-			},
-			jsonSchemaOption,
-			{
-				displayName: 'Message ID',
-				name: 'messageId',
-				type: 'string',
-				default: '',
-				description:
-					'The chat turn this change belongs to (a Message ID as LLM with Memory outputs it), kept with the version',
-			},
-		]),
+		optionsCollection(
+			[
+				{
+					displayName: 'Expected Version',
+					name: 'expectedVersion',
+					type: 'number',
+					default: 1,
+					typeOptions: { minValue: 0 },
+					description:
+						'Save only if the branch is still at this version (0: only while nothing is saved on it); otherwise fail and save nothing. Not set: save after whatever version the branch is at.',
+				},
+				jsonSchemaOption,
+				{
+					displayName: 'Message ID',
+					name: 'messageId',
+					type: 'string',
+					default: '',
+					description:
+						'The chat turn this change belongs to (a Message ID as LLM with Memory outputs it), kept with the version',
+				},
+			],
+			show,
+		),
 	],
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
