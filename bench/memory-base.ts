@@ -6,9 +6,7 @@
  *    filtered to one of 10 conversations. The query vector is given: embedding time is not counted.
  * 2. Ingestion throughput (Sync Now of 2,000 captured messages into the embedded index) on local disk
  *    and on radosgw, with an instant embedder (pre-computed vectors): embedding time excluded.
- * 3. Capture overhead per chat turn below the threshold (one stride of one output), on local disk and
- *    radosgw, with 0 and with 50 outputs already pending in the conversation.
- * Targets (issue 12): search under 20 ms at 10,000 vectors; capture under 5 ms per turn.
+ * (Capture cost: bench/capture.ts.)
  * MB_BENCH_SIZES=1000,10000 limits the index sizes; needs RGW_ENDPOINT or starts its own radosgw.
  */
 import { loadavg } from 'node:os';
@@ -147,79 +145,14 @@ async function ingestionTable(): Promise<string[]> {
 	return lines;
 }
 
-async function captureTable(): Promise<string[]> {
-	const TURNS = Number(process.env.MB_BENCH_TURNS ?? 200);
-	const lines = [
-		'| storage | pending before | capture p50 | p95 | requests per capture |',
-		'|---|---:|---:|---:|---|',
-	];
-	for (const b of await backends()) {
-		for (const pending of [0, 50]) {
-			const storage = await b.make();
-			const counted = countRequests(storage);
-			const base = new MemoryBase({
-				storage: counted.storage,
-				baseId: 'bench',
-				embedder: new InstantEmbedder(),
-				threshold: 1_000_000,
-			});
-			for (let i = 0; i < pending; i++)
-				await base.capture({ sessionId: 'seed', runId: `p${i}`, texts: [`pending ${i}`] });
-			const times: number[] = [];
-			for (let i = 0; i < TURNS; i++) {
-				// A conversation with `pending` outputs waiting: fresh ones reuse the seeded log's size.
-				const sessionId = pending ? 'seed' : `t${i}`;
-				counted.reset();
-				const t0 = performance.now();
-				await base.capture({ sessionId, runId: `turn-${i}`, texts: [`the answer of turn ${i}`] });
-				times.push(performance.now() - t0);
-			}
-			lines.push(
-				`| ${b.name} | ${pending} | ${f(median(times))} ms | ${f(percentile(times, 0.95))} ms | ${counted.summary()} |`,
-			);
-			console.error(`  capture on ${b.name} (${pending} pending): p50 ${f(median(times))} ms`);
-		}
-	}
-	return lines;
-}
-
-/** Counts a storage's requests (of the last capture). */
-function countRequests(inner: MemoryStorage) {
-	const calls = { get: 0, put: 0, list: 0 };
-	const storage: MemoryStorage = {
-		describe: () => inner.describe(),
-		get: ((key: string, options?: object) => {
-			calls.get++;
-			return inner.get(key, options ?? {});
-		}) as MemoryStorage['get'],
-		put: (key, body, options) => {
-			calls.put++;
-			return inner.put(key, body, options);
-		},
-		delete: (key, options) => inner.delete(key, options),
-		list: (prefix) => {
-			calls.list++;
-			return inner.list(prefix);
-		},
-	};
-	return {
-		storage,
-		reset: () => Object.assign(calls, { get: 0, put: 0, list: 0 }),
-		summary: () => `${calls.get} GET, ${calls.put} PUT${calls.list ? `, ${calls.list} LIST` : ''}`,
-	};
-}
-
 (async () => {
 	console.error('Memory Base benchmark…');
 	const search = await searchTable();
 	const ingest = await ingestionTable();
-	const capture = await captureTable();
 	console.log('\n### Memory Base: search latency (embedded index, exact cosine, top 5)\n');
 	console.log(search.join('\n'));
 	console.log('\n### Memory Base: ingestion throughput (Sync Now, embedding excluded)\n');
 	console.log(ingest.join('\n'));
-	console.log('\n### Memory Base: capture overhead per chat turn (below the threshold)\n');
-	console.log(capture.join('\n'));
 	console.log(
 		`\n${machineLine(
 			`load ${loadavg()

@@ -14,8 +14,10 @@ export NODE_NO_WARNINGS=1
 node --import tsx bench/engine.ts
 # Versioned data: save-version and get-current at 10, 1,000 and 10,000 versions (builds take minutes).
 node --import tsx bench/snapshots.ts
-# Memory Base: search latency at 1,000 / 10,000 / 100,000 vectors, ingestion throughput, capture overhead.
-node --import tsx bench/memory-base.ts
+# Memory Base: search latency at 1,000 / 10,000 / 100,000 vectors, ingestion throughput.
+LLM_MEMORY_VECTOR_CACHE_MB=1536 node --import tsx bench/memory-base.ts
+# Memory Base capture cost at 0, 100 and 1,000 pending messages, on local disk and radosgw.
+node --import tsx bench/capture.ts
 node --import tsx bench/tokens.ts
 node --import tsx bench/n8n-latency.ts
 # The AI Agent with our LLM Memory Store against the same agent with n8n's Simple Memory.

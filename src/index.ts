@@ -1,4 +1,6 @@
 // The engine's public API. Framework-free: nothing here imports n8n (enforced by ESLint).
+export { BoundedCache, cacheStats } from './common/bounded-cache';
+export type { BoundedCacheOptions, CacheStats } from './common/bounded-cache';
 export * from './errors';
 export {
 	MAX_BRANCH_BYTES,
@@ -171,7 +173,7 @@ export type {
 	ConversationImportResult,
 } from './admin/conversation-transfer';
 // Test and benchmark hooks (cache, tokenizer counters), kept for existing callers.
-export { clearDocumentCache, tokenizerStats } from './testing';
+export { clearAllCaches, clearDocumentCache, tokenizerStats } from './testing';
 // Memory administration for the LLM Memory Manager node: read, list, clear, export, import.
 export {
 	clearMemory,
@@ -222,6 +224,21 @@ export {
 	vectorSegmentsPrefix,
 } from './keys/layout';
 export { MemoryBase } from './knowledge/memory-base';
+export { RECALL_END, RECALL_HALF_LIFE_DAYS, RECALL_START, recallSection } from './knowledge/recall';
+export type { RecallOptions, RecallResult } from './knowledge/recall';
+export { DUPLICATE_COSINE, fuse, mergeDuplicates, recencyFactor, RRF_K } from './knowledge/fusion';
+export type { Ranked } from './knowledge/fusion';
+export type { ChunkFilter } from './knowledge/filter';
+export {
+	clearLexicalCache,
+	FAN,
+	LexicalIndex,
+	LEXICAL_CACHE_BYTES,
+	TAIL_BYTES,
+	TAIL_MAX,
+} from './knowledge/lexical/lexical-index';
+export type { LexicalStats } from './knowledge/lexical/lexical-index';
+export { stem, termCounts, tokenize } from './knowledge/lexical/tokenize';
 export {
 	DEFAULT_EMBEDDING_BATCH,
 	DEFAULT_LEASE_MS,
@@ -241,6 +258,8 @@ export type {
 	ForgetResult,
 	MemoryBaseOptions,
 	SearchMatch,
+	SearchMode,
+	SearchOptions,
 	SessionStatus,
 	SessionSyncResult,
 	SyncResult,

@@ -1,8 +1,7 @@
 // Hooks for tests and benchmarks only: nothing in the engine depends on them.
 import { documentCache } from './store/document-cache';
 
-export { cacheStats, clearAllCaches } from './common/bounded-cache';
-export type { CacheStats } from './common/bounded-cache';
+export { clearAllCaches } from './common/bounded-cache';
 export { tokenizerStats } from './tokens/tokens';
 
 /** Empties the process-wide document cache (benchmarks of cold reads, tests). */

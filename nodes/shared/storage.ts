@@ -8,7 +8,7 @@ import type {
 	ISupplyDataFunctions,
 } from 'n8n-workflow';
 
-import { LocalDiskStorage, S3Storage } from '../../src';
+import { BoundedCache, LocalDiskStorage, S3Storage } from '../../src';
 import type { MemoryStorage } from '../../src';
 
 /** n8n's user folder, as n8n itself resolves it. */
@@ -22,36 +22,19 @@ export function localFolder(configured: string): string {
 	return path.resolve(n8nFolder(), configured.trim());
 }
 
-/** A small LRU: reusable objects per configuration, never more than `max` of them. */
-class Lru<V> {
-	private readonly map = new Map<string, V>();
-	constructor(
-		private readonly max: number,
-		private readonly onEvict: (v: V) => void = () => {},
-	) {}
-	get(id: string, make: () => V): V {
-		let v = this.map.get(id);
-		if (v !== undefined) this.map.delete(id);
-		else v = make();
-		this.map.set(id, v);
-		for (const [oldest, old] of this.map) {
-			if (this.map.size <= this.max) break;
-			this.map.delete(oldest);
-			this.onEvict(old);
-		}
-		return v;
-	}
-}
-
 // Disk storages keep an in-process write queue per file, so one per folder; S3 clients hold sockets.
 // Neither holds a warning handler: that comes from the caller each time (a credential test must not
 // decide where a workflow's warnings go).
-const disks = new Lru<LocalDiskStorage>(64);
-const s3Clients = new Lru<S3Client>(16, (c) => c.destroy());
+const disks = new BoundedCache<LocalDiskStorage>({ name: 'disk storages', maxEntries: 64 });
+const s3Clients = new BoundedCache<S3Client>({
+	name: 'S3 clients',
+	maxEntries: 16,
+	onEvict: (c) => c.destroy(),
+});
 
 export function localDiskStorage(folder: string): LocalDiskStorage {
 	const root = localFolder(folder);
-	return disks.get(root, () => new LocalDiskStorage({ root }));
+	return disks.getOrSet(root, () => new LocalDiskStorage({ root }));
 }
 
 export function s3Storage(
@@ -77,7 +60,7 @@ export function s3Storage(
 		options.forcePathStyle,
 		options.credentials,
 	]);
-	const client = s3Clients.get(clientId, () => new S3Storage(options).client);
+	const client = s3Clients.getOrSet(clientId, () => new S3Storage(options).client);
 	return new S3Storage({ ...options, client, onWarning });
 }
 

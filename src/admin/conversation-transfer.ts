@@ -4,7 +4,8 @@
 import { InvalidExportError, NoMemoryStoredError } from '../errors';
 import { validateId } from '../keys/ids';
 import { at, invalid, isRecord } from '../store/parse';
-import type { MemoryStorage } from '../store/storage';
+import type { ListedObject, MemoryStorage } from '../store/storage';
+import { captureLogKey } from '../keys/layout';
 import {
 	exportVersionedData,
 	parseVersionedDataExport,
@@ -17,6 +18,8 @@ import {
 	listConversationKeys,
 } from './housekeeping';
 import type { ScopeOptions } from './housekeeping';
+import { exportCaptures, importCaptures, parseCaptures } from './conversation-captures';
+import type { ExportedCaptures } from './conversation-captures';
 import {
 	exportConversationMemory,
 	importConversationMemory,
@@ -39,6 +42,13 @@ export interface ConversationExport {
 	/** Its chat memory (exportConversationMemory's value), or null when it has none. */
 	memory: ConversationMemoryExport | null;
 	versionedData: VersionedDataExport;
+	/** Its Memory Base captures, per base (left out when it has none). */
+	memoryBase?: ExportedCaptures[];
+}
+
+export interface ConversationExportOptions extends ScopeOptions {
+	/** Memory bases whose captures of the conversation go with it (default: the one whose ID is the app's). */
+	memoryBaseIds?: string[];
 }
 
 export interface ConversationImportOptions extends ScopeOptions {
@@ -56,6 +66,8 @@ export interface ConversationImportResult {
 	branches: number;
 	/** Keys deleted first (overwrite). */
 	replaced: string[];
+	/** Captured messages imported into Memory Bases. */
+	captures: number;
 }
 
 /**
@@ -67,14 +79,15 @@ export async function exportConversation(
 	storage: MemoryStorage,
 	appId: string,
 	conversationId: string,
-	options: ScopeOptions = {},
+	options: ConversationExportOptions = {},
 ): Promise<ConversationExport> {
-	const [memory, versionedData] = await Promise.all([
+	const [memory, versionedData, captures] = await Promise.all([
 		exportConversationMemory(storage, appId, conversationId, options).catch((error: unknown) => {
 			if (error instanceof NoMemoryStoredError) return null;
 			throw error;
 		}),
 		exportVersionedData(storage, appId, conversationId, options),
+		exportCaptures(storage, appId, conversationId, options),
 	]);
 	return {
 		format: CONVERSATION_EXPORT_FORMAT,
@@ -82,25 +95,25 @@ export async function exportConversation(
 		conversationId,
 		memory,
 		versionedData,
+		...(captures.length ? { memoryBase: captures } : {}),
 	};
 }
 
-/**
- * Stores an export (see exportConversation) as conversation `conversationId` (default: the one it
- * names) of `appId`. The whole value is checked first: the chat memory as importConversationMemory
- * checks it, the versioned data for a consistent history (every parent and every branch's version
- * present). A conversation that holds anything (chat memory, files, versioned data) is refused with
- * ConversationExistsError unless `overwrite`, which deletes all of it first (deleteConversationMemory);
- * nothing is written before those checks. Then the chat memory is imported, then the version objects,
- * the counter and last the branch heads, byte for byte as exported, each create-only. Not atomic: a
- * failure part-way (an outage, a concurrent writer) leaves part of it written.
- */
-export async function importConversation(
+/** The capture logs the conversation already has in the bases an export names. */
+async function capturedIn(
 	storage: MemoryStorage,
-	appId: string,
-	value: unknown,
-	options: ConversationImportOptions = {},
-): Promise<ConversationImportResult> {
+	conversationId: string,
+	captures: ExportedCaptures[],
+	keyPrefix?: string,
+): Promise<ListedObject[]> {
+	const out: ListedObject[] = [];
+	for (const c of captures)
+		out.push(...(await storage.list(captureLogKey(c.baseId, conversationId, keyPrefix))));
+	return out;
+}
+
+/** Checks a whole export before anything is read or written: InvalidExportError naming where. */
+function parseConversationExport(value: unknown) {
 	if (!isRecord(value)) invalid('', 'must be an exported conversation (an object)');
 	if (value.format !== CONVERSATION_EXPORT_FORMAT)
 		invalid('format', `must be "${CONVERSATION_EXPORT_FORMAT}": this is not a conversation export`);
@@ -122,13 +135,37 @@ export async function importConversation(
 					}
 				});
 	const data = parseVersionedDataExport(value.versionedData);
+	const captures = parseCaptures(value.memoryBase, 'memoryBase');
+	return { memory, data, captures };
+}
+
+/**
+ * Stores an export (see exportConversation) as conversation `conversationId` (default: the one it
+ * names) of `appId`. The whole value is checked first: the chat memory as importConversationMemory
+ * checks it, the versioned data for a consistent history (every parent and every branch's version
+ * present). A conversation that holds anything (chat memory, files, versioned data) is refused with
+ * ConversationExistsError unless `overwrite`, which deletes all of it first (deleteConversationMemory);
+ * nothing is written before those checks. Then the chat memory is imported, then the version objects,
+ * the counter and last the branch heads, byte for byte as exported, each create-only. Not atomic: a
+ * failure part-way (an outage, a concurrent writer) leaves part of it written.
+ */
+export async function importConversation(
+	storage: MemoryStorage,
+	appId: string,
+	value: unknown,
+	options: ConversationImportOptions = {},
+): Promise<ConversationImportResult> {
+	const { memory, data, captures } = parseConversationExport(value);
 	validateId('app_id', appId);
 	const conversationId = validateId(
 		'conversation_id',
-		options.conversationId ?? (value.conversationId as unknown),
+		options.conversationId ?? ((value as { conversationId?: unknown }).conversationId as unknown),
 	);
 	const scope = { keyPrefix: options.keyPrefix };
-	const existing = await listConversationKeys(storage, appId, conversationId, scope);
+	const existing = [
+		...(await listConversationKeys(storage, appId, conversationId, scope)),
+		...(await capturedIn(storage, conversationId, captures, options.keyPrefix)),
+	];
 	let replaced: string[] = [];
 	if (existing.length > 0) {
 		if (!options.overwrite)
@@ -145,11 +182,17 @@ export async function importConversation(
 		? await importConversationMemory(storage, appId, memory, { ...scope, conversationId })
 		: null;
 	await writeVersionedData(storage, appId, conversationId, data, options.keyPrefix);
+	const imported = await importCaptures(storage, conversationId, captures, {
+		keyPrefix: options.keyPrefix,
+		overwrite: options.overwrite,
+		path: 'memoryBase',
+	});
 	return {
 		conversationId,
 		memory: memoryResult,
 		versions: data.versions.length,
 		branches: data.branches.length,
 		replaced,
+		captures: imported,
 	};
 }

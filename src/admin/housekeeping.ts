@@ -15,6 +15,8 @@ import {
 } from '../keys/layout';
 import { headCodec } from '../store/codec';
 import { DocumentStore, forgetCachedUnder } from '../store/document-store';
+import { forgetCaptures } from './conversation-captures';
+import type { CaptureScope } from './conversation-captures';
 import { MessageLog } from '../store/message-log';
 import type { ListedObject, MemoryStorage } from '../store/storage';
 
@@ -67,14 +69,15 @@ export async function listAppKeys(
 }
 
 /**
- * Deletes all of a conversation's memory, across its nodes, its copied files and its versioned data
- * (versions, branches, counter). Returns the deleted keys.
+ * Deletes all of a conversation's memory, across its nodes, its copied files, its versioned data
+ * (versions, branches, counter) and its Memory Base captures (by default in the base whose ID is the
+ * app's; `memoryBaseIds` names others). Returns the deleted keys.
  */
 export async function deleteConversationMemory(
 	storage: MemoryStorage,
 	appId: string,
 	conversationId: string,
-	options: ScopeOptions = {},
+	options: ScopeOptions & CaptureScope = {},
 ): Promise<string[]> {
 	// Documents go first (listConversationKeys lists them first): a writer still holding one then fails
 	// its compare-and-swap instead of referencing the sealed objects deleted next.
@@ -92,7 +95,9 @@ export async function deleteConversationMemory(
 		versionedDataPrefix(appId, conversationId, options.keyPrefix),
 	])
 		leftovers.push(...((await storage.sweep?.(scope, 0)) ?? []));
-	return [...objects.map((o) => o.key), ...leftovers];
+	// Last: its Memory Base captures (a base whose vectors sit in a connected store refuses, by name).
+	const captures = await forgetCaptures(storage, appId, conversationId, options);
+	return [...objects.map((o) => o.key), ...leftovers, ...captures];
 }
 
 /** Drops this process's cached copies of a conversation's objects (see forgetCachedUnder). */

@@ -19,7 +19,7 @@ import { validateDocument } from '../store/schema';
 import type { MemoryDocument, StoredMessage } from '../store/schema';
 import type { LogOptions } from '../store/message-log';
 import type { MemoryStorage } from '../store/storage';
-import { listConversationKeys } from './housekeeping';
+import { forgetConversationCache, listConversationKeys } from './housekeeping';
 import type { ScopeOptions } from './housekeeping';
 
 /** What an export says it is, so an import never mistakes another file for one. */
@@ -193,6 +193,44 @@ function checkDocument(path: string, value: unknown): MemoryDocument {
 	);
 }
 
+function checkNodes(value: unknown): ConversationMemoryExport['nodes'] {
+	if (!Array.isArray(value))
+		throw new InvalidExportError('nodes', `must be an array, got ${describe(value)}`);
+	const seen = new Set<string>();
+	return value.map((n: unknown, i) => {
+		if (!isObject(n))
+			throw new InvalidExportError(`nodes[${i}]`, `must be an object, got ${describe(n)}`);
+		const nodeId = checkId(`nodes[${i}].nodeId`, n.nodeId);
+		if (seen.has(nodeId))
+			throw new InvalidExportError(`nodes[${i}].nodeId`, `"${nodeId}" appears twice`);
+		seen.add(nodeId);
+		return { nodeId, memory: checkDocument(`nodes[${i}].memory`, n.memory) };
+	});
+}
+
+function checkFiles(value: unknown): ExportedFile[] {
+	if (!Array.isArray(value))
+		throw new InvalidExportError('files', `must be an array, got ${describe(value)}`);
+	const seen = new Set<string>();
+	return value.map((f: unknown, i): ExportedFile => {
+		const at = `files[${i}]`;
+		if (!isObject(f)) throw new InvalidExportError(at, `must be an object, got ${describe(f)}`);
+		if (typeof f.name !== 'string' || !FILE_NAME.test(f.name))
+			throw new InvalidExportError(
+				`${at}.name`,
+				`must be 64 hexadecimal characters, got ${describe(f.name)}`,
+			);
+		if (seen.has(f.name)) throw new InvalidExportError(`${at}.name`, `"${f.name}" appears twice`);
+		seen.add(f.name);
+		const bytes = typeof f.data === 'string' ? Buffer.from(f.data, 'base64') : undefined;
+		if (!bytes || bytes.toString('base64') !== f.data)
+			throw new InvalidExportError(`${at}.data`, 'must be the file’s bytes in base64');
+		if (createHash('sha256').update(bytes).digest('hex') !== f.name)
+			throw new InvalidExportError(`${at}.data`, `its SHA-256 is not its name "${f.name}"`);
+		return { name: f.name, data: f.data };
+	});
+}
+
 /**
  * Checks a whole export (an object, or its JSON as a string or bytes) and returns it typed. Every
  * document passes the reader's schema, every file its SHA-256; the first problem is an
@@ -226,39 +264,8 @@ export function parseConversationMemoryExport(value: unknown): ConversationMemor
 	const conversationId = checkId('conversationId', data.conversationId);
 	const conversation =
 		data.conversation === null ? null : checkDocument('conversation', data.conversation);
-	if (!Array.isArray(data.nodes))
-		throw new InvalidExportError('nodes', `must be an array, got ${describe(data.nodes)}`);
-	const seenNodes = new Set<string>();
-	const nodes = data.nodes.map((n: unknown, i) => {
-		if (!isObject(n))
-			throw new InvalidExportError(`nodes[${i}]`, `must be an object, got ${describe(n)}`);
-		const nodeId = checkId(`nodes[${i}].nodeId`, n.nodeId);
-		if (seenNodes.has(nodeId))
-			throw new InvalidExportError(`nodes[${i}].nodeId`, `"${nodeId}" appears twice`);
-		seenNodes.add(nodeId);
-		return { nodeId, memory: checkDocument(`nodes[${i}].memory`, n.memory) };
-	});
-	if (!Array.isArray(data.files))
-		throw new InvalidExportError('files', `must be an array, got ${describe(data.files)}`);
-	const seenFiles = new Set<string>();
-	const files = data.files.map((f: unknown, i): ExportedFile => {
-		const at = `files[${i}]`;
-		if (!isObject(f)) throw new InvalidExportError(at, `must be an object, got ${describe(f)}`);
-		if (typeof f.name !== 'string' || !FILE_NAME.test(f.name))
-			throw new InvalidExportError(
-				`${at}.name`,
-				`must be 64 hexadecimal characters, got ${describe(f.name)}`,
-			);
-		if (seenFiles.has(f.name))
-			throw new InvalidExportError(`${at}.name`, `"${f.name}" appears twice`);
-		seenFiles.add(f.name);
-		const bytes = typeof f.data === 'string' ? Buffer.from(f.data, 'base64') : undefined;
-		if (!bytes || bytes.toString('base64') !== f.data)
-			throw new InvalidExportError(`${at}.data`, 'must be the file’s bytes in base64');
-		if (createHash('sha256').update(bytes).digest('hex') !== f.name)
-			throw new InvalidExportError(`${at}.data`, `its SHA-256 is not its name "${f.name}"`);
-		return { name: f.name, data: f.data };
-	});
+	const nodes = checkNodes(data.nodes);
+	const files = checkFiles(data.files);
 	const parsed: ConversationMemoryExport = {
 		format: MEMORY_EXPORT_FORMAT,
 		version: MEMORY_EXPORT_VERSION,
@@ -298,6 +305,40 @@ export interface ImportResult {
 }
 
 /**
+ * Refuses a conversation that has memory documents unless `overwrite`, which deletes its memory
+ * (documents first: a writer still holding one then fails its compare-and-swap). Returns what went.
+ */
+async function clearForImport(
+	storage: MemoryStorage,
+	appId: string,
+	conversationId: string,
+	options: ImportOptions,
+): Promise<string[]> {
+	const memoryKinds = new Set(['conversation', 'node', 'sealed', 'file']);
+	const kind = (key: string) => parseKey(key, options.keyPrefix)?.kind as string;
+	const existing = (await listConversationKeys(storage, appId, conversationId, options)).filter(
+		(o) => memoryKinds.has(kind(o.key)),
+	);
+	const documents = existing.filter(
+		(o) => kind(o.key) === 'conversation' || kind(o.key) === 'node',
+	);
+	if (documents.length > 0 && !options.overwrite)
+		throw new ConversationExistsError(
+			appId,
+			conversationId,
+			documents.map((o) => o.key),
+		);
+	const replaced: string[] = [];
+	if (options.overwrite)
+		for (const o of existing) {
+			await storage.delete(o.key);
+			replaced.push(o.key);
+		}
+	forgetConversationCache(storage, appId, conversationId, options);
+	return replaced;
+}
+
+/**
  * Imports an export (see parseConversationMemoryExport) into a conversation of `appId`. The whole
  * export is checked before anything is written. A conversation that already has a memory document is
  * refused (ConversationExistsError) unless `overwrite`, which deletes the conversation's memory
@@ -331,27 +372,7 @@ export async function importConversationMemory(
 			doc: n.memory,
 		})),
 	];
-	const memoryKinds = new Set(['conversation', 'node', 'sealed', 'file']);
-	const existing = (await listConversationKeys(storage, appId, conversationId, options)).filter(
-		(o) => memoryKinds.has(parseKey(o.key, options.keyPrefix)?.kind as string),
-	);
-	const documents = existing.filter((o) => {
-		const kind = parseKey(o.key, options.keyPrefix)?.kind;
-		return kind === 'conversation' || kind === 'node';
-	});
-	const replaced: string[] = [];
-	if (documents.length > 0 && !options.overwrite)
-		throw new ConversationExistsError(
-			appId,
-			conversationId,
-			documents.map((o) => o.key),
-		);
-	if (options.overwrite)
-		// Listed documents first: a writer still holding one then fails its compare-and-swap.
-		for (const o of existing) {
-			await storage.delete(o.key);
-			replaced.push(o.key);
-		}
+	const replaced = await clearForImport(storage, appId, conversationId, options);
 	const mimeTypes = new Map<string, string>();
 	for (const t of targets)
 		for (const m of t.doc.messages)

@@ -100,17 +100,18 @@ export async function mergeProcessed(
 	return { block: await writeBlock(p, sessionId, messages), replaces };
 }
 
-/** The chunks a session's messages are indexed as (chunk IDs derive from the message IDs). */
+/** The chunks a session's messages are indexed as (chunk IDs derive from `scope` and the message IDs). */
 export function chunksOf(
 	p: BaseParts,
-	kbId: string,
+	scope: string,
 	sessionId: string,
 	messages: readonly CapturedMessage[],
 ): IndexedChunk[] {
 	return messages.flatMap((m) =>
 		chunkText(m.text, p.chunkSize, p.chunkOverlap).map((text, i) => ({
-			id: chunkId(kbId, sessionId, m.id, i),
+			id: chunkId(scope, sessionId, m.id, i),
 			session_id: sessionId,
+			...(m.user_id !== undefined ? { user_id: m.user_id } : {}),
 			message_id: m.id,
 			seq: m.seq,
 			run_id: m.run_id,
@@ -121,6 +122,18 @@ export function chunksOf(
 			...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
 		})),
 	);
+}
+
+/**
+ * The chunks in the base's lexical index: their IDs derive from the base (the lexical index is the
+ * base's own), so the vector and the lexical copy of a chunk meet by message and chunk number.
+ */
+export function lexicalChunks(
+	p: BaseParts,
+	sessionId: string,
+	messages: readonly CapturedMessage[],
+): IndexedChunk[] {
+	return chunksOf(p, `lexical:${p.baseId}`, sessionId, messages);
 }
 
 /** How many messages a session captured (sealed blocks included) and the IDs of their chunks. */

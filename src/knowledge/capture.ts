@@ -5,7 +5,7 @@ import { createHash, randomUUID } from 'node:crypto';
 
 import { InvalidInputError } from '../errors';
 import { validateDerivedId, validateId } from '../keys/ids';
-import { writeBlock } from './capture-log';
+import { lexicalChunks, writeBlock } from './capture-log';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
@@ -63,17 +63,38 @@ function digestOf(stride: readonly CaptureMessageInput[]): string {
 		.digest('hex');
 }
 
+/** One capture, checked and prepared: its messages get their IDs and time before any write. */
+interface Stride {
+	sessionId: string;
+	runId: string;
+	userId?: string;
+	messages: CaptureMessageInput[];
+	ids: string[];
+	now: string;
+	digest: string;
+}
+
 /** Whether this run's stride is in the log already (a retried execution). */
-function capturedBefore(
-	log: SessionLog,
-	runId: string,
-	digest: string,
-	stride: readonly CaptureMessageInput[],
-) {
+function capturedBefore(log: SessionLog, stride: Stride) {
+	const { runId, digest, messages } = stride;
 	if (log.runs?.some((r) => r.run_id === runId && r.digest === digest)) return true;
 	// Logs written before runs were recorded: compare the run's inline messages.
 	const ofRun = log.messages.filter((m) => m.run_id === runId);
-	return ofRun.length === stride.length && ofRun.every((m, i) => m.text === stride[i].text);
+	return ofRun.length === messages.length && ofRun.every((m, i) => m.text === messages[i].text);
+}
+
+/** The stride's messages as the log stores them, numbered from `first`. */
+function messagesAt(stride: Stride, first: number): CapturedMessage[] {
+	return stride.messages.map((m, i) => ({
+		seq: first + i,
+		id: stride.ids[i],
+		run_id: stride.runId,
+		text: m.text,
+		created_at: stride.now,
+		...(stride.userId !== undefined ? { user_id: stride.userId } : {}),
+		...(m.role !== undefined ? { role: m.role } : {}),
+		...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
+	}));
 }
 
 const bytesOf = (messages: readonly CapturedMessage[]) =>
@@ -82,30 +103,19 @@ const bytesOf = (messages: readonly CapturedMessage[]) =>
 /** Appends a stride to a session's log (sealing the inline messages first when they are too many). */
 async function append(
 	p: BaseParts,
-	sessionId: string,
-	runId: string,
-	stride: readonly CaptureMessageInput[],
+	stride: Stride,
 ): Promise<{ log: SessionLog; stored: CapturedMessage[] }> {
+	const { sessionId, runId, now } = stride;
 	const key = p.logKey(sessionId);
-	const digest = digestOf(stride);
 	const written: SealedRange[] = [];
 	let stored: CapturedMessage[] = [];
 	const result = await p.logs.update(
 		key,
 		async (cur) => {
-			const now = new Date().toISOString();
 			const log = cur.version === null ? emptyLog(sessionId, now) : cur.doc;
 			stored = [];
-			if (stride.length === 0 || capturedBefore(log, runId, digest, stride)) return undefined;
-			stored = stride.map((m, i) => ({
-				seq: log.next_seq + i,
-				id: randomUUID(),
-				run_id: runId,
-				text: m.text,
-				created_at: now,
-				...(m.role !== undefined ? { role: m.role } : {}),
-				...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
-			}));
+			if (stride.messages.length === 0 || capturedBefore(log, stride)) return undefined;
+			stored = messagesAt(stride, log.next_seq);
 			let { sealed, messages } = log;
 			const full = messages.length + stored.length > SEAL_AT;
 			if (messages.length > 0 && (full || bytesOf(messages) + bytesOf(stored) > SEAL_AT_BYTES)) {
@@ -114,7 +124,9 @@ async function append(
 				sealed = [...sealed, block];
 				messages = [];
 			}
-			const runs = [...(log.runs ?? []), { run_id: runId, digest }].slice(-RECENT_RUNS);
+			const runs = [...(log.runs ?? []), { run_id: runId, digest: stride.digest }].slice(
+				-RECENT_RUNS,
+			);
 			return {
 				...log,
 				next_seq: log.next_seq + stored.length,
@@ -134,12 +146,49 @@ async function append(
 	return { log, stored: result.written ? stored : [] };
 }
 
+/** Checks a capture's input and prepares its stride (nothing is read or written yet). */
+function prepare(input: CaptureInput): Stride {
+	const sessionId = validateId('session_id', input?.sessionId);
+	const runId = validateDerivedId('run_id', String(input?.runId ?? ''));
+	const userId = input.userId === undefined ? undefined : validateId('user_id', input.userId);
+	const messages = strideOf(input);
+	return {
+		sessionId,
+		runId,
+		userId,
+		messages,
+		ids: messages.map(() => randomUUID()),
+		now: new Date().toISOString(),
+		digest: digestOf(messages),
+	};
+}
+
 /**
- * Appends one stride (this run's outputs for a session) to the session's capture log: one
- * compare-and-swap of a bounded log (plus a conditional read of the configuration). The same run
- * captured again with the same messages (a retried execution) is not added twice. With auto capture
- * on and the session's pending count at or above the threshold, the session is then synced by
- * `sync`; a sync that is already running (or fails) leaves the stride pending (see syncError).
+ * The stride into the lexical index, beside the log write when this process knows where the log
+ * stands (a guess a concurrent writer may spoil: the next sync re-indexes with the true numbers),
+ * else after it.
+ */
+async function indexLexically(
+	p: BaseParts,
+	stride: Stride,
+	appended: Promise<{ stored: CapturedMessage[] }>,
+): Promise<void> {
+	if (stride.messages.length === 0) return;
+	const known = p.logs.lastKnown(p.logKey(stride.sessionId));
+	let messages: CapturedMessage[];
+	if (known && known.version !== null && !capturedBefore(known.doc, stride))
+		messages = messagesAt(stride, known.doc.next_seq);
+	else messages = (await appended).stored;
+	await p.lexical().add(lexicalChunks(p, stride.sessionId, messages));
+}
+
+/**
+ * Appends one stride (this run's outputs for a session) to the session's capture log and the base's
+ * lexical index, beside a conditional read of the configuration: each a compare-and-swap of a bounded
+ * document, written side by side. The same run captured again with the same messages (a retried
+ * execution) is not added twice. With auto capture on, an embedding model connected and the session's
+ * pending count at or above the threshold, the session is then synced by `sync`; a sync that is
+ * already running (or fails) leaves the stride pending (see syncError).
  */
 export async function capture(
 	p: BaseParts,
@@ -147,13 +196,18 @@ export async function capture(
 	settings: { threshold?: number; autoCapture?: boolean },
 	sync: (sessionId: string) => Promise<CaptureResult['sync']>,
 ): Promise<CaptureResult> {
-	const sessionId = validateId('session_id', input?.sessionId);
-	const runId = validateDerivedId('run_id', String(input?.runId ?? ''));
-	const stride = strideOf(input);
-	const config = await configure(p, settings);
-	const { log, stored } = await append(p, sessionId, runId, stride);
+	const stride = prepare(input);
+	// The settings and the log are independent objects: read and written side by side, so a capture
+	// costs about one request's time. (A base being deleted refuses the capture either way; a log
+	// written meanwhile goes with the base, as the delete lists the sessions after taking their locks.)
+	const appended = append(p, stride);
+	const [config, { log, stored }] = await Promise.all([
+		configure(p, settings),
+		appended,
+		indexLexically(p, stride, appended),
+	]);
 	const out: CaptureResult = {
-		sessionId,
+		sessionId: stride.sessionId,
 		captured: stored.length,
 		ids: stored.map((m) => m.id),
 		total: log.next_seq - 1,
@@ -162,9 +216,10 @@ export async function capture(
 		threshold: config.threshold,
 		autoCapture: config.auto_capture,
 	};
-	if (!config.auto_capture || out.pending < config.threshold) return out;
+	const canSync = p.options.embedder !== undefined;
+	if (!config.auto_capture || !canSync || out.pending < config.threshold) return out;
 	try {
-		out.sync = await sync(sessionId);
+		out.sync = await sync(stride.sessionId);
 		if (out.sync) {
 			out.pending = out.sync.pending;
 			out.processed = out.sync.totalProcessed;

@@ -4,11 +4,14 @@ import { InvalidOptionError, MemoryBaseDeletingError, SyncRunningError } from '.
 import { knowledgeBaseMetadataKey, knowledgeBasePrefix, memoryBasePrefix } from '../keys/layout';
 import { validateId } from '../keys/ids';
 import { sleep } from '../common/sleep';
-import { capturedChunks, chunksOf, readMessages } from './capture-log';
+import { capturedChunks, chunksOf, lexicalChunks, readLog, readMessages } from './capture-log';
+
+/** Chunks per lexical add when a whole base is re-indexed. */
+const LEXICAL_BATCH = 4096;
 import type { HeldLease } from './lease';
 import { locked, runningError, runningSyncs } from './locks';
 import type { BaseParts } from './parts';
-import { configure, ensureKnowledgeBase } from './settings';
+import { configure, ensureKnowledgeBase, markLexical } from './settings';
 import { ingest, summary } from './sync';
 import type { DeleteResult, ForgetResult, SessionSyncResult, SyncResult } from './types';
 
@@ -19,12 +22,15 @@ import type { DeleteResult, ForgetResult, SessionSyncResult, SyncResult } from '
  * is indexed, so the next sync or Regenerate carries on.
  */
 export async function regenerate(p: BaseParts): Promise<SyncResult> {
-	const embedder = p.embedder('Regenerate');
 	const config = await p.config();
 	if (config?.deleting) throw new MemoryBaseDeletingError(p.baseId);
 	return locked(p, undefined, 'regenerate', async (sessions, leases) => {
 		const kbId = config?.kb_id ?? (await configure(p)).kb_id;
 		await ensureKnowledgeBase(p, kbId);
+		const lexical = await rebuildLexical(p, sessions);
+		// Without an embedding model only the lexical index can be rebuilt; the vectors stay as they are.
+		if (!p.options.embedder) return summary(p, lexical);
+		const embedder = p.embedder('Regenerate');
 		const ids = await resetCursors(p, sessions);
 		const external = p.external();
 		if (external) await external.remove(ids);
@@ -39,6 +45,35 @@ export async function regenerate(p: BaseParts): Promise<SyncResult> {
 			results.push(await ingest(p, s, kbId, embedder, leases.sessions.get(s) as HeldLease));
 		return summary(p, results);
 	});
+}
+
+/** The lexical index anew from every session's capture log (every lock held). */
+async function rebuildLexical(p: BaseParts, sessions: string[]): Promise<SessionSyncResult[]> {
+	const lexical = p.lexical();
+	const since = new Date().toISOString();
+	await lexical.clear();
+	await lexical.ensure();
+	const out: SessionSyncResult[] = [];
+	for (const s of sessions) {
+		const { log } = await readLog(p, s);
+		const all = await readMessages(p, log, 1, log.next_seq - 1);
+		const chunks = lexicalChunks(p, s, all);
+		for (let i = 0; i < chunks.length; i += LEXICAL_BATCH)
+			await lexical.add(chunks.slice(i, i + LEXICAL_BATCH));
+		out.push({
+			sessionId: s,
+			messages: all.length,
+			chunks: chunks.length,
+			from: log.cursor,
+			cursor: log.cursor,
+			totalProcessed: log.total_processed,
+			lastSyncAt: log.last_sync_at,
+			pending: log.next_seq - 1 - log.cursor,
+		});
+	}
+	// Captures since `since` went into the index as they came: it holds everything from now on.
+	await markLexical(p, since);
+	return out;
 }
 
 /** Sets every session's cursor to 0 (epoch + 1); returns the chunk IDs the sessions had ingested. */
@@ -128,6 +163,20 @@ export async function deleteBase(
 }
 
 /**
+ * A base whose vectors live in a connected vector store can only forget with that store connected:
+ * otherwise its log would go and the store would keep vectors nothing names any more.
+ */
+async function refuseUnreachableStore(p: BaseParts, kbId: string): Promise<void> {
+	if (p.options.vectorStore) return;
+	const meta = await p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix));
+	if (meta.version !== null && meta.doc.vector_store === 'external')
+		throw new InvalidOptionError(
+			'vectorStore',
+			`memory base "${p.baseId}" keeps its vectors in a connected vector store: forget the conversation from the Memory Base node with that store connected, so its vectors go too`,
+		);
+}
+
+/**
  * Forgets one conversation (the right to be forgotten): its vectors and chunk texts (embedded
  * segments holding them are rewritten without them; a connected store is asked to delete them by
  * ID), then its capture log and sealed blocks. Holds the session's lock, so no sync of it runs
@@ -142,9 +191,11 @@ export async function forget(p: BaseParts, sessionId: string): Promise<ForgetRes
 		sessionId: id,
 		messages: 0,
 		vectors: 0,
+		lexical: 0,
 		deleted: [],
 	};
 	if (!config) return result;
+	await refuseUnreachableStore(p, config.kb_id);
 	return locked(p, id, 'forget', async () => {
 		const captured = await capturedChunks(p, config.kb_id, id);
 		result.messages = captured.messages;
@@ -162,6 +213,7 @@ export async function forget(p: BaseParts, sessionId: string): Promise<ForgetRes
 			result.vectors = await index.forgetSession(id, p.maxAttempts);
 			result.deleted.push(...(await index.sweepOrphans(p.leaseMs)));
 		}
+		result.lexical = await p.lexical().forgetSession(id);
 		const folder = p.sessionPrefix(id);
 		const lease = p.sessionLeaseKey(id);
 		result.deleted.push(...(await deleteUnder(p, folder, new Set([lease]))));
@@ -199,6 +251,7 @@ async function deleteAll(p: BaseParts, kbId: string, sessions: string[]): Promis
 	await p.configs.delete(p.configKey);
 	deleted.push(p.configKey);
 	deleted.push(...(await p.index(kbId).clear()));
+	deleted.push(...(await p.lexical().clear()));
 	const kbPrefix = knowledgeBasePrefix(kbId, p.keyPrefix);
 	for (const o of await p.storage.list(kbPrefix)) {
 		await p.metadata.delete(o.key);

@@ -2,10 +2,14 @@
 // searchable knowledge base. Cursor written last, one sync at a time, regenerate on mismatch.
 // This class is the front; each job lives in its own file (see src/README.md, "Memory Base").
 import { capture } from './capture';
-import { listSessions } from './capture-log';
+import { validateId } from '../keys/ids';
+import { listSessions, readLog } from './capture-log';
 import { deleteBase, forget, regenerate } from './lifecycle';
 import { BaseParts } from './parts';
-import type { MemoryBaseConfig } from './records';
+import type { CapturedMessage, MemoryBaseConfig } from './records';
+import { exportSession, importSession } from './transfer';
+import { recall } from './recall';
+import type { RecallOptions, RecallResult } from './recall';
 import { search } from './search';
 import { configure } from './settings';
 import { status } from './status';
@@ -18,6 +22,7 @@ import type {
 	ForgetResult,
 	MemoryBaseOptions,
 	SearchMatch,
+	SearchOptions,
 	SyncResult,
 } from './types';
 
@@ -66,6 +71,12 @@ export class MemoryBase {
 		});
 	}
 
+	/** How many messages a conversation captured here (0 when none). One conditional read. */
+	async captured(sessionId: string): Promise<number> {
+		const { log } = await readLog(this.parts, validateId('session_id', sessionId));
+		return log.next_seq - 1;
+	}
+
 	/** Every session with a capture log, by ID. */
 	sessions(): Promise<string[]> {
 		return listSessions(this.parts);
@@ -77,8 +88,13 @@ export class MemoryBase {
 	}
 
 	/** The captured chunks most similar to `query` (see search.ts). */
-	search(query: string, options: { k?: number; sessionId?: string } = {}): Promise<SearchMatch[]> {
+	search(query: string, options: SearchOptions = {}): Promise<SearchMatch[]> {
 		return search(this.parts, query, options);
+	}
+
+	/** Long-term memory for a model call: the best matches of one user or conversation, as one section (see recall.ts). */
+	recall(options: RecallOptions): Promise<RecallResult> {
+		return recall(this.parts, options);
 	}
 
 	/** Where each session stands, and whether the index holds what the logs say (see status.ts). */
@@ -99,5 +115,19 @@ export class MemoryBase {
 	/** Forgets one conversation for good: its log, blocks and index rows (see lifecycle.ts). */
 	forget(sessionId: string): Promise<ForgetResult> {
 		return forget(this.parts, sessionId);
+	}
+
+	/** Every message one conversation captured here, in order; null when none (see transfer.ts). */
+	exportSession(sessionId: string): Promise<CapturedMessage[] | null> {
+		return exportSession(this.parts, sessionId);
+	}
+
+	/** Stores exported messages as one conversation, IDs kept, pending until the next sync. */
+	importSession(
+		sessionId: string,
+		messages: unknown,
+		options: { overwrite?: boolean; path?: string } = {},
+	): Promise<{ messages: number; replaced: string[] }> {
+		return importSession(this.parts, sessionId, messages, options);
 	}
 }

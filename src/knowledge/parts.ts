@@ -18,6 +18,7 @@ import { configCodec, logCodec, metadataCodec } from './records';
 import type { KnowledgeBaseMetadata, MemoryBaseConfig, SessionLog } from './records';
 import { DEFAULT_EMBEDDING_BATCH, DEFAULT_LEASE_MS } from './types';
 import type { Embedder, MemoryBaseOptions } from './types';
+import { LexicalIndex } from './lexical/lexical-index';
 import { EmbeddedIndex } from './vector-index';
 
 export function checkPositiveInt(option: string, value: number, min = 1): number {
@@ -109,6 +110,10 @@ export class BaseParts {
 		return new EmbeddedIndex(this.storage, kbId, this.keyPrefix, this.maxAttempts, {
 			cacheBytes: this.options.vectorCacheBytes,
 		});
+	}
+
+	lexical(): LexicalIndex {
+		return new LexicalIndex(this.storage, this.baseId, this.keyPrefix, this.maxAttempts);
 	}
 
 	external(): ExternalIndex | undefined {

@@ -18,6 +18,8 @@ export interface MemoryBaseConfig {
 	updated_at: string;
 	/** Set while Delete Memory Base runs: syncs stop (mode "cancel") or are waited for ("wait"). */
 	deleting?: { since: string; mode: 'wait' | 'cancel' };
+	/** Since when every capture also goes into the lexical index (bases older than it have none until Regenerate). */
+	lexical_since?: string;
 }
 
 /** One captured output: one message of a stride (one execution's outputs for one session). */
@@ -30,6 +32,8 @@ export interface CapturedMessage {
 	run_id: string;
 	text: string;
 	created_at: string;
+	/** The user the conversation belongs to, when the capture named one. */
+	user_id?: string;
 	/** Who said it, as the caller gave it ("user", "assistant", …). */
 	role?: string;
 	/** The caller's reference to its source, returned by search. */
@@ -113,6 +117,8 @@ export interface SegmentRef {
 	count: number;
 	/** Sessions with chunks in it (a session-filtered search reads only these segments). */
 	sessions: string[];
+	/** Users with chunks in it (older segments have none listed: a user-filtered search reads them). */
+	users?: string[];
 	bytes: number;
 	created_at: string;
 }
@@ -135,6 +141,7 @@ const configSchema = z.looseObject({
 	created_at: timestamp,
 	updated_at: timestamp,
 	deleting: z.looseObject({ since: timestamp, mode: z.enum(['wait', 'cancel']) }).optional(),
+	lexical_since: timestamp.optional(),
 });
 
 const messageSchema = z.looseObject({
@@ -143,6 +150,7 @@ const messageSchema = z.looseObject({
 	run_id: z.string().min(1),
 	text: z.string(),
 	created_at: timestamp,
+	user_id: z.string().min(1).optional(),
 	role: z.string().optional(),
 	metadata: z.record(z.string(), z.unknown()).optional(),
 });
@@ -197,6 +205,7 @@ const manifestSchema = z.looseObject({
 			key: z.string().min(1),
 			count: z.number().int().min(1),
 			sessions: z.array(z.string().min(1)),
+			users: z.array(z.string().min(1)).optional(),
 			bytes: z.number().int().min(0),
 			created_at: timestamp,
 		}),

@@ -1,16 +1,26 @@
-// Search: the captured chunks most similar to a query, from the embedded index or a connected store.
-import { InvalidInputError } from '../errors';
+// Search: lexical (BM25) and vector rankings of the captured chunks, fused by reciprocal rank, with an
+// optional recency half-life and near-duplicates merged. A search names its scope (one conversation,
+// one user, or every user on purpose), and refuses to answer from an index that is missing or behind.
+import { CrossUserSearchError, InvalidInputError, InvalidOptionError } from '../errors';
 import { validateId } from '../keys/ids';
+import { fuse } from './fusion';
+import type { Ranked } from './fusion';
+import { checkIndexes } from './index-health';
+import type { ChunkFilter } from './filter';
 import type { BaseParts } from './parts';
-import type { SearchMatch } from './types';
+import type { SearchMatch, SearchMode, SearchOptions } from './types';
 import { MAX_TOP_K } from './vector-segment';
 import type { VectorMatch } from './vector-segment';
 
-export function toMatch(m: VectorMatch): SearchMatch {
+/** Candidates each ranking hands to the fusion, at least (more when k is larger). */
+const CANDIDATES = 50;
+
+export function toMatch(m: Ranked): SearchMatch {
 	return {
 		text: m.text,
 		score: m.score,
 		sessionId: m.session_id,
+		...(m.user_id !== undefined ? { userId: m.user_id } : {}),
 		runId: m.run_id,
 		messageId: m.message_id,
 		seq: m.seq,
@@ -18,29 +28,97 @@ export function toMatch(m: VectorMatch): SearchMatch {
 		capturedAt: m.created_at,
 		...(m.role !== undefined ? { role: m.role } : {}),
 		...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
+		...(m.lexicalRank !== undefined ? { lexicalRank: m.lexicalRank } : {}),
+		...(m.vectorRank !== undefined ? { vectorRank: m.vectorRank } : {}),
 	};
 }
 
+function isoTime(field: string, value: unknown): string | undefined {
+	if (value === undefined) return undefined;
+	const date = value instanceof Date ? value : typeof value === 'string' ? new Date(value) : null;
+	if (!date || Number.isNaN(date.getTime()))
+		throw new InvalidInputError(field, 'must be a date (a Date or an ISO 8601 text)');
+	return date.toISOString();
+}
+
 /**
- * The `k` captured chunks most similar to `query` (cosine similarity of embeddings), best first;
- * only one session's with `sessionId`. Reads the base's own knowledge base, hidden or not.
+ * The search's scope and filters, checked before anything is read: a conversation, a user, or every
+ * user only when asked for by name (allUsers). IDs must be strings, as everywhere.
+ */
+export function searchScope(p: BaseParts, options: SearchOptions): ChunkFilter {
+	const sessionId =
+		options.sessionId === undefined ? undefined : validateId('session_id', options.sessionId);
+	const userId = options.userId === undefined ? undefined : validateId('user_id', options.userId);
+	if (options.allUsers !== undefined && typeof options.allUsers !== 'boolean')
+		throw new InvalidInputError('allUsers', 'must be true or false');
+	if (sessionId === undefined && userId === undefined && options.allUsers !== true)
+		throw new CrossUserSearchError(p.baseId);
+	return {
+		sessionId,
+		userId,
+		since: isoTime('since', options.since),
+		until: isoTime('until', options.until),
+	};
+}
+
+function searchMode(p: BaseParts, mode: SearchMode | undefined): SearchMode {
+	const chosen = mode ?? (p.options.embedder || p.options.vectorStore ? 'hybrid' : 'lexical');
+	if (chosen !== 'hybrid' && chosen !== 'lexical' && chosen !== 'vector')
+		throw new InvalidOptionError('mode', 'must be "hybrid", "lexical" or "vector"');
+	if (chosen !== 'lexical') p.embedder(chosen === 'vector' ? 'Vector search' : 'Hybrid search');
+	return chosen;
+}
+
+function checkK(k: number): number {
+	if (!Number.isSafeInteger(k) || k < 1 || k > MAX_TOP_K)
+		throw new InvalidInputError('topK', `must be a whole number from 1 to ${MAX_TOP_K}`);
+	return k;
+}
+
+async function vectorRanking(
+	p: BaseParts,
+	kbId: string,
+	query: string,
+	n: number,
+	filter: ChunkFilter,
+): Promise<VectorMatch[]> {
+	const vector = await p.embedder('Search').embedQuery(query);
+	const external = p.external();
+	return external
+		? (await external.search(vector, n, filter.sessionId)).filter(
+				(m) => filter.userId === undefined || m.user_id === filter.userId,
+			)
+		: p.index(kbId).search(vector, n, filter, { withVectors: true });
+}
+
+/**
+ * The `k` captured chunks that best match `query`, best first. Hybrid by default when an embedding
+ * model is connected (lexical otherwise): both rankings fused by reciprocal rank (k = 60), then an
+ * optional recency half-life, then near-duplicates merged (identical text, or cosine ≥ 0.95).
  */
 export async function search(
 	p: BaseParts,
 	query: string,
-	options: { k?: number; sessionId?: string } = {},
+	options: SearchOptions = {},
 ): Promise<SearchMatch[]> {
 	if (typeof query !== 'string' || query.trim() === '')
 		throw new InvalidInputError('query', 'is empty: give the text to search for');
-	const k = options.k ?? 4;
-	if (!Number.isSafeInteger(k) || k < 1 || k > MAX_TOP_K)
-		throw new InvalidInputError('topK', `must be a whole number from 1 to ${MAX_TOP_K}`);
-	const sessionId =
-		options.sessionId === undefined ? undefined : validateId('session_id', options.sessionId);
-	const vector = await p.embedder('Search').embedQuery(query);
-	const external = p.external();
-	const matches = external
-		? await external.search(vector, k, sessionId)
-		: await p.index(await p.knowledgeBaseId()).search(vector, k, sessionId);
-	return matches.map(toMatch);
+	const k = checkK(options.k ?? 4);
+	const filter = searchScope(p, options);
+	const mode = searchMode(p, options.mode);
+	if (options.halfLifeDays !== undefined && !(options.halfLifeDays > 0))
+		throw new InvalidInputError('halfLifeDays', 'must be a number of days above 0');
+	const config = await p.config();
+	const kbId = await p.knowledgeBaseId(config);
+	await checkIndexes(p, config, kbId, mode, filter);
+	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, 5 * k));
+	const [lexical, vector] = await Promise.all([
+		mode === 'vector' ? [] : p.lexical().search(query, n, filter),
+		mode === 'lexical' ? [] : vectorRanking(p, kbId, query, n, filter),
+	]);
+	const fused = fuse(lexical, vector, {
+		halfLifeDays: options.halfLifeDays,
+		now: options.now ?? new Date(),
+	});
+	return fused.slice(0, k).map(toMatch);
 }

@@ -33,6 +33,7 @@ export async function configure(
 				auto_capture: settings.autoCapture ?? p.options.autoCapture ?? true,
 				created_at: now,
 				updated_at: now,
+				lexical_since: now,
 			};
 		}
 		if (cur.doc.deleting) throw new MemoryBaseDeletingError(p.baseId);
@@ -42,8 +43,17 @@ export async function configure(
 		return { ...cur.doc, threshold, auto_capture: auto, updated_at: now };
 	});
 	const config = result.current.doc;
-	if (created) await ensureKnowledgeBase(p, config.kb_id);
+	if (created) await Promise.all([ensureKnowledgeBase(p, config.kb_id), p.lexical().ensure()]);
 	return config;
+}
+
+/** Records that the lexical index holds every capture from now on (after Regenerate rebuilt it). */
+export async function markLexical(p: BaseParts, since: string): Promise<void> {
+	await p.configs.update(p.configKey, (cur) =>
+		cur.version === null || cur.doc.lexical_since !== undefined
+			? undefined
+			: { ...cur.doc, lexical_since: since, updated_at: since },
+	);
 }
 
 /** The knowledge base's metadata, created when missing; refused when it belongs to something else. */

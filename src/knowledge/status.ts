@@ -6,7 +6,8 @@ import { listSessions } from './capture-log';
 import { isFresh, readLease } from './lease';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
-import type { SessionLog } from './records';
+import type { MemoryBaseConfig, SessionLog } from './records';
+import type { LexicalStats } from './lexical/lexical-index';
 import { PARALLEL } from './types';
 import type { BaseStatus, SessionStatus } from './types';
 import type { IndexStats } from './vector-index';
@@ -61,16 +62,38 @@ async function indexHealth(p: BaseParts, kbId: string, processed: number): Promi
 	return { stats, externalEmpty: false, missingSessions, dims };
 }
 
+/** The lexical index against the capture logs: what it holds, and why it cannot be trusted (or null). */
+async function lexicalHealth(
+	p: BaseParts,
+	config: MemoryBaseConfig | null,
+	captured: number,
+): Promise<{ stats: LexicalStats | null; reason: string | null }> {
+	if (!config) return { stats: null, reason: null };
+	const stats = await p.lexical().stats();
+	let reason: string | null = null;
+	if (captured > 0 && config.lexical_since === undefined)
+		reason = `the base was created before captures went into a lexical index: it holds none of its ${captured} older message(s)`;
+	else if (captured > 0 && !stats.exists)
+		reason = `${captured} message(s) were captured, but the lexical index is missing`;
+	else if (stats.missing.length > 0)
+		reason = `the lexical index lost ${stats.missing.length} of its ${stats.segments} segment(s)`;
+	return { stats, reason };
+}
+
 function sessionStatus(
 	p: BaseParts,
 	sessionId: string,
 	found: { log: SessionLog | null; running: boolean },
 	health: IndexHealth,
+	lexical: LexicalStats | null,
 ): SessionStatus {
 	const log = found.log ?? emptyLog(sessionId, '');
-	const lacking = p.external()
+	const vectorsLacking = p.external()
 		? health.externalEmpty
 		: (health.stats?.bySession[sessionId] ?? 0) === 0 || health.missingSessions.has(sessionId);
+	const lexicalLacking =
+		lexical !== null && log.next_seq > 1 && (lexical.bySession[sessionId] ?? 0) === 0;
+	const lacking = (log.total_processed > 0 && vectorsLacking) || lexicalLacking;
 	return {
 		sessionId,
 		cursor: log.cursor,
@@ -80,27 +103,20 @@ function sessionStatus(
 		captured: log.next_seq - 1,
 		pending: log.next_seq - 1 - log.cursor,
 		syncRunning: found.running,
-		mismatch: log.total_processed > 0 && lacking,
+		mismatch: lacking,
 	};
 }
 
 /** Why the index does not hold what metadata says was processed; null when it does. */
-function mismatchReason(
-	processed: number,
-	health: IndexHealth,
-	sessions: SessionStatus[],
-): string | null {
-	if (processed === 0) return null;
+function mismatchReason(processed: number, health: IndexHealth): string | null {
 	const { stats } = health;
+	if (processed === 0) return null;
 	const said = `metadata says ${processed} message(s) were processed, but`;
 	if (health.externalEmpty) return `${said} the vector store holds none of this base`;
 	if (stats && !stats.exists) return `${said} the vector index is missing`;
 	if (stats && stats.missing.length > 0)
 		return `the vector index lost ${stats.missing.length} of its ${stats.segments} segment(s)`;
 	if (stats && stats.vectors === 0) return `${said} the vector index is empty`;
-	const lacking = sessions.filter((s) => s.mismatch).map((s) => JSON.stringify(s.sessionId));
-	if (lacking.length > 0)
-		return `the vector index holds nothing of session(s) ${lacking.join(', ')}, which metadata says were processed`;
 	return null;
 }
 
@@ -122,9 +138,17 @@ export async function status(
 	const found = await readSessions(p, ids);
 	const baseLease = await readLease(p.storage, p.baseLeaseKey);
 	const processed = found.reduce((n, f) => n + (f.log?.total_processed ?? 0), 0);
+	const captured = found.reduce((n, f) => n + (f.log ? f.log.next_seq - 1 : 0), 0);
 	const health = await indexHealth(p, kbId, processed);
-	const sessions = ids.map((id, i) => sessionStatus(p, id, found[i], health));
-	const reason = mismatchReason(processed, health, sessions);
+	const lexical = await lexicalHealth(p, config, captured);
+	const sessions = ids.map((id, i) => sessionStatus(p, id, found[i], health, lexical.stats));
+	const lacking = sessions.filter((s) => s.mismatch).map((s) => JSON.stringify(s.sessionId));
+	const reason =
+		mismatchReason(processed, health) ??
+		lexical.reason ??
+		(lacking.length
+			? `an index holds nothing of session(s) ${lacking.join(', ')}, which the capture log says ${processed > 0 ? 'were processed' : 'were captured'}`
+			: null);
 	const { stats } = health;
 	return {
 		baseId: p.baseId,
@@ -139,6 +163,14 @@ export async function status(
 					vectors: stats.vectors,
 					segments: stats.segments,
 					missingSegments: stats.missing.length,
+				}
+			: null,
+		lexical: lexical.stats
+			? {
+					exists: lexical.stats.exists,
+					chunks: lexical.stats.chunks,
+					segments: lexical.stats.segments,
+					missingSegments: lexical.stats.missing.length,
 				}
 			: null,
 		dimensions: health.dims,

@@ -3,7 +3,7 @@
 // and its chunks replace their earlier copies (chunk IDs derive from message IDs).
 import { MemoryBaseDeletingError, SyncCancelledError } from '../errors';
 import { validateId } from '../keys/ids';
-import { chunksOf, mergeProcessed, readMessages } from './capture-log';
+import { chunksOf, lexicalChunks, mergeProcessed, readMessages } from './capture-log';
 import type { HeldLease } from './lease';
 import { locked } from './locks';
 import type { BaseParts } from './parts';
@@ -172,6 +172,9 @@ export async function ingest(
 	const messages = await readMessages(p, log, from + 1, to);
 	const chunks = chunksOf(p, kbId, sessionId, messages);
 	await embedAll(p, sessionId, kbId, chunks, embedder, lease);
+	// The lexical index had these since their capture; again now with their final numbers (and any a
+	// crash between a capture's two writes lost). Idempotent: a chunk's copy replaces the earlier one.
+	await p.lexical().add(lexicalChunks(p, sessionId, messages));
 	// Every chunk is confirmed by the index. The cursor goes last, if the lock is still ours.
 	await checkpoint(p, sessionId, lease);
 	await lease.confirm();

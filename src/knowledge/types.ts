@@ -77,6 +77,11 @@ export interface CaptureMessageInput {
 
 export interface CaptureInput {
 	sessionId: string;
+	/**
+	 * The user the conversation belongs to (a string; checked like every ID): search can then recall
+	 * across every conversation of that user, and never another user's.
+	 */
+	userId?: string;
 	/** The execution (stride) the outputs come from. */
 	runId: string;
 	/** This run's outputs for the session; empty texts are skipped. */
@@ -124,10 +129,39 @@ export interface CaptureResult {
 	syncError?: Error;
 }
 
+/** Which rankings a search uses: both fused (the default with an embedding model), or one. */
+export type SearchMode = 'hybrid' | 'lexical' | 'vector';
+
+export interface SearchOptions {
+	/** How many results (default 4, at most 1,000). */
+	k?: number;
+	/** Only this conversation's chunks. */
+	sessionId?: string;
+	/** Only this user's chunks, across every conversation of the base. */
+	userId?: string;
+	/**
+	 * Every user's chunks: a search without sessionId or userId is refused unless this is true, so a
+	 * forgotten user ID can never return another user's memories.
+	 */
+	allUsers?: boolean;
+	/** Default "hybrid" with an embedding model (or connected store), "lexical" without. */
+	mode?: SearchMode;
+	/** Only chunks captured at or after / at or before these times. */
+	since?: string | Date;
+	until?: string | Date;
+	/** Weigh newer chunks up: a chunk this many days old counts ¾, a very old one ½ (default: off). */
+	halfLifeDays?: number;
+	/** "Now" for the half-life (default: the clock). */
+	now?: Date;
+}
+
 export interface SearchMatch {
 	text: string;
+	/** Fused score, 0 … 1: 1 is first in every ranking used (and new, with a half-life). */
 	score: number;
 	sessionId: string;
+	/** The user the capture named, if any. */
+	userId?: string;
 	runId: string;
 	messageId: string;
 	seq: number;
@@ -136,6 +170,9 @@ export interface SearchMatch {
 	/** What the capture said of the message (omitted when it said nothing). */
 	role?: string;
 	metadata?: CaptureMetadata;
+	/** Its place (1 = first) in the lexical and the vector ranking, when it was in them. */
+	lexicalRank?: number;
+	vectorRank?: number;
 }
 
 export interface SessionStatus {
@@ -160,6 +197,8 @@ export interface BaseStatus {
 	vectorStore: 'embedded' | 'external';
 	/** Embedded index only (an external store is not counted). */
 	index: { exists: boolean; vectors: number; segments: number; missingSegments: number } | null;
+	/** The lexical index (null when the base does not exist). */
+	lexical: { exists: boolean; chunks: number; segments: number; missingSegments: number } | null;
 	dimensions: number | null;
 	syncRunning: boolean;
 	mismatch: boolean;
@@ -181,6 +220,8 @@ export interface ForgetResult {
 	messages: number;
 	/** Vectors (chunks) removed from the index. */
 	vectors: number;
+	/** Chunks removed from the lexical index. */
+	lexical: number;
 	/** Storage keys deleted. */
 	deleted: string[];
 }

@@ -17,6 +17,8 @@ import { storageIdentity } from '../store/storage';
 import type { MemoryStorage } from '../store/storage';
 import { manifestCodec } from './records';
 import type { IndexManifest, SegmentRef } from './records';
+import { isUnfiltered, passes } from './filter';
+import type { ChunkFilter } from './filter';
 import { compactIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
 import {
 	decodeSegment,
@@ -25,6 +27,7 @@ import {
 	MAX_TOP_K,
 	normaliseRows,
 	prepare,
+	rowOf,
 	SEGMENT_MAX_VECTORS,
 	TopK,
 } from './vector-segment';
@@ -133,6 +136,9 @@ export class EmbeddedIndex {
 				key,
 				count: chunks.length,
 				sessions: [...new Set(chunks.map((c) => c.session_id))].sort(),
+				users: [
+					...new Set(chunks.flatMap((c) => (c.user_id === undefined ? [] : [c.user_id]))),
+				].sort(),
 				bytes: body.length,
 				created_at: new Date().toISOString(),
 			},
@@ -203,7 +209,7 @@ export class EmbeddedIndex {
 	}
 
 	/** The segments a manifest lists for a filter, loaded; retried once on a newer manifest when one is missing. */
-	private async load(sessionId: string | undefined): Promise<{
+	private async load(filter: ChunkFilter): Promise<{
 		manifest: Versioned<IndexManifest>;
 		refs: SegmentRef[];
 		loaded: Array<Segment | null>;
@@ -212,7 +218,9 @@ export class EmbeddedIndex {
 			const manifest = await this.readManifest();
 			if (manifest.version === null) return { manifest, refs: [], loaded: [] };
 			const refs = manifest.doc.segments.filter(
-				(s) => sessionId === undefined || s.sessions.includes(sessionId),
+				(s) =>
+					(filter.sessionId === undefined || s.sessions.includes(filter.sessionId)) &&
+					(filter.userId === undefined || !s.users || s.users.includes(filter.userId)),
 			);
 			const loaded: Array<Segment | null> = [];
 			for (let i = 0; i < refs.length; i += 8)
@@ -230,13 +238,20 @@ export class EmbeddedIndex {
 	 * The `k` chunks most similar to `query` (cosine), best first; only one session's with `sessionId`.
 	 * Exact: every live vector is compared. Segments are read once per process, then served from memory.
 	 */
-	async search(query: unknown, k: number, sessionId?: string): Promise<VectorMatch[]> {
-		const { manifest, refs, loaded } = await this.load(sessionId);
+	async search(
+		query: unknown,
+		k: number,
+		scope?: string | ChunkFilter,
+		options: { withVectors?: boolean } = {},
+	): Promise<VectorMatch[]> {
+		const filter: ChunkFilter = typeof scope === 'string' ? { sessionId: scope } : (scope ?? {});
+		const unfiltered = isUnfiltered(filter);
+		const { manifest, refs, loaded } = await this.load(filter);
 		if (manifest.version === null || refs.length === 0) return [];
 		const dims = manifest.doc.dimensions;
 		const q = normaliseRows([query], 1);
 		if (q.length !== dims) throw new DimensionMismatchError(this.kbId, dims, q.length);
-		const masks = this.liveMask(manifest.version, refs, loaded, sessionId ?? '');
+		const masks = this.liveMask(manifest.version, refs, loaded, JSON.stringify(filter));
 		const top = new TopK(Math.max(1, Math.min(k, MAX_TOP_K)));
 		for (let s = 0; s < loaded.length; s++) {
 			const seg = loaded[s] as Segment;
@@ -245,7 +260,7 @@ export class EmbeddedIndex {
 			const scores = seg.simd?.dots(q);
 			for (let r = 0; r < n; r++) {
 				if (mask[r] === 0) continue;
-				if (sessionId !== undefined && seg.chunks[r].session_id !== sessionId) continue;
+				if (!unfiltered && !passes(seg.chunks[r], filter)) continue;
 				const score = scores ? scores[r] : dot(seg.vectors, r * dims, q, dims);
 				if (score > top.min) top.push(score, s, r);
 			}
@@ -253,6 +268,7 @@ export class EmbeddedIndex {
 		return top.sorted().map(({ score, a, b }) => ({
 			...(loaded[a] as Segment).chunks[b],
 			score: Math.max(-1, Math.min(1, score)),
+			...(options.withVectors ? { vector: Float32Array.from(rowOf(loaded[a] as Segment, b)) } : {}),
 		}));
 	}
 

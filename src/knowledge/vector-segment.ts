@@ -10,6 +10,8 @@ export interface IndexedChunk {
 	/** Derived from the message ID (chunkId): the same chunk ingested twice has the same ID. */
 	id: string;
 	session_id: string;
+	/** The user the message belongs to, when the capture named one. */
+	user_id?: string;
 	message_id: string;
 	seq: number;
 	run_id: string;
@@ -24,6 +26,8 @@ export interface IndexedChunk {
 export interface VectorMatch extends IndexedChunk {
 	/** Cosine similarity with the query, −1 … 1. */
 	score: number;
+	/** The chunk's normalised vector (the embedded index gives it; for near-duplicate checks). */
+	vector?: Float32Array;
 }
 
 /** A sync writes at most this many vectors per segment. */

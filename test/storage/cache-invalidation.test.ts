@@ -278,7 +278,7 @@ for (const backend of backends)
 			await again.regenerate();
 			const regenerated = ['carol also paints fences', 'carol likes blue paint'];
 			assert.deepEqual(
-				(await again.search('paint', { k: 10 })).map((h) => h.text).sort(),
+				(await again.search('paint', { k: 10, allUsers: true })).map((h) => h.text).sort(),
 				regenerated,
 			);
 			assert.deepEqual(

@@ -95,7 +95,7 @@ for (const backend of backends)
 			const regenerated = await base.regenerate();
 			assert.equal(regenerated.messages, 4);
 			assert.equal((await base.status()).mismatch, false);
-			assert.equal((await base.search('colour red', { k: 1 }))[0].sessionId, 's2');
+			assert.equal((await base.search('colour red', { k: 1, allUsers: true }))[0].sessionId, 's2');
 			await base.delete();
 			assert.deepEqual(await storage.list('memory_base/wf/'), []);
 			assert.deepEqual(await storage.list('knowledge_base/wf/'), []);

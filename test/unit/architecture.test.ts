@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
 import { ESLint } from 'eslint';
+import ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -58,5 +59,114 @@ describe('src/ is framework-free', () => {
 				path.relative(ROOT, file),
 			);
 		}
+	});
+});
+
+/** Which folders of src/ each folder may import (besides errors/, which every folder may use). */
+const LAYERS: Record<string, string[]> = {
+	errors: [],
+	common: [],
+	keys: ['common'],
+	tokens: ['common'],
+	store: ['common', 'keys'],
+	prompt: ['common', 'keys', 'store', 'tokens'],
+	// The three memories stand side by side on store/: none imports another.
+	history: ['common', 'keys', 'store', 'tokens', 'prompt'],
+	snapshots: ['common', 'keys', 'store'],
+	knowledge: ['common', 'keys', 'store', 'tokens'],
+	// The only folder above all three.
+	admin: ['common', 'keys', 'store', 'tokens', 'prompt', 'history', 'snapshots', 'knowledge'],
+};
+
+/** The src/ folders a file imports (relative imports only). */
+function importedFolders(file: string): string[] {
+	const text = readFileSync(file, 'utf8');
+	const out = new Set<string>();
+	for (const m of text.matchAll(/from '(\.{1,2}\/[^']*)'/g)) {
+		const target = path.relative(path.join(ROOT, 'src'), path.resolve(path.dirname(file), m[1]));
+		if (!target.startsWith('..') && target.includes(path.sep)) out.add(target.split(path.sep)[0]);
+	}
+	return [...out];
+}
+
+/** Functions longer than this many lines, and files longer than FILE_LINES, must be listed in src/README.md. */
+const FUNCTION_LINES = 60;
+const FILE_LINES = 420;
+
+function longFunctions(file: string): string[] {
+	const text = readFileSync(file, 'utf8');
+	const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+	const out: string[] = [];
+	const visit = (n: ts.Node) => {
+		const named =
+			ts.isFunctionDeclaration(n) ||
+			ts.isMethodDeclaration(n) ||
+			ts.isConstructorDeclaration(n) ||
+			ts.isGetAccessor(n);
+		if (named) {
+			const first = sf.getLineAndCharacterOfPosition(n.getStart()).line;
+			const last = sf.getLineAndCharacterOfPosition(n.getEnd()).line;
+			const name = (n as ts.FunctionDeclaration).name?.getText() ?? 'constructor';
+			if (last - first + 1 > FUNCTION_LINES) out.push(name);
+		}
+		ts.forEachChild(n, visit);
+	};
+	visit(sf);
+	return out;
+}
+
+/** The exceptions src/README.md lists, as "folder/file.ts name" (name "(file)" for a long file). */
+function listedExceptions(): Set<string> {
+	const readme = readFileSync(path.join(ROOT, 'src/README.md'), 'utf8');
+	const section = readme
+		.split('<!-- size exceptions -->')[1]
+		?.split('<!-- /size exceptions -->')[0];
+	assert.ok(section, 'src/README.md has a size exceptions table');
+	const out = new Set<string>();
+	for (const m of section.matchAll(/^\| `([^`]+)` \| `([^`]+)` \|/gm)) out.add(`${m[1]} ${m[2]}`);
+	return out;
+}
+
+describe('src/ layout: three memories side by side, small files and functions', () => {
+	it('each folder imports only the folders below it; history, snapshots and knowledge never each other', () => {
+		const src = path.join(ROOT, 'src');
+		const folders = readdirSync(src).filter((n) => statSync(path.join(src, n)).isDirectory());
+		assert.deepEqual(folders.sort(), Object.keys(LAYERS).sort(), 'every folder has a rule');
+		const broken: string[] = [];
+		for (const folder of folders)
+			for (const file of sourceFiles(path.join(src, folder)))
+				for (const used of importedFolders(file))
+					if (used !== folder && used !== 'errors' && !LAYERS[folder].includes(used))
+						broken.push(`${path.relative(src, file)} imports ${used}/`);
+		assert.deepEqual(broken, []);
+	});
+
+	it('the rule can fail: a history file importing knowledge/ is reported', () => {
+		const probe = path.join(ROOT, 'src/history/buffer-memory.ts');
+		const used = importedFolders(probe);
+		assert.ok(used.includes('store') && !used.includes('knowledge'));
+		assert.equal(LAYERS.history.includes('knowledge'), false);
+		assert.equal(LAYERS.knowledge.includes('history'), false);
+		assert.equal(LAYERS.snapshots.includes('admin'), false);
+	});
+
+	it(`no function over ${FUNCTION_LINES} lines and no file over ${FILE_LINES}, except those src/README.md lists with a reason`, () => {
+		const listed = listedExceptions();
+		const found: string[] = [];
+		for (const file of sourceFiles(path.join(ROOT, 'src'))) {
+			const rel = path.relative(path.join(ROOT, 'src'), file).split(path.sep).join('/');
+			if (readFileSync(file, 'utf8').split('\n').length > FILE_LINES) found.push(`${rel} (file)`);
+			for (const name of longFunctions(file)) found.push(`${rel} ${name}`);
+		}
+		assert.deepEqual(
+			found.filter((f) => !listed.has(f)),
+			[],
+			'list them in src/README.md, or split them',
+		);
+		assert.deepEqual(
+			[...listed].filter((l) => !found.includes(l)),
+			[],
+			'listed exceptions that are no longer long',
+		);
 	});
 });

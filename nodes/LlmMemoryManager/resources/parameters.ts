@@ -24,6 +24,30 @@ export function workflowIdOf(ctx: IExecuteFunctions, i: number): string {
 	});
 }
 
+/** Memory Base IDs whose captures of the conversation a whole-conversation operation includes. */
+export function memoryBaseIdsProperty(show: Show): INodeProperties {
+	return {
+		displayName: 'Memory Base IDs',
+		name: 'memoryBaseIds',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. support-kb, {{ $workflow.id }}',
+		description:
+			'Memory Bases whose captures of this conversation go with it, separated by commas. Empty: the Memory Base of the chosen workflow (Base ID = workflow ID, the default of the Memory Base nodes).',
+		displayOptions: { show },
+	};
+}
+
+/** The Memory Base IDs an item names; undefined for the default (the workflow's own base). */
+export function memoryBaseIdsOf(ctx: IExecuteFunctions, i: number): string[] | undefined {
+	const value = ctx.getNodeParameter('memoryBaseIds', i, '');
+	if (typeof value !== 'string' || value.trim() === '') return undefined;
+	return value
+		.split(',')
+		.map((v) => v.trim())
+		.filter((v) => v !== '');
+}
+
 /** Return All, Limit: n8n's idiom for lists. The offset lives in the operation's options. */
 export function pageProperties(show: Show, what: string): INodeProperties[] {
 	return [

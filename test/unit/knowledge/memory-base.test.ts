@@ -12,6 +12,7 @@ import {
 	DimensionMismatchError,
 	EmbeddingError,
 	InvalidIdError,
+	IndexMismatchError,
 	InvalidInputError,
 	KnowledgeBaseInUseError,
 	listKnowledgeBases,
@@ -181,7 +182,7 @@ describe('Memory Base: search', () => {
 		assert.match(mine[0].runId, /^run-/);
 		assert.equal(mine[0].seq, 1);
 		assert.ok(!Number.isNaN(Date.parse(mine[0].capturedAt)));
-		const all = await base.search('what is my favourite colour?', { k: 2 });
+		const all = await base.search('what is my favourite colour?', { k: 2, allUsers: true });
 		assert.deepEqual(all.map((m) => m.sessionId).sort(), ['alice', 'bob']);
 	});
 
@@ -191,7 +192,7 @@ describe('Memory Base: search', () => {
 		const r = await turn(base, 's', long);
 		assert.ok((r.sync?.chunks ?? 0) >= 3);
 		const log = await logOf(storage, 's');
-		const hits = await base.search('word399', { k: 1 });
+		const hits = await base.search('word399', { k: 1, allUsers: true });
 		assert.equal(hits[0].messageId, log.messages[0].id);
 		assert.ok(hits[0].chunkIndex >= 2);
 		assert.equal(
@@ -207,11 +208,11 @@ describe('Memory Base: search', () => {
 
 	it('refuses an empty query and a bad top K; needs an embedding model', async () => {
 		const { base, storage } = setup();
-		await assert.rejects(base.search('  '), InvalidInputError);
-		await assert.rejects(base.search('x', { k: 0 }), InvalidInputError);
+		await assert.rejects(base.search('  ', { allUsers: true }), InvalidInputError);
+		await assert.rejects(base.search('x', { k: 0, allUsers: true }), InvalidInputError);
 		await assert.rejects(
-			new MemoryBase({ storage, baseId: 'wf1' }).search('x'),
-			/Search needs an embedding model/,
+			new MemoryBase({ storage, baseId: 'wf1' }).search('x', { allUsers: true, mode: 'vector' }),
+			/Vector search needs an embedding model/,
 		);
 	});
 });
@@ -236,7 +237,7 @@ describe('Memory Base: reliability rules', () => {
 			4,
 			'each chunk once, though the first batch was written twice',
 		);
-		const hits = await base.search('favourite colour teal', { k: 10 });
+		const hits = await base.search('favourite colour teal', { k: 10, allUsers: true });
 		assert.equal(new Set(hits.map((h) => h.messageId)).size, hits.length, 'no duplicate results');
 		assert.equal(hits.length, 4);
 	});
@@ -398,7 +399,11 @@ describe('Memory Base: status, mismatch and regenerate', () => {
 			false,
 			'nothing processed there',
 		);
-		assert.deepEqual(await base.search('favourite colour', { k: 3 }), []);
+		// Searching now would answer from part of what was captured: refused, naming Regenerate.
+		await assert.rejects(
+			base.search('favourite colour', { k: 3, allUsers: true }),
+			(e: unknown) => e instanceof IndexMismatchError && /vector index is missing/.test(e.message),
+		);
 		const calls = embedder.calls.length;
 		const regenerated = await base.regenerate();
 		assert.equal(regenerated.messages, 5);
@@ -407,7 +412,10 @@ describe('Memory Base: status, mismatch and regenerate', () => {
 		assert.equal(after.mismatch, false);
 		assert.equal(after.index?.vectors, 5);
 		assert.equal(after.sessions.find((s) => s.sessionId === 's1')?.cursor, 4);
-		assert.equal((await base.search('favourite colour', { k: 1 }))[0].text, FACTS[0]);
+		assert.equal(
+			(await base.search('favourite colour', { k: 1, allUsers: true }))[0].text,
+			FACTS[0],
+		);
 	});
 
 	it('one segment lost: Status names it; search refuses with "run Regenerate"; Regenerate repairs', async () => {
@@ -419,10 +427,10 @@ describe('Memory Base: status, mismatch and regenerate', () => {
 		const status = await base.status();
 		assert.equal(status.mismatch, true);
 		assert.match(status.mismatchReason ?? '', /lost 1 of its 2 segment/);
-		await assert.rejects(base.search('teal colour'), /Run Regenerate/);
+		await assert.rejects(base.search('teal colour', { allUsers: true }), /Run Regenerate/);
 		await base.regenerate();
 		assert.equal((await base.status()).mismatch, false);
-		assert.equal((await base.search('teal colour', { k: 1 }))[0].text, FACTS[0]);
+		assert.equal((await base.search('teal colour', { k: 1, allUsers: true }))[0].text, FACTS[0]);
 	});
 
 	it('status of an unknown base: nothing, no mismatch', async () => {
@@ -453,7 +461,10 @@ describe('Memory Base: status, mismatch and regenerate', () => {
 		assert.equal(after.epoch, 1);
 		assert.equal(after.cursor, texts.length);
 		assert.equal((await base.status()).index?.vectors, texts.length);
-		assert.equal((await base.search('note number 3 about topic3', { k: 1 }))[0].text, texts[3]);
+		assert.equal(
+			(await base.search('note number 3 about topic3', { k: 1, allUsers: true }))[0].text,
+			texts[3],
+		);
 	});
 
 	it('a different embedding model is refused with a clear error; Regenerate switches to it', async () => {
@@ -472,7 +483,7 @@ describe('Memory Base: status, mismatch and regenerate', () => {
 			/holds 256-dimensional vectors, but the embedding model returned 32/,
 		);
 		await other.regenerate();
-		assert.equal((await other.search('teal', { k: 1 }))[0].text, FACTS[0]);
+		assert.equal((await other.search('teal', { k: 1, allUsers: true }))[0].text, FACTS[0]);
 	});
 
 	it('an embedding model answering the wrong number of vectors is an EmbeddingError; nothing moves', async () => {
@@ -502,7 +513,7 @@ describe('Memory Base: delete', () => {
 		assert.deepEqual(filesUnder(root, 'memory_base/wf1'), []);
 		assert.deepEqual(filesUnder(root, 'knowledge_base/wf1'), []);
 		assert.ok(filesUnder(root, 'memory_base/wf2').length > 0);
-		assert.equal((await other.search('keep', { k: 1 }))[0].text, 'keep me');
+		assert.equal((await other.search('keep', { k: 1, allUsers: true }))[0].text, 'keep me');
 		assert.equal((await base.status()).exists, false);
 	});
 
@@ -583,7 +594,7 @@ describe('Memory Base: knowledge base, keys and inputs', () => {
 		// The base's own search reads it all the same.
 		await turn(base, 's1', 'y');
 		await base.sync();
-		assert.equal((await base.search('x', { k: 1 }))[0].text, 'x');
+		assert.equal((await base.search('x', { k: 1, allUsers: true }))[0].text, 'x');
 		// A base cannot take over a knowledge base that is not its own.
 		const thief = new MemoryBase({
 			storage,
@@ -669,7 +680,7 @@ describe('Memory Base: forget a conversation', () => {
 		assert.deepEqual(holding(root, 'alice note'), []);
 		assert.deepEqual(filesUnder(root, 'memory_base/wf1/sessions/alice'), []);
 		assert.deepEqual(await base.search('secret 1234', { k: 10, sessionId: 'alice' }), []);
-		const all = await base.search('favourite colour teal', { k: 100 });
+		const all = await base.search('favourite colour teal', { k: 100, allUsers: true });
 		assert.ok(all.length > 0 && all.every((m) => m.sessionId === 'bob'));
 		assert.equal(all.length, FACTS.length);
 		const after = await base.status();
@@ -729,7 +740,10 @@ describe('Memory Base: forget a conversation', () => {
 		assert.equal(result.vectors, SEAL_AT + 8);
 		assert.deepEqual(holding(root, SECRET), []);
 		assert.equal((await base.status()).mismatch, false);
-		assert.equal((await base.search('favourite colour', { k: 100 })).length, FACTS.length);
+		assert.equal(
+			(await base.search('favourite colour', { k: 100, allUsers: true })).length,
+			FACTS.length,
+		);
 	});
 
 	it('segments a killed writer left unlisted are swept once they are older than the lock duration', async () => {
@@ -779,7 +793,7 @@ describe('Memory Base with an external vector store', () => {
 		assert.equal(store.memoryVectors.length, 8);
 		const mine = await base.search('favourite colour', { k: 1, sessionId: 'alice' });
 		assert.equal(mine[0].text, FACTS[0]);
-		const any = await base.search('favourite colour', { k: 2 });
+		const any = await base.search('favourite colour', { k: 2, allUsers: true });
 		assert.deepEqual(any.map((m) => m.sessionId).sort(), ['alice', 'bob']);
 		// A failure after the first batch, then a retry: no chunk is in the store twice.
 		for (const f of ['e', 'f', 'g'])

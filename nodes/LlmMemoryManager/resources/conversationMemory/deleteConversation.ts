@@ -4,17 +4,19 @@ import { deleteConversationMemory } from '../../../../src';
 import type { ItemOperation } from '../../../shared/operation';
 import { conversationIdOf } from '../../../shared/parameters';
 import { storageFor } from '../../../shared/storage';
-import { workflowIdOf } from '../parameters';
+import { showFor } from '../../../shared/display';
+import { memoryBaseIdsOf, memoryBaseIdsProperty, workflowIdOf } from '../parameters';
+import { RESOURCE } from './fields';
 
 export const deleteConversation: ItemOperation = {
 	option: {
 		name: 'Delete Conversation',
 		value: 'deleteConversation',
 		description:
-			'Delete everything stored for a conversation: its shared memory, every node’s memory, the copied files and any versioned data. A Memory Base that captured it keeps its copy until its Forget Conversation.',
+			'Delete everything stored for a conversation: its shared memory, every node’s memory, the copied files, any versioned data and what Memory Bases captured of it',
 		action: 'Delete a conversation’s memory',
 	},
-	properties: [],
+	properties: [memoryBaseIdsProperty(showFor(RESOURCE, 'deleteConversation'))],
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
 		const workflowId = workflowIdOf(ctx, i);
@@ -23,6 +25,7 @@ export const deleteConversation: ItemOperation = {
 			await storageFor(ctx, i),
 			workflowId,
 			conversationId,
+			{ memoryBaseIds: memoryBaseIdsOf(ctx, i) },
 		);
 		return [{ json: { workflowId, conversationId, deletedCount: deleted.length, deleted } }];
 	},

@@ -1,10 +1,7 @@
-/** Base class: every error the memory engine raises on purpose. */
-export class MemoryError extends Error {
-	constructor(message: string, options?: { cause?: unknown }) {
-		super(message, options);
-		this.name = new.target.name;
-	}
-}
+// Typed errors of the engine; nodes wrap them once (nodes/shared/errors.ts).
+import { MemoryError } from './base';
+
+export { MemoryError };
 
 /** An ID (app, conversation, node, message) or key prefix that could not be used safely. */
 export class InvalidIdError extends MemoryError {
@@ -277,100 +274,4 @@ export class NoMemoryStoredError extends MemoryError {
 
 // ── Memory Base (src/knowledge) ─────────────────────────────────────────────────────────────────
 
-/**
- * A sync of the memory base (one session, or the whole base) is already running: the seed's 409
- * Conflict. Nothing was changed. `sessionId` is null when the whole base is being synced.
- */
-export class SyncRunningError extends MemoryError {
-	constructor(
-		readonly baseId: string,
-		readonly sessionId: string | null,
-		readonly since: string | undefined,
-		readonly expiresAt: string | undefined,
-		readonly operation: string | undefined,
-	) {
-		super(
-			`Sync already running: ${operation ?? 'a sync'} of memory base "${baseId}"` +
-				`${sessionId === null ? ' (whole base)' : ` (session "${sessionId}")`} holds the lock` +
-				`${since ? ` since ${since}` : ''}${expiresAt ? `, until ${expiresAt} at the latest` : ''}. ` +
-				'Nothing was changed; try again when it has finished.',
-		);
-	}
-}
-
-/** A running sync stopped because the memory base is being deleted. Its cursor was not moved. */
-export class SyncCancelledError extends MemoryError {
-	constructor(
-		readonly baseId: string,
-		readonly sessionId: string,
-	) {
-		super(
-			`The sync of session "${sessionId}" of memory base "${baseId}" was cancelled: the memory base is being deleted. The cursor was not moved.`,
-		);
-	}
-}
-
-/**
- * A sync's lock expired and another sync took it over (the holder stalled longer than the lock's
- * duration). This sync stopped without moving the cursor; the other one carries on from it.
- */
-export class LeaseLostError extends MemoryError {
-	constructor(readonly key: string) {
-		super(
-			`The sync lost its lock "${key}" to another sync (it ran past the lock's duration); the cursor was not moved`,
-		);
-	}
-}
-
-/** The memory base is being deleted: nothing new is captured or synced. */
-export class MemoryBaseDeletingError extends MemoryError {
-	constructor(readonly baseId: string) {
-		super(`Memory base "${baseId}" is being deleted; nothing was captured or synced`);
-	}
-}
-
-/** The embedding model returned something that cannot be indexed (wrong count, no numbers, other dimensions). */
-export class EmbeddingError extends MemoryError {
-	constructor(readonly reason: string) {
-		super(`The embedding model's answer cannot be used: ${reason}`);
-	}
-}
-
-/** Vectors of another dimension than the knowledge base holds (the embedding model was changed). */
-export class DimensionMismatchError extends MemoryError {
-	constructor(
-		readonly knowledgeBaseId: string,
-		readonly stored: number,
-		readonly got: number,
-	) {
-		super(
-			`Knowledge base "${knowledgeBaseId}" holds ${stored}-dimensional vectors, but the embedding model returned ${got} dimensions. ` +
-				'Use the embedding model (and dimensions) it was built with, or run Regenerate to rebuild it with this one.',
-		);
-	}
-}
-
-/** The vector index lists a segment that is not in storage (deleted behind the base's back). */
-export class IndexDamagedError extends MemoryError {
-	constructor(
-		readonly knowledgeBaseId: string,
-		readonly missing: string[],
-	) {
-		super(
-			`The vector index of knowledge base "${knowledgeBaseId}" is damaged: ${missing.length} segment(s) are missing ` +
-				`(e.g. "${missing[0]}"). Run Regenerate to rebuild it from the capture log.`,
-		);
-	}
-}
-
-/** A knowledge base ID already used by another memory base (or by a knowledge base that is not one). */
-export class KnowledgeBaseInUseError extends MemoryError {
-	constructor(
-		readonly knowledgeBaseId: string,
-		readonly owner: string | undefined,
-	) {
-		super(
-			`Knowledge base "${knowledgeBaseId}" already belongs to ${owner === undefined ? 'something that is not a memory base' : `memory base "${owner}"`}; give this memory base another knowledge base ID`,
-		);
-	}
-}
+export * from './knowledge';

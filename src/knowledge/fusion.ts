@@ -1,0 +1,83 @@
+// Fusing rankings: reciprocal rank fusion of the lexical and the vector ranking, an optional recency
+// half-life, and near-duplicates merged, so one fact said twice takes one place in the results.
+import type { IndexedChunk } from './vector-segment';
+
+/** The constant of reciprocal rank fusion: a chunk ranked r-th in a list adds 1 / (RRF_K + r). */
+export const RRF_K = 60;
+/** Two chunks whose vectors are at least this similar are one fact said twice. */
+export const DUPLICATE_COSINE = 0.95;
+
+export interface Ranked extends IndexedChunk {
+	/** The fused score, 0 … 1 (1: first in every ranking, and new). */
+	score: number;
+	/** Its place (1 = first) in the lexical and the vector ranking, when it was in them. */
+	lexicalRank?: number;
+	vectorRank?: number;
+	/** Its normalised vector, when the vector ranking had it (for the near-duplicate check). */
+	vector?: Float32Array;
+}
+
+type Candidate = IndexedChunk & { vector?: Float32Array };
+
+const normalText = (t: string) => t.toLowerCase().replace(/\s+/g, ' ').trim();
+
+function dot(a: Float32Array, b: Float32Array): number {
+	let s = 0;
+	for (let i = 0; i < a.length && i < b.length; i++) s += a[i] * b[i];
+	return s;
+}
+
+/** Half-life weighting: 1 for a chunk captured now, ½ long ago, ¾ at one half-life. */
+export function recencyFactor(createdAt: string, now: Date, halfLifeDays: number): number {
+	const ageDays = Math.max(0, (now.getTime() - Date.parse(createdAt)) / 86_400_000);
+	return 0.5 + 0.5 * 2 ** (-ageDays / halfLifeDays);
+}
+
+/** Drops chunks that repeat a better-ranked one: the same text, or a vector at least DUPLICATE_COSINE alike. */
+export function mergeDuplicates(ranked: Ranked[]): Ranked[] {
+	const texts = new Set<string>();
+	const kept: Ranked[] = [];
+	for (const r of ranked) {
+		const text = normalText(r.text);
+		if (texts.has(text)) continue;
+		const v = r.vector;
+		if (v && kept.some((k) => k.vector && dot(k.vector, v) >= DUPLICATE_COSINE)) continue;
+		texts.add(text);
+		kept.push(r);
+	}
+	return kept;
+}
+
+/**
+ * One ranking from the lexical and the vector ranking (either may be empty). Scores are normalised
+ * by the best a chunk could get from the rankings given, so 1 means first everywhere.
+ */
+export function fuse(
+	lexical: readonly Candidate[],
+	vector: readonly Candidate[],
+	options: { halfLifeDays?: number; now: Date },
+): Ranked[] {
+	const byId = new Map<string, Ranked>();
+	const lists = [lexical, vector].filter((l) => l.length > 0);
+	// The two indexes name a chunk differently; its message and place in the message are the same.
+	const add = (list: readonly Candidate[], rankField: 'lexicalRank' | 'vectorRank') =>
+		list.forEach((c, i) => {
+			const key = `${c.session_id}\n${c.message_id}\n${c.chunk_index}`;
+			const entry = byId.get(key) ?? { ...c, score: 0 };
+			entry.score += 1 / (RRF_K + i + 1);
+			entry[rankField] = i + 1;
+			if (c.vector) entry.vector = c.vector;
+			byId.set(key, entry);
+		});
+	add(lexical, 'lexicalRank');
+	add(vector, 'vectorRank');
+	const best = lists.length / (RRF_K + 1);
+	const out = [...byId.values()].map((r) => {
+		let score = r.score / best;
+		if (options.halfLifeDays !== undefined)
+			score *= recencyFactor(r.created_at, options.now, options.halfLifeDays);
+		return { ...r, score };
+	});
+	out.sort((a, b) => b.score - a.score || (a.created_at < b.created_at ? 1 : -1));
+	return mergeDuplicates(out);
+}

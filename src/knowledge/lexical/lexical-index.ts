@@ -1,0 +1,327 @@
+// The lexical index of a memory base, updated at every capture: a manifest (compare-and-swap) holding
+// the newest chunks inline (the tail) and the list of write-once segments; a full tail is sealed into
+// a segment, and FAN segments of one level are merged into one of the next, so a capture rewrites a
+// bounded manifest and the segments stay few. Works the same on disk and S3, from any number of processes.
+import { randomBytes } from 'node:crypto';
+
+import { BoundedCache } from '../../common/bounded-cache';
+import { IndexDamagedError } from '../../errors';
+import { memoryBasePrefix } from '../../keys/layout';
+import { bloomMayHave, bloomPositions } from '../../store/bloom';
+import { DocumentStore } from '../../store/document-store';
+import type { Versioned } from '../../store/document-store';
+import { storageIdentity } from '../../store/storage';
+import type { MemoryStorage } from '../../store/storage';
+import type { IndexedChunk } from '../vector-segment';
+import { bm25 } from './bm25';
+import type { LexicalMatch } from './bm25';
+import type { ChunkFilter } from '../filter';
+import { emptyManifest, lexicalManifestCodec } from './manifest';
+import type { LexicalManifest } from './manifest';
+import { build, decode, encode, refOf, scopeKeys } from './segment';
+import type { LexicalRef, LexicalSegment } from './segment';
+
+/** Chunks the manifest holds inline before they are sealed into a segment. */
+export const TAIL_MAX = 64;
+/** …or this many bytes of their text, whichever comes first. */
+export const TAIL_BYTES = 48 * 1024;
+/** Segments of one level merged into one of the next. */
+export const FAN = 8;
+/** A single segment holds at most this many chunks (a larger add is split). */
+const SEGMENT_MAX = 4096;
+
+/** Bytes of decoded lexical segments this process keeps, for every base together (LLM_MEMORY_LEXICAL_CACHE_MB). */
+export const LEXICAL_CACHE_BYTES =
+	(Number(process.env.LLM_MEMORY_LEXICAL_CACHE_MB) || 256) * 2 ** 20;
+/** Decoded segments by storage and key: random names, never reused (as vector segments). */
+const segments = new BoundedCache<LexicalSegment>({
+	name: 'lexical segments',
+	maxWeight: LEXICAL_CACHE_BYTES,
+});
+/** The tail as a segment, per manifest version (what a stored version holds never changes). */
+const tails = new BoundedCache<LexicalSegment>({ name: 'lexical tails', maxEntries: 64 });
+/** Which documents are live, per manifest version and set of loaded segments. */
+const masks = new BoundedCache<Uint8Array[]>({ name: 'lexical live masks', maxEntries: 128 });
+
+export function clearLexicalCache(): void {
+	segments.clear();
+	tails.clear();
+	masks.clear();
+}
+
+const levelOf = (count: number) =>
+	Math.max(0, Math.floor(Math.log(count / TAIL_MAX) / Math.log(FAN) + 1e-9));
+
+export class LexicalIndex {
+	readonly manifestKey: string;
+	readonly segmentsPrefix: string;
+	private readonly manifests: DocumentStore<LexicalManifest>;
+
+	constructor(
+		readonly storage: MemoryStorage,
+		readonly baseId: string,
+		readonly keyPrefix?: string,
+		maxAttempts = 12,
+	) {
+		const prefix = `${memoryBasePrefix(baseId, keyPrefix)}lexical/`;
+		this.manifestKey = `${prefix}manifest.json`;
+		this.segmentsPrefix = `${prefix}segments/`;
+		this.manifests = new DocumentStore(storage, lexicalManifestCodec, { maxAttempts });
+	}
+
+	private cacheId(key: string): string {
+		return `${storageIdentity(this.storage)}\n${key}`;
+	}
+
+	readManifest(): Promise<Versioned<LexicalManifest>> {
+		return this.manifests.read(this.manifestKey);
+	}
+
+	/** Creates the (empty) index when it does not exist: a base that has one is a base that captures. */
+	async ensure(): Promise<void> {
+		await this.manifests.update(this.manifestKey, (cur) =>
+			cur.version === null ? emptyManifest() : undefined,
+		);
+	}
+
+	/** Writes chunks as a new write-once segment of `level`; returns its manifest entry. */
+	async writeSegment(level: number, docs: IndexedChunk[]): Promise<LexicalRef> {
+		const key = `${this.segmentsPrefix}${randomBytes(12).toString('hex')}.lex`;
+		const segment = build(key, docs);
+		const body = encode(segment);
+		await this.storage.put(key, body, { ifVersion: null, contentType: 'application/gzip' });
+		segments.set(this.cacheId(key), segment, { weight: segment.bytes });
+		return refOf(key, level, docs, body);
+	}
+
+	/** A segment, decoded once per process; null when storage does not hold it. */
+	async readSegment(key: string): Promise<LexicalSegment | null> {
+		const cached = segments.get(this.cacheId(key));
+		if (cached) return cached;
+		const got = await this.storage.get(key);
+		if (!got) return null;
+		const segment = decode(key, got.body);
+		return segments.set(this.cacheId(key), segment, { weight: segment.bytes });
+	}
+
+	async deleteSegment(key: string): Promise<void> {
+		segments.delete(this.cacheId(key));
+		await this.storage.delete(key);
+	}
+
+	/**
+	 * Adds chunks (a chunk ID already indexed is superseded by the new copy). Small adds go into the
+	 * tail; a full tail becomes a level-0 segment, and FAN segments of one level are merged into one of
+	 * the next, all in the one compare-and-swap of the manifest that lists them.
+	 */
+	async add(docs: IndexedChunk[]): Promise<void> {
+		if (docs.length === 0) return;
+		const written: string[] = [];
+		const merged: string[] = [];
+		const ids = new Set(docs.map((d) => d.id));
+		const result = await this.manifests.update(
+			this.manifestKey,
+			async (cur) => {
+				const m = cur.version === null ? emptyManifest() : cur.doc;
+				const tail = [...m.tail.filter((d) => !ids.has(d.id)), ...docs];
+				if (!tooBig(tail)) return { ...m, tail, updated_at: new Date().toISOString() };
+				let refs = [...m.segments];
+				for (let i = 0; i < tail.length; i += SEGMENT_MAX) {
+					const part = tail.slice(i, i + SEGMENT_MAX);
+					const ref = await this.writeSegment(levelOf(part.length), part);
+					written.push(ref.key);
+					refs.push(ref);
+				}
+				refs = await this.mergeDue(refs, written, merged);
+				return { ...m, tail: [], segments: refs, updated_at: new Date().toISOString() };
+			},
+			this.manifests.lastKnown(this.manifestKey),
+		);
+		const listed = new Set(result.current.doc.segments.map((r) => r.key));
+		// Segments of attempts that lost their swap, and segments a merge replaced, are listed nowhere.
+		for (const key of [...written, ...merged])
+			if (!listed.has(key)) await this.deleteSegment(key).catch(() => {});
+	}
+
+	/** While the newest FAN segments share a level, merges them into one of the next level. */
+	private async mergeDue(refs: LexicalRef[], written: string[], merged: string[]) {
+		while (refs.length >= FAN) {
+			const group = refs.slice(-FAN);
+			if (!group.every((r) => r.level === group[0].level)) break;
+			const loaded = await Promise.all(group.map((r) => this.readSegment(r.key)));
+			if (loaded.some((s) => s === null))
+				throw new IndexDamagedError(
+					this.baseId,
+					group.map((r) => r.key),
+				);
+			const byId = new Map<string, IndexedChunk>();
+			for (const seg of loaded as LexicalSegment[])
+				for (const d of seg.docs) {
+					byId.delete(d.id); // a later copy wins and takes the later place
+					byId.set(d.id, d);
+				}
+			const ref = await this.writeSegment(group[0].level + 1, [...byId.values()]);
+			written.push(ref.key);
+			merged.push(...group.map((r) => r.key));
+			refs = [...refs.slice(0, -FAN), ref];
+		}
+		return refs;
+	}
+
+	/** The tail of one manifest version as a segment. */
+	private tailOf(manifest: Versioned<LexicalManifest>): LexicalSegment {
+		const id = `${this.cacheId(this.manifestKey)}\n${manifest.version}`;
+		return tails.getOrSet(id, () => build(`${this.manifestKey}#tail`, manifest.doc.tail));
+	}
+
+	/** The segments a filter may need, loaded; retried once on a newer manifest when one is missing. */
+	private async load(filter: ChunkFilter) {
+		const want = [
+			...(filter.sessionId !== undefined ? [bloomPositions(`s:${filter.sessionId}`)] : []),
+			...(filter.userId !== undefined ? [bloomPositions(`u:${filter.userId}`)] : []),
+		];
+		for (let attempt = 0; ; attempt++) {
+			const manifest = await this.readManifest();
+			if (manifest.version === null) return { manifest, loaded: [] as LexicalSegment[] };
+			const refs = manifest.doc.segments.filter(
+				(r) =>
+					want.every((p) => bloomMayHave(r.bloom, p)) &&
+					(filter.since === undefined || r.to >= filter.since) &&
+					(filter.until === undefined || r.from <= filter.until),
+			);
+			const loaded = await Promise.all(refs.map((r) => this.readSegment(r.key)));
+			const missing = refs.filter((_, i) => loaded[i] === null).map((r) => r.key);
+			if (missing.length === 0)
+				return { manifest, loaded: [...(loaded as LexicalSegment[]), this.tailOf(manifest)] };
+			// A merge may have replaced them since the manifest was read: look once more.
+			if (attempt >= 1) throw new IndexDamagedError(this.baseId, missing);
+		}
+	}
+
+	/** Live documents per loaded segment: a later copy of a chunk ID supersedes earlier ones. */
+	private liveOf(manifest: Versioned<LexicalManifest>, loaded: LexicalSegment[]): Uint8Array[] {
+		const id = [this.cacheId(this.manifestKey), manifest.version, ...loaded.map((x) => x.key)];
+		return masks.getOrSet(id.join('\n'), () => {
+			const seen = new Set<string>();
+			const out: Uint8Array[] = new Array(loaded.length);
+			for (let s = loaded.length - 1; s >= 0; s--) {
+				const docs = loaded[s].docs;
+				const mask = new Uint8Array(docs.length);
+				for (let d = docs.length - 1; d >= 0; d--)
+					if (!seen.has(docs[d].id)) {
+						seen.add(docs[d].id);
+						mask[d] = 1;
+					}
+				out[s] = mask;
+			}
+			return out;
+		});
+	}
+
+	/** What the index holds (every segment is read), and which listed segments storage lost. */
+	async stats(): Promise<LexicalStats> {
+		const manifest = await this.readManifest();
+		const none = { exists: false, chunks: 0, bySession: {}, segments: 0, missing: [] };
+		if (manifest.version === null) return none;
+		const refs = manifest.doc.segments;
+		const present = new Set((await this.storage.list(this.segmentsPrefix)).map((o) => o.key));
+		const missing = refs.filter((r) => !present.has(r.key)).map((r) => r.key);
+		const loaded: LexicalSegment[] = [];
+		for (const r of refs) {
+			const seg = present.has(r.key) ? await this.readSegment(r.key) : null;
+			if (seg) loaded.push(seg);
+		}
+		loaded.push(this.tailOf(manifest));
+		const live = this.liveOf(manifest, loaded);
+		const bySession: Record<string, number> = {};
+		let chunks = 0;
+		loaded.forEach((seg, s) =>
+			seg.docs.forEach((d, i) => {
+				if (!live[s][i]) return;
+				chunks++;
+				bySession[d.session_id] = (bySession[d.session_id] ?? 0) + 1;
+			}),
+		);
+		return { exists: true, chunks, bySession, segments: refs.length, missing };
+	}
+
+	/**
+	 * Removes one conversation's chunks for good: the tail without them, and each segment that may hold
+	 * them rewritten without them (or dropped), in one compare-and-swap of the manifest; the old
+	 * segments are deleted after it. Returns the chunks removed.
+	 */
+	async forgetSession(sessionId: string): Promise<number> {
+		const key = `s:${sessionId}`;
+		const position = bloomPositions(key);
+		let removed = 0;
+		const written: string[] = [];
+		let replaced: string[] = [];
+		const result = await this.manifests.update(this.manifestKey, async (cur) => {
+			if (cur.version === null) return undefined;
+			removed = 0;
+			replaced = [];
+			const tail = cur.doc.tail.filter((d) => d.session_id !== sessionId);
+			removed += cur.doc.tail.length - tail.length;
+			const refs: LexicalRef[] = [];
+			for (const ref of cur.doc.segments) {
+				if (!bloomMayHave(ref.bloom, position)) {
+					refs.push(ref);
+					continue;
+				}
+				const seg = await this.readSegment(ref.key);
+				if (!seg) throw new IndexDamagedError(this.baseId, [ref.key]);
+				const kept = seg.docs.filter((d) => d.session_id !== sessionId);
+				if (kept.length === seg.docs.length) {
+					refs.push(ref);
+					continue;
+				}
+				removed += seg.docs.length - kept.length;
+				replaced.push(ref.key);
+				if (kept.length === 0) continue;
+				const fresh = await this.writeSegment(ref.level, kept);
+				written.push(fresh.key);
+				refs.push(fresh);
+			}
+			if (removed === 0) return undefined;
+			return { ...cur.doc, tail, segments: refs, updated_at: new Date().toISOString() };
+		});
+		const listed = new Set(result.current.doc.segments.map((r) => r.key));
+		for (const k of [...written, ...(result.written ? replaced : [])])
+			if (!listed.has(k)) await this.deleteSegment(k).catch(() => {});
+		return result.written ? removed : 0;
+	}
+
+	/** Deletes the whole index: the manifest first (a writer holding it then fails its swap), then every segment. */
+	async clear(): Promise<string[]> {
+		await this.manifests.delete(this.manifestKey);
+		const listed = await this.storage.list(this.segmentsPrefix);
+		for (const o of listed) await this.deleteSegment(o.key);
+		return [this.manifestKey, ...listed.map((o) => o.key)];
+	}
+
+	/** The `k` chunks that best match `query` (BM25), best first, among those the filter allows. */
+	async search(query: string, k: number, filter: ChunkFilter = {}): Promise<LexicalMatch[]> {
+		const { manifest, loaded } = await this.load(filter);
+		if (manifest.version === null) return [];
+		return bm25(query, loaded, this.liveOf(manifest, loaded), filter, k);
+	}
+}
+
+export interface LexicalStats {
+	exists: boolean;
+	/** Live chunks (superseded copies not counted). */
+	chunks: number;
+	bySession: Record<string, number>;
+	segments: number;
+	/** Segments the manifest lists that storage does not hold. */
+	missing: string[];
+}
+
+function tooBig(tail: IndexedChunk[]): boolean {
+	if (tail.length > TAIL_MAX) return true;
+	let bytes = 0;
+	for (const d of tail) bytes += d.text.length;
+	return bytes > TAIL_BYTES;
+}
+
+export { scopeKeys };

@@ -1,0 +1,137 @@
+// Segments of the lexical index: captured chunks with their postings (term → documents and term
+// counts), written once as gzipped JSON and decoded into maps ready to score. Also the tail's form:
+// recent chunks kept in the manifest, turned into the same shape in memory.
+import { z } from 'zod';
+
+import { CorruptDocumentError } from '../../errors';
+import { bloomOf } from '../../store/bloom';
+import { decodeJsonObject, encodeJson } from '../../store/codec';
+import { parse } from '../../store/parse';
+import type { IndexedChunk } from '../vector-segment';
+import { termCounts } from './tokenize';
+
+/** Chunks ready to score: postings per term as (document, count) pairs, and each document's length. */
+export interface LexicalSegment {
+	key: string;
+	docs: IndexedChunk[];
+	lengths: Uint32Array;
+	postings: Map<string, Uint32Array>;
+	/** Bytes it takes in memory, about (for the cache). */
+	bytes: number;
+}
+
+/** One segment as the manifest lists it. */
+export interface LexicalRef {
+	key: string;
+	/** Merge level: level L holds about TAIL_MAX · FAN^L chunks. */
+	level: number;
+	count: number;
+	/** Bloom filter over "s:<session>" and "u:<user>" of its chunks (a filtered search skips the rest). */
+	bloom: string;
+	/** Oldest and newest capture time of its chunks (a time-filtered search skips the rest). */
+	from: string;
+	to: string;
+	bytes: number;
+}
+
+const chunkSchema = z.looseObject({
+	id: z.string().min(1),
+	session_id: z.string().min(1),
+	user_id: z.string().min(1).optional(),
+	message_id: z.string().min(1),
+	seq: z.number().int().min(0),
+	run_id: z.string().min(1),
+	chunk_index: z.number().int().min(0),
+	created_at: z.string().min(1),
+	text: z.string(),
+	role: z.string().optional(),
+	metadata: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const chunksSchema = z.array(chunkSchema);
+
+const segmentSchema = z.looseObject({
+	kind: z.literal('lexical'),
+	docs: chunksSchema,
+	lengths: z.array(z.number().int().min(0)),
+	terms: z.record(z.string(), z.array(z.number().int().min(0))),
+});
+
+/** The filter key of a chunk's conversation and user (what a ref's bloom holds). */
+export const scopeKeys = (c: Pick<IndexedChunk, 'session_id' | 'user_id'>) => [
+	`s:${c.session_id}`,
+	...(c.user_id !== undefined ? [`u:${c.user_id}`] : []),
+];
+
+/** Postings of chunks (tokenized now). */
+export function build(key: string, docs: IndexedChunk[]): LexicalSegment {
+	const lengths = new Uint32Array(docs.length);
+	const lists = new Map<string, number[]>();
+	docs.forEach((d, i) => {
+		const { terms, length } = termCounts(d.text);
+		lengths[i] = length;
+		for (const [term, count] of terms) {
+			let list = lists.get(term);
+			if (!list) lists.set(term, (list = []));
+			list.push(i, count);
+		}
+	});
+	const postings = new Map<string, Uint32Array>();
+	let bytes = 64 * docs.length;
+	for (const [term, list] of lists) {
+		postings.set(term, Uint32Array.from(list));
+		bytes += 48 + term.length * 2 + list.length * 4;
+	}
+	for (const d of docs) bytes += 2 * d.text.length + 200;
+	return { key, docs, lengths, postings, bytes };
+}
+
+/** The stored form: chunks, lengths and postings, gzipped JSON. */
+export function encode(segment: LexicalSegment): Buffer {
+	const terms: Record<string, number[]> = {};
+	for (const [term, list] of segment.postings) terms[term] = [...list];
+	return encodeJson(
+		{ kind: 'lexical', docs: segment.docs, lengths: [...segment.lengths], terms },
+		{ gzip: true },
+	);
+}
+
+/** Decodes a stored segment; anything inconsistent is a CorruptDocumentError naming its key. */
+export function decode(key: string, bytes: Uint8Array): LexicalSegment {
+	const value = parse<{ docs: IndexedChunk[]; lengths: number[]; terms: Record<string, number[]> }>(
+		key,
+		segmentSchema,
+		decodeJsonObject(key, bytes),
+	);
+	const n = value.docs.length;
+	if (value.lengths.length !== n) throw new CorruptDocumentError(key, 'lengths do not match docs');
+	const postings = new Map<string, Uint32Array>();
+	for (const [term, list] of Object.entries(value.terms)) {
+		if (list.length % 2 !== 0 || list.some((x, i) => i % 2 === 0 && x >= n))
+			throw new CorruptDocumentError(key, `postings of "${term}" name a document it does not hold`);
+		postings.set(term, Uint32Array.from(list));
+	}
+	const segment: LexicalSegment = {
+		key,
+		docs: value.docs,
+		lengths: Uint32Array.from(value.lengths),
+		postings,
+		bytes: 0,
+	};
+	segment.bytes = 4 * bytes.byteLength + 64 * n;
+	return segment;
+}
+
+/** The manifest's entry for a segment written with `body`. */
+export function refOf(key: string, level: number, docs: IndexedChunk[], body: Buffer): LexicalRef {
+	const times = docs.map((d) => d.created_at).sort();
+	return {
+		key,
+		level,
+		count: docs.length,
+		bloom: bloomOf(docs.flatMap(scopeKeys)),
+		from: times[0],
+		to: times[times.length - 1],
+		bytes: body.byteLength,
+	};
+}
