@@ -115,7 +115,13 @@ export {
 	pairSteps,
 	UnsupportedMessageError,
 } from './history/chat-history';
-export type { ChatMessage, GroupedTurn, ListedMessage, OpenTurn } from './history/chat-history';
+export type {
+	ChatMessage,
+	GroupedTurn,
+	ListedMessage,
+	OpenTurn,
+	StoredTurn,
+} from './history/chat-history';
 export type {
 	DeleteOptions,
 	GetOptions,
@@ -224,6 +230,8 @@ export {
 	vectorSegmentsPrefix,
 } from './keys/layout';
 export { MemoryBase } from './knowledge/memory-base';
+export { listMemoryBases } from './knowledge/listing';
+export type { CapturedPage } from './knowledge/listing';
 export { RECALL_END, RECALL_HALF_LIFE_DAYS, RECALL_START, recallSection } from './knowledge/recall';
 export type { RecallOptions, RecallResult } from './knowledge/recall';
 export { DUPLICATE_COSINE, fuse, mergeDuplicates, recencyFactor, RRF_K } from './knowledge/fusion';

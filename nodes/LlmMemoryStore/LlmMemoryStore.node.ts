@@ -12,6 +12,8 @@ import { properties } from './description';
 import { supplyMemory } from './methods/supply-memory';
 
 /** An ai_memory sub-node: the AI Agent, the Chat Trigger's session reload and Respond to Chat use our store. */
+// A memory is not a tool: n8n's own memory sub-nodes are not usable as tools either.
+// eslint-disable-next-line @n8n/community-nodes/node-usable-as-tool
 export class LlmMemoryStore implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'LLM Memory Store',
@@ -24,7 +26,15 @@ export class LlmMemoryStore implements INodeType {
 		description:
 			'Thread-aware chat memory for the AI Agent, kept on local disk or S3, tool calls included',
 		defaults: { name: 'LLM Memory Store' },
-		inputs: [],
+		// Optional: Long-Term Memory recalls lexically without it, and fuses semantic search with it.
+		inputs: [
+			{
+				type: NodeConnectionTypes.AiEmbedding,
+				displayName: 'Embedding',
+				required: false,
+				maxConnections: 1,
+			},
+		],
 		outputs: [NodeConnectionTypes.AiMemory],
 		outputNames: ['Memory'],
 		credentials: [

@@ -8,6 +8,7 @@ import {
 	optionsCollection,
 	storageProperties,
 } from '../shared/descriptions';
+import { longTermProperties } from '../shared/long-term/properties';
 
 /** The shared Conversation ID fields, in n8n's words for a memory sub-node: "Session ID". */
 const sessionIdProperties: INodeProperties[] = conversationIdProperties({}).map((p) => ({
@@ -71,6 +72,7 @@ export const properties: INodeProperties[] = [
 		description:
 			'Token budget for the history, on top of the context window. The oldest whole turns are dropped first.',
 	},
+	...longTermProperties({}, true),
 	...storageProperties({}),
 	optionsCollection([gzipOption]),
 ];

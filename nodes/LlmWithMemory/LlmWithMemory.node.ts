@@ -35,6 +35,13 @@ export class LlmWithMemory implements INodeType {
 				required: true,
 				maxConnections: 1,
 			},
+			// Optional: Long-Term Memory recalls lexically without it, and fuses semantic search with it.
+			{
+				type: NodeConnectionTypes.AiEmbedding,
+				displayName: 'Embedding',
+				required: false,
+				maxConnections: 1,
+			},
 		],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [

@@ -15,6 +15,7 @@ import {
 	optionsCollection,
 	storageProperties,
 } from '../shared/descriptions';
+import { longTermProperties } from '../shared/long-term/properties';
 import type { ScopeMode } from '../shared/memory-scope';
 
 export type MemoryMode = 'none' | ScopeMode;
@@ -225,6 +226,7 @@ export const properties: INodeProperties[] = [
 	...promptProperties,
 	...memoryProperties,
 	...versionedDataProperties,
+	...longTermProperties(WITH_MEMORY, false),
 	...storageProperties(WITH_MEMORY),
 	memoryOptions,
 	noMemoryOptions,

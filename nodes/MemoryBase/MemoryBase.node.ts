@@ -31,10 +31,11 @@ export class MemoryBase implements INodeType {
 		defaults: { name: 'Memory Base' },
 		inputs: [
 			NodeConnectionTypes.Main,
+			// Optional: captures and lexical search need none; sync (vectors) and semantic search do.
 			{
 				type: NodeConnectionTypes.AiEmbedding,
 				displayName: 'Embedding',
-				required: true,
+				required: false,
 				maxConnections: 1,
 			},
 			{

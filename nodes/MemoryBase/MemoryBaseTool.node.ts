@@ -10,8 +10,9 @@ import { llmMemoryS3ApiTest } from '../shared/credential-test';
 import { conversationIdProperties, storageProperties } from '../shared/descriptions';
 import { ON_S3 } from '../shared/display';
 import { runOperation } from '../shared/operation';
-import { connectedEmbedder, connectedVectorStore } from './methods/connections';
-import { baseIdProperty, optionsProperty, sessionScopeProperty } from './operations/fields';
+import { optionalEmbedder } from '../shared/long-term/long-term';
+import { connectedVectorStore } from './methods/connections';
+import { baseIdProperty, sessionScopeProperty, userIdProperty } from './operations/fields';
 import { search, searchProperties } from './operations/search';
 
 /**
@@ -27,14 +28,16 @@ export class MemoryBaseTool implements INodeType {
 		icon: { light: 'file:memoryBaseTool.svg', dark: 'file:memoryBaseTool.dark.svg' },
 		group: ['transform'],
 		version: 1,
-		subtitle: '={{ "Search " + $parameter["baseId"] }}',
+		subtitle:
+			'={{ { all: "Searches every conversation", user: "Searches one user’s conversations", session: "Searches one conversation" }[$parameter["sessionScope"]] }}',
 		description: 'Lets an AI Agent search a Memory Base: long-term memory of earlier conversations',
 		defaults: { name: 'Long-term memory' },
 		inputs: [
+			// Optional: without it the tool searches by word matching (any language).
 			{
 				type: NodeConnectionTypes.AiEmbedding,
 				displayName: 'Embedding',
-				required: true,
+				required: false,
 				maxConnections: 1,
 			},
 			{
@@ -60,7 +63,7 @@ export class MemoryBaseTool implements INodeType {
 				name: 'toolDescription',
 				type: 'string',
 				default:
-					'Search long-term memory: facts and answers from earlier conversations. Input: what to look for.',
+					'Search long-term memory: facts and answers from earlier conversations kept in this memory base. Input: what to look for.',
 				required: true,
 				typeOptions: { rows: 2 },
 				description: 'Tells the model what the tool does and when to use it',
@@ -69,10 +72,10 @@ export class MemoryBaseTool implements INodeType {
 			...searchProperties(
 				"={{ $fromAI('query', 'What to look for in long-term memory', 'string') }}",
 			),
-			sessionScopeProperty('session', []),
+			sessionScopeProperty('all', [], true),
 			...conversationIdProperties({ sessionScope: ['session'] }),
+			userIdProperty({ sessionScope: ['user'] }, true),
 			...storageProperties({}),
-			optionsProperty,
 		],
 	};
 
@@ -80,9 +83,20 @@ export class MemoryBaseTool implements INodeType {
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const connections = {
-			embedder: await connectedEmbedder(this),
+			embedder: await optionalEmbedder(this),
 			vectorStore: await connectedVectorStore(this),
 		};
-		return [await runOperation(this, search, connections)];
+		const found = await runOperation(this, search, connections);
+		// The model reads the answer: an empty list would look like "nothing relevant" when in truth
+		// nothing was captured yet (or nothing matched), so it is said in words.
+		if (found.length > 0) return [found];
+		return [
+			[
+				{
+					json: { response: 'No memories matched (or nothing was captured yet).' },
+					pairedItem: { item: 0 },
+				},
+			],
+		];
 	}
 }

@@ -117,6 +117,8 @@ export interface HistoryOptions extends SelectOptions {
 
 export interface History {
 	messages: PromptMessage[];
+	/** The stored ID of each message, in the same order (what a recall leaves out). */
+	messageIds: string[];
 	tokens: number;
 	turns: number;
 	droppedTurns: number;
@@ -292,13 +294,17 @@ export abstract class BufferMemory {
 		const start = await threadStartIn(span, loader, options.parentMessageId);
 		const selection = await selectThread(span, loader, start, options);
 		const messages: PromptMessage[] = [];
+		const messageIds: string[] = [];
 		const skippedFiles: SkippedFile[] = [];
 		for (const turn of selection.turns) {
-			for (const m of [turn.user, ...turn.replies])
+			for (const m of [turn.user, ...turn.replies]) {
 				messages.push(await storedToPrompt(this.storage, m, skippedFiles, options.imageDetail));
+				messageIds.push(m.message_id);
+			}
 		}
 		return {
 			messages,
+			messageIds,
 			tokens: selection.tokens,
 			turns: selection.turns.length,
 			droppedTurns: selection.droppedTurns,

@@ -57,6 +57,12 @@ export interface OpenTurn {
 	steps: Array<Extract<ChatMessage, { role: 'assistant' | 'tool' }>>;
 }
 
+/** A turn as stored, with its texts (what a long-term memory captures of it). */
+export interface StoredTurn extends AddedTurn {
+	userContent: string;
+	assistantContent: string;
+}
+
 /** One turn ready to store, and the message IDs it came with (to keep them when possible). */
 export interface GroupedTurn {
 	userContent: string;
@@ -233,7 +239,7 @@ export class ChatHistory {
 	 * Appends messages in order. Turns they complete are stored (one flush for the call); a trailing user
 	 * message or tool steps stay open for the next call or flushOpen(). Returns the turns stored.
 	 */
-	async addMessages(messages: readonly ChatMessage[]): Promise<AddedTurn[]> {
+	async addMessages(messages: readonly ChatMessage[]): Promise<StoredTurn[]> {
 		const grouped = groupTurns(messages, this.open);
 		const added = await this.store(grouped.turns);
 		this.open = grouped.open;
@@ -241,7 +247,7 @@ export class ChatHistory {
 	}
 
 	/** Stores one whole turn (closing an open turn first, unanswered). */
-	async saveTurn(turn: Omit<TurnInput, 'messageId' | 'parentMessageId'>): Promise<AddedTurn> {
+	async saveTurn(turn: Omit<TurnInput, 'messageId' | 'parentMessageId'>): Promise<StoredTurn> {
 		const turns: GroupedTurn[] = this.open ? [closeTurn(this.open)] : [];
 		turns.push({
 			userContent: turn.userContent,
@@ -254,7 +260,7 @@ export class ChatHistory {
 	}
 
 	/** Stores the open turn, unanswered (listed, never replayed to a model). Undefined when none is open. */
-	async flushOpen(): Promise<AddedTurn | undefined> {
+	async flushOpen(): Promise<StoredTurn | undefined> {
 		if (!this.open) return undefined;
 		const [added] = await this.store([closeTurn(this.open)]);
 		this.open = undefined;
@@ -267,14 +273,14 @@ export class ChatHistory {
 		await this.memory.clear();
 	}
 
-	private async store(turns: readonly GroupedTurn[]): Promise<AddedTurn[]> {
+	private async store(turns: readonly GroupedTurn[]): Promise<StoredTurn[]> {
 		if (turns.length === 0) return [];
 		// Only IDs handed back need a look-up (bounded at any length); fresh turns get new UUIDs.
 		const wanted = turns.flatMap((t) =>
 			t.preferredId === undefined ? [] : [t.preferredId, `${t.preferredId}${USER_SUFFIX}`],
 		);
 		const taken = wanted.length ? await this.memory.takenIds(wanted) : new Set<string>();
-		const added: AddedTurn[] = [];
+		const added: StoredTurn[] = [];
 		for (const t of turns) {
 			const messageId = this.usableId(t.preferredId, taken);
 			const turn = await this.memory.addMessages({
@@ -284,7 +290,7 @@ export class ChatHistory {
 				...(messageId ? { messageId } : {}),
 			});
 			for (const id of [turn.messageId, turn.userMessageId]) taken.add(id);
-			added.push(turn);
+			added.push({ ...turn, userContent: t.userContent, assistantContent: t.assistantContent });
 		}
 		await this.memory.flush();
 		return added;

@@ -8,6 +8,8 @@ import { deleteBase, forget, regenerate } from './lifecycle';
 import { BaseParts } from './parts';
 import type { CapturedMessage, MemoryBaseConfig } from './records';
 import { exportSession, importSession } from './transfer';
+import { listCaptured } from './listing';
+import type { CapturedPage } from './listing';
 import { recall } from './recall';
 import type { RecallOptions, RecallResult } from './recall';
 import { search } from './search';
@@ -75,6 +77,13 @@ export class MemoryBase {
 	async captured(sessionId: string): Promise<number> {
 		const { log } = await readLog(this.parts, validateId('session_id', sessionId));
 		return log.next_seq - 1;
+	}
+
+	/** Captured messages, a page at a time: of one conversation, or of one user across conversations. */
+	listMessages(
+		options: { sessionId?: string; userId?: string; offset?: number; limit?: number } = {},
+	): Promise<CapturedPage> {
+		return listCaptured(this.parts, options);
 	}
 
 	/** Every session with a capture log, by ID. */

@@ -122,10 +122,13 @@ const ok = (r: WorkflowRunResult) => {
 	return r.output('Memory Base').map((i) => i.json as Json);
 };
 
-/** One chat turn: the Chat Trigger's item with the model's answer under "output", captured. */
+/**
+ * One chat turn: the Chat Trigger's item with the model's answer under "output", captured as outputs
+ * only (Langflow's memory base: the counts below are of outputs; both sides are tested further down).
+ */
 const say = (sessionId: string, output: string, extra: INodeParameters = {}, opts = {}) =>
 	run(
-		{ operation: 'capture', threshold: 4, ...extra },
+		{ operation: 'capture', threshold: 4, captureMessages: 'output', ...extra },
 		[{ sessionId, chatInput: 'q', output }],
 		opts,
 	);
@@ -165,15 +168,19 @@ describe('Memory Base node (in-process n8n)', () => {
 		);
 		assert.equal(mine[0].text, FACTS[0]);
 		assert.ok(mine.every((m) => m.sessionId === 'alice'));
+		// Hybrid search (an embedding model is connected): each hit says where it ranked in both lists.
 		assert.deepEqual(Object.keys(mine[0]).sort(), [
 			'capturedAt',
 			'chunkIndex',
+			'lexicalRank',
 			'messageId',
+			'role',
 			'runId',
 			'score',
 			'seq',
 			'sessionId',
 			'text',
+			'vectorRank',
 		]);
 		assert.match(mine[0].runId, /^test-exec-/, 'the run is the execution that captured it');
 		const all = ok(
@@ -245,10 +252,12 @@ describe('Memory Base node (in-process n8n)', () => {
 		const status = ok(await run({ operation: 'status' }))[0];
 		assert.equal(status.mismatch, true);
 		assert.equal(status.sessions[0].mismatch, true);
-		assert.deepEqual(
-			ok(await run({ operation: 'search' }, [{ sessionId: 's1', chatInput: 'favourite colour' }])),
-			[],
-		);
+		// A search would answer from part of what was captured: it says so instead of returning too little.
+		const refused = await run({ operation: 'search' }, [
+			{ sessionId: 's1', chatInput: 'favourite colour' },
+		]);
+		assert.equal(refused.status, 'error');
+		assert.match(refused.error?.message ?? '', /vector index is missing.*Run Regenerate/);
 		const regenerated = ok(await run({ operation: 'regenerate' }))[0];
 		assert.equal(regenerated.messages, 4);
 		assert.equal(ok(await run({ operation: 'status' }))[0].mismatch, false);
@@ -329,8 +338,8 @@ describe('Memory Base node (in-process n8n)', () => {
 		assert.match(anything.error?.message ?? '', /No conversation ID found/);
 	});
 
-	it('clear errors: no embedding connected, a missing output field, no conversation ID; continueOnFail', async () => {
-		const noEmbedder = await run({ operation: 'search' }, [{ sessionId: 's', chatInput: 'x' }], {
+	it('clear errors: no embedding connected for Sync Now, a missing output field, no conversation ID; continueOnFail', async () => {
+		const noEmbedder = await run({ operation: 'syncNow' }, [{ sessionId: 's', chatInput: 'x' }], {
 			embeddings: false,
 		});
 		assert.equal(noEmbedder.status, 'error');

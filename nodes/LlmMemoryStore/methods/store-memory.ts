@@ -1,10 +1,10 @@
-import { NodeConnectionTypes } from 'n8n-workflow';
-import type { AiEvent, IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
+import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
-import type { AddedTurn, ChatHistory, TurnInput } from '../../../src';
-import { asNodeError } from '../../shared/errors';
-import { contextValue, historyMessages, listedMessages, toChatMessage } from './messages';
+import type { ChatHistory, History, PromptMessage, StoredTurn, TurnInput } from '../../../src';
+import type { LongTermMemory, Recalled } from '../../shared/long-term/long-term';
+import { contextValue, historyMessages } from './messages';
 import type { StoreMessage } from './messages';
+import { logged, serialize, StoreChatHistory } from './store-history';
 
 export interface Limits {
 	/** Context window: the most past turns the model receives. */
@@ -13,158 +13,21 @@ export interface Limits {
 	maxTokenLimit: number;
 }
 
-const serialize = (messages: readonly StoreMessage[]) =>
-	messages.map((m) => m.toJSON()) as IDataObject[];
-const turnIds = (turns: readonly AddedTurn[]) => turns.map((t) => t.messageId);
-
-/**
- * Runs one memory operation and logs it on the sub-node's input and output panes, as n8n's own memory
- * nodes do through their log wrapper: the input pane gets what was asked, the output pane what was
- * loaded or saved (messages in LangChain's serialized form, which the editor renders as a chat).
- * A failure is logged on the output pane and rethrown as a NodeOperationError.
- */
-async function logged<T>(
-	ctx: ISupplyDataFunctions,
-	itemIndex: number,
-	input: IDataObject,
-	run: () => Promise<T>,
-	output: (result: T) => IDataObject,
-	event?: AiEvent,
-): Promise<T> {
-	let index = 0;
-	try {
-		index = ctx.addInputData(NodeConnectionTypes.AiMemory, [[{ json: input }]]).index;
-	} catch {
-		// logging never fails a memory operation
-	}
-	let result: T;
-	try {
-		result = await run();
-	} catch (error) {
-		const failure = asNodeError(ctx, error, itemIndex);
-		try {
-			ctx.addOutputData(NodeConnectionTypes.AiMemory, index, failure);
-		} catch {
-			// as above
-		}
-		throw failure;
-	}
-	const json = { action: input.action, ...output(result) } as IDataObject;
-	try {
-		ctx.addOutputData(NodeConnectionTypes.AiMemory, index, [[{ json }]]);
-		if (event) ctx.logAiEvent(event, JSON.stringify(json));
-	} catch {
-		// as above
-	}
-	return result;
+/** Long-Term Memory of the store: the memory, and what to recall for when the agent does not say. */
+export interface StoreLongTerm {
+	memory: LongTermMemory;
+	/** The Recall Query, evaluated against the agent's input item (the Chat Trigger's chatInput). */
+	query?: string;
 }
 
 /**
- * The chat history n8n's nodes call on a memory (`memory.chatHistory`): Chat Trigger's session reload
- * (getMessages), the AI Agent's tool turns (addMessages), Respond to Chat (addUserMessage,
- * addAIMessage) and the Chat Memory Manager (getMessages, addMessage, clear).
- */
-export class StoreChatHistory {
-	constructor(
-		private readonly ctx: ISupplyDataFunctions,
-		private readonly itemIndex: number,
-		private readonly history: ChatHistory,
-	) {}
-
-	async getMessages(): Promise<StoreMessage[]> {
-		return await logged(
-			this.ctx,
-			this.itemIndex,
-			{ action: 'getMessages' },
-			async () => listedMessages(await this.history.getMessages()),
-			(messages) => ({ chatHistory: serialize(messages) }),
-			'ai-messages-retrieved-from-memory',
-		);
-	}
-
-	/** One message; a whole turn is stored once its answer arrives (see ChatHistory). */
-	async addMessage(message: unknown): Promise<void> {
-		await this.addMessages([message]);
-	}
-
-	async addMessages(messages: readonly unknown[]): Promise<void> {
-		const chat = messages.map(toChatMessage);
-		await logged(
-			this.ctx,
-			this.itemIndex,
-			{
-				action: messages.length === 1 ? 'addMessage' : 'addMessages',
-				messages: chat as unknown as IDataObject[],
-			},
-			async () => await this.history.addMessages(chat),
-			(added) => ({ storedTurns: turnIds(added), waitingForAnswer: this.history.hasOpenTurn }),
-			'ai-message-added-to-memory',
-		);
-	}
-
-	/**
-	 * A user message on its own, stored at once (unanswered until an answer follows in this memory):
-	 * n8n's Respond to Chat adds the user's reply this way, with nothing after it in the same call.
-	 */
-	async addUserMessage(text: string): Promise<void> {
-		await logged(
-			this.ctx,
-			this.itemIndex,
-			{ action: 'addUserMessage', message: text },
-			async () => {
-				await this.history.addMessages([{ role: 'user', content: text }]);
-				return await this.history.flushOpen();
-			},
-			(added) => ({ storedTurns: added ? [added.messageId] : [] }),
-			'ai-message-added-to-memory',
-		);
-	}
-
-	/** An AI message: the answer of the open turn, or a turn of its own (e.g. Respond to Chat's question). */
-	async addAIMessage(text: string): Promise<void> {
-		await logged(
-			this.ctx,
-			this.itemIndex,
-			{ action: 'addAIMessage', message: text },
-			async () => await this.history.addMessages([{ role: 'assistant', content: text }]),
-			(added) => ({ storedTurns: turnIds(added) }),
-			'ai-message-added-to-memory',
-		);
-	}
-
-	/** LangChain's older name for addAIMessage. */
-	async addAIChatMessage(text: string): Promise<void> {
-		await this.addAIMessage(text);
-	}
-
-	/** Deletes this memory's whole document (every thread). */
-	async clear(): Promise<void> {
-		await logged(
-			this.ctx,
-			this.itemIndex,
-			{ action: 'clear' },
-			async () => await this.history.clear(),
-			() => ({ cleared: true }),
-		);
-	}
-
-	/** Stores a turn left open (a lone user message, tool steps without an answer). */
-	async flushOpen(): Promise<void> {
-		if (!this.history.hasOpenTurn) return;
-		await logged(
-			this.ctx,
-			this.itemIndex,
-			{ action: 'storeOpenTurn' },
-			async () => await this.history.flushOpen(),
-			(added) => ({ storedTurns: added ? [added.messageId] : [] }),
-		);
-	}
-}
-
-/**
- * The object supplyData hands to n8n (next-wave.md §A.2): LangChain's chat-memory interface, duck-typed.
+ * The object supplyData hands to n8n: LangChain's chat-memory interface, duck-typed.
  * loadMemoryVariables gives `chat_history` as messages (whole turns, window and token budget applied);
  * saveContext stores a turn without tools; tool turns arrive through chatHistory.addMessages.
+ *
+ * With Long-Term Memory, chat_history starts with the recalled section as a user-role message: n8n's
+ * AI Agent puts chat_history right after its own system message, and providers such as Anthropic and
+ * Google accept a system message only first, so a second system message would break them.
  */
 export class StoreMemory {
 	readonly memoryKey = 'chat_history';
@@ -182,31 +45,65 @@ export class StoreMemory {
 		private readonly limits: Limits,
 		/** What the panes show about where the memory lives. */
 		private readonly describe: IDataObject,
+		private readonly longTerm?: StoreLongTerm,
 	) {
-		this.chatHistory = new StoreChatHistory(ctx, itemIndex, history);
+		this.chatHistory = new StoreChatHistory(ctx, itemIndex, history, (turns) =>
+			this.capture(turns),
+		);
 	}
 
 	get memoryKeys(): string[] {
 		return [this.memoryKey];
 	}
 
+	private read(maxTokenLimit = this.limits.maxTokenLimit): Promise<History> {
+		return this.history.memory.getHistoryPromptMessages({
+			maxTokenLimit,
+			messageLimit: this.limits.messageLimit,
+		});
+	}
+
+	/** The history, with the recalled section in front when Long-Term Memory is on. */
+	private async load(query: string | undefined) {
+		const lt = this.longTerm;
+		if (!lt || !query?.trim()) return { h: await this.read(), recalled: undefined };
+		const [h, hits] = await Promise.all([
+			this.read(),
+			lt.memory.search(query).catch((error: unknown) => error as Error),
+		]);
+		if (hits instanceof Error) {
+			this.ctx.logger.warn(`Long-term memory was not recalled: ${hits.message}`);
+			return { h, recalled: { section: '', tokens: 0, hits: [], skipped: 0, error: hits.message } };
+		}
+		const recalled: Recalled = lt.memory.section(hits, h);
+		// The recalled section counts against the history's budget: the oldest turns give way.
+		const fits = h.tokens + recalled.tokens <= this.limits.maxTokenLimit;
+		return {
+			h: fits ? h : await this.read(Math.max(0, this.limits.maxTokenLimit - recalled.tokens)),
+			recalled,
+		};
+	}
+
 	async loadMemoryVariables(values: IDataObject = {}): Promise<{ chat_history: StoreMessage[] }> {
+		// Agents before 3.0 hand the user's message over; 3.x does not (the Recall Query stands in).
+		const query = typeof values.input === 'string' ? values.input : this.longTerm?.query;
 		const loaded = await logged(
 			this.ctx,
 			this.itemIndex,
 			{ action: 'loadMemoryVariables', values, ...this.describe },
 			async () => {
-				const h = await this.history.memory.getHistoryPromptMessages({
-					maxTokenLimit: this.limits.maxTokenLimit,
-					messageLimit: this.limits.messageLimit,
-				});
-				return { h, messages: historyMessages(h.messages) };
+				const { h, recalled } = await this.load(query);
+				const recall: PromptMessage[] = recalled?.section
+					? [{ role: 'user', content: recalled.section }]
+					: [];
+				return { h, recalled, messages: historyMessages([...recall, ...h.messages]) };
 			},
-			({ h, messages }) => ({
+			({ h, recalled, messages }) => ({
 				chatHistory: serialize(messages),
 				turns: h.turns,
 				tokens: h.tokens,
 				droppedTurns: h.droppedTurns,
+				...(this.longTerm ? { longTermMemory: this.longTerm.memory.summary(recalled) } : {}),
 			}),
 			'ai-messages-retrieved-from-memory',
 		);
@@ -223,7 +120,7 @@ export class StoreMemory {
 					userContent: contextValue(inputValues, this.inputKey, 'input'),
 					assistantContent: contextValue(outputValues, this.outputKey, 'output'),
 				};
-				return await this.history.saveTurn(turn);
+				return await this.chatHistory.stored(await this.history.saveTurn(turn));
 			},
 			(added) => ({ storedTurns: [added.messageId], ...this.describe }),
 			'ai-message-added-to-memory',
@@ -232,5 +129,32 @@ export class StoreMemory {
 
 	async clear(): Promise<void> {
 		await this.chatHistory.clear();
+	}
+
+	/** Captures answered turns into long-term memory; a failure is reported, never undoes the turn. */
+	private async capture(turns: StoredTurn[]): Promise<void> {
+		const lt = this.longTerm;
+		if (!lt?.memory.settings.capture) return;
+		for (const t of turns) {
+			if (!t.assistantContent.trim() && !t.userContent.trim()) continue;
+			await logged(
+				this.ctx,
+				this.itemIndex,
+				{ action: 'captureIntoLongTermMemory', turn: t.messageId },
+				() =>
+					lt.memory.captureTurn({
+						runId: `${this.ctx.getExecutionId?.() ?? 'run'}:${t.messageId}`,
+						userText: t.userContent,
+						answer: t.assistantContent,
+						userMessageId: t.userMessageId,
+						messageId: t.messageId,
+					}),
+				(captured) => ({ longTermMemory: lt.memory.summary(undefined, captured) }),
+			).catch((error: unknown) =>
+				this.ctx.logger.warn(
+					`The turn was saved, but not captured into long-term memory: ${(error as Error).message}`,
+				),
+			);
+		}
 	}
 }

@@ -7,6 +7,13 @@ import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';
 import type { ScopeMode } from '../../shared/memory-scope';
 import { numberParameter } from '../../shared/parameters';
 import { StoreMemory } from './store-memory';
+import type { StoreLongTerm } from './store-memory';
+import {
+	LongTermMemory,
+	longTermSettings,
+	optionalEmbedder,
+} from '../../shared/long-term/long-term';
+import { storageFor } from '../../shared/storage';
 
 interface Options {
 	gzip?: boolean;
@@ -27,6 +34,23 @@ function missingSessionId(ctx: ISupplyDataFunctions, itemIndex: number): Error {
 			? "Expected to find the session ID in an input field called 'sessionId' (this is what the chat trigger node outputs). To use something else, change the 'Session ID' parameter"
 			: "Provide a key to use as session ID in the 'Session ID' parameter or use the 'Connected Chat Trigger Node' option to use the session ID from your Chat Trigger",
 	);
+}
+
+/** Long-Term Memory of the store, when the option is on (its IDs are checked here, before anything runs). */
+async function storeLongTerm(
+	ctx: ISupplyDataFunctions,
+	itemIndex: number,
+	sessionId: string,
+): Promise<StoreLongTerm | undefined> {
+	const settings = longTermSettings(ctx, itemIndex);
+	if (!settings) return undefined;
+	const memory = new LongTermMemory(
+		await storageFor(ctx, itemIndex),
+		settings,
+		sessionId,
+		await optionalEmbedder(ctx, itemIndex),
+	);
+	return { memory, query: settings.recallQuery };
 }
 
 /**
@@ -67,11 +91,14 @@ export async function supplyMemory(
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as Options;
 	const memory = await openNodeMemory(ctx, itemIndex, mode, at, { gzip: options.gzip === true });
 	const history = new ChatHistory(memory);
-	const store = new StoreMemory(ctx, itemIndex, history, limits, {
-		mode,
-		sessionId,
-		key: memory.key,
-	});
+	const store = new StoreMemory(
+		ctx,
+		itemIndex,
+		history,
+		limits,
+		{ mode, sessionId, key: memory.key },
+		await storeLongTerm(ctx, itemIndex, sessionId),
+	);
 	// A message left waiting for its answer (a Chat Memory Manager insert ending with a user message) is
 	// stored when the calling node is done; n8n runs this after the node's execute().
 	return { response: store, closeFunction: async () => await store.chatHistory.flushOpen() };

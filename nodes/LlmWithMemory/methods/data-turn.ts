@@ -61,7 +61,11 @@ export async function answerWithData(
 	const data = await openVersionedData(ctx, i, workflowId, given.conversationId, input.versioned);
 	const bound = input.versioned.method === 'auto' ? bindUpdateTool(model) : undefined;
 	const system = [input.system, dataSection(data, bound ? 'tool' : 'json')].filter(Boolean);
-	const messages = buildPrompt({ ...input, system: system.join('\n\n') }, opened.history);
+	const messages = buildPrompt(
+		{ ...input, system: system.join('\n\n') },
+		opened.history,
+		opened.recalled?.section,
+	);
 	const outcome = bound
 		? await withTool(ctx, i, bound, messages, data, stream)
 		: await withJsonReply(ctx, i, model, messages, data, stream);

@@ -3,6 +3,8 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import type { FileInput } from '../../../src';
 import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
+import { longTermSettings } from '../../shared/long-term/long-term';
+import type { LongTermSettings } from '../../shared/long-term/long-term';
 import type { MemoryMode } from '../description';
 import { itemFiles } from './binary-files';
 import { versionedSettings } from './versioned-data';
@@ -31,6 +33,8 @@ export interface ItemInput {
 	parentMessageId?: string | null;
 	/** Versioned Data settings, when the option is on (memory modes only). */
 	versioned?: VersionedSettings;
+	/** Long-Term Memory settings, when the option is on (memory modes only). */
+	longTerm?: LongTermSettings;
 }
 
 /** An item with Versioned Data on. */
@@ -69,6 +73,7 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 			? null
 			: idParameter(ctx, 'options.parentMessageId', i, 'Parent Message ID');
 	const versioned = versionedSettings(ctx, i);
+	const longTerm = longTermSettings(ctx, i);
 	return {
 		mode,
 		prompt,
@@ -79,5 +84,6 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 		messageId,
 		parentMessageId,
 		versioned,
+		longTerm,
 	};
 }

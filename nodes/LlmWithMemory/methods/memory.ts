@@ -1,6 +1,16 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import type { AddedTurn, BufferMemory, History, StoredDataVersion } from '../../../src';
+import { DEFAULT_MAX_TOKEN_LIMIT } from '../../../src';
+import type {
+	AddedTurn,
+	BufferMemory,
+	CaptureResult,
+	History,
+	StoredDataVersion,
+} from '../../../src';
+import { LongTermMemory, optionalEmbedder } from '../../shared/long-term/long-term';
+import type { Recalled } from '../../shared/long-term/long-term';
+import { storageFor } from '../../shared/storage';
 import { nodeError } from '../../shared/errors';
 import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';
 import type { ItemInput } from './input';
@@ -11,6 +21,12 @@ import type { ChatModel } from './model';
 export interface OpenedMemory {
 	memory: BufferMemory;
 	history: History;
+	/** Long-Term Memory of the conversation, when the option is on. */
+	longTerm?: LongTermMemory;
+	/** What it recalled for this turn (the section goes into the system message). */
+	recalled?: Recalled;
+	/** What capturing the turn gave (or why it failed), once the turn is saved. */
+	captured?: CaptureResult | Error;
 }
 
 /**
@@ -30,13 +46,46 @@ export async function readMemory(
 		model: modelNameOf(model),
 		gzip: input.options.gzip === true,
 	});
-	const history = await memory.getHistoryPromptMessages({
-		messageId: input.messageId,
-		parentMessageId: input.parentMessageId,
-		maxTokenLimit: input.options.maxHistoryTokens,
-		messageLimit: input.options.window,
-	});
-	return { memory, history };
+	const read = (maxTokenLimit = input.options.maxHistoryTokens) =>
+		memory.getHistoryPromptMessages({
+			messageId: input.messageId,
+			parentMessageId: input.parentMessageId,
+			maxTokenLimit,
+			messageLimit: input.options.window,
+		});
+	if (!input.longTerm) return { memory, history: await read() };
+	const longTerm = new LongTermMemory(
+		await storageFor(ctx, i),
+		input.longTerm,
+		input.conversationId,
+		await optionalEmbedder(ctx),
+	);
+	// The history and the search are independent reads: side by side.
+	const [history, hits] = await Promise.all([
+		read(),
+		longTerm.search(input.prompt).catch((error: unknown) => error as Error),
+	]);
+	if (hits instanceof Error) {
+		warn(ctx, `Long-term memory was not recalled: ${hits.message}`);
+		const recalled = { section: '', tokens: 0, hits: [], skipped: 0, error: hits.message };
+		return { memory, history, longTerm, recalled };
+	}
+	const recalled = longTerm.section(hits, history, modelNameOf(model));
+	// The recalled section counts against the history's budget: the oldest turns give way.
+	const budget = input.options.maxHistoryTokens ?? DEFAULT_MAX_TOKEN_LIMIT;
+	const fits = history.tokens + recalled.tokens <= budget;
+	return {
+		memory,
+		history: fits ? history : await read(Math.max(0, budget - recalled.tokens)),
+		longTerm,
+		recalled,
+	};
+}
+
+/** A warning on the output pane (and in n8n's log): the turn goes on, but not silently. */
+export function warn(ctx: IExecuteFunctions, message: string): void {
+	ctx.logger.warn(message);
+	ctx.addExecutionHints?.({ message, location: 'outputPane', type: 'warning' });
 }
 
 /**
@@ -67,6 +116,23 @@ export async function persistTurn(
 		throw Object.assign(nodeError(ctx, message, i), {
 			partialResult: { ...formatOutput(input, answer, opened, added), ...extra },
 		});
+	}
+	if (opened.longTerm?.settings.capture) {
+		// The turn is saved; a failed capture is reported, never undoes it.
+		opened.captured = await opened.longTerm
+			.captureTurn({
+				runId: `${ctx.getExecutionId() ?? 'run'}:${added.messageId}`,
+				userText: input.prompt,
+				answer,
+				userMessageId: added.userMessageId,
+				messageId: added.messageId,
+			})
+			.catch((e: unknown) => e as Error);
+		if (opened.captured instanceof Error)
+			warn(
+				ctx,
+				`The turn was saved, but not captured into long-term memory: ${opened.captured.message}`,
+			);
 	}
 	return added;
 }

@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { AddedTurn, BufferMemory, History } from '../../../src';
+import type { AddedTurn } from '../../../src';
+import type { OpenedMemory } from './memory';
 import type { ItemInput } from './input';
 import { MISSING_ID_HELP } from './input';
 
@@ -8,7 +9,7 @@ import { MISSING_ID_HELP } from './input';
 export function formatOutput(
 	input: ItemInput,
 	answer: string,
-	opened?: { memory: BufferMemory; history: History },
+	opened?: OpenedMemory,
 	added?: AddedTurn,
 ): IDataObject {
 	const result: IDataObject = {
@@ -27,7 +28,7 @@ export function formatOutput(
 					};
 		return { ...result, messageId: null, parentMessageId: null, memory };
 	}
-	const { history, memory } = opened;
+	const { history, memory, longTerm } = opened;
 	return {
 		...result,
 		messageId: added.messageId,
@@ -39,6 +40,7 @@ export function formatOutput(
 			historyTokens: history.tokens,
 			droppedTurns: history.droppedTurns,
 			...(history.skippedFiles.length ? { skippedFiles: history.skippedFiles } : {}),
+			...(longTerm ? { longTermMemory: longTerm.summary(opened.recalled, opened.captured) } : {}),
 		},
 	};
 }

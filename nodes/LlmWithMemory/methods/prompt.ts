@@ -2,8 +2,16 @@ import { inputFileParts } from '../../../src';
 import type { ContentPart, History, PromptMessage } from '../../../src';
 import type { ItemInput } from './input';
 
-/** Step 2: system message, history, then the user's message with its files first. */
-export function buildPrompt(input: ItemInput, history: History | undefined): PromptMessage[] {
+/**
+ * Step 2: system message (with the recalled long-term memory after it: one system message, first, as
+ * every provider accepts), history, then the user's message with its files first.
+ */
+export function buildPrompt(
+	input: ItemInput,
+	history: History | undefined,
+	recalled?: string,
+): PromptMessage[] {
+	const system = [input.system, recalled].filter((s) => s).join('\n\n');
 	const userContent: PromptMessage['content'] = input.files.length
 		? [
 				...inputFileParts(input.files),
@@ -11,7 +19,7 @@ export function buildPrompt(input: ItemInput, history: History | undefined): Pro
 			]
 		: input.prompt;
 	return [
-		...(input.system ? [{ role: 'system' as const, content: input.system }] : []),
+		...(system ? [{ role: 'system' as const, content: system }] : []),
 		...(history?.messages ?? []),
 		{ role: 'user', content: userContent },
 	];

@@ -59,7 +59,8 @@ async function answerItem(
 	if (input.versioned)
 		return await answerWithData(ctx, i, model, { ...input, versioned: input.versioned }, stream);
 	const opened = await readMemory(ctx, i, input, model);
-	const answer = await callModel(ctx, i, model, buildPrompt(input, opened?.history), stream);
+	const prompt = buildPrompt(input, opened?.history, opened?.recalled?.section);
+	const answer = await callModel(ctx, i, model, prompt, stream);
 	if (!opened) return formatOutput(input, answer);
 	const added = await persistTurn(ctx, i, opened, input, answer);
 	return formatOutput(input, answer, opened, added);

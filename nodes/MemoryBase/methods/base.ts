@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-wor
 
 import { MemoryBase } from '../../../src';
 import type { Embedder, ExternalVectorStore } from '../../../src';
+import { chatTriggerField } from '../../shared/chat-trigger';
 import { idParameter, idValue, requiredIdParameter } from '../../shared/ids';
 import { conversationIdOf, numberParameter } from '../../shared/parameters';
 import { storageFor } from '../../shared/storage';
@@ -26,11 +27,7 @@ export function baseIdOf(ctx: IExecuteFunctions, i: number): string {
  */
 function chatTriggerSession(ctx: IExecuteFunctions, i: number): string | undefined {
 	if (ctx.getNodeParameter('conversationIdType', i, 'fromInput') !== 'fromInput') return undefined;
-	const trigger = ctx.getChatTrigger?.();
-	if (!trigger) return undefined;
-	const name = trigger.name.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
-	const value = ctx.evaluateExpression(`{{ $('${name}').first().json.sessionId }}`, i);
-	return idValue(ctx, value, i, 'Conversation ID');
+	return idValue(ctx, chatTriggerField(ctx, i, 'sessionId'), i, 'Conversation ID');
 }
 
 /** The item's conversation (session) ID; undefined when the operation covers all conversations. */
@@ -44,6 +41,24 @@ export function sessionOf(
 	// Without one, the shared check raises n8n's familiar "No conversation ID found".
 	return id ?? conversationIdOf(ctx, i);
 }
+
+/** What an item's search or listing reads: one conversation, one user, or every user on purpose. */
+export function scopeOf(
+	ctx: IExecuteFunctions,
+	i: number,
+): { sessionId?: string; userId?: string; allUsers?: true } {
+	const scope = ctx.getNodeParameter('sessionScope', i, 'all');
+	if (scope === 'user')
+		return { userId: requiredIdParameter(ctx, 'userId', i, 'User ID', NO_USER) };
+	if (scope === 'session') return { sessionId: sessionOf(ctx, i, true) };
+	// The user chose every conversation of the base, every user's: the engine asks for it by name.
+	return { allUsers: true };
+}
+
+const NO_USER = {
+	message: 'No user ID',
+	help: 'Set "User ID" to the user whose memories to read (for example {{ $json.metadata.userId }}), or choose another scope in "Conversations".',
+};
 
 /** The memory base an item names, on the storage it names, with the execution's sub-nodes. */
 export async function memoryBaseFor(

@@ -1,6 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { MemoryBase } from '../../../src';
+import type { CaptureMessageInput, MemoryBase } from '../../../src';
+import { chatTriggerField } from '../../shared/chat-trigger';
+import { idParameter } from '../../shared/ids';
 import { showForOperations } from '../../shared/display';
 import { nodeError } from '../../shared/errors';
 import { numberParameter } from '../../shared/parameters';
@@ -23,10 +25,42 @@ function fieldText(json: IDataObject, field: string): string | undefined {
 interface Stride {
 	base: MemoryBase;
 	sessionId: string;
+	userId?: string;
 	items: number[];
-	texts: string[];
+	messages: CaptureMessageInput[];
 	threshold: number;
 	autoCapture: boolean;
+}
+
+/**
+ * The user's message an item answers: its own field (the Chat Trigger's chatInput by default), else the
+ * workflow's Chat Trigger's message (an AI Agent's output item does not carry it).
+ */
+function userMessageOf(ctx: IExecuteFunctions, i: number, json: IDataObject): string | undefined {
+	const field = String(ctx.getNodeParameter('userMessageField', i, 'chatInput'));
+	const own = fieldText(json, field);
+	if (own !== undefined) return own;
+	const value = chatTriggerField(ctx, i, 'chatInput');
+	return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** What item i adds to its stride: the user's message (when captured too) and the output. */
+function itemMessages(ctx: IExecuteFunctions, i: number, json: IDataObject): CaptureMessageInput[] {
+	const field = String(ctx.getNodeParameter('outputField', i, 'output'));
+	const text = fieldText(json, field);
+	if (text === undefined)
+		throw nodeError(
+			ctx,
+			`The item has no field "${field}" to capture`,
+			i,
+			'Set "Field to Capture" to the field that holds the output (the AI Agent’s answer is "output").',
+		);
+	const both = ctx.getNodeParameter('captureMessages', i, 'both') === 'both';
+	const user = both ? userMessageOf(ctx, i, json) : undefined;
+	return [
+		...(user !== undefined ? [{ text: user, role: 'user' }] : []),
+		{ text, role: 'assistant' },
+	];
 }
 
 /** Adds item i to its stride (one per storage, base and conversation), which it opens when it is the first. */
@@ -37,30 +71,29 @@ async function joinStride(
 	connections: Connections,
 	strides: Map<string, Stride>,
 ): Promise<void> {
-	const field = String(ctx.getNodeParameter('outputField', i, 'output'));
-	const text = fieldText(json, field);
-	if (text === undefined)
-		throw nodeError(
-			ctx,
-			`The item has no field "${field}" to capture`,
-			i,
-			'Set "Field to Capture" to the field that holds the output (the AI Agent’s answer is "output").',
-		);
+	const messages = itemMessages(ctx, i, json);
 	const sessionId = sessionOf(ctx, i, true) as string;
+	const userId = idParameter(ctx, 'userId', i, 'User ID');
 	const autoCapture = ctx.getNodeParameter('autoCapture', i, true) === true;
 	const threshold = numberParameter(ctx, 'threshold', i, 'Threshold', 1, 10);
 	const base = await memoryBaseFor(ctx, i, connections);
-	const key = JSON.stringify([base.storage.describe(), baseIdOf(ctx, i), sessionId]);
+	const key = JSON.stringify([
+		base.storage.describe(),
+		baseIdOf(ctx, i),
+		sessionId,
+		userId ?? null,
+	]);
 	const stride = strides.get(key) ?? {
 		base,
 		sessionId,
+		userId,
 		items: [],
-		texts: [],
+		messages: [],
 		threshold,
 		autoCapture,
 	};
 	stride.items.push(i);
-	stride.texts.push(text);
+	stride.messages.push(...messages);
 	strides.set(key, stride);
 }
 
@@ -71,13 +104,14 @@ async function captureStride(
 	runId: string,
 ): Promise<IDataObject> {
 	const r = await s.base.capture(
-		{ sessionId: s.sessionId, runId, texts: s.texts },
+		{ sessionId: s.sessionId, userId: s.userId, runId, messages: s.messages },
 		{ threshold: s.threshold, autoCapture: s.autoCapture },
 	);
 	if (r.syncError) ctx.logger.warn(`Memory Base: ${r.syncError.message}`);
 	return {
 		baseId: s.base.baseId,
 		sessionId: r.sessionId,
+		...(s.userId !== undefined ? { userId: s.userId } : {}),
 		captured: r.captured,
 		pending: r.pending,
 		processed: r.processed,
@@ -93,11 +127,40 @@ export const capture: MemoryBaseOperation = {
 		name: 'Capture',
 		value: 'capture',
 		description:
-			'Capture this run’s outputs as one stride of the conversation; past the threshold, ingest them into the knowledge base',
-		action: 'Capture this run’s outputs',
+			'Capture this run’s messages (the user’s and the answer) as one stride of the conversation: searchable by words at once; past the threshold, with an embedding model, embedded too',
+		action: 'Capture this run’s messages',
 	},
-	needsEmbedder: 'capture',
+	needsEmbedder: false,
 	properties: [
+		{
+			displayName: 'Capture',
+			name: 'captureMessages',
+			type: 'options',
+			options: [
+				{
+					name: 'User Message and Answer',
+					value: 'both',
+					description:
+						'The user’s message too: what users say about themselves ("my name is…") is often what to remember',
+				},
+				{
+					name: 'Answer Only',
+					value: 'output',
+					description: 'Only the output field below, as Langflow’s memory base captures outputs',
+				},
+			],
+			default: 'both',
+			displayOptions: { show },
+		},
+		{
+			displayName: 'Field with the User Message',
+			name: 'userMessageField',
+			type: 'string',
+			default: 'chatInput',
+			description:
+				'The input items’ field holding the user’s message (the Chat Trigger’s is "chatInput"). When the item lacks it (an AI Agent’s output), the Chat Trigger’s message is used.',
+			displayOptions: { show: { ...show, captureMessages: ['both'] } },
+		},
 		{
 			displayName: 'Field to Capture',
 			name: 'outputField',

@@ -1,7 +1,9 @@
 import type { INodeProperties } from 'n8n-workflow';
 
 import { conversationIdProperties, optionsCollection } from '../../shared/descriptions';
+import { offsetOption } from '../../shared/paging';
 import { showForOperations } from '../../shared/display';
+import type { Show } from '../../shared/display';
 
 /** Memory Base ID: Flow = workflow, so by default this workflow's ID. */
 export const baseIdProperty: INodeProperties = {
@@ -13,10 +15,14 @@ export const baseIdProperty: INodeProperties = {
 		'Which memory base: by default one per workflow (its ID). Give the same ID in another workflow to capture into or search the same base.',
 };
 
-/** Sessions: one conversation, or all of them. Search filters by conversation by default; the others cover all. */
+/**
+ * Which conversations: one, one user's (every conversation of theirs), or all of the base (every
+ * user's). `withUser` adds the user choice (for searches and listings).
+ */
 export function sessionScopeProperty(
-	defaultScope: 'session' | 'all',
+	defaultScope: 'session' | 'user' | 'all',
 	operations: string[],
+	withUser = false,
 ): INodeProperties {
 	return {
 		displayName: 'Conversations',
@@ -26,16 +32,41 @@ export function sessionScopeProperty(
 			{
 				name: 'All Conversations',
 				value: 'all',
-				description: 'Every conversation (session) of the memory base',
+				description: 'Every conversation (session) of the memory base, of every user',
 			},
 			{
 				name: 'One Conversation',
 				value: 'session',
 				description: 'Only the conversation (session) given below',
 			},
+			...(withUser
+				? [
+						{
+							name: 'One User',
+							value: 'user',
+							description:
+								'Every conversation of the user given below (captured with that User ID), in any workflow using this base',
+						},
+					]
+				: []),
 		],
 		default: defaultScope,
 		...(operations.length ? { displayOptions: { show: showForOperations(...operations) } } : {}),
+	};
+}
+
+/** User ID: who a captured conversation belongs to, and whose memories a search or listing reads. */
+export function userIdProperty(show: Show, required: boolean): INodeProperties {
+	return {
+		displayName: 'User ID',
+		name: 'userId',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. {{ $json.metadata.userId }}',
+		description: required
+			? 'The user whose memories to read: every conversation captured with this User ID (a string or a number)'
+			: 'Who the conversation belongs to (a string or a number), so searches can recall across every conversation of this user and never another user’s. The Chat Trigger passes the chat’s metadata as $json.metadata.',
+		displayOptions: { show },
 	};
 }
 
@@ -43,9 +74,11 @@ export function sessionScopeProperty(
 export const conversationProperties: INodeProperties[] = [
 	...conversationIdProperties(showForOperations('capture', 'forgetConversation')),
 	...conversationIdProperties({
-		...showForOperations('syncNow', 'search', 'status'),
+		...showForOperations('syncNow', 'search', 'status', 'listMessages'),
 		sessionScope: ['session'],
 	}),
+	userIdProperty(showForOperations('capture'), false),
+	userIdProperty({ ...showForOperations('search', 'listMessages'), sessionScope: ['user'] }, true),
 ];
 
 /** Options shared by every operation that writes or reads the knowledge base. */
@@ -75,6 +108,7 @@ export const optionsProperty: INodeProperties = optionsCollection([
 		typeOptions: { minValue: 1 },
 		description: 'Chunks sent to the embedding model per call',
 	},
+	{ ...offsetOption, description: `List Captured Messages: ${offsetOption.description}` },
 	{
 		displayName: 'Lock Duration (Seconds)',
 		name: 'leaseSeconds',

@@ -5,6 +5,7 @@ import { capture } from './capture';
 import { deleteBase } from './deleteBase';
 import { forgetConversation } from './forgetConversation';
 import { baseIdProperty, conversationProperties, optionsProperty } from './fields';
+import { listBases, listMessages, updateSettings } from './listings';
 import { regenerate } from './regenerate';
 import { search } from './search';
 import { status } from './status';
@@ -16,10 +17,13 @@ export const OPERATIONS: MemoryBaseOperation[] = [
 	capture,
 	deleteBase,
 	forgetConversation,
+	listMessages,
+	listBases,
 	regenerate,
 	search,
 	status,
 	syncNow,
+	updateSettings,
 ];
 
 export function findOperation(value: unknown): MemoryBaseOperation | undefined {

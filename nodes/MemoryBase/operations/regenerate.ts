@@ -7,10 +7,10 @@ export const regenerate: MemoryBaseOperation = {
 		name: 'Regenerate',
 		value: 'regenerate',
 		description:
-			'Reset every conversation’s cursor and rebuild the knowledge base from the capture log (after a mismatch, or to switch embedding model)',
+			'Rebuild the indexes from the capture log: the lexical index always, the vectors when an embedding model is connected (after a mismatch, or to switch embedding model)',
 		action: 'Regenerate the knowledge base',
 	},
-	needsEmbedder: true,
+	needsEmbedder: false,
 	properties: [],
 
 	execute: onItemBase(async (base) => syncOutput(await base.regenerate())),

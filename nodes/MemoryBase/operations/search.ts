@@ -6,10 +6,11 @@ import type {
 } from 'n8n-workflow';
 
 import { MAX_TOP_K } from '../../../src';
+import type { SearchMode } from '../../../src';
 import { showForOperations } from '../../shared/display';
 import { nodeError } from '../../shared/errors';
 import { numberParameter } from '../../shared/parameters';
-import { memoryBaseFor, sessionOf } from '../methods/base';
+import { memoryBaseFor, scopeOf } from '../methods/base';
 import type { Connections } from '../methods/base';
 import { sessionScopeProperty } from './fields';
 import type { MemoryBaseOperation } from './types';
@@ -37,10 +38,74 @@ export function searchProperties(
 			type: 'number',
 			default: 4,
 			typeOptions: { minValue: 1, maxValue: MAX_TOP_K },
-			description: 'How many matching captured outputs to return, best first',
+			description: 'How many matching captured messages to return, best first',
+			...displayOptions,
+		},
+		{
+			displayName: 'Search Mode',
+			name: 'searchMode',
+			type: 'options',
+			options: [
+				{
+					name: 'Hybrid',
+					value: 'hybrid',
+					description:
+						'Word matching and semantic similarity, fused (lexical only when no embedding model is connected)',
+				},
+				{
+					name: 'Lexical',
+					value: 'lexical',
+					description: 'Word matching (BM25), any language; needs no embedding model',
+				},
+				{
+					name: 'Vector',
+					value: 'vector',
+					description: 'Semantic similarity of embeddings only; needs an embedding model',
+				},
+			],
+			default: 'hybrid',
+			...displayOptions,
+		},
+		{
+			displayName: 'Recency Half-Life (Days)',
+			name: 'halfLifeDays',
+			type: 'number',
+			default: 0,
+			typeOptions: { minValue: 0 },
+			description:
+				'Weigh newer messages up: one this many days old counts ¾ of a new one of the same relevance, a very old one ½. 0: no recency.',
 			...displayOptions,
 		},
 	];
+}
+
+/** One item's search: its query, Top K, mode, half-life and scope. */
+export async function searchItem(
+	ctx: IExecuteFunctions,
+	i: number,
+	connections: Connections,
+): Promise<INodeExecutionData[]> {
+	const query = ctx.getNodeParameter('query', i, '');
+	if (typeof query !== 'string' || query.trim() === '')
+		throw nodeError(ctx, 'The query is empty', i, 'Give the text to look for in "Query".');
+	const base = await memoryBaseFor(ctx, i, connections);
+	const chosen = ctx.getNodeParameter('searchMode', i, 'hybrid') as SearchMode;
+	// Hybrid without an embedding model is lexical: the panel's default works with nothing connected.
+	const mode =
+		chosen === 'hybrid' && !connections.embedder && !connections.vectorStore ? 'lexical' : chosen;
+	const halfLife = numberParameter(ctx, 'halfLifeDays', i, 'Recency Half-Life (Days)', 0, 0);
+	const matches = await base.search(query, {
+		k: numberParameter(ctx, 'topK', i, 'Top K', 1, 4),
+		mode,
+		...scopeOf(ctx, i),
+		...(halfLife > 0 ? { halfLifeDays: halfLife } : {}),
+	});
+	if (matches.length === 0 && (await base.config()) === null)
+		ctx.addExecutionHints?.({
+			message: `Memory base "${base.baseId}" has captured nothing yet: nothing to search`,
+			location: 'outputPane',
+		});
+	return matches.map((m) => ({ json: { ...m } }));
 }
 
 export const search: MemoryBaseOperation = {
@@ -48,29 +113,15 @@ export const search: MemoryBaseOperation = {
 		name: 'Search',
 		value: 'search',
 		description:
-			'Find the captured outputs most similar to a query (one output item per match, with score, conversation, run and time)',
+			'Find the captured messages that best match a query: word matching and, with an embedding model, semantic similarity (one output item per match, with score, conversation, user, role and time)',
 		action: 'Search long-term memory',
 	},
-	needsEmbedder: true,
+	needsEmbedder: false,
 	properties: [
 		...searchProperties('={{ $json.chatInput }}', showForOperations('search')),
-		sessionScopeProperty('session', ['search']),
+		sessionScopeProperty('session', ['search'], true),
 	],
 
 	/** The matches of one item's search, one output item each: text, score, conversation, run and time. */
-	async execute(
-		ctx: IExecuteFunctions,
-		i: number,
-		connections: Connections,
-	): Promise<INodeExecutionData[]> {
-		const query = ctx.getNodeParameter('query', i, '');
-		if (typeof query !== 'string' || query.trim() === '')
-			throw nodeError(ctx, 'The query is empty', i, 'Give the text to look for in "Query".');
-		const base = await memoryBaseFor(ctx, i, connections);
-		const matches = await base.search(query, {
-			k: numberParameter(ctx, 'topK', i, 'Top K', 1, 4),
-			sessionId: sessionOf(ctx, i, false),
-		});
-		return matches.map((m) => ({ json: { ...m } }));
-	},
+	execute: searchItem,
 };

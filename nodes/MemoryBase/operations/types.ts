@@ -3,6 +3,6 @@ import type { Connections } from '../methods/base';
 
 /** One operation of the Memory Base node, run with the sub-nodes the execution fetched once. */
 export type MemoryBaseOperation = Operation<Connections> & {
-	/** Whether it needs the embedding model ('capture': only when Auto Capture may sync). */
-	needsEmbedder: boolean | 'capture';
+	/** Whether it cannot run without an embedding model (others use one when it is connected). */
+	needsEmbedder: boolean;
 };

@@ -363,9 +363,12 @@ describe('LLM Memory Store settings panel', () => {
 	const d = new LlmMemoryStore().description;
 	const field = (name: string): any[] => d.properties.filter((p) => p.name === name);
 
-	it('is an ai_memory sub-node without inputs, under AI › Memory, with the mode in its subtitle', () => {
+	it('is an ai_memory sub-node (one optional Embedding input), under AI › Memory, with the mode in its subtitle', () => {
 		assert.equal(d.name, 'llmMemoryStore');
-		assert.deepEqual(d.inputs, []);
+		// Long-Term Memory may use an embedding model; without one it recalls lexically.
+		assert.deepEqual(d.inputs, [
+			{ type: 'ai_embedding', displayName: 'Embedding', required: false, maxConnections: 1 },
+		]);
 		assert.deepEqual(d.outputs, ['ai_memory']);
 		assert.deepEqual(d.outputNames, ['Memory']);
 		assert.match(String(d.subtitle), /Conversation memory/);

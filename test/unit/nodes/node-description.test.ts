@@ -35,6 +35,8 @@ describe('LLM with Memory settings panel', () => {
 		assert.deepEqual(d.inputs, [
 			'main',
 			{ type: 'ai_languageModel', displayName: 'Model', required: true, maxConnections: 1 },
+			// Long-Term Memory may use an embedding model; without one it recalls lexically.
+			{ type: 'ai_embedding', displayName: 'Embedding', required: false, maxConnections: 1 },
 		]);
 		assert.deepEqual(d.icon, {
 			light: 'file:llmWithMemory.svg',

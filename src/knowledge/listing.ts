@@ -1,0 +1,85 @@
+// Looking into bases: which memory bases a storage holds, and the messages a base captured, page by
+// page, for one conversation or one user.
+import { InvalidInputError } from '../errors';
+import { validateId, validateKeyPrefix } from '../keys/ids';
+import { MEMORY_BASE_ROOT } from '../keys/layout';
+import type { MemoryStorage } from '../store/storage';
+import { listSessions, readLog, readMessages } from './capture-log';
+import type { BaseParts } from './parts';
+import type { CapturedMessage } from './records';
+
+export interface CapturedPage {
+	/** The messages of this page, oldest first, each with the conversation it belongs to. */
+	messages: Array<CapturedMessage & { session_id: string }>;
+	/** Messages in all (of the conversation, or of the user across conversations). */
+	total: number;
+	/** Pass as `offset` for the next page; null after the last. */
+	nextOffset: number | null;
+}
+
+/** Every memory base on a storage, by ID (one listing of the memory bases' folder). */
+export async function listMemoryBases(
+	storage: MemoryStorage,
+	options: { keyPrefix?: string } = {},
+): Promise<string[]> {
+	const prefix = `${validateKeyPrefix('key prefix', options.keyPrefix)}${MEMORY_BASE_ROOT}/`;
+	const ids = new Set<string>();
+	for (const o of await storage.list(prefix)) {
+		const rest = o.key.slice(prefix.length).split('/');
+		if (rest.length === 2 && rest[1] === 'config.json') ids.add(rest[0]);
+	}
+	return [...ids].sort();
+}
+
+function checkPage(offset: number, limit: number): void {
+	if (!Number.isSafeInteger(offset) || offset < 0)
+		throw new InvalidInputError('offset', 'must be a whole number, 0 or more');
+	if (!Number.isSafeInteger(limit) || limit < 1 || limit > 10_000)
+		throw new InvalidInputError('limit', 'must be a whole number from 1 to 10,000');
+}
+
+/** One conversation's captured messages, a page (reads only the blocks the page needs). */
+async function sessionPage(p: BaseParts, sessionId: string, offset: number, limit: number) {
+	const { log } = await readLog(p, sessionId);
+	const total = log.next_seq - 1;
+	const from = offset + 1;
+	const to = Math.min(total, offset + limit);
+	const messages = from > to ? [] : await readMessages(p, log, from, to);
+	return {
+		messages: messages.map((m) => ({ ...m, session_id: sessionId })),
+		total,
+		nextOffset: to < total ? to : null,
+	};
+}
+
+/**
+ * Captured messages, oldest first, a page at a time: of one conversation, or of one user across every
+ * conversation of the base (the conversations are read in order of their IDs). One of the two is needed.
+ */
+export async function listCaptured(
+	p: BaseParts,
+	options: { sessionId?: string; userId?: string; offset?: number; limit?: number },
+): Promise<CapturedPage> {
+	const offset = options.offset ?? 0;
+	const limit = options.limit ?? 50;
+	checkPage(offset, limit);
+	if (options.sessionId !== undefined)
+		return sessionPage(p, validateId('session_id', options.sessionId), offset, limit);
+	if (options.userId === undefined)
+		throw new InvalidInputError('sessionId', 'name a conversation or a user to list');
+	const userId = validateId('user_id', options.userId);
+	const all: Array<CapturedMessage & { session_id: string }> = [];
+	for (const s of await listSessions(p)) {
+		const { log } = await readLog(p, s);
+		const mine = (await readMessages(p, log, 1, log.next_seq - 1)).filter(
+			(m) => m.user_id === userId,
+		);
+		all.push(...mine.map((m) => ({ ...m, session_id: s })));
+	}
+	const end = Math.min(all.length, offset + limit);
+	return {
+		messages: all.slice(offset, end),
+		total: all.length,
+		nextOffset: end < all.length ? end : null,
+	};
+}
