@@ -145,7 +145,7 @@ export {
 } from './admin/housekeeping';
 export type { PruneOptions, PruneResult, ScopeOptions, SweepOptions } from './admin/housekeeping';
 // Versioned data (src/snapshots): write-once versions, compare-and-swap branch heads, diff and patch.
-export { MAIN_BRANCH, MAX_HISTORY_PAGE, MAX_SUMMARY_BYTES } from './snapshots/versioned-data';
+export { MAIN_BRANCH, MAX_HISTORY_PAGE, MAX_SUMMARY_BYTES } from './snapshots/types';
 export { VersionedData } from './admin/versioned-data';
 export type {
 	HistoryEntry,
@@ -155,7 +155,7 @@ export type {
 	SaveVersionInput,
 	VersionDiff,
 	VersionedDataOptions,
-} from './snapshots/versioned-data';
+} from './snapshots/types';
 export type { BranchHead, VersionCounter, VersionRecord } from './snapshots/records';
 export { diffJson, MAX_SUMMARY_LINES } from './snapshots/diff';
 export type { JsonDiff } from './snapshots/diff';

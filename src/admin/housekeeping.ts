@@ -86,14 +86,7 @@ export async function deleteConversationMemory(
 	forgetConversationCache(storage, appId, conversationId, options);
 	// Copies a killed writer left behind hold the conversation's text too.
 	const leftovers = [];
-	const convKey = conversationMemoryKey(appId, conversationId, options.keyPrefix);
-	for (const scope of [
-		convKey,
-		sealedPrefix(convKey),
-		conversationNodesPrefix(appId, conversationId, options.keyPrefix),
-		conversationFilesPrefix(appId, conversationId, options.keyPrefix),
-		versionedDataPrefix(appId, conversationId, options.keyPrefix),
-	])
+	for (const scope of conversationPrefixes(appId, conversationId, options))
 		leftovers.push(...((await storage.sweep?.(scope, 0)) ?? []));
 	// Last: its Memory Base captures (a base whose vectors sit in a connected store refuses, by name).
 	const captures = await forgetCaptures(storage, appId, conversationId, options);
@@ -107,15 +100,20 @@ export function forgetConversationCache(
 	conversationId: string,
 	options: ScopeOptions = {},
 ): void {
+	for (const prefix of conversationPrefixes(appId, conversationId, options))
+		forgetCachedUnder(storage, prefix);
+}
+
+/** Every key prefix a conversation's objects live under (its documents, segments, files, versions). */
+function conversationPrefixes(appId: string, conversationId: string, options: ScopeOptions) {
 	const convKey = conversationMemoryKey(appId, conversationId, options.keyPrefix);
-	for (const prefix of [
+	return [
 		convKey,
 		sealedPrefix(convKey),
 		conversationNodesPrefix(appId, conversationId, options.keyPrefix),
 		conversationFilesPrefix(appId, conversationId, options.keyPrefix),
 		versionedDataPrefix(appId, conversationId, options.keyPrefix),
-	])
-		forgetCachedUnder(storage, prefix);
+	];
 }
 
 /** Temporary files younger than this may belong to a write in progress, so housekeeping leaves them. */

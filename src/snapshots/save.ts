@@ -27,30 +27,26 @@ const STEPS_BEFORE_LISTING = 16;
  */
 const saves = new KeyedQueue();
 
-export function commit(
-	vs: VersionStore,
-	branch: string,
-	summary: string,
-	messageId: string | undefined,
-	dataText: string,
-	data: JsonValue,
-	expected: number | null | undefined,
-): Promise<VersionRecord> {
-	const headKey = vs.branchKey(branch);
-	return saves.run(`${vs.storage.describe()}\n${headKey}`, () =>
-		commitNow(vs, branch, headKey, summary, messageId, dataText, data, expected),
-	);
+/** One save: what it stores, where, and on what condition (see saveVersion). */
+export interface SaveRequest {
+	branch: string;
+	summary: string;
+	messageId: string | undefined;
+	/** The data's JSON text (serialized once, when it was checked) and its value. */
+	dataText: string;
+	data: JsonValue;
+	expected: number | null | undefined;
+}
+
+export function commit(vs: VersionStore, request: SaveRequest): Promise<VersionRecord> {
+	const headKey = vs.branchKey(request.branch);
+	return saves.run(`${vs.storage.describe()}\n${headKey}`, () => commitNow(vs, headKey, request));
 }
 
 async function commitNow(
 	vs: VersionStore,
-	branch: string,
 	headKey: string,
-	summary: string,
-	messageId: string | undefined,
-	dataText: string,
-	data: JsonValue,
-	expected: number | null | undefined,
+	{ branch, summary, messageId, dataText, data, expected }: SaveRequest,
 ): Promise<VersionRecord> {
 	const heads = vs.heads(branch);
 	const [head, counter] = await Promise.all([heads.read(headKey), vs.counters.read(vs.counterKey)]);

@@ -30,17 +30,6 @@ import type {
 } from './types';
 import { VersionStore } from './version-store';
 
-export { MAIN_BRANCH, MAX_HISTORY_PAGE, MAX_SUMMARY_BYTES } from './types';
-export type {
-	HistoryEntry,
-	HistoryOptions,
-	HistoryPage,
-	RollbackOptions,
-	SaveVersionInput,
-	VersionDiff,
-	VersionedDataOptions,
-} from './types';
-
 /**
  * Versioned working data of one conversation (the "data memory" beside chat memory): JSON snapshots
  * with a summary each, on branches, with history, diff and rollback. Each version is a write-once object;
@@ -71,7 +60,7 @@ export class VersionedData extends VersionStore {
 			const errors = this.validate(data);
 			if (errors.length > 0) throw new SchemaViolationError(errors);
 		}
-		return commit(this, branch, summary, messageId, text, data, expected);
+		return commit(this, { branch, summary, messageId, dataText: text, data, expected });
 	}
 
 	/**

@@ -16,6 +16,7 @@ import type { FakeOpenAi } from '../../demo/model-server';
 import { LocalDiskStorage, MemoryBase } from '../../src';
 import { CHAT_TRIGGER_NAME, WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
+import { failedSince, failureCount } from '../support/n8n-executions';
 import { packPackage, startN8n } from '../support/n8n-harness';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential, OPENAI_CREDENTIAL } from '../support/workflows';
@@ -82,6 +83,8 @@ function mainWorkflow(): Json {
 		typeVersion: 1,
 		parameters: {
 			operation: 'capture',
+			// Outputs only, as Langflow's memory base: the counts below are of the agent's answers.
+			captureMessages: 'output',
 			// The threshold as a chat message's metadata says (4 by default): "editing" it between turns.
 			threshold: `={{ ($('${CHAT_TRIGGER_NAME}').item.json.metadata || {}).threshold || 4 }}`,
 			autoCapture: `={{ ($('${CHAT_TRIGGER_NAME}').item.json.metadata || {}).autoCapture !== false }}`,
@@ -92,7 +95,8 @@ function mainWorkflow(): Json {
 		name: 'Long-term memory',
 		type: MB_TOOL_TYPE,
 		typeVersion: 1,
-		parameters: { topK: 2 },
+		// This conversation only (the tool's default is every conversation of the base).
+		parameters: { topK: 2, sessionScope: 'session' },
 	});
 	w.sub(tool, 'ai_tool', agent);
 	const targets = [capture, tool];
@@ -207,24 +211,8 @@ async function turn(
 const ANSWER = (text: string) =>
 	new RegExp(`^FAKE-LLM reply to "${text.replace(/[?()]/g, '\\$&')}"`);
 
-/** The error n8n's event log recorded for the latest failed execution of a workflow. */
-async function lastFailure(workflowId: string, since: number): Promise<Json> {
-	for (const end = Date.now() + 10_000; ;) {
-		const failed = n8n!
-			.events()
-			.filter((e) => e.eventName === 'n8n.workflow.failed' && e.payload?.workflowId === workflowId)
-			.slice(since);
-		if (failed.length) return failed[failed.length - 1].payload;
-		if (Date.now() > end) throw new Error('no failed execution logged');
-		await new Promise((r) => setTimeout(r, 100));
-	}
-}
-
-const failures = (workflowId: string) =>
-	n8n!
-		.events()
-		.filter((e) => e.eventName === 'n8n.workflow.failed' && e.payload?.workflowId === workflowId)
-		.length;
+const lastFailure = (workflowId: string, since: number) => failedSince(n8n!, workflowId, since);
+const failures = (workflowId: string) => failureCount(n8n!, workflowId);
 
 const disk = () => new LocalDiskStorage({ root: path.join(n8n!.userFolder, '.n8n/llm-memory') });
 
@@ -420,7 +408,18 @@ describe('Memory Base on a real n8n', () => {
 		assert.equal(st.mismatch, true);
 		assert.match(st.mismatchReason, /the vector index is missing/);
 		assert.equal(st.sessions.find((s: Json) => s.sessionId === 'alice').mismatch, true);
-		assert.deepEqual(await search('favourite colour', 'alice'), []);
+		// A search would answer from part of what was captured: it fails with the mismatch instead.
+		const failed = failures(MAIN.id);
+		const refused = await post('e2e-mb-search', {
+			query: 'favourite colour',
+			scope: 'session',
+			sessionId: 'alice',
+		});
+		assert.equal(refused.status, 500);
+		assert.match(
+			String((await lastFailure(MAIN.id, failed)).errorMessage),
+			/vector index is missing.*Run Regenerate/,
+		);
 		const regenerated = await op('regenerate');
 		assert.ok(regenerated[0].messages >= 20, JSON.stringify(regenerated));
 		const after = await status();

@@ -17,7 +17,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
-import { ConversationMemory, LocalDiskStorage, NodeMemory } from '../../src';
+import { ConversationMemory, LocalDiskStorage, MemoryBase, NodeMemory } from '../../src';
 import type { MemoryStorage, S3Storage } from '../../src';
 import { WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
@@ -29,6 +29,7 @@ import { RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
 import {
 	chatWorkflow,
 	downstreamParameters,
+	OPENAI_CREDENTIAL,
 	openAiCredential,
 	S3_CREDENTIAL,
 	s3Credential,
@@ -56,6 +57,8 @@ const AGENT = {
 	webhookId: 'q0c0de00-0000-4000-8000-000000000004',
 	store: 'q-agent-store',
 };
+
+const RECALL = { id: 'qRecallBase0001', webhookId: 'q0c0de00-0000-4000-8000-000000000005' };
 
 let cluster: QueueCluster | undefined;
 let llm: FakeOpenAi | undefined;
@@ -128,6 +131,41 @@ function agentWorkflow() {
 	return w.json();
 }
 
+/**
+ * LLM with Memory with Long-Term Memory on S3 and an Embeddings OpenAI node (the fake server answers
+ * /v1/embeddings deterministically): every turn is captured into the Memory Base; past its threshold a
+ * capture syncs (embeds) the conversation; the user comes from the chat's metadata.
+ */
+function recallWorkflow() {
+	const w = new WorkflowBuilder(RECALL.id, 'queue: long-term memory on S3');
+	const llmNode = w.llmWithMemory(
+		'LLM',
+		'q0000000-0000-4000-8000-000000000005',
+		{
+			memoryMode: 'conversation',
+			storage: 's3',
+			systemMessage: 'recall in queue mode',
+			longTermMemory: true,
+			longTermUserId: "={{ ($('When chat message received').item.json.metadata || {}).userId }}",
+			longTermOptions: { topK: 20, tokenBudget: 2000 },
+		},
+		S3,
+	);
+	w.main(w.chatTrigger(RECALL.webhookId), llmNode);
+	const embeddings = w.add({
+		name: 'Embeddings',
+		type: '@n8n/n8n-nodes-langchain.embeddingsOpenAi',
+		typeVersion: 1.2,
+		parameters: { model: 'text-embedding-3-small', options: {} },
+		credentials: { openAiApi: OPENAI_CREDENTIAL },
+	});
+	const json = w.json();
+	json.connections[embeddings] = {
+		ai_embedding: [[{ node: llmNode, type: 'ai_embedding', index: 0 }]],
+	};
+	return json;
+}
+
 describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis, radosgw`, () => {
 	before(async () => {
 		const [tarball, fake, storage] = await Promise.all([
@@ -195,6 +233,7 @@ describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis,
 					],
 				}),
 				agentWorkflow(),
+				recallWorkflow(),
 			],
 		});
 	});
@@ -358,6 +397,55 @@ describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis,
 			),
 		);
 		assert.equal((await stored(conversation(s3, AGENT.id, 'agent'))).length, 2 * replies.length);
+	});
+
+	it('Long-Term Memory: captures from both workers, one sync at a time, and recall on either worker sees both', async (t) => {
+		const say = (session: string, text: string) =>
+			sendChat(cluster!.main.chatUrl(RECALL.webhookId), {
+				sessionId: session,
+				chatInput: text,
+				metadata: { userId: 'quinn' },
+			});
+		// Facts in several conversations of one user, until both workers captured some.
+		const facts: string[] = [];
+		let workers: number[] = [];
+		// Two conversations of 5+ turns: 10 captured messages reach the default threshold and sync.
+		for (let i = 0; i < 20 && !(facts.length >= 10 && new Set(workers).size === 2); i++) {
+			const fact = `Quinn fact ${i}: the parcel code is Q${1000 + i}`;
+			assert.equal((await say(`quinn-${i % 2}`, fact)).status, 200);
+			facts.push(fact);
+			workers = await workersOf(RECALL.id, facts.length);
+		}
+		t.diagnostic(`capture turns per worker: ${workers.join(' ')}`);
+		assert.deepEqual(new Set(workers), new Set([0, 1]), 'both workers captured');
+		// Recall from a new conversation, until both workers answered one: each sees every fact.
+		const askers = new Set<number>();
+		let asked = 0;
+		for (let i = 0; i < 12 && askers.size < 2; i++) {
+			asked++;
+			const question = `Which parcel codes do I have? (ask ${i})`;
+			assert.equal((await say(`quinn-new-${i}`, question)).status, 200);
+			const all = await workersOf(RECALL.id, facts.length + i + 1);
+			askers.add(all[all.length - 1]);
+			const call = llm!
+				.completions()
+				.filter((r) => contentText(r.body.messages.at(-1)?.content) === question)
+				.at(-1)!;
+			const system = contentText(call.body.messages[0].content);
+			for (const f of facts) assert.ok(system.includes(f), `recall on a worker missed "${f}"`);
+		}
+		assert.equal(askers.size, 2, 'recall ran on both workers');
+		// Every turn captured once (both sides), every capture in the lexical index, and the syncs that
+		// ran (one at a time per conversation) embedded each processed message once.
+		const base = new MemoryBase({ storage: s3, baseId: RECALL.id });
+		const status = await base.status();
+		assert.equal(status.mismatch, false, status.mismatchReason ?? '');
+		const captured = status.sessions.reduce((n, x) => n + x.captured, 0);
+		assert.equal(captured, 2 * (facts.length + asked));
+		assert.equal(status.lexical?.chunks, captured);
+		const processed = status.sessions.reduce((n, x) => n + x.totalProcessed, 0);
+		assert.ok(processed > 0, 'a capture reached the threshold and synced');
+		assert.equal(status.index?.vectors, processed, 'each processed message embedded once');
 	});
 
 	it('a worker SIGKILLed mid-run loses no acknowledged turn; every document stays readable', async (t) => {

@@ -7,7 +7,7 @@ import type { INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { LlmWithMemory } from './node-under-test';
 import { SCRIPTED_MODEL_TYPE } from './scripted-model';
-import { TEST_TRIGGER_TYPE } from './test-nodes';
+import { TRIGGER_NODE } from './test-nodes';
 import type { WorkflowJson } from './workflow-harness';
 
 // The node's source, by explicit path (an extensionless import would find the codex .node.json first).
@@ -25,14 +25,7 @@ export const nodeTypes = {
 
 type Json = Record<string, any>;
 
-export const trigger: INode = {
-	id: 'trigger',
-	name: 'Trigger',
-	type: TEST_TRIGGER_TYPE,
-	typeVersion: 1,
-	position: [0, 0],
-	parameters: {},
-};
+export const trigger: INode = TRIGGER_NODE;
 
 export const connect = (_from: string, to: string) => ({
 	main: [[{ node: to, type: 'main' as const, index: 0 }]],

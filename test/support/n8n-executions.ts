@@ -95,3 +95,27 @@ export async function waitFor<T>(
 		await new Promise((r) => setTimeout(r, 100));
 	}
 }
+
+const failedEvents = (n8n: N8nInstance, workflowId: string) =>
+	n8n
+		.events()
+		.filter((e) => e.eventName === 'n8n.workflow.failed' && e.payload?.workflowId === workflowId);
+
+/** How many executions of a workflow n8n's event log has recorded as failed. */
+export function failureCount(n8n: N8nInstance, workflowId: string): number {
+	return failedEvents(n8n, workflowId).length;
+}
+
+/** The payload (errorMessage, lastNodeExecuted, …) of the latest failure after the first `since`. */
+export async function failedSince(
+	n8n: N8nInstance,
+	workflowId: string,
+	since: number,
+): Promise<Json> {
+	for (const end = Date.now() + 10_000; ;) {
+		const failed = failedEvents(n8n, workflowId).slice(since);
+		if (failed.length) return failed[failed.length - 1].payload;
+		if (Date.now() > end) throw new Error('no failed execution logged');
+		await new Promise((r) => setTimeout(r, 100));
+	}
+}

@@ -12,6 +12,7 @@
 import {
 	NodeConnectionTypes,
 	type IExecuteFunctions,
+	type INode,
 	type INodeExecutionData,
 	type INodeType,
 	type INodeTypeDescription,
@@ -22,6 +23,16 @@ import {
 import { TestEmbedder, TestVectorStore } from './embeddings';
 
 export const TEST_TRIGGER_TYPE = 'n8n-nodes-engine-test.testTrigger';
+
+/** The test trigger as a workflow's first node (named "Trigger"). */
+export const TRIGGER_NODE: INode = {
+	id: 'trigger',
+	name: 'Trigger',
+	type: TEST_TRIGGER_TYPE,
+	typeVersion: 1,
+	position: [0, 0],
+	parameters: {},
+};
 export const TEST_LOOP_TYPE = 'n8n-nodes-engine-test.testLoop';
 
 /** Real n8n trigger types that are mapped onto `testTrigger` so exported workflows run as-is. */

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 
-import type { INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { LlmWithMemory } from '../support/node-under-test';
 import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
 import { tempDir } from '../support/storages';
-import { TEST_TRIGGER_TYPE } from '../support/test-nodes';
+import { TRIGGER_NODE } from '../support/test-nodes';
 import { runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson } from '../support/workflow-harness';
 
@@ -26,14 +26,7 @@ const nodeTypes = { [LLM_TYPE]: new LlmWithMemory(), [MB_TYPE]: new MemoryBase()
 
 type Json = Record<string, any>;
 
-const trigger: INode = {
-	id: 'trigger',
-	name: 'Trigger',
-	type: TEST_TRIGGER_TYPE,
-	typeVersion: 1,
-	position: [0, 0],
-	parameters: {},
-};
+const trigger = TRIGGER_NODE;
 
 /** Trigger → LLM with Memory (Long-Term Memory on, user from the item's "user") with a scripted model. */
 function llmWorkflow(folder: string, extra: INodeParameters = {}, id = 'wf-ltm'): WorkflowJson {

@@ -33,7 +33,7 @@ export function longTermSettings(ctx: Ctx, i: number): LongTermSettings | undefi
 	if (ctx.getNodeParameter('longTermMemory', i, false) !== true) return undefined;
 	const userId = idParameter(ctx, 'longTermUserId', i, 'User ID');
 	const baseId = idParameter(ctx, 'longTermOptions.baseId', i, 'Memory Base ID');
-	const query = ctx.getNodeParameter('longTermOptions.recallQuery', i, '') as unknown;
+	const query = ctx.getNodeParameter('longTermQuery', i, '') as unknown;
 	return {
 		baseId: baseId ?? savedWorkflowId(ctx, i),
 		userId,

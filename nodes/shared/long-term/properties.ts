@@ -33,6 +33,19 @@ export function longTermProperties(show: Show, forStore: boolean): INodeProperti
 				'Who the conversation belongs to: recall then spans every conversation of this user in the Memory Base (also from other workflows using the same Base ID), never another user’s. The Chat Trigger passes the chat’s metadata as $json.metadata; a webhook can send it in its body. A string or a number. Empty: recall from this conversation only.',
 			displayOptions: { show: on },
 		},
+		...(forStore
+			? [
+					{
+						displayName: 'Recall Query',
+						name: 'longTermQuery',
+						type: 'string',
+						default: '={{ $json.chatInput }}',
+						description:
+							'What to recall for: the user’s message as the agent receives it (the Chat Trigger’s chatInput). n8n’s AI Agent 3 does not hand it to its memory, so it is read here.',
+						displayOptions: { show: on },
+					} satisfies INodeProperties,
+				]
+			: []),
 		{
 			displayName: 'Long-Term Memory Options',
 			name: 'longTermOptions',
@@ -102,18 +115,6 @@ export function longTermProperties(show: Show, forStore: boolean): INodeProperti
 					description:
 						'Whether to capture each turn (the user’s message and the answer) into the Memory Base after it is saved',
 				},
-				...(forStore
-					? [
-							{
-								displayName: 'Recall Query',
-								name: 'recallQuery',
-								type: 'string',
-								default: '={{ $json.chatInput }}',
-								description:
-									'What to recall for: the user’s message as the agent receives it (the Chat Trigger’s chatInput by default)',
-							} satisfies INodeProperties,
-						]
-					: []),
 			],
 		},
 	];
