@@ -31,6 +31,9 @@ export const properties: INodeProperties[] = [
 		name: 'connectionNotice',
 		type: 'notice',
 		default: '',
+		// n8n's editor hides notices of this class once the node's output is connected, as it does for
+		// its own memory nodes: the notice guides an unconnected store and never warns a connected one.
+		typeOptions: { containerClass: 'ndv-connection-hint-notice' },
 	},
 	{
 		displayName: 'Memory Mode',

@@ -58,6 +58,12 @@ export class StorageError extends MemoryError {
 /** A conditional write lost a race: the stored version is not the one the writer read. */
 export class ConflictError extends StorageError {}
 
+/**
+ * The storage did not answer in time. Unlike a refusal, the outcome is unknown: a write may still land
+ * once the server recovers, so a caller must not tell the user it was not saved.
+ */
+export class StorageTimeoutError extends StorageError {}
+
 /** The storage server does not enforce conditional writes, so concurrent turns could be lost. */
 export class UnsafeStorageError extends StorageError {}
 

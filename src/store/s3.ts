@@ -11,7 +11,7 @@ import {
 
 import { BoundedCache } from '../common/bounded-cache';
 import { defaultWarn } from '../common/warn';
-import { ConflictError, StorageError, UnsafeStorageError } from '../errors';
+import { ConflictError, StorageError, StorageTimeoutError, UnsafeStorageError } from '../errors';
 import { validateKeyPrefix } from '../keys/ids';
 import { assertStorageKey } from './key-check';
 import type {
@@ -134,6 +134,10 @@ export class S3Storage implements MemoryStorage {
 		const e = error as SdkError;
 		const what = [e?.name, e?.message].filter(Boolean).join(': ') || String(error);
 		const target = key ? `"${key}" in ${this.describe()}` : this.describe();
+		if (e?.name === 'TimeoutError')
+			return new StorageTimeoutError(`S3 ${op} timed out for ${target}: ${what}`, key, {
+				cause: error,
+			});
 		return new StorageError(`S3 ${op} failed for ${target}: ${what}`, key, { cause: error });
 	}
 

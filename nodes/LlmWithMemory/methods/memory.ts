@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { DEFAULT_MAX_TOKEN_LIMIT } from '../../../src';
+import { DEFAULT_MAX_TOKEN_LIMIT, StorageTimeoutError } from '../../../src';
 import type {
 	AddedTurn,
 	BufferMemory,
@@ -112,7 +112,11 @@ export async function persistTurn(
 	try {
 		await opened.memory.flush();
 	} catch (error) {
-		const message = `The answer was generated but could not be saved to memory: ${(error as Error).message}`;
+		// A timeout is not a refusal: the write may still land, and a resend would store it twice.
+		const message =
+			error instanceof StorageTimeoutError
+				? `The answer was generated, but saving it to memory timed out, so it may or may not have been saved (the storage may still store it): ${error.message}`
+				: `The answer was generated but could not be saved to memory: ${(error as Error).message}`;
 		throw Object.assign(nodeError(ctx, message, i), {
 			partialResult: { ...formatOutput(input, answer, opened, added), ...extra },
 		});
