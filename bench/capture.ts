@@ -7,14 +7,13 @@
  * robin, so the count grows by at most TURNS / SESSIONS during the measurement.
  * CAPTURE_BENCH_TURNS (default 200) captures per row; needs RGW_ENDPOINT or starts its own radosgw.
  */
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
 import { LocalDiskStorage, MemoryBase } from '../src';
 import type { MemoryStorage } from '../src';
 import { ensureRgw, rgwStorage } from '../test/support/rgw';
 import { tempDir } from '../test/support/storages';
-import { machineLine, median, percentile } from './stats';
+import { loadLine, machineLine, median, percentile } from './stats';
 
 const TURNS = Number(process.env.CAPTURE_BENCH_TURNS ?? 200);
 const SESSIONS = 10;
@@ -104,13 +103,7 @@ if (require.main === module)
 		const table = await captureTable();
 		console.log('\n### Memory Base: capture cost per chat turn (below the threshold)\n');
 		console.log(table.join('\n'));
-		console.log(
-			`\n${machineLine(
-				`load ${loadavg()
-					.map((l) => f(l, 1))
-					.join(' ')}`,
-			)}`,
-		);
+		console.log(`\n${machineLine(loadLine())}`);
 		(await ensureRgw()).stop();
 	})().catch((e: unknown) => {
 		console.error(e);

@@ -9,7 +9,6 @@
  * (Capture cost: bench/capture.ts.)
  * MB_BENCH_SIZES=1000,10000 limits the index sizes; needs RGW_ENDPOINT or starts its own radosgw.
  */
-import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
 import {
@@ -23,7 +22,7 @@ import type { Embedder, IndexedChunk, MemoryStorage } from '../src';
 import { randomRows, seededRandom } from '../test/support/embeddings';
 import { ensureRgw, rgwStorage } from '../test/support/rgw';
 import { tempDir } from '../test/support/storages';
-import { machineLine, median, percentile } from './stats';
+import { loadLine, machineLine, median, percentile } from './stats';
 
 const DIMS = 1536;
 const SIZES = (process.env.MB_BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
@@ -153,13 +152,7 @@ async function ingestionTable(): Promise<string[]> {
 	console.log(search.join('\n'));
 	console.log('\n### Memory Base: ingestion throughput (Sync Now, embedding excluded)\n');
 	console.log(ingest.join('\n'));
-	console.log(
-		`\n${machineLine(
-			`load ${loadavg()
-				.map((l) => f(l, 1))
-				.join(' ')}`,
-		)}`,
-	);
+	console.log(`\n${machineLine(loadLine())}`);
 	(await ensureRgw()).stop();
 })().catch((e: unknown) => {
 	console.error(e);

@@ -1,5 +1,5 @@
 // Shared by the benchmarks: order statistics and the machine line every table is quoted with.
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 
 /** The value at fraction p of the sorted samples (0.5 = median, as the tables quote it). */
 export function percentile(xs: number[], p: number): number {
@@ -13,4 +13,11 @@ export function machineLine(extra?: string): string {
 	const cpu = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}`;
 	const date = new Date().toISOString().slice(0, 10);
 	return `Machine: ${cpu}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}; ${extra ? `${extra}; ` : ''}${date}`;
+}
+
+/** "load 1.2 0.9 0.7": the 1, 5 and 15-minute load averages, for the machine line of a shared machine. */
+export function loadLine(): string {
+	return `load ${loadavg()
+		.map((l) => l.toFixed(1))
+		.join(' ')}`;
 }

@@ -16,6 +16,11 @@ node --import tsx bench/engine.ts
 node --import tsx bench/snapshots.ts
 # Memory Base: search latency at 1,000 / 10,000 / 100,000 vectors, ingestion throughput.
 LLM_MEMORY_VECTOR_CACHE_MB=1536 node --import tsx bench/memory-base.ts
+# Memory Base recall: Recall@1/5/10 of lexical, vector and hybrid search on generated conversations
+# with planted facts, recall tokens against full context, and search latency at 1,000 / 10,000 /
+# 100,000 chunks of 1,536 dimensions (the 100k index needs about 600 MiB of vector cache).
+# Quick run: RECALL_BENCH_SIZES=1000,10000 (or empty for no latency table), RECALL_BENCH_USERS=3.
+LLM_MEMORY_VECTOR_CACHE_MB=1536 node --import tsx bench/recall.ts
 # Memory Base capture cost at 0, 100 and 1,000 pending messages, on local disk and radosgw.
 node --import tsx bench/capture.ts
 node --import tsx bench/tokens.ts

@@ -1,0 +1,266 @@
+/**
+ * Recall benchmark (not a test): prints markdown tables.
+ * 1. Quality: the generated conversations of recall-data.ts (several users, dozens of sessions each,
+ *    thousands of turns, planted facts with paraphrased questions) are captured into a Memory Base on
+ *    local disk, turn pair by turn pair, as automatic capture does (user and assistant message in one
+ *    stride, with role, user ID and the chat message ID as metadata), then synced into the embedded
+ *    vector index. Each question is searched in its user's scope (userId, as automatic recall does),
+ *    top 10, three ways: lexical only, vector only, and hybrid with recall()'s recency half-life
+ *    (RECALL_HALF_LIFE_DAYS, "now" = when the questions are asked); hybrid without a half-life is shown
+ *    too. Recall@k: the evidence turn is among the first k. The vector model is the deterministic
+ *    stand-in of the tests and e2e runs (fakeEmbedding of demo/model-server.ts: hashed word features,
+ *    256 dimensions): it matches words, not meanings, so it cannot bridge synonyms.
+ *    Time: capture() stamps each message with the clock, so the clock is set to each turn's time
+ *    while it is captured (node:test's MockTimers, Date only: timers and performance.now stay real).
+ *    Everything else is the production path: capture(), the lexical index updated at capture, sync(),
+ *    search() and recall(). The clock is restored before the sync and the searches.
+ * 2. Tokens: what recall() puts before a model call (5 entries at most, budget 500 tokens) against the
+ *    whole history of the user, both counted with TiktokenCounter (o200k_base).
+ * 3. Latency (recall-latency.ts): hybrid, lexical and vector search at 1,000 / 10,000 / 100,000 chunks.
+ * Knobs: RECALL_BENCH_USERS (8), RECALL_BENCH_SESSIONS (sessions per user, 40), RECALL_BENCH_SEED,
+ * RECALL_BENCH_SIZES (1000,10000,100000; empty: no latency table), RECALL_BENCH_QUERIES (100).
+ */
+import { rmSync } from 'node:fs';
+import { mock } from 'node:test';
+
+import { LocalDiskStorage, MemoryBase, RECALL_HALF_LIFE_DAYS, TiktokenCounter } from '../src';
+import type { SearchMatch, SearchOptions } from '../src';
+import { TestEmbedder } from '../test/support/embeddings';
+import { tempDir } from '../test/support/storages';
+import { generate } from './recall-data';
+import type { Dataset, Question } from './recall-data';
+import { latencyTables } from './recall-latency';
+import { loadLine, machineLine, median, percentile } from './stats';
+
+const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const K = 10;
+/** Candidates each ranking hands to the fusion for a top 10 (search.ts). */
+const CANDIDATES = 50;
+const counter = new TiktokenCounter('o200k_base');
+const f = (x: number, d = 1) => x.toFixed(d);
+const pct = (n: number, of: number) => (of === 0 ? '–' : `${f((100 * n) / of)} %`);
+
+/** Captures the dataset turn pair by turn pair, each at its own time, then syncs. */
+export async function buildBase(
+	data: Dataset,
+): Promise<{ base: MemoryBase; root: string; ms: number }> {
+	const root = tempDir('recall-bench');
+	const base = new MemoryBase({
+		storage: new LocalDiskStorage({ root }),
+		baseId: 'recall',
+		embedder: new TestEmbedder(),
+		autoCapture: false,
+		embeddingBatchSize: 256,
+	});
+	const strides = data.sessions.flatMap((s) =>
+		s.turns.flatMap((t, i) => (i % 2 === 0 ? [{ s, pair: s.turns.slice(i, i + 2) }] : [])),
+	);
+	strides.sort((a, b) => a.pair[1].at.getTime() - b.pair[1].at.getTime());
+	const t0 = performance.now();
+	mock.timers.enable({ apis: ['Date'], now: strides[0].pair[1].at.getTime() });
+	try {
+		for (const { s, pair } of strides) {
+			mock.timers.setTime(pair[1].at.getTime());
+			await base.capture({
+				sessionId: s.id,
+				userId: s.userId,
+				runId: `run-${pair[0].id.replace('/', '-')}`,
+				messages: pair.map((t) => ({ text: t.text, role: t.role, metadata: { messageId: t.id } })),
+			});
+		}
+	} finally {
+		mock.timers.reset();
+	}
+	await base.sync();
+	return { base, root, ms: performance.now() - t0 };
+}
+
+interface Ranking {
+	name: string;
+	options: SearchOptions;
+}
+
+/** Where a turn is in the results (1 = first); Infinity when absent. */
+function rankOf(hits: SearchMatch[], turnId: string | undefined): number {
+	const i = hits.findIndex((h) => h.metadata?.messageId === turnId);
+	return i < 0 ? Infinity : i + 1;
+}
+
+interface Outcome {
+	q: Question;
+	/** Rank of the evidence and of the older statement, per ranking. */
+	ranks: Map<string, { evidence: number; older: number }>;
+	recallTokens: number;
+	recallHasEvidence: boolean;
+	/** The evidence was among the candidates either ranking hands to the fusion (top 50). */
+	candidate: boolean;
+}
+
+async function measure(base: MemoryBase, data: Dataset, rankings: Ranking[]): Promise<Outcome[]> {
+	const out: Outcome[] = [];
+	for (const q of data.questions) {
+		const ranks = new Map<string, { evidence: number; older: number }>();
+		for (const r of rankings) {
+			const hits = await base.search(q.text, { ...r.options, k: K, userId: q.userId });
+			ranks.set(r.name, { evidence: rankOf(hits, q.evidence), older: rankOf(hits, q.older) });
+		}
+		const recalled = await base.recall({ query: q.text, userId: q.userId, now: data.end, counter });
+		const deep = { k: CANDIDATES, userId: q.userId };
+		const [lexical, vector] = await Promise.all([
+			base.search(q.text, { ...deep, mode: 'lexical' }),
+			base.search(q.text, { ...deep, mode: 'vector' }),
+		]);
+		out.push({
+			q,
+			ranks,
+			recallTokens: recalled.tokens,
+			recallHasEvidence: recalled.hits.some((h) => h.metadata?.messageId === q.evidence),
+			candidate:
+				rankOf(lexical, q.evidence) <= CANDIDATES || rankOf(vector, q.evidence) <= CANDIDATES,
+		});
+	}
+	return out;
+}
+
+function recallTable(outcomes: Outcome[], rankings: Ranking[]): string[] {
+	const lines = [
+		'| questions | n | ranking | Recall@1 | Recall@5 | Recall@10 |',
+		'|---|---:|---|---:|---:|---:|',
+	];
+	const subsets: Array<[string, (o: Outcome) => boolean]> = [
+		['all', () => true],
+		['no word shared with the evidence', (o) => o.q.lowOverlap],
+		['updated facts (newer statement)', (o) => o.q.older !== undefined],
+	];
+	const ceiling: string[] = [];
+	for (const [label, keep] of subsets) {
+		const set = outcomes.filter(keep);
+		ceiling.push(`${pct(set.filter((o) => o.candidate).length, set.length)} (${label})`);
+		for (const r of rankings) {
+			const at = (k: number) =>
+				pct(set.filter((o) => o.ranks.get(r.name)!.evidence <= k).length, set.length);
+			lines.push(`| ${label} | ${set.length} | ${r.name} | ${at(1)} | ${at(5)} | ${at(10)} |`);
+		}
+	}
+	lines.push(
+		'',
+		`Evidence among the ${CANDIDATES} candidates of either ranking (what any fusion of the two could reach at most): ${ceiling.join(', ')}.`,
+	);
+	return lines;
+}
+
+function updatedTable(outcomes: Outcome[], rankings: Ranking[]): string[] {
+	const set = outcomes.filter((o) => o.q.older !== undefined);
+	const lines = [
+		'| ranking | newer ranked above the older | newer first | older first | older in top 10, newer not |',
+		'|---|---:|---:|---:|---:|',
+	];
+	for (const r of rankings) {
+		const ranks = set.map((o) => o.ranks.get(r.name)!);
+		const count = (p: (x: { evidence: number; older: number }) => boolean) =>
+			pct(ranks.filter(p).length, set.length);
+		lines.push(
+			`| ${r.name} | ${count((x) => x.evidence < x.older)} | ${count((x) => x.evidence === 1)} | ${count((x) => x.older === 1)} | ${count((x) => x.older <= K && x.evidence > K)} |`,
+		);
+	}
+	return lines;
+}
+
+function tokenTable(outcomes: Outcome[], data: Dataset): string[] {
+	const full = data.users.map((u) =>
+		counter.count(
+			data.sessions
+				.filter((s) => s.userId === u)
+				.flatMap((s) => s.turns.map((t) => `${t.role}: ${t.text}`))
+				.join('\n'),
+		),
+	);
+	const recall = outcomes.map((o) => o.recallTokens);
+	const held = outcomes.filter((o) => o.recallHasEvidence).length;
+	return [
+		'| what goes into the prompt | median tokens | p95 | min – max |',
+		'|---|---:|---:|---:|',
+		`| recall() section (5 entries at most, budget 500) | ${median(recall)} | ${percentile(recall, 0.95)} | ${Math.min(...recall)} – ${Math.max(...recall)} |`,
+		`| full context: every turn of the user | ${median(full).toLocaleString('en')} | ${percentile(full, 0.95).toLocaleString('en')} | ${Math.min(...full).toLocaleString('en')} – ${Math.max(...full).toLocaleString('en')} |`,
+		'',
+		`The recall section held the evidence turn for ${pct(held, outcomes.length)} of the questions, at ${f((100 * median(recall)) / median(full), 2)} % of the full context's tokens (medians).`,
+	];
+}
+
+/** The recall targets, met or not, from the measured outcomes. */
+function targets(outcomes: Outcome[], rankings: Ranking[]): string[] {
+	const at10 = (name: string, set = outcomes) =>
+		(100 * set.filter((o) => o.ranks.get(name)!.evidence <= K).length) / set.length;
+	const [lexical, vector, hybrid] = rankings.map((r) => r.name);
+	const best = Math.max(at10(lexical), at10(vector));
+	const updated = outcomes.filter((o) => o.q.older !== undefined);
+	const first =
+		(100 * updated.filter((o) => o.ranks.get(hybrid)!.evidence === 1).length) / updated.length;
+	const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
+	return [
+		`- Hybrid Recall@10 ≥ the better single ranking + 5 points: ${f(at10(hybrid))} % against ${f(best)} % + 5: ${verdict(at10(hybrid) >= best + 5)}.`,
+		`- Updated facts, the newer statement first in ≥ 90 % (hybrid, half-life): ${f(first)} %: ${verdict(first >= 90)}.`,
+	];
+}
+
+function describe(data: Dataset, ms: number): string {
+	const turns = data.sessions.reduce((n, s) => n + s.turns.length, 0);
+	const hist = new Map<string, number>();
+	for (const q of data.questions) {
+		const key = q.overlap >= 2 ? '2+' : String(q.overlap);
+		hist.set(key, (hist.get(key) ?? 0) + 1);
+	}
+	const shares = ['0', '1', '2+'].map((k) => `${hist.get(k) ?? 0} share ${k}`).join(', ');
+	return (
+		`${data.users.length} users, ${data.sessions.length} sessions, ${turns.toLocaleString('en')} turns over ten months; ` +
+		`${data.questions.length} questions (content words shared with the evidence: ${shares}); ` +
+		`captured pair by pair and synced in ${f(ms / 1000)} s. Search: top ${K}, one user's scope.`
+	);
+}
+
+async function qualityTables(): Promise<string[]> {
+	const data = generate({
+		seed: env('RECALL_BENCH_SEED', 20250106),
+		users: env('RECALL_BENCH_USERS', 8),
+		sessionsPerUser: env('RECALL_BENCH_SESSIONS', 40),
+	});
+	const { base, root, ms } = await buildBase(data);
+	const halfLife = { halfLifeDays: RECALL_HALF_LIFE_DAYS, now: data.end };
+	const rankings: Ranking[] = [
+		{ name: 'lexical only', options: { mode: 'lexical' } },
+		{ name: 'vector only', options: { mode: 'vector' } },
+		{
+			name: `hybrid, half-life ${RECALL_HALF_LIFE_DAYS} d`,
+			options: { mode: 'hybrid', ...halfLife },
+		},
+		{ name: 'hybrid, no half-life', options: { mode: 'hybrid' } },
+	];
+	const outcomes = await measure(base, data, rankings);
+	rmSync(root, { recursive: true, force: true });
+	return [
+		'\n### Memory Base recall: evidence turn found (generated conversations, deterministic embedding)\n',
+		describe(data, ms),
+		'',
+		...recallTable(outcomes, rankings),
+		'\n### Memory Base recall: updated facts (the newer statement should rank first)\n',
+		...updatedTable(outcomes, rankings),
+		'\n### Memory Base recall: prompt tokens, recall against full context\n',
+		...tokenTable(outcomes, data),
+		'\nTargets:\n',
+		...targets(outcomes, rankings),
+	];
+}
+
+if (require.main === module)
+	(async () => {
+		const startLoad = loadLine().replace('load ', '');
+		console.error('Recall benchmark: quality…');
+		const quality = await qualityTables();
+		console.error('Recall benchmark: latency…');
+		const latency = await latencyTables();
+		console.log([...quality, ...latency].join('\n'));
+		console.log(`\n${machineLine(`${loadLine()} at the end, ${startLoad} at the start`)}`);
+	})().catch((e: unknown) => {
+		console.error(e);
+		process.exit(1);
+	});
