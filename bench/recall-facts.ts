@@ -43,6 +43,7 @@ export const UPDATED: FactKind[] = [
 			'Big news: we moved from {prev_city} to {city} last weekend!',
 			'I finally relocated to {city}. Leaving {prev_city} was harder than I thought.',
 			"We've just moved to {city}, so I'm no longer in {prev_city}.",
+			'Just so you know, I live in {city} now, not in {prev_city} anymore.',
 		],
 		mentions: ['The weather in {city} has been miserable this week.'],
 		questions: [
@@ -68,6 +69,7 @@ export const UPDATED: FactKind[] = [
 			'I left {prev_company} and started a new position at {company} as {a_job}.',
 			'Today was my first day as {a_job} at {company}!',
 			'I accepted the offer from {company}, so I hand in my notice at {prev_company} tomorrow.',
+			'I work at {company} now, as {a_job}; I left {prev_company} last month.',
 		],
 		mentions: ['Work has been hectic at {company} this month.'],
 		questions: [
@@ -90,6 +92,7 @@ export const UPDATED: FactKind[] = [
 			'I sold {prev_car} and bought {car}.',
 			'We traded in {prev_car} for {car} this week.',
 			'Goodbye {prev_car}: I picked up {car} from the dealer today.',
+			'My car is {car} now, I sold {prev_car}.',
 		],
 		questions: [
 			'What car do I have?',
@@ -120,6 +123,7 @@ export const UPDATED: FactKind[] = [
 		updates: [
 			"Done: I've moved you from {prev_plan} to the {plan} plan, {data} of data for {price} a month, from the next billing cycle.",
 			'Your contract changes from {prev_plan} to {plan} on the 1st: {data} of data, {price} monthly.',
+			'Your mobile plan is now {plan} instead of {prev_plan}: {data} of data for {price} a month.',
 		],
 		questions: [
 			'Which phone plan am I on?',
@@ -144,6 +148,7 @@ export const UPDATED: FactKind[] = [
 			"Quick update: I'm no longer {prev_diet}, I've gone {diet}.",
 			'My doctor suggested I switch from {prev_diet} to {diet}, so that is what I do now.',
 			"I've started a {diet} diet, so no more {prev_diet} recipes for me.",
+			"I eat {diet} now; I'm not {prev_diet} anymore.",
 		],
 		questions: [
 			'What are my eating habits?',

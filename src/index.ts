@@ -234,7 +234,14 @@ export { listMemoryBases } from './knowledge/listing';
 export type { CapturedPage } from './knowledge/listing';
 export { RECALL_END, RECALL_HALF_LIFE_DAYS, RECALL_START, recallSection } from './knowledge/recall';
 export type { RecallOptions, RecallResult } from './knowledge/recall';
-export { DUPLICATE_COSINE, fuse, mergeDuplicates, recencyFactor, RRF_K } from './knowledge/fusion';
+export {
+	DUPLICATE_COSINE,
+	fuse,
+	mergeDuplicates,
+	RECENCY_WEIGHT,
+	recencyFactor,
+	RRF_K,
+} from './knowledge/fusion';
 export type { Ranked } from './knowledge/fusion';
 export type { ChunkFilter } from './knowledge/filter';
 export {

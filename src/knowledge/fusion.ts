@@ -2,8 +2,14 @@
 // half-life, and near-duplicates merged, so one fact said twice takes one place in the results.
 import type { IndexedChunk } from './vector-segment';
 
-/** The constant of reciprocal rank fusion: a chunk ranked r-th in a list adds 1 / (RRF_K + r). */
-export const RRF_K = 60;
+/**
+ * The constant of reciprocal rank fusion: a chunk ranked r-th in a list adds 1 / (RRF_K + r). The
+ * textbook 60 suits lists of a thousand; ours hand over 50 candidates, where 60 flattens the top of
+ * each list (rank 1 and rank 10 almost equal) and lets a chunk that is mediocre in both win.
+ */
+export const RRF_K = 10;
+/** How much recency can weigh: a chunk's score is kept at (1 − RECENCY_WEIGHT) at the least. */
+export const RECENCY_WEIGHT = 0.3;
 /** Two chunks whose vectors are at least this similar are one fact said twice. */
 export const DUPLICATE_COSINE = 0.95;
 
@@ -27,10 +33,14 @@ function dot(a: Float32Array, b: Float32Array): number {
 	return s;
 }
 
-/** Half-life weighting: 1 for a chunk captured now, ½ long ago, ¾ at one half-life. */
+/**
+ * Half-life weighting: 1 for a chunk captured now, 0.85 at one half-life, 0.7 long ago. Mild on
+ * purpose: it orders close matches by age (a newer statement before an older one) without letting a
+ * recent weak match outrank an old strong one.
+ */
 export function recencyFactor(createdAt: string, now: Date, halfLifeDays: number): number {
 	const ageDays = Math.max(0, (now.getTime() - Date.parse(createdAt)) / 86_400_000);
-	return 0.5 + 0.5 * 2 ** (-ageDays / halfLifeDays);
+	return 1 - RECENCY_WEIGHT + RECENCY_WEIGHT * 2 ** (-ageDays / halfLifeDays);
 }
 
 /** Drops chunks that repeat a better-ranked one: the same text, or a vector at least DUPLICATE_COSINE alike. */

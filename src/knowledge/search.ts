@@ -93,7 +93,7 @@ async function vectorRanking(
 
 /**
  * The `k` captured chunks that best match `query`, best first. Hybrid by default when an embedding
- * model is connected (lexical otherwise): both rankings fused by reciprocal rank (k = 60), then an
+ * model is connected (lexical otherwise): both rankings fused by reciprocal rank (k = RRF_K), then an
  * optional recency half-life, then near-duplicates merged (identical text, or cosine ≥ 0.95).
  */
 export async function search(

@@ -149,7 +149,7 @@ export interface SearchOptions {
 	/** Only chunks captured at or after / at or before these times. */
 	since?: string | Date;
 	until?: string | Date;
-	/** Weigh newer chunks up: a chunk this many days old counts ¾, a very old one ½ (default: off). */
+	/** Weigh newer chunks up: a chunk this many days old counts 0.85, a very old one 0.7 (default: off). */
 	halfLifeDays?: number;
 	/** "Now" for the half-life (default: the clock). */
 	now?: Date;

@@ -105,7 +105,7 @@ export function longTermProperties(show: Show, forStore: boolean): INodeProperti
 					default: RECALL_HALF_LIFE_DAYS,
 					typeOptions: { minValue: 0 },
 					description:
-						'A statement this many days old weighs ¾ of a new one of the same relevance (a very old one ½), so an updated fact outranks the one it replaces. 0: no recency.',
+						'A statement this many days old weighs 0.85 of a new one of the same relevance (a very old one 0.7), so among close matches an updated fact comes before the one it replaces. 0: no recency.',
 				},
 				{
 					displayName: 'Capture Turns',

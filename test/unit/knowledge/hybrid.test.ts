@@ -11,12 +11,16 @@ import {
 	captureLogKey,
 	CrossUserSearchError,
 	FAN,
+	fuse,
 	IndexMismatchError,
 	InvalidIdError,
 	LocalDiskStorage,
 	MemoryBase,
 	memoryBaseConfigKey,
 	RECALL_END,
+	RECENCY_WEIGHT,
+	recencyFactor,
+	RRF_K,
 	RECALL_START,
 	TAIL_MAX,
 	tokenize,
@@ -192,6 +196,37 @@ describe('hybrid ranking', () => {
 		assert.equal(recent[0].text, 'I moved from Lyon to Oslo, so I live in Oslo now');
 		assert.ok(recent[0].score > recent[1].score);
 		assert.equal(plain.length, 2);
+	});
+
+	it('rank fusion rewards the top of each list; recency only orders close matches', () => {
+		const chunk = (id: string, created_at = '2026-01-01T00:00:00.000Z') => ({
+			session_id: 's',
+			message_id: id,
+			chunk_index: 0,
+			text: id,
+			created_at,
+		});
+		const others = (n: number) => Array.from({ length: n }, (_, i) => chunk(`x${i}`));
+		// "a" is first lexically and tenth by vector; "b" is fifth in both. With the textbook k = 60
+		// "b" would win: every place in a 50-candidate list counts almost the same there.
+		const fused = fuse(
+			[chunk('a'), ...others(3), chunk('b')],
+			[...others(4), chunk('b'), ...others(9).slice(5), chunk('a')],
+			{ now: new Date('2026-01-02T00:00:00Z') },
+		);
+		assert.deepEqual(
+			fused.filter((r) => r.text === 'a' || r.text === 'b').map((r) => r.text),
+			['a', 'b'],
+		);
+		const now = new Date('2026-07-01T00:00:00Z');
+		const day = (d: number) => new Date(now.getTime() - d * 86_400_000).toISOString();
+		assert.equal(recencyFactor(day(0), now, 90), 1);
+		assert.ok(Math.abs(recencyFactor(day(90), now, 90) - (1 - RECENCY_WEIGHT / 2)) < 1e-9);
+		assert.ok(recencyFactor(day(100_000), now, 90) >= 1 - RECENCY_WEIGHT - 1e-9);
+		// A first place from long ago still beats a tenth place from today.
+		const strongOld = (1 / (RRF_K + 1)) * recencyFactor(day(3650), now, 90);
+		const weakNew = (1 / (RRF_K + 10)) * recencyFactor(day(0), now, 90);
+		assert.ok(strongOld > weakNew);
 	});
 
 	it('merges near-duplicates: the same fact captured twice takes one place', async () => {
