@@ -2,27 +2,14 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { DEFAULT_MAX_TOKEN_LIMIT } from '../../src';
 import {
-	conversationIdProperties,
 	gzipOption,
 	MEMORY_MODE_OPTIONS,
+	memoryModeNotices,
 	optionsCollection,
+	sessionIdProperties,
 	storageProperties,
 } from '../shared/descriptions';
 import { longTermProperties } from '../shared/long-term/properties';
-
-/** The shared Conversation ID fields, in n8n's words for a memory sub-node: "Session ID". */
-const sessionIdProperties: INodeProperties[] = conversationIdProperties({}).map((p) => ({
-	...p,
-	displayName: p.displayName.replace('Conversation ID', 'Session ID'),
-	...(p.description
-		? {
-				description: p.description.replace(
-					'groups turns into one conversation',
-					'groups turns into one chat session',
-				),
-			}
-		: {}),
-}));
 
 export const properties: INodeProperties[] = [
 	{
@@ -35,6 +22,7 @@ export const properties: INodeProperties[] = [
 		// its own memory nodes: the notice guides an unconnected store and never warns a connected one.
 		typeOptions: { containerClass: 'ndv-connection-hint-notice' },
 	},
+	...sessionIdProperties({}),
 	{
 		displayName: 'Memory Mode',
 		name: 'memoryMode',
@@ -45,17 +33,20 @@ export const properties: INodeProperties[] = [
 				? {
 						...o,
 						description:
-							'One history per conversation, shared with every LLM with Memory node and every memory store of this workflow in Conversation mode',
+							'One history per session, shared with every LLM with Memory node and every memory store of this workflow in Conversation mode',
 					}
 				: {
 						...o,
 						description:
-							'This memory’s own history per conversation: two agents with two stores never see each other’s turns. Needs a session ID.',
+							'This memory’s own history per session: two agents with two stores never see each other’s turns',
 					},
 		),
 		default: 'conversation',
 	},
-	...sessionIdProperties,
+	...memoryModeNotices(
+		{},
+		'Without a session ID the agent stops with an error, as with n8n’s own memory nodes.',
+	),
 	{
 		displayName: 'Context Window Length',
 		name: 'contextWindowLength',
@@ -64,7 +55,7 @@ export const properties: INodeProperties[] = [
 		typeOptions: { minValue: 1 },
 		hint: 'How many past turns the model receives as context',
 		description:
-			'A turn is a message and its answer, tool calls and tool results included; turns are never split',
+			'A turn is a message and its answer, tool calls and tool results included; turns are never split. The window keeps an agent’s prompts short, as n8n’s own memory windows do; LLM with Memory has no turn window unless one is set, and its token budget limits the history.',
 	},
 	{
 		displayName: 'Max History Tokens',

@@ -8,10 +8,11 @@ import {
 	WITHOUT_MEMORY,
 } from '../shared/display';
 import {
-	conversationIdProperties,
+	sessionIdProperties,
 	gzipOption,
 	jsonSchemaOption,
 	MEMORY_MODE_OPTIONS,
+	memoryModeNotices,
 	optionsCollection,
 	storageProperties,
 } from '../shared/descriptions';
@@ -87,7 +88,18 @@ const memoryProperties: INodeProperties[] = [
 		],
 		default: 'conversation',
 	},
-	...conversationIdProperties(WITH_MEMORY),
+	...memoryModeNotices(
+		{},
+		'Without a session ID (behind a Manual Trigger, say) the call runs without memory and says so in the output pane, unless Options → Require Session ID is on.',
+	),
+	{
+		displayName: 'None: every call stands alone; nothing is read from or saved to memory.',
+		name: 'noneModeNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: WITHOUT_MEMORY },
+	},
+	...sessionIdProperties(WITH_MEMORY),
 ];
 
 const WITH_DATA = { ...WITH_MEMORY, versionedData: [true] };
@@ -178,6 +190,14 @@ const memoryOptions = optionsCollection(
 		gzipOption,
 		filesOption,
 		{
+			displayName: 'Require Session ID',
+			name: 'requireSessionId',
+			type: 'boolean',
+			default: false,
+			description:
+				'Whether a call without a session ID stops with an error. Off: in Conversation mode it runs without memory and says so in the output pane (Node mode always needs one).',
+		},
+		{
 			displayName: 'Max History Tokens',
 			name: 'maxHistoryTokens',
 			type: 'number',
@@ -214,7 +234,8 @@ const memoryOptions = optionsCollection(
 			type: 'number',
 			default: 10,
 			typeOptions: { minValue: 1 },
-			description: 'Most past turns to send, on top of the token budget',
+			description:
+				'Most past turns to send, on top of the token budget. Not set: the Max History Tokens budget alone limits the history (500 turns at most). 10 when added, as in the LLM Memory Store.',
 		},
 	],
 	WITH_MEMORY,

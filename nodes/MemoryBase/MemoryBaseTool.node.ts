@@ -7,7 +7,7 @@ import type {
 } from 'n8n-workflow';
 
 import { llmMemoryS3ApiTest } from '../shared/credential-test';
-import { conversationIdProperties, storageProperties } from '../shared/descriptions';
+import { sessionIdProperties, storageProperties } from '../shared/descriptions';
 import { ON_S3 } from '../shared/display';
 import { runOperation } from '../shared/operation';
 import { optionalEmbedder } from '../shared/long-term/long-term';
@@ -73,7 +73,7 @@ export class MemoryBaseTool implements INodeType {
 				"={{ $fromAI('query', 'What to look for in long-term memory', 'string') }}",
 			),
 			sessionScopeProperty('all', [], true),
-			...conversationIdProperties({ sessionScope: ['session'] }),
+			...sessionIdProperties({ sessionScope: ['session'] }),
 			userIdProperty({ sessionScope: ['user'] }, true),
 			...storageProperties({}),
 		],

@@ -9,21 +9,42 @@ export const MEMORY_MODE_OPTIONS = [
 		name: 'Conversation',
 		value: 'conversation',
 		description:
-			'One history per conversation, shared by every node of this workflow that uses it. Each node appends its own turn.',
+			'One history per session, shared by every node of this workflow that uses it. Each node appends its own turn.',
 	},
 	{
 		name: 'Node',
 		value: 'node',
 		description:
-			'This node keeps its own history per conversation; other nodes never see it. Needs a conversation ID.',
+			'This node keeps its own history per session; other nodes never see it. Needs a session ID.',
 	},
 ];
 
-/** Conversation ID: from the Chat Trigger's sessionId, or defined below (n8n's own session-ID idiom). */
-export function conversationIdProperties(show: Show): INodeProperties[] {
+/** What each memory mode does, shown under Memory Mode as n8n's memory panels explain scoping. */
+export function memoryModeNotices(show: Show, noSessionId: string): INodeProperties[] {
+	const notice = (mode: string, text: string): INodeProperties => ({
+		displayName: text,
+		name: `${mode}ModeNotice`,
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { ...show, memoryMode: [mode] } },
+	});
+	return [
+		notice(
+			'conversation',
+			`Conversation: one history per session ID, shared by every node of this workflow in Conversation mode; each node adds its own turn. ${noSessionId}`,
+		),
+		notice(
+			'node',
+			'Node: this node keeps a history of its own per session ID, which no other node sees. Without a session ID it stops with an error.',
+		),
+	];
+}
+
+/** Session ID: from the Chat Trigger's sessionId, or defined below (n8n's own session-ID idiom). */
+export function sessionIdProperties(show: Show): INodeProperties[] {
 	return [
 		{
-			displayName: 'Conversation ID',
+			displayName: 'Session ID',
 			name: 'conversationIdType',
 			type: 'options',
 			options: [
@@ -43,7 +64,7 @@ export function conversationIdProperties(show: Show): INodeProperties[] {
 			displayOptions: { show },
 		},
 		{
-			displayName: 'Conversation ID From Previous Node',
+			displayName: 'Session ID From Previous Node',
 			name: 'conversationId',
 			type: 'string',
 			default: '={{ $json.sessionId }}',
@@ -51,12 +72,13 @@ export function conversationIdProperties(show: Show): INodeProperties[] {
 			displayOptions: { show: { ...show, ...ID_FROM_CHAT_TRIGGER } },
 		},
 		{
-			displayName: 'Conversation ID',
+			displayName: 'Session ID',
 			name: 'conversationId',
 			type: 'string',
 			default: '',
 			placeholder: 'e.g. {{ $json.userId }}',
-			description: 'The ID that groups turns into one conversation (a string or a number)',
+			description:
+				'The ID that groups turns into one session (a string or a number): a user ID from a webhook, a ticket number, …',
 			displayOptions: { show: { ...show, ...ID_DEFINED_BELOW } },
 		},
 	];

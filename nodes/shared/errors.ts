@@ -46,7 +46,7 @@ export function asNodeError(ctx: HasNode, error: unknown, itemIndex: number): No
 function describe(error: unknown): string | undefined {
 	if (error instanceof InvalidIdError) return ID_RULES;
 	if (error instanceof ConversationExistsError)
-		return 'Nothing was written. Turn on "Overwrite" to replace the memory stored for this conversation, or import into another conversation ID.';
+		return 'Nothing was written. Turn on "Overwrite" to replace the memory stored for this conversation, or import into another session ID.';
 	if (error instanceof SchemaViolationError)
 		return `Nothing was saved. Every violation: ${error.errors
 			.map((e) => `${e.path === '' ? '(root)' : e.path}: ${e.message}`)

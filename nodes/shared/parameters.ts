@@ -3,11 +3,19 @@ import type { IExecuteFunctions, ISupplyDataFunctions } from 'n8n-workflow';
 import { nodeError } from './errors';
 import { requiredIdParameter } from './ids';
 
-/** The item's conversation ID (n8n passes objects and arrays through: refused by name). */
+/** What to do about a missing session ID, for the source the node's Session ID field names. */
+export function missingSessionIdHelp(ctx: IExecuteFunctions | ISupplyDataFunctions, i: number) {
+	const source = ctx.getNodeParameter('conversationIdType', i, 'fromInput');
+	return source === 'customKey'
+		? 'The "Session ID" field is empty for this item: give it a value or an expression that yields one, such as {{ $json.userId }} (a string or a number).'
+		: 'Expected a \'sessionId\' field from a directly connected Chat Trigger. Connect one, or set "Session ID" to "Define Below" and give an expression such as {{ $json.userId }}.';
+}
+
+/** The item's session ID (n8n passes objects and arrays through: refused by name). */
 export function conversationIdOf(ctx: IExecuteFunctions, i: number): string {
-	return requiredIdParameter(ctx, 'conversationId', i, 'Conversation ID', {
-		message: 'No conversation ID found',
-		help: 'Expected a \'sessionId\' field from a Chat Trigger, or set "Conversation ID" to "Define Below" and give the conversation\'s ID.',
+	return requiredIdParameter(ctx, 'conversationId', i, 'Session ID', {
+		message: 'No session ID found',
+		help: missingSessionIdHelp(ctx, i),
 	});
 }
 

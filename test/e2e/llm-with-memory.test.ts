@@ -203,10 +203,7 @@ describe('LLM with Memory on a real n8n', () => {
 		);
 		assert.equal(failed.payload.errorNodeType, 'n8n-nodes-llm-memory.llmWithMemory');
 		assert.equal(failed.payload.lastNodeExecuted, 'LLM A');
-		assert.equal(
-			failed.payload.errorMessage,
-			'Node memory needs a conversation ID, but none was found',
-		);
+		assert.equal(failed.payload.errorMessage, 'Node memory needs a session ID, but none was found');
 	});
 
 	// Issue 7 #0, as the acceptance review found it: through the public chat webhook, the session IDs
@@ -239,15 +236,15 @@ describe('LLM with Memory on a real n8n', () => {
 			[
 				[
 					'n8n-nodes-llm-memory.llmWithMemory',
-					'Conversation ID must be a string or a number, got an array',
+					'Session ID must be a string or a number, got an array',
 				],
 				[
 					'n8n-nodes-llm-memory.llmWithMemory',
-					'Conversation ID must be a string or a number, got an object',
+					'Session ID must be a string or a number, got an object',
 				],
 				[
 					'n8n-nodes-llm-memory.llmWithMemory',
-					'Conversation ID must be a string or a number, got an object',
+					'Session ID must be a string or a number, got an object',
 				],
 			],
 		);

@@ -225,29 +225,63 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 		);
 	});
 
-	it('node mode without a conversation ID fails clearly and never calls the model', async () => {
+	it('node mode without a session ID fails clearly and never calls the model', async () => {
 		const folder = tempDir();
 		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'node' } }]);
 		const r = await runWorkflow(wf, { nodeTypes, triggerItems: [{ json: { chatInput: 'hi' } }] });
 		assert.equal(r.status, 'error');
-		assert.equal(r.error?.message, 'Node memory needs a conversation ID, but none was found');
-		assert.match(String(r.error?.description), /Connect a Chat Trigger/);
+		assert.equal(r.error?.message, 'Node memory needs a session ID, but none was found');
+		assert.match(String(r.error?.description), /from a directly connected Chat Trigger/);
 		assert.equal(scriptedModelLog.calls.length, 0);
 	});
 
-	it('conversation mode without a conversation ID runs without memory and says so', async () => {
+	it('conversation mode without a session ID runs without memory, says so in the output and in one hint', async () => {
 		const folder = tempDir();
 		const wf = chain(folder, [{ name: 'A', id: 'node-a', params: { memoryMode: 'conversation' } }]);
-		const r = await runWorkflow(wf, { nodeTypes, triggerItems: [{ json: { chatInput: 'hi' } }] });
+		const items = [{ json: { chatInput: 'hi' } }, { json: { chatInput: 'again' } }];
+		const r = await runWorkflow(wf, { nodeTypes, triggerItems: items });
 		assert.equal(r.status, 'success');
 		const out = r.output('A')[0].json;
 		assert.equal(out.output, '[echo] hi (1 messages)');
 		assert.equal((out.memory as Json).enabled, false);
 		assert.match(
 			(out.memory as Json).reason,
-			/No conversation ID was found, so this call ran without memory/,
+			/No session ID was found, so this call ran without memory/,
 		);
+		// The output pane's hint: once for the run, not once per item.
+		const hints = r.runData.A[0].hints ?? [];
+		assert.equal(hints.length, 1);
+		assert.equal(hints[0].location, 'outputPane');
+		assert.match(hints[0].message, /ran without memory.*First item without one: 0/s);
 		assert.equal(existsSync(path.join(folder, 'conversation_memory')), false);
+	});
+
+	it('Require Session ID turns a memoryless call into an error; the help follows the chosen source', async () => {
+		const folder = tempDir();
+		const required = { memoryMode: 'conversation', options: { requireSessionId: true } };
+		const fromTrigger = chain(folder, [{ name: 'A', id: 'node-a', params: required }]);
+		const r = await runWorkflow(fromTrigger, { nodeTypes, triggerItems: chat('hi', '') });
+		assert.equal(r.status, 'error');
+		assert.equal(r.error?.message, 'No session ID found');
+		assert.match(
+			String(r.error?.description),
+			/'sessionId' field from a directly connected Chat Trigger/,
+		);
+		const defined = {
+			...required,
+			conversationIdType: 'customKey',
+			conversationId: '={{ $json.userId }}',
+		};
+		const below = chain(folder, [{ name: 'A', id: 'node-a', params: defined }]);
+		const r2 = await runWorkflow(below, { nodeTypes, triggerItems: chat('hi', '') });
+		assert.equal(r2.error?.message, 'No session ID found');
+		assert.match(String(r2.error?.description), /The "Session ID" field is empty for this item/);
+		assert.doesNotMatch(String(r2.error?.description), /Define Below/);
+		assert.equal(scriptedModelLog.calls.length, 0);
+		// With an ID, the option changes nothing.
+		const ok = await runWorkflow(fromTrigger, { nodeTypes, triggerItems: chat('hi', 's-1') });
+		assert.equal(ok.status, 'success');
+		assert.equal((ok.output('A')[0].json.memory as Json).historyMessages, 0);
 	});
 
 	it('memory mode None: no history, nothing stored', async () => {
@@ -291,7 +325,7 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 				assert.equal(r.status, 'error');
 				assert.equal(
 					r.error?.message,
-					`Conversation ID must be a string or a number, got ${what}${what === 'a boolean' ? ' (true)' : ''}`,
+					`Session ID must be a string or a number, got ${what}${what === 'a boolean' ? ' (true)' : ''}`,
 				);
 			}
 			assert.equal(scriptedModelLog.calls.length, 0);
@@ -317,7 +351,7 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 		assert.equal(r.status, 'error');
 		assert.match(
 			String(r.error?.message),
-			/Conversation ID must be a string or a number, got an object/,
+			/Session ID must be a string or a number, got an object/,
 		);
 		const ok = await runWorkflow(defined('={{ $json.user }}'), {
 			nodeTypes,

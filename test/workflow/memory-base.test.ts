@@ -335,7 +335,7 @@ describe('Memory Base node (in-process n8n)', () => {
 			['bob'],
 		);
 		const anything = await run({ operation: 'forgetConversation' }, [{ output: 'x' }]);
-		assert.match(anything.error?.message ?? '', /No conversation ID found/);
+		assert.match(anything.error?.message ?? '', /No session ID found/);
 	});
 
 	it('clear errors: no embedding connected for Sync Now, a missing output field, no conversation ID; continueOnFail', async () => {
@@ -347,7 +347,7 @@ describe('Memory Base node (in-process n8n)', () => {
 		const noField = await run({ operation: 'capture' }, [{ sessionId: 's', text: 'x' }]);
 		assert.match(noField.error?.message ?? '', /The item has no field "output" to capture/);
 		const noSession = await run({ operation: 'capture' }, [{ output: 'x' }]);
-		assert.match(noSession.error?.message ?? '', /No conversation ID found/);
+		assert.match(noSession.error?.message ?? '', /No session ID found/);
 		// Status needs no embedding model.
 		ok(await run({ operation: 'status' }, [{}], { embeddings: false }));
 	});
@@ -362,7 +362,7 @@ describe('Memory Base node (in-process n8n)', () => {
 				{ sessionId, chatInput: 'q', output: 'my secret is 1234' },
 			]);
 			assert.equal(r.status, 'error');
-			assert.equal(r.error?.message, `Conversation ID must be a string or a number, got ${got}`);
+			assert.equal(r.error?.message, `Session ID must be a string or a number, got ${got}`);
 		}
 		const base = await run({ operation: 'capture', baseId: '={{ $json.team }}' }, [
 			{ sessionId: 's', output: 'x', team: { id: 1 } },

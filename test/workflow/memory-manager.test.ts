@@ -593,7 +593,7 @@ describe('LLM Memory Manager: bad input, continueOnFail, pairedItem', () => {
 				assert.equal(r.status, 'error', operation);
 				assert.equal(
 					r.error?.message,
-					`Conversation ID must be a string or a number, got ${got}`,
+					`Session ID must be a string or a number, got ${got}`,
 					operation,
 				);
 				assert.match(String(r.error?.description), /IDs must be strings/);
@@ -637,7 +637,7 @@ describe('LLM Memory Manager: bad input, continueOnFail, pairedItem', () => {
 				{},
 				/^Invalid app_id: .*contains "\.\."/,
 			],
-			[getMessages(), { sessionId: '' }, /^No conversation ID found$/],
+			[getMessages(), { sessionId: '' }, /^No session ID found$/],
 			[
 				getMessages({ limit: 0, returnAll: false }),
 				{},
@@ -678,7 +678,7 @@ describe('LLM Memory Manager: bad input, continueOnFail, pairedItem', () => {
 			[
 				[{ item: 0 }, 'one'],
 				[{ item: 0 }, '[echo] one (1 messages)'],
-				[{ item: 1 }, 'Conversation ID must be a string or a number, got an object'],
+				[{ item: 1 }, 'Session ID must be a string or a number, got an object'],
 				[{ item: 2 }, 'two'],
 				[{ item: 2 }, '[echo] two (1 messages)'],
 			],

@@ -390,7 +390,7 @@ describe('LLM with Memory: Versioned Data with tool calling', () => {
 			nodeTypes,
 			triggerItems: [{ json: { chatInput: 'hi' } }],
 		});
-		assert.equal(noId.error?.message, 'Versioned Data needs a conversation ID, but none was found');
+		assert.equal(noId.error?.message, 'Versioned Data needs a session ID, but none was found');
 		const notJson = await say(folder, 'hi', editor({ initialData: '{inci: WATER}' }));
 		assert.match(String(notJson.error?.message), /^Initial Data is not valid JSON: /);
 		assert.equal(scriptedModelLog.forNode('Editor Model').length, 0);
@@ -652,7 +652,7 @@ describe('LLM Memory Manager: Versioned Data operations', () => {
 			[
 				[{ item: 0 }, 1],
 				[{ item: 1 }, 'Version 5 does not exist in versioned data "wf-a/s1"'],
-				[{ item: 2 }, 'Conversation ID must be a string or a number, got an object'],
+				[{ item: 2 }, 'Session ID must be a string or a number, got an object'],
 			],
 		);
 		assert.equal(failed(await manage(folder, params, items)).itemIndex, 1);

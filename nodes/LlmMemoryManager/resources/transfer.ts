@@ -36,7 +36,7 @@ export function exportFileProperties(show: Show, example: string): INodeProperti
 					type: 'string',
 					default: '',
 					placeholder: `e.g. ${example}.json`,
-					description: `Name of the output file. Empty: ${example}-<conversation ID>.json.`,
+					description: `Name of the output file. Empty: ${example}-<session ID>.json.`,
 				},
 			],
 			{ ...show, asFile: [true] },
@@ -120,9 +120,9 @@ export function importSourceProperties(
 	];
 }
 
-/** Options → Into Conversation ID of an Import. */
+/** Options → Into Session ID of an Import. */
 export const intoConversationIdOption: INodeProperties = {
-	displayName: 'Into Conversation ID',
+	displayName: 'Into Session ID',
 	name: 'conversationId',
 	type: 'string',
 	default: '',

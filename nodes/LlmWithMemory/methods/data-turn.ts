@@ -5,7 +5,6 @@ import type { PromptMessage, ToolCall, VersionRecord } from '../../../src';
 import { asNodeError, nodeError } from '../../shared/errors';
 import { savedWorkflowId } from '../../shared/memory-scope';
 import type { VersionedInput } from './input';
-import { MISSING_ID_HELP } from './input';
 import { persistTurn, readMemory } from './memory';
 import { callModel, invokeModel, isChatModel, replyText } from './model';
 import type { ChatModel } from './model';
@@ -46,9 +45,9 @@ export async function answerWithData(
 	if (!given.conversationId)
 		throw nodeError(
 			ctx,
-			'Versioned Data needs a conversation ID, but none was found',
+			'Versioned Data needs a session ID, but none was found',
 			i,
-			MISSING_ID_HELP,
+			given.missingIdHelp,
 		);
 	const workflowId = savedWorkflowId(ctx, i);
 	const opened = await readMemory(ctx, i, given, model);

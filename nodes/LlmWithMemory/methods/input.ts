@@ -3,6 +3,7 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import type { FileInput } from '../../../src';
 import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
+import { missingSessionIdHelp } from '../../shared/parameters';
 import { longTermSettings } from '../../shared/long-term/long-term';
 import type { LongTermSettings } from '../../shared/long-term/long-term';
 import type { MemoryMode } from '../description';
@@ -16,6 +17,7 @@ export interface Options {
 	parentMessageId?: string;
 	messageId?: string;
 	startNewThread?: boolean;
+	requireSessionId?: boolean;
 	binaryPropertyNames?: string;
 	gzip?: boolean;
 }
@@ -28,6 +30,8 @@ export interface ItemInput {
 	options: Options;
 	files: FileInput[];
 	conversationId?: string;
+	/** What to do about a missing session ID, for the chosen source (memory modes only). */
+	missingIdHelp?: string;
 	messageId?: string;
 	/** undefined: the newest turn; null: the root (Start New Thread); else an explicit parent. */
 	parentMessageId?: string | null;
@@ -40,10 +44,10 @@ export interface ItemInput {
 /** An item with Versioned Data on. */
 export type VersionedInput = ItemInput & { versioned: VersionedSettings };
 
-export const MISSING_ID_HELP =
-	'Connect a Chat Trigger (it sends a sessionId), or set "Conversation ID" to "Define Below" and give an expression such as {{ $json.userId }}.';
-
-/** Step 1: the item's prompt, settings, files and IDs. Node mode without a conversation ID fails here. */
+/**
+ * Step 1: the item's prompt, settings, files and IDs. Node mode without a session ID fails here, and
+ * so does Conversation mode when Require Session ID is on.
+ */
 export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<ItemInput> {
 	const mode = ctx.getNodeParameter('memoryMode', i, 'conversation') as MemoryMode;
 	const prompt = ctx.getNodeParameter('text', i, '') as string;
@@ -59,14 +63,12 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 	const files = await itemFiles(ctx, i, options.binaryPropertyNames);
 	if (mode === 'none') return { mode, prompt, system, options, files };
 
-	const conversationId = idParameter(ctx, 'conversationId', i, 'Conversation ID');
-	if (mode === 'node' && !conversationId)
-		throw nodeError(
-			ctx,
-			'Node memory needs a conversation ID, but none was found',
-			i,
-			MISSING_ID_HELP,
-		);
+	const conversationId = idParameter(ctx, 'conversationId', i, 'Session ID');
+	const missingIdHelp = missingSessionIdHelp(ctx, i);
+	if (!conversationId && mode === 'node')
+		throw nodeError(ctx, 'Node memory needs a session ID, but none was found', i, missingIdHelp);
+	if (!conversationId && options.requireSessionId === true)
+		throw nodeError(ctx, 'No session ID found', i, missingIdHelp);
 	const messageId = idParameter(ctx, 'options.messageId', i, 'Message ID');
 	const parentMessageId =
 		options.startNewThread === true
@@ -81,6 +83,7 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 		options,
 		files,
 		conversationId,
+		missingIdHelp,
 		messageId,
 		parentMessageId,
 		versioned,

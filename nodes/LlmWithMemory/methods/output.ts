@@ -3,7 +3,11 @@ import type { IDataObject } from 'n8n-workflow';
 import type { AddedTurn } from '../../../src';
 import type { OpenedMemory } from './memory';
 import type { ItemInput } from './input';
-import { MISSING_ID_HELP } from './input';
+
+/** Why a call in a memory mode ran without memory: the output says it, and so does the pane's hint. */
+export function noMemoryReason(input: ItemInput): string {
+	return `No session ID was found, so this call ran without memory. ${input.missingIdHelp ?? ''}`.trim();
+}
 
 /** Step 5: the output item (the answer under `output`, which the chat widget shows). */
 export function formatOutput(
@@ -24,7 +28,7 @@ export function formatOutput(
 				: {
 						mode: input.mode,
 						enabled: false,
-						reason: `No conversation ID was found, so this call ran without memory. ${MISSING_ID_HELP}`,
+						reason: noMemoryReason(input),
 					};
 		return { ...result, messageId: null, parentMessageId: null, memory };
 	}

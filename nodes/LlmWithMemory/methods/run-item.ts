@@ -6,7 +6,8 @@ import { resolveInput } from './input';
 import { persistTurn, readMemory } from './memory';
 import { callModel } from './model';
 import type { ChatModel } from './model';
-import { formatOutput } from './output';
+import { formatOutput, noMemoryReason } from './output';
+import type { ItemInput } from './input';
 import { buildPrompt } from './prompt';
 import { ChatStream } from './stream';
 
@@ -49,6 +50,24 @@ export async function itemOutput(
 	return [{ json: await runItem(ctx, i, model) }];
 }
 
+/** Executions already told that they ran without memory: one hint per run of the node, not per item. */
+const hinted = new WeakSet<IExecuteFunctions>();
+
+/**
+ * A green "success" must not hide a memoryless call: a hint in the output pane says so (n8n shows
+ * execution hints above the output; versions without the call still get the output's memory.reason).
+ */
+function hintNoMemory(ctx: IExecuteFunctions, i: number, input: ItemInput): void {
+	if (hinted.has(ctx) || typeof ctx.addExecutionHints !== 'function') return;
+	hinted.add(ctx);
+	const which = ctx.getInputData().length > 1 ? ` First item without one: ${i}.` : '';
+	ctx.addExecutionHints({
+		message: `${noMemoryReason(input)}${which}`,
+		type: 'warning',
+		location: 'outputPane',
+	});
+}
+
 async function answerItem(
 	ctx: IExecuteFunctions,
 	i: number,
@@ -61,7 +80,10 @@ async function answerItem(
 	const opened = await readMemory(ctx, i, input, model);
 	const prompt = buildPrompt(input, opened?.history, opened?.recalled?.section);
 	const answer = await callModel(ctx, i, model, prompt, stream);
-	if (!opened) return formatOutput(input, answer);
+	if (!opened) {
+		if (input.mode !== 'none') hintNoMemory(ctx, i, input);
+		return formatOutput(input, answer);
+	}
 	const added = await persistTurn(ctx, i, opened, input, answer);
 	return formatOutput(input, answer, opened, added);
 }

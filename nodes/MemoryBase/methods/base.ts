@@ -27,7 +27,7 @@ export function baseIdOf(ctx: IExecuteFunctions, i: number): string {
  */
 function chatTriggerSession(ctx: IExecuteFunctions, i: number): string | undefined {
 	if (ctx.getNodeParameter('conversationIdType', i, 'fromInput') !== 'fromInput') return undefined;
-	return idValue(ctx, chatTriggerField(ctx, i, 'sessionId'), i, 'Conversation ID');
+	return idValue(ctx, chatTriggerField(ctx, i, 'sessionId'), i, 'Session ID');
 }
 
 /** The item's conversation (session) ID; undefined when the operation covers all conversations. */
@@ -37,8 +37,8 @@ export function sessionOf(
 	required: boolean,
 ): string | undefined {
 	if (!required && ctx.getNodeParameter('sessionScope', i, 'all') === 'all') return undefined;
-	const id = idParameter(ctx, 'conversationId', i, 'Conversation ID') ?? chatTriggerSession(ctx, i);
-	// Without one, the shared check raises n8n's familiar "No conversation ID found".
+	const id = idParameter(ctx, 'conversationId', i, 'Session ID') ?? chatTriggerSession(ctx, i);
+	// Without one, the shared check raises n8n's familiar "No session ID found".
 	return id ?? conversationIdOf(ctx, i);
 }
 

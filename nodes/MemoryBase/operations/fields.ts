@@ -1,6 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { conversationIdProperties, optionsCollection } from '../../shared/descriptions';
+import { sessionIdProperties, optionsCollection } from '../../shared/descriptions';
 import { offsetOption } from '../../shared/paging';
 import { showForOperations } from '../../shared/display';
 import type { Show } from '../../shared/display';
@@ -70,10 +70,10 @@ export function userIdProperty(show: Show, required: boolean): INodeProperties {
 	};
 }
 
-/** The conversation ID fields: always for Capture and Forget, with "One Conversation" for the others. */
+/** The session ID fields: always for Capture and Forget, with "One Conversation" for the others. */
 export const conversationProperties: INodeProperties[] = [
-	...conversationIdProperties(showForOperations('capture', 'forgetConversation')),
-	...conversationIdProperties({
+	...sessionIdProperties(showForOperations('capture', 'forgetConversation')),
+	...sessionIdProperties({
 		...showForOperations('syncNow', 'search', 'status', 'listMessages'),
 		sessionScope: ['session'],
 	}),

@@ -200,8 +200,11 @@ describe('hybrid ranking', () => {
 
 	it('rank fusion rewards the top of each list; recency only orders close matches', () => {
 		const chunk = (id: string, created_at = '2026-01-01T00:00:00.000Z') => ({
+			id,
 			session_id: 's',
 			message_id: id,
+			seq: 0,
+			run_id: 'r',
 			chunk_index: 0,
 			text: id,
 			created_at,

@@ -56,7 +56,7 @@ describe('LLM with Memory settings panel', () => {
 		for (const o of options) assert.ok(o.description.length > 20, o.name);
 	});
 
-	it('prompt and conversation ID follow n8n’s Chat Trigger idioms', () => {
+	it('prompt and session ID follow n8n’s Chat Trigger idioms', () => {
 		const d = load(undefined);
 		const [auto] = byName(d, 'text').filter(
 			(p) => p.displayOptions?.show?.promptType?.[0] === 'auto',
@@ -80,6 +80,7 @@ describe('LLM with Memory settings panel', () => {
 			[
 				'gzip',
 				'binaryPropertyNames',
+				'requireSessionId',
 				'maxHistoryTokens',
 				'messageId',
 				'parentMessageId',

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import type { MemoryAddress } from '../../../../src';
-import { conversationIdProperties, MEMORY_MODE_OPTIONS } from '../../../shared/descriptions';
+import { sessionIdProperties, MEMORY_MODE_OPTIONS } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { requiredIdParameter } from '../../../shared/ids';
 import { memoryAddress } from '../../../shared/memory-scope';
@@ -28,7 +28,7 @@ export const fieldProperties: INodeProperties[] = [
 			'import',
 		),
 	),
-	...conversationIdProperties(ONE_CONVERSATION),
+	...sessionIdProperties(ONE_CONVERSATION),
 	{
 		displayName: 'Memory',
 		name: 'memoryMode',

@@ -35,7 +35,7 @@ export const importMemory: ItemOperation = {
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
 		const workflowId = workflowIdOf(ctx, i);
-		const conversationId = idParameter(ctx, 'options.conversationId', i, 'Into Conversation ID');
+		const conversationId = idParameter(ctx, 'options.conversationId', i, 'Into Session ID');
 		const options = ctx.getNodeParameter('options', i, {}) as Options;
 		const value = await importSourceOf(ctx, i, 'exportedMemory');
 		const result = await importConversationMemory(await storageFor(ctx, i), workflowId, value, {

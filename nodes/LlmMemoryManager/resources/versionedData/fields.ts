@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 
 import { MAIN_BRANCH, VersionedData } from '../../../../src';
 import type { HistoryEntry, VersionRecord } from '../../../../src';
-import { conversationIdProperties } from '../../../shared/descriptions';
+import { sessionIdProperties } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';
 import { conversationIdOf, numberParameter } from '../../../shared/parameters';
@@ -31,7 +31,7 @@ const ON_BRANCH = ['getCurrent', 'history', 'rollback', 'saveVersion'];
 
 export const fieldProperties: INodeProperties[] = [
 	workflowIdProperty(showFor(RESOURCE, ...ALL)),
-	...conversationIdProperties(showFor(RESOURCE, ...ONE_CONVERSATION)),
+	...sessionIdProperties(showFor(RESOURCE, ...ONE_CONVERSATION)),
 	{
 		displayName: 'Branch',
 		name: 'branch',

@@ -32,7 +32,7 @@ export const importConversation: ItemOperation = {
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
 		const workflowId = workflowIdOf(ctx, i);
-		const conversationId = idParameter(ctx, 'options.conversationId', i, 'Into Conversation ID');
+		const conversationId = idParameter(ctx, 'options.conversationId', i, 'Into Session ID');
 		const source = await importSourceOf(ctx, i, 'exportedConversation');
 		const value = parseJsonValue(ctx, i, source, 'The exported conversation');
 		const result = await importInto(await storageFor(ctx, i), workflowId, value, {
