@@ -8,7 +8,8 @@ export class LlmMemoryS3Api implements ICredentialType {
 
 	icon: Icon = { light: 'file:llmMemoryS3.svg', dark: 'file:llmMemoryS3.dark.svg' };
 
-	documentationUrl = 'https://github.com/n8n-nodes-llm-memory/n8n-nodes-llm-memory#s3-storage';
+	documentationUrl =
+		'https://github.com/n8n-nodes-llm-memory/n8n-nodes-llm-memory/blob/main/docs/storage.md';
 
 	properties: INodeProperties[] = [
 		{

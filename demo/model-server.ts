@@ -20,7 +20,10 @@
  * Tool calls, so n8n's real AI Agent runs a real tool: when the request offers tools and the conversation
  * ends with a user message containing `[[fake:tool=NAME:ARGS]]` (NAME matched against the offered tools,
  * ignoring case and punctuation; ARGS a JSON object, or a string sent as {"input": ARGS}), the answer is
- * an assistant message calling that tool (several markers: parallel calls), ids `call_<seq>_<n>`. Once
+ * an assistant message calling that tool (several markers: parallel calls), ids `call_<seq>_<n>`.
+ * Without markers, a request that offers LLM with Memory's `update_data` tool and ends with an
+ * instruction such as "Change category to FRAGRANCE" gets an `update_data` call with a JSON Patch and a
+ * summary, so Versioned Data works offline (tool-calls.ts lists the instructions it understands). Once
  * the tool results are in (the conversation ends with tool messages), the answer is text again:
  *   FAKE-LLM reply to "<last user text>" with tool results [<result>, …] (saw <n> messages: <roles>)
  *
@@ -37,17 +40,20 @@
  * Every request (any path) is kept in memory and, with `log`, appended to a JSONL file.
  *
  * Programmatic: `const llm = await startFakeOpenAi({ port: 5800, log: 'x.jsonl' })` -> { url, port, requests(), clear(), close() }
- * CLI:          node --import tsx test/support/fake-openai.ts --port 5800 --log /tmp/fake-openai.jsonl
+ * CLI:          node --import tsx demo/model-server.ts --port 5800 --log /tmp/fake-openai.jsonl
  */
 import { appendFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface ChatMessage {
-	role: string;
-	content?: unknown;
-	[k: string]: unknown;
-}
+import { contentText, lastUserText, trailingToolResults } from './messages';
+import type { ChatMessage } from './messages';
+import { requestedToolCalls } from './tool-calls';
+
+export { contentText, lastUserText, trailingToolResults } from './messages';
+export type { ChatMessage } from './messages';
+export { requestedToolCalls, UPDATE_DATA_TOOL, updateDataArgs } from './tool-calls';
+export type { FakeToolCall } from './tool-calls';
 
 export interface LoggedRequest {
 	seq: number;
@@ -87,79 +93,12 @@ export interface FakeOpenAi {
 	close(): Promise<void>;
 }
 
-/** Text of a message's content, which may be a string or an array of content parts. */
-export function contentText(content: unknown): string {
-	if (typeof content === 'string') return content;
-	if (Array.isArray(content)) {
-		return content
-			.map((p) => (typeof p === 'string' ? p : typeof p?.text === 'string' ? p.text : ''))
-			.join('');
-	}
-	return '';
-}
-
-export function lastUserText(messages: ChatMessage[]): string {
-	for (let i = messages.length - 1; i >= 0; i--) {
-		if (messages[i].role === 'user') return contentText(messages[i].content);
-	}
-	return '';
-}
-
-/** Text of the tool messages that end the conversation (the results the model is answering from). */
-export function trailingToolResults(messages: ChatMessage[]): string[] {
-	const results: string[] = [];
-	for (let i = messages.length - 1; i >= 0 && messages[i].role === 'tool'; i--)
-		results.unshift(contentText(messages[i].content));
-	return results;
-}
-
 /** The default deterministic reply. */
 export function describeReply(messages: ChatMessage[]): string {
 	const roles = messages.map((m) => m.role).join(',');
 	const results = trailingToolResults(messages);
 	const tools = results.length ? ` with tool results [${results.join(', ')}]` : '';
 	return `FAKE-LLM reply to "${lastUserText(messages)}"${tools} (saw ${messages.length} messages: ${roles})`;
-}
-
-export interface FakeToolCall {
-	id: string;
-	name: string;
-	/** JSON text, as OpenAI sends function arguments. */
-	arguments: string;
-}
-
-const squash = (name: string) => name.toLowerCase().replace(/[^a-z0-9]/g, '');
-
-/**
- * The tool calls a request asks for: `[[fake:tool=NAME:ARGS]]` markers in a conversation that ends with
- * a user message, for tools the request offers. Empty when there is nothing to call.
- */
-export function requestedToolCalls(
-	messages: ChatMessage[],
-	body: any,
-	seq: number,
-): FakeToolCall[] {
-	const last = messages[messages.length - 1];
-	const offered: string[] = (Array.isArray(body?.tools) ? body.tools : [])
-		.map((t: any) => t?.function?.name ?? t?.name)
-		.filter((n: unknown): n is string => typeof n === 'string');
-	if (!last || last.role !== 'user' || offered.length === 0) return [];
-	const calls: FakeToolCall[] = [];
-	for (const [, wanted, rawArgs] of contentText(last.content).matchAll(
-		/\[\[fake:tool=([^:\]]+):(.*?)\]\]/g,
-	)) {
-		const name = offered.find((n) => squash(n) === squash(wanted));
-		if (!name) continue;
-		let args: unknown;
-		try {
-			args = JSON.parse(rawArgs);
-		} catch {
-			args = undefined;
-		}
-		if (!args || typeof args !== 'object' || Array.isArray(args)) args = { input: rawArgs };
-		calls.push({ id: `call_${seq}_${calls.length}`, name, arguments: JSON.stringify(args) });
-	}
-	return calls;
 }
 
 /** Dimensions of a fake embedding when the request does not ask for some. */
@@ -436,7 +375,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 	};
 }
 
-// CLI entry point: node --import tsx test/support/fake-openai.ts --port 5800 --log file.jsonl
+// CLI entry point: node --import tsx demo/model-server.ts --port 5800 --log file.jsonl
 if (require.main === module) {
 	const arg = (name: string) => {
 		const i = process.argv.indexOf(`--${name}`);

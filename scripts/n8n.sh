@@ -262,7 +262,9 @@ wait-webhook)
 	# Ready is judged by behaviour, never by the wording of n8n's log: the URL must answer like a
 	# registered webhook. Production webhooks register only after the workflows are activated, seconds
 	# after /healthz is green. Poll with GET: a POST would run the workflow, and OPTIONS always answers 204.
-	#   - any answer but 404 means registered: e.g. GET on a Chat Trigger (hosted chat) returns the chat
+	#   - while n8n boots, its server answers before the webhooks exist: 503 ("Database is not ready!")
+	#     and 200 with the text "n8n is starting up. Please wait" mean not yet;
+	#   - any other answer but 404 means registered: e.g. GET on a Chat Trigger (hosted chat) returns the chat
 	#     page without an execution;
 	#   - 404 with the message "This webhook is not registered for GET requests. Did you mean to make a
 	#     POST request?" means registered for other methods only (a POST-only Webhook node) -- unless GET
@@ -291,7 +293,8 @@ wait-webhook)
 		body=$(curl -s -w '\n%{http_code}' --max-time 5 "$url" || true); code=${body##*$'\n'}; body=${body%$'\n'*}
 		ready=0 msg=
 		case "$code" in
-		000) ;;
+		000 | 503) ;;
+		200) [ "$body" = "n8n is starting up. Please wait" ] || ready=1 ;;
 		404)
 			msg=$(printf '%s' "$body" | json_message)
 			[[ $msg == *"not registered for GET requests"* && ${msg#*Did you mean} != *GET* ]] && ready=1

@@ -44,6 +44,7 @@ export type {
 	StoredDataVersion,
 	StoredFile,
 	StoredMessage,
+	WrittenFile,
 } from './store/schema';
 export { decodeDocument, decodeHead, encodeDocument } from './store/codec';
 export { DEFAULT_LOG_OPTIONS, MessageLog, resolveLogOptions } from './store/message-log';

@@ -376,7 +376,8 @@ export async function importConversationMemory(
 	const mimeTypes = new Map<string, string>();
 	for (const t of targets)
 		for (const m of t.doc.messages)
-			for (const f of m.files) if (f.key !== undefined) mimeTypes.set(f.key, f.mime_type);
+			for (const f of m.files)
+				if (f.key !== undefined && f.mime_type !== undefined) mimeTypes.set(f.key, f.mime_type);
 	for (const f of data.files)
 		await storage.put(filesPrefix + f.name, Buffer.from(f.data, 'base64'), {
 			contentType: mimeTypes.get(f.name) ?? 'application/octet-stream',

@@ -4,7 +4,7 @@ import { validateDerivedId } from '../keys/ids';
 import { messageTokenCount } from '../prompt/files';
 import { storeFile } from '../store/blobs';
 import type { FileInput } from '../store/blobs';
-import type { StoredFile, StoredMessage } from '../store/schema';
+import type { StoredFile, StoredMessage, WrittenFile } from '../store/schema';
 import type { MemoryStorage } from '../store/storage';
 import type { TokenCounter } from '../tokens/tokens';
 import type { TurnInput } from './buffer-memory';
@@ -37,8 +37,8 @@ async function storeFiles(
 	ctx: TurnContext,
 	files: readonly FileInput[] | undefined,
 	belongsTo: StoredFile['belongs_to'],
-): Promise<StoredFile[]> {
-	const out: StoredFile[] = [];
+): Promise<WrittenFile[]> {
+	const out: WrittenFile[] = [];
 	for (const f of files ?? [])
 		out.push(await storeFile(ctx.storage, ctx.filesPrefix, f, belongsTo));
 	return out;
@@ -50,7 +50,7 @@ function storedMessage(
 	parentId: string | null,
 	role: StoredMessage['role'],
 	content: string,
-	files: StoredFile[],
+	files: WrittenFile[],
 ): StoredMessage {
 	return {
 		message_id: id,

@@ -1,4 +1,5 @@
-import type { StoredFile } from '../store/schema';
+import { writtenFile } from '../store/schema';
+import type { StoredFile, WrittenFile } from '../store/schema';
 import type { FileInput } from '../store/blobs';
 import { fileTypeOf } from '../store/blobs';
 import type { MemoryStorage } from '../store/storage';
@@ -16,19 +17,38 @@ export interface SkippedFile {
 export const IMAGE_TOKEN_ESTIMATE = 765;
 
 /** What a non-image file looks like to the model: a short text note. */
-export function filePlaceholder(file: Pick<StoredFile, 'name' | 'mime_type'>): string {
+export function filePlaceholder(file: { name: string; mime_type: string }): string {
 	return `[file: ${file.name} (${file.mime_type})]`;
 }
 
-function isImage(file: StoredFile): boolean {
-	return file.type === 'image' && file.mime_type.toLowerCase().startsWith('image/');
+/** An image the model can be shown (a reference of Dify's format may leave its MIME type out). */
+function isImage(file: StoredFile | WrittenFile): boolean {
+	return file.type === 'image' && (file.mime_type ?? 'image/').toLowerCase().startsWith('image/');
+}
+
+/**
+ * A file of Dify's memory document format as the model sees it: an image by its URL, another file with a
+ * URL as a note with it, and a file located by a Dify ID only (its bytes are not in this storage) as a
+ * note saying so.
+ */
+function referencePart(file: StoredFile, detail?: ImageDetail): ContentPart {
+	const url = file.url ?? undefined;
+	if (url && isImage(file)) return imagePart(url, detail);
+	const name = file.name ?? url?.split(/[?#]/)[0].split('/').filter(Boolean).pop();
+	const label = `${name ? `file: ${name}` : 'file'} (${file.mime_type ?? file.type})`;
+	if (url) return { type: 'text', text: `[${label} ${url}]` };
+	const id =
+		file.upload_file_id != null
+			? `upload_file_id ${file.upload_file_id}`
+			: `tool_file_id ${file.tool_file_id}`;
+	return { type: 'text', text: `[${label}, not available here: ${id}]` };
 }
 
 /** Tokens a message with these files will cost, counted once when it is appended. */
 export function messageTokenCount(
 	counter: TokenCounter,
 	content: string,
-	files: readonly StoredFile[],
+	files: readonly WrittenFile[],
 ): number {
 	let n = content.length > 0 ? counter.count(content) : 0;
 	for (const f of files) n += isImage(f) ? IMAGE_TOKEN_ESTIMATE : counter.count(filePlaceholder(f));
@@ -59,7 +79,8 @@ export function inputFileParts(files: readonly FileInput[], detail?: ImageDetail
 
 /**
  * Rebuilds a message's files into content parts: images as data URLs (or their remote URL),
- * other files as a text note. A file that cannot be rebuilt is skipped and reported, never thrown.
+ * other files as a text note, references of Dify's memory document format as referencePart says. A
+ * file that cannot be rebuilt is skipped and reported, never thrown.
  */
 export async function rebuildFiles(
 	storage: MemoryStorage,
@@ -70,8 +91,11 @@ export async function rebuildFiles(
 	const image = (url: string) => imagePart(url, detail);
 	const parts: ContentPart[] = [];
 	const skipped: SkippedFile[] = [];
-	for (const file of files) {
-		if (!isImage(file)) {
+	for (const stored of files) {
+		const file = writtenFile(stored);
+		if (!file) {
+			parts.push(referencePart(stored, detail));
+		} else if (!isImage(file)) {
 			parts.push({ type: 'text', text: filePlaceholder(file) });
 		} else if (file.transfer_method === 'remote_url') {
 			parts.push(image(file.url as string));

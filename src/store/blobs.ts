@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-import type { StoredFile } from './schema';
+import type { StoredFile, WrittenFile } from './schema';
 import type { MemoryStorage } from './storage';
 
 export type FileType = StoredFile['type'];
@@ -40,7 +40,7 @@ export async function storeFile(
 	filesPrefix: string,
 	input: FileInput,
 	belongsTo: StoredFile['belongs_to'],
-): Promise<StoredFile> {
+): Promise<WrittenFile> {
 	const type = input.type ?? fileTypeOf(input.mimeType);
 	const base = { type, mime_type: input.mimeType, name: input.name, belongs_to: belongsTo };
 	if (input.transferMethod === 'remote_url') {

@@ -75,6 +75,43 @@ function isConflict(error: unknown): boolean {
 	return s === 412 || s === 409 || (error as SdkError)?.name === 'PreconditionFailed';
 }
 
+interface NetError {
+	code?: string;
+	hostname?: string;
+	message?: string;
+	cause?: unknown;
+}
+
+/** The host name an error (or an error it wraps) says does not resolve (getaddrinfo ENOTFOUND). */
+function unresolvedHost(error: unknown): string | undefined {
+	for (let e = error as NetError | undefined, depth = 0; e && depth < 5; depth++) {
+		if (e.code === 'ENOTFOUND') return e.hostname ?? /ENOTFOUND (\S+)/.exec(e.message ?? '')?.[1];
+		e = e.cause as NetError | undefined;
+	}
+	return undefined;
+}
+
+/**
+ * A hint for an error that says the bucket's virtual-host name (`<bucket>.<host>`, how S3 addresses a
+ * bucket unless forcePathStyle is on) does not resolve: most S3-compatible servers are reached by their
+ * own host name only, so the bucket must go in the path. Empty for any other error.
+ */
+function virtualHostHint(
+	error: unknown,
+	bucket: string,
+	forcePathStyle: boolean,
+	endpoint: string | undefined,
+): string {
+	const hostname = forcePathStyle ? undefined : unresolvedHost(error);
+	if (!hostname?.startsWith(`${bucket}.`)) return '';
+	const pathStyle = `${(endpoint ?? hostname.slice(bucket.length + 1)).replace(/\/+$/, '')}/${bucket}`;
+	return (
+		`The bucket's virtual-host name ${hostname} does not resolve: with Force Path Style ` +
+		`(forcePathStyle) off, requests go to <bucket>.<host>. Turn on Force Path Style to send them to ` +
+		`${pathStyle} instead, as most S3-compatible servers need.`
+	);
+}
+
 const unquote = (etag: string | undefined) =>
 	(etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '');
 
@@ -138,7 +175,16 @@ export class S3Storage implements MemoryStorage {
 			return new StorageTimeoutError(`S3 ${op} timed out for ${target}: ${what}`, key, {
 				cause: error,
 			});
-		return new StorageError(`S3 ${op} failed for ${target}: ${what}`, key, { cause: error });
+		const hint = virtualHostHint(
+			error,
+			this.bucket,
+			this.options.forcePathStyle ?? false,
+			this.endpoint,
+		);
+		const message = `S3 ${op} failed for ${target}: ${what}`;
+		return new StorageError(hint ? `${message.replace(/\.?$/, '.')} ${hint}` : message, key, {
+			cause: error,
+		});
 	}
 
 	get(key: string): Promise<StoredObject | null>;

@@ -5,20 +5,77 @@ import { CorruptDocumentError } from '../errors';
 export const DOCUMENT_VERSION = 1;
 
 // Unknown fields are kept (loose objects) so a rewrite never drops what a newer writer added.
-export const storedFileSchema = z
+/** The fields every stored file has, in this package's form and in Dify's. */
+const fileFields = {
+	type: z.enum(['image', 'audio', 'video', 'document', 'custom']),
+	transfer_method: z.enum(['local_file', 'remote_url', 'tool_file']),
+	key: z.string().min(1).optional(),
+	belongs_to: z.enum(['user', 'assistant']),
+};
+const fileSize = z.number().int().nonnegative();
+
+/**
+ * A file as this package writes it: its bytes copied into storage under `key` (local and tool files), or
+ * its `url` (remote files), with its MIME type, name and size. Appended messages must use this form.
+ */
+export const writtenFileSchema = z
 	.looseObject({
-		type: z.enum(['image', 'audio', 'video', 'document', 'custom']),
-		transfer_method: z.enum(['local_file', 'remote_url', 'tool_file']),
-		key: z.string().min(1).optional(),
+		...fileFields,
 		url: z.string().min(1).optional(),
 		mime_type: z.string(),
 		name: z.string(),
-		size: z.number().int().nonnegative(),
-		belongs_to: z.enum(['user', 'assistant']),
+		size: fileSize,
 	})
 	.refine((f) => (f.transfer_method === 'remote_url' ? f.url !== undefined : f.key !== undefined), {
 		message: 'remote_url files need "url"; local_file and tool_file files need "key"',
 	});
+
+/**
+ * A file as the reader accepts it: one this package wrote, or a reference of Dify's memory document
+ * format, which locates a file by `upload_file_id` (a Dify upload), `tool_file_id` (a Dify tool file) or
+ * `url` instead of `key`, and may leave out `mime_type`, `name` and `size` (and set the locators it does
+ * not use to null). Such a file is read and kept as it is; history shows it by URL or as a note.
+ */
+export const storedFileSchema = z
+	.looseObject({
+		...fileFields,
+		url: z.string().min(1).nullish(),
+		upload_file_id: z.string().min(1).nullish(),
+		tool_file_id: z.string().min(1).nullish(),
+		mime_type: z.string().optional(),
+		name: z.string().optional(),
+		size: fileSize.optional(),
+	})
+	.superRefine((f, ctx) => {
+		if (f.key === undefined) {
+			if (f.url == null && f.upload_file_id == null && f.tool_file_id == null)
+				ctx.addIssue({
+					code: 'custom',
+					message:
+						'remote_url files need "url"; local_file and tool_file files need "key" (or, in Dify\'s memory document format, "upload_file_id" or "tool_file_id")',
+				});
+			return;
+		}
+		for (const field of ['mime_type', 'name', 'size'] as const)
+			if (f[field] === undefined)
+				ctx.addIssue({
+					code: 'custom',
+					path: [field],
+					message: `files with "key" need "${field}"`,
+				});
+	});
+
+/**
+ * The file as this package wrote it, or undefined for a reference of Dify's memory document format
+ * (located without a `key`: by `upload_file_id`, `tool_file_id`, or a `url` without the MIME type, name
+ * and size this package always writes).
+ */
+export function writtenFile(f: StoredFile): WrittenFile | undefined {
+	if (f.key !== undefined) return f as WrittenFile;
+	if (f.upload_file_id != null || f.tool_file_id != null) return undefined;
+	const complete = f.url != null && f.mime_type !== undefined && f.name !== undefined;
+	return complete && f.size !== undefined ? (f as WrittenFile) : undefined;
+}
 
 /** A tool call an assistant message asked for (LangChain's flat `tool_calls` shape). */
 export const storedToolCallSchema = z.looseObject({
@@ -94,6 +151,7 @@ export const memoryDocumentSchema = z
 	.superRefine((doc, ctx) => checkUniqueIds(doc.messages, ctx));
 
 export type StoredFile = z.infer<typeof storedFileSchema>;
+export type WrittenFile = z.infer<typeof writtenFileSchema>;
 export type StoredMessage = z.infer<typeof storedMessageSchema>;
 export type StoredToolCall = z.infer<typeof storedToolCallSchema>;
 export type StoredDataVersion = z.infer<typeof storedDataVersionSchema>;
@@ -129,9 +187,9 @@ export function validateDocument(key: string, value: unknown): MemoryDocument {
 
 /**
  * Checks messages about to be appended to a document that was itself validated (read and checked,
- * or written by this check): each must pass the reader's message schema and have an ID the document
- * does not hold yet. So a document the reader would refuse is never written, at the cost of the new
- * messages only.
+ * or written by this check): each must pass the reader's message schema, keep its files in this
+ * package's own form (writtenFileSchema), and have an ID the document does not hold yet. So a document
+ * the reader would refuse is never written, at the cost of the new messages only.
  */
 export function assertAppendable(
 	key: string,
@@ -141,11 +199,18 @@ export function assertAppendable(
 	const seen = new Set<string>();
 	for (const m of added) {
 		const parsed = storedMessageSchema.safeParse(m);
-		if (!parsed.success) {
-			const issue = parsed.error.issues[0];
+		const files = parsed.success ? z.array(writtenFileSchema).safeParse(m.files) : undefined;
+		const error = !parsed.success
+			? parsed.error
+			: files?.success === false
+				? files.error
+				: undefined;
+		if (error) {
+			const issue = error.issues[0];
+			const at = [...(parsed.success ? ['files'] : []), ...issue.path].join('.');
 			throw new CorruptDocumentError(
 				key,
-				`refusing to write message "${m.message_id}": ${issue.path.join('.')}: ${issue.message}`,
+				`refusing to write message "${m.message_id}": ${at}: ${issue.message}`,
 			);
 		}
 		if (existingIds(m.message_id) || seen.has(m.message_id))
@@ -159,7 +224,8 @@ export function assertAppendable(
 
 // ---------------------------------------------------------------------------------------------------
 // Version 3: a head document plus write-once sealed objects (docs/format.md). Version 2 is never
-// written: the seed uses it as its example of a version written by a newer package, which is refused.
+// written: Dify's memory document design uses it as its example of a version written by a newer
+// package, which is refused.
 
 /** Version of a head document whose older messages are sealed into write-once objects. */
 export const LOG_DOCUMENT_VERSION = 3;

@@ -4,9 +4,10 @@
  * "what did I just change?" answered from the version records), then its History and Rollback
  * webhooks. n8n's OpenAI Chat Model talks to the fake OpenAI server (the only stand-in), which answers
  * with an update_data tool call when a message carries `[[fake:tool=update_data:{…}]]`: the patch then
- * goes through LangChain's real tool calling. Also: a bad patch saves nothing (on S3, radosgw), the
- * LLM Memory Manager as n8n's AI Agent tool (History and Diff), and Export from one workflow and Import
- * into another.
+ * goes through LangChain's real tool calling. Without a marker, the same server reads a plain "Change
+ * category to FRAGRANCE" itself (it is `npm start`'s offline demo model), and the example saves it.
+ * Also: a bad patch saves nothing (on S3, radosgw), the LLM Memory Manager as n8n's AI Agent tool
+ * (History and Diff), and Export from one workflow and Import into another.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -348,6 +349,40 @@ describe('versioned data on a real n8n', () => {
 		assert.deepEqual(await turnVersions(EXAMPLE.id, 'schema-1'), [
 			{ version: 1, branch: 'main', changed: false },
 		]);
+	});
+
+	it('offline: the demo model answers plain change instructions with update_data; the example saves each as a version', async () => {
+		const tag = 'You keep one cosmetic-ingredient record';
+		await turn(EXAMPLE_CHAT, 'offline-1', 'Set up data for WATER');
+		// No [[fake:…]] marker: the demo model reads the instruction and the working data itself.
+		const t2 = await turn(EXAMPLE_CHAT, 'offline-1', 'Change category to FRAGRANCE');
+		const [call, answer] = requestsOf(tag).slice(-2);
+		assert.equal(rolesOf(call), 'system,user,assistant,user');
+		assert.equal(contentText(answer.body.messages.at(-1).content), FRAGRANCE_RESULT);
+		assert.deepEqual(
+			[t2.json.version, t2.json.changed, t2.json.data],
+			[2, true, { ...RECORD, category: 'FRAGRANCE' }],
+		);
+		const t3 = await turn(
+			EXAMPLE_CHAT,
+			'offline-1',
+			'please set the notes to "keep away from light".',
+		);
+		assert.deepEqual(
+			[t3.json.version, t3.json.changed, t3.json.data.notes],
+			[3, true, 'keep away from light'],
+		);
+		const t4 = await turn(EXAMPLE_CHAT, 'offline-1', 'What did I just change?');
+		assert.deepEqual([t4.json.version, t4.json.changed], [3, false]);
+		const { entries } = await versionsOf(EXAMPLE.id, 'offline-1').history({ limit: 10 });
+		assert.deepEqual(
+			entries.map((e) => [e.version, e.summary]),
+			[
+				[3, 'Changed notes to keep away from light'],
+				[2, 'Changed category to FRAGRANCE'],
+				[1, 'Initial data'],
+			],
+		);
 	});
 
 	it('S3 (radosgw): versions and chat memory on S3; a patch that does not apply saves nothing', async () => {

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 
@@ -30,40 +32,11 @@ describe('stored document', () => {
 	});
 
 	it('accepts the seed example with a file reference', () => {
-		const seed = {
-			version: 1,
-			messages: [
-				{
-					message_id: 'msg-001',
-					parent_message_id: null,
-					role: 'user',
-					content: 'Analyze this image',
-					files: [
-						{
-							type: 'image',
-							transfer_method: 'local_file',
-							key: 'memory_files/a/c/abc',
-							mime_type: 'image/png',
-							name: 'x.png',
-							size: 3,
-							belongs_to: 'user',
-						},
-					],
-					token_count: 15,
-					created_at: '2026-01-07T10:00:00Z',
-				},
-				{
-					message_id: 'msg-002',
-					parent_message_id: 'msg-001',
-					role: 'assistant',
-					content: 'This is a landscape image...',
-					files: [],
-					token_count: 50,
-					created_at: '2026-01-07T10:00:01Z',
-				},
-			],
-		};
-		assert.equal(decodeDocument(K, Buffer.from(JSON.stringify(seed))).messages.length, 2);
+		// Verbatim from Dify's memory document design: its file is known by upload_file_id only.
+		const seed = readFileSync(path.resolve(__dirname, '../../fixtures/seed-document.json'));
+		const doc = decodeDocument(K, seed);
+		assert.equal(doc.messages.length, 2);
+		assert.deepEqual(doc, JSON.parse(seed.toString('utf8')), 'kept as it is');
 	});
 
 	it('keeps fields it does not know, so a rewrite never drops them', () => {
