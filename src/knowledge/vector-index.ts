@@ -22,14 +22,14 @@ import type { ChunkFilter } from './filter';
 import { compactIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
 import {
 	decodeSegment,
-	dot,
 	encodeSegment,
 	MAX_TOP_K,
 	normaliseRows,
 	prepare,
 	rowOf,
 	SEGMENT_MAX_VECTORS,
-	TopK,
+	topRows,
+	weightOf,
 } from './vector-segment';
 import type { IndexedChunk, Segment, VectorMatch } from './vector-segment';
 
@@ -94,8 +94,9 @@ export class EmbeddedIndex {
 
 	/** Keeps a decoded segment for searches of this process (within this index's cap). */
 	cacheSegment(segment: Segment): void {
-		segments.set(this.cacheId(segment.key), prepare(segment), {
-			weight: segment.bytes,
+		const prepared = prepare(segment);
+		segments.set(this.cacheId(segment.key), prepared, {
+			weight: weightOf(prepared),
 			group: this.cacheId(this.manifestKey),
 			groupMax: this.cacheBytes,
 		});
@@ -236,7 +237,8 @@ export class EmbeddedIndex {
 
 	/**
 	 * The `k` chunks most similar to `query` (cosine), best first; only one session's with `sessionId`.
-	 * Exact: every live vector is compared. Segments are read once per process, then served from memory.
+	 * Exact: every live vector is compared (an int8 first pass, then an exact rerank of every row it
+	 * could have misranked: see topRows). Segments are read once per process, then served from memory.
 	 */
 	async search(
 		query: unknown,
@@ -252,20 +254,9 @@ export class EmbeddedIndex {
 		const q = normaliseRows([query], 1);
 		if (q.length !== dims) throw new DimensionMismatchError(this.kbId, dims, q.length);
 		const masks = this.liveMask(manifest.version, refs, loaded, JSON.stringify(filter));
-		const top = new TopK(Math.max(1, Math.min(k, MAX_TOP_K)));
-		for (let s = 0; s < loaded.length; s++) {
-			const seg = loaded[s] as Segment;
-			const mask = masks[s];
-			const n = seg.chunks.length;
-			const scores = seg.simd?.dots(q);
-			for (let r = 0; r < n; r++) {
-				if (mask[r] === 0) continue;
-				if (!unfiltered && !passes(seg.chunks[r], filter)) continue;
-				const score = scores ? scores[r] : dot(seg.vectors, r * dims, q, dims);
-				if (score > top.min) top.push(score, s, r);
-			}
-		}
-		return top.sorted().map(({ score, a, b }) => ({
+		const keep = unfiltered ? undefined : (c: IndexedChunk) => passes(c, filter);
+		const top = topRows(loaded as Segment[], masks, keep, q, Math.max(1, Math.min(k, MAX_TOP_K)));
+		return top.map(({ score, a, b }) => ({
 			...(loaded[a] as Segment).chunks[b],
 			score: Math.max(-1, Math.min(1, score)),
 			...(options.withVectors ? { vector: Float32Array.from(rowOf(loaded[a] as Segment, b)) } : {}),

@@ -1,9 +1,11 @@
 // Segments of the embedded vector index: Float32 rows with their chunks, as stored (a binary file
-// with a JSON header) and as searched (rows in WebAssembly memory where SIMD is available).
+// with a JSON header) and as searched (an int8 copy of the rows in WebAssembly memory where SIMD is
+// available, for a first pass that an exact rerank over the Float32 rows corrects).
 import { endianness } from 'node:os';
 
 import { CorruptDocumentError, EmbeddingError } from '../errors';
-import { simdAvailable, SimdRows } from './simd';
+import { QuantizedRows, quantizeQuery, simdAvailable } from './simd';
+import type { QuantizedQuery } from './simd';
 
 /** One chunk of a captured message, as the index keeps it beside its vector. */
 export interface IndexedChunk {
@@ -46,18 +48,22 @@ export interface Segment {
 	key: string;
 	dimensions: number;
 	chunks: IndexedChunk[];
-	/** count × dimensions, row after row, each row of length 1 (or 0); empty when `simd` holds them. */
+	/** count × dimensions, row after row, each row of length 1 (or 0). */
 	vectors: Float32Array;
-	/** The rows in WebAssembly memory, where WebAssembly SIMD is available. */
-	simd?: SimdRows;
+	/** The rows as int8 in WebAssembly memory, where WebAssembly SIMD is available. */
+	quant?: QuantizedRows;
+	/** Bytes as stored. */
 	bytes: number;
 }
 
 /** Row r of a segment (its dimensions floats). */
 export function rowOf(seg: Segment, r: number): Float32Array {
-	return seg.simd
-		? seg.simd.row(r)
-		: seg.vectors.subarray(r * seg.dimensions, (r + 1) * seg.dimensions);
+	return seg.vectors.subarray(r * seg.dimensions, (r + 1) * seg.dimensions);
+}
+
+/** What a decoded segment holds in memory: its stored bytes (the Float32 rows among them), the int8 rows. */
+export function weightOf(seg: Segment): number {
+	return seg.bytes + (seg.quant?.bytes ?? 0);
 }
 
 /** The picked rows of loaded segments, copied into one block (for a rewritten or merged segment). */
@@ -67,11 +73,10 @@ export function copyRows(picks: Array<{ seg: Segment; row: number }>, dims: numb
 	return out;
 }
 
-/** A decoded segment made ready to search: its rows moved into WebAssembly memory where it can. */
+/** A decoded segment made ready to search: an int8 copy of its rows in WebAssembly memory where it can. */
 export function prepare(seg: Segment): Segment {
-	if (seg.simd || !simdAvailable()) return seg;
-	const simd = new SimdRows(seg.vectors, seg.chunks.length, seg.dimensions);
-	return { ...seg, simd, vectors: new Float32Array(0) };
+	if (seg.quant || !simdAvailable()) return seg;
+	return { ...seg, quant: new QuantizedRows(seg.vectors, seg.chunks.length, seg.dimensions) };
 }
 
 /** Encodes a segment: magic, header length, JSON header (chunks), padding to 4 bytes, Float32 LE rows. */
@@ -159,7 +164,7 @@ export function normaliseRows(rows: unknown, count: number, dimensions?: number)
 	return out;
 }
 
-/** Dot product of row `offset` of `v` with `q` (4 accumulators: about twice as fast as one); without SIMD. */
+/** Dot product of row `offset` of `v` with `q`, summed in Float64 (4 accumulators: about twice as fast as one). */
 export function dot(v: Float32Array, offset: number, q: Float32Array, dims: number): number {
 	const row = v.subarray(offset, offset + dims);
 	let s0 = 0;
@@ -202,4 +207,98 @@ export class TopK {
 	sorted(): Array<{ score: number; a: number; b: number }> {
 		return this.scores.map((score, i) => ({ score, a: this.refs[i][0], b: this.refs[i][1] }));
 	}
+}
+
+/**
+ * Widens every first-pass bound for the Float64 rounding around it (of the int8 products' scaling,
+ * of the bound itself, and of dot()): each is below 1e-12 at thousands of dimensions.
+ */
+const ROUNDING = 1e-9;
+
+/**
+ * The k best rows of `segs` for `q` (scores as dot() gives them; ties: the earlier row first), as
+ * TopK.sorted() names them (a: segment, b: row). Rows count when `mask` marks them and `keep`, when
+ * given, accepts their chunk. With WebAssembly SIMD, a first pass of int8 dot products gives each row
+ * a range its exact score lies in (see scanSegment); every row whose range reaches the k-th best
+ * lower end is scored again exactly. A row below that has k rows surely better than it, so it cannot
+ * be among the k best: the result is the one an exact pass over every row gives.
+ */
+export function topRows(
+	segs: Segment[],
+	masks: Uint8Array[],
+	keep: ((c: IndexedChunk) => boolean) | undefined,
+	q: Float32Array,
+	k: number,
+): Array<{ score: number; a: number; b: number }> {
+	const query = simdAvailable() ? quantizeQuery(q) : undefined;
+	const candidates = new Candidates(k);
+	segs.forEach((seg, s) => scanSegment(seg, s, masks[s], keep, q, query, candidates));
+	return candidates.best(segs, q);
+}
+
+/** The rows of one search as ranges (score ± bound); then the ones that may be among the k best, exactly. */
+class Candidates {
+	private readonly lower: TopK;
+	/** The k-th best lower end so far. */
+	private floor = -Infinity;
+	/** Segment, row and upper end of each row whose upper end reached `floor` when offered. */
+	private readonly picked: number[] = [];
+
+	constructor(private readonly k: number) {
+		this.lower = new TopK(k);
+	}
+
+	/** Row r of segment s, its exact score within score ± bound. */
+	offer(s: number, r: number, score: number, bound: number): void {
+		if (score - bound > this.floor) {
+			this.lower.push(score - bound, s, r);
+			this.floor = this.lower.min;
+		}
+		if (score + bound >= this.floor) this.picked.push(s, r, score + bound);
+	}
+
+	/** The k best rows, scored exactly: those picked whose upper end reaches the final floor. */
+	best(segs: Segment[], q: Float32Array): Array<{ score: number; a: number; b: number }> {
+		const top = new TopK(this.k);
+		const picked = this.picked;
+		for (let i = 0; i < picked.length; i += 3) {
+			if (picked[i + 2] < this.floor) continue;
+			const seg = segs[picked[i]];
+			const score = dot(seg.vectors, picked[i + 1] * seg.dimensions, q, seg.dimensions);
+			if (score > top.min) top.push(score, picked[i], picked[i + 1]);
+		}
+		return top.sorted();
+	}
+}
+
+/**
+ * Offers one segment's rows: int8 scores with their bound, or exact scores (bound 0) where the
+ * segment has no int8 rows or SIMD is off.
+ *
+ * Bound: with row x ≈ x̂·s (error e) and query q ≈ q̂·t (error f), x·q − (x̂·q̂)·s·t = e·q + (x̂·s)·f,
+ * so |x·q − (x̂·q̂)·s·t| ≤ ‖e‖·‖q‖ + ‖x̂·s‖·‖f‖ (Cauchy–Schwarz, twice); x̂·q̂ is exact in i32.
+ */
+function scanSegment(
+	seg: Segment,
+	s: number,
+	mask: Uint8Array,
+	keep: ((c: IndexedChunk) => boolean) | undefined,
+	q: Float32Array,
+	query: QuantizedQuery | undefined,
+	into: Candidates,
+): void {
+	const { chunks, dimensions: dims } = seg;
+	const quant = query && seg.quant;
+	if (!quant) {
+		for (let r = 0; r < chunks.length; r++)
+			if (mask[r] !== 0 && (!keep || keep(chunks[r])))
+				into.offer(s, r, dot(seg.vectors, r * dims, q, dims), 0);
+		return;
+	}
+	const ints = quant.dots(query);
+	const { scale, error, reach } = quant;
+	const { scale: t, norm, error: f } = query;
+	for (let r = 0; r < chunks.length; r++)
+		if (mask[r] !== 0 && (!keep || keep(chunks[r])))
+			into.offer(s, r, ints[r] * scale[r] * t, error[r] * norm + reach[r] * f + ROUNDING);
 }
