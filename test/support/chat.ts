@@ -4,6 +4,7 @@
  * With responseMode "lastNode" the reply is the last node's first item; the widget shows
  * `output ?? text ?? message`. A node error gives 500 {"message":"Error in workflow"}.
  */
+import * as http from 'node:http';
 
 export interface ChatReply {
 	status: number;
@@ -24,6 +25,40 @@ export interface ChatTurn {
 	metadata?: Record<string, unknown>;
 }
 
+/**
+ * POST on a connection of its own. fetch reuses idle keep-alive sockets, and n8n's server closes
+ * them after 5 s: a turn sent at that moment fails with "other side closed" though nothing is wrong,
+ * and resending a chat turn could store it twice. A fresh connection per turn has no such race.
+ */
+function postFresh(
+	url: string,
+	body: string,
+	timeoutMs: number,
+): Promise<{ status: number; body: string }> {
+	return new Promise((resolve, reject) => {
+		const req = http.request(
+			url,
+			{
+				method: 'POST',
+				agent: false,
+				headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+				timeout: timeoutMs,
+			},
+			(res) => {
+				const chunks: Buffer[] = [];
+				res.on('data', (c: Buffer) => chunks.push(c));
+				res.on('end', () =>
+					resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+				);
+				res.on('error', reject);
+			},
+		);
+		req.on('timeout', () => req.destroy(new Error(`chat request timed out after ${timeoutMs} ms`)));
+		req.on('error', reject);
+		req.end(body);
+	});
+}
+
 /** `http://127.0.0.1:5690` + webhookId -> the public chat URL. */
 export function chatUrl(baseUrl: string, webhookId: string): string {
 	return `${baseUrl.replace(/\/+$/, '')}/webhook/${webhookId}/chat`;
@@ -41,13 +76,8 @@ export async function sendChat(
 	if (turn.chatInput !== undefined) payload.chatInput = turn.chatInput;
 	if (turn.metadata !== undefined) payload.metadata = turn.metadata;
 	const started = performance.now();
-	const res = await fetch(url, {
-		method: 'POST',
-		headers: { 'Content-Type': 'application/json' },
-		body: JSON.stringify(payload),
-		signal: AbortSignal.timeout(timeoutMs),
-	});
-	const body = await res.text();
+	const res = await postFresh(url, JSON.stringify(payload), timeoutMs);
+	const body = res.body;
 	const ms = performance.now() - started;
 	let json: any;
 	try {
