@@ -237,6 +237,13 @@ function quantize(
 	return [error, approximation];
 }
 
+/** Whether more than `share` of the mask's entries are marked. */
+function denser(mask: Uint8Array, share: number): boolean {
+	let marked = 0;
+	for (let r = 0; r < mask.length; r++) marked += mask[r] !== 0 ? 1 : 0;
+	return marked > share * mask.length;
+}
+
 /** A query as dots8 takes it: q ≈ values · scale, with error = ‖q − values · scale‖₂ and norm = ‖q‖₂. */
 export interface QuantizedQuery {
 	values: Int16Array;
@@ -298,10 +305,29 @@ export class QuantizedRows {
 		this.bytes = memory.buffer.byteLength + 24 * count;
 	}
 
-	/** Σ int8 · query.values for every row (a view, valid until the next call). */
-	dots(query: QuantizedQuery): Int32Array {
+	/**
+	 * Σ int8 · query.values for every row `mask` marks (all rows without one), as a view valid until
+	 * the next call; unmarked rows hold stale numbers. A sparse mask (one user's rows) is computed run
+	 * by run of consecutive marked rows, so a filtered search does not pay for the whole segment.
+	 */
+	dots(query: QuantizedQuery, mask?: Uint8Array): Int32Array {
 		this.query.set(query.values);
-		this.run(this.query.byteOffset, 0, this.count, this.stride, this.scores.byteOffset);
+		const q = this.query.byteOffset;
+		const out = this.scores.byteOffset;
+		if (!mask || denser(mask, 0.5)) {
+			this.run(q, 0, this.count, this.stride, out);
+			return this.scores;
+		}
+		for (let r = 0; r < this.count;) {
+			if (mask[r] === 0) {
+				r++;
+				continue;
+			}
+			let end = r + 1;
+			while (end < this.count && mask[end] !== 0) end++;
+			this.run(q, r * this.stride, end - r, this.stride, out + 4 * r);
+			r = end;
+		}
 		return this.scores;
 	}
 }

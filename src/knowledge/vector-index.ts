@@ -182,16 +182,21 @@ export class EmbeddedIndex {
 		await this.compact();
 	}
 
-	/** Live rows per segment for a manifest version (later segments supersede earlier chunk IDs). */
+	/**
+	 * Rows a search may return, per segment, for a manifest version and filter: live (later segments
+	 * supersede earlier chunk IDs) and passing the filter. Cached, so a user's searches do not test
+	 * every chunk again, and the int8 pass can skip the rows left out.
+	 */
 	private liveMask(
 		version: string,
 		refs: SegmentRef[],
 		loaded: Array<Segment | null>,
-		filter: string,
+		filter: ChunkFilter | 'stats',
 	): Uint8Array[] {
-		const id = `${this.cacheId(this.manifestKey)}\n${version}\n${filter}`;
+		const id = `${this.cacheId(this.manifestKey)}\n${version}\n${JSON.stringify(filter)}`;
 		const cached = liveMasks.get(id);
 		if (cached) return cached;
+		const wanted = filter === 'stats' || isUnfiltered(filter) ? undefined : filter;
 		const seen = new Set<string>();
 		const masks: Uint8Array[] = new Array(refs.length);
 		for (let s = refs.length - 1; s >= 0; s--) {
@@ -199,10 +204,10 @@ export class EmbeddedIndex {
 			const mask = new Uint8Array(seg ? seg.chunks.length : 0);
 			if (seg)
 				for (let r = seg.chunks.length - 1; r >= 0; r--) {
-					const chunkId = seg.chunks[r].id;
-					if (seen.has(chunkId)) continue;
-					seen.add(chunkId);
-					mask[r] = 1;
+					const chunk = seg.chunks[r];
+					if (seen.has(chunk.id)) continue;
+					seen.add(chunk.id);
+					mask[r] = wanted && !passes(chunk, wanted) ? 0 : 1;
 				}
 			masks[s] = mask;
 		}
@@ -247,15 +252,13 @@ export class EmbeddedIndex {
 		options: { withVectors?: boolean } = {},
 	): Promise<VectorMatch[]> {
 		const filter: ChunkFilter = typeof scope === 'string' ? { sessionId: scope } : (scope ?? {});
-		const unfiltered = isUnfiltered(filter);
 		const { manifest, refs, loaded } = await this.load(filter);
 		if (manifest.version === null || refs.length === 0) return [];
 		const dims = manifest.doc.dimensions;
 		const q = normaliseRows([query], 1);
 		if (q.length !== dims) throw new DimensionMismatchError(this.kbId, dims, q.length);
-		const masks = this.liveMask(manifest.version, refs, loaded, JSON.stringify(filter));
-		const keep = unfiltered ? undefined : (c: IndexedChunk) => passes(c, filter);
-		const top = topRows(loaded as Segment[], masks, keep, q, Math.max(1, Math.min(k, MAX_TOP_K)));
+		const masks = this.liveMask(manifest.version, refs, loaded, filter);
+		const top = topRows(loaded as Segment[], masks, q, Math.max(1, Math.min(k, MAX_TOP_K)));
 		return top.map(({ score, a, b }) => ({
 			...(loaded[a] as Segment).chunks[b],
 			score: Math.max(-1, Math.min(1, score)),
@@ -282,7 +285,7 @@ export class EmbeddedIndex {
 		const missing = refs.filter((r) => !present.has(r.key)).map((r) => r.key);
 		const loaded: Array<Segment | null> = [];
 		for (const r of refs) loaded.push(present.has(r.key) ? await this.readSegment(r.key) : null);
-		const masks = this.liveMask(manifest.version, refs, loaded, '\nstats');
+		const masks = this.liveMask(manifest.version, refs, loaded, 'stats');
 		const bySession: Record<string, number> = {};
 		let vectors = 0;
 		loaded.forEach((seg, s) => {

@@ -217,8 +217,7 @@ const ROUNDING = 1e-9;
 
 /**
  * The k best rows of `segs` for `q` (scores as dot() gives them; ties: the earlier row first), as
- * TopK.sorted() names them (a: segment, b: row). Rows count when `mask` marks them and `keep`, when
- * given, accepts their chunk. With WebAssembly SIMD, a first pass of int8 dot products gives each row
+ * TopK.sorted() names them (a: segment, b: row). Rows count when `mask` marks them. With WebAssembly SIMD, a first pass of int8 dot products gives each row
  * a range its exact score lies in (see scanSegment); every row whose range reaches the k-th best
  * lower end is scored again exactly. A row below that has k rows surely better than it, so it cannot
  * be among the k best: the result is the one an exact pass over every row gives.
@@ -226,13 +225,12 @@ const ROUNDING = 1e-9;
 export function topRows(
 	segs: Segment[],
 	masks: Uint8Array[],
-	keep: ((c: IndexedChunk) => boolean) | undefined,
 	q: Float32Array,
 	k: number,
 ): Array<{ score: number; a: number; b: number }> {
 	const query = simdAvailable() ? quantizeQuery(q) : undefined;
 	const candidates = new Candidates(k);
-	segs.forEach((seg, s) => scanSegment(seg, s, masks[s], keep, q, query, candidates));
+	segs.forEach((seg, s) => scanSegment(seg, s, masks[s], q, query, candidates));
 	return candidates.best(segs, q);
 }
 
@@ -282,7 +280,6 @@ function scanSegment(
 	seg: Segment,
 	s: number,
 	mask: Uint8Array,
-	keep: ((c: IndexedChunk) => boolean) | undefined,
 	q: Float32Array,
 	query: QuantizedQuery | undefined,
 	into: Candidates,
@@ -291,14 +288,13 @@ function scanSegment(
 	const quant = query && seg.quant;
 	if (!quant) {
 		for (let r = 0; r < chunks.length; r++)
-			if (mask[r] !== 0 && (!keep || keep(chunks[r])))
-				into.offer(s, r, dot(seg.vectors, r * dims, q, dims), 0);
+			if (mask[r] !== 0) into.offer(s, r, dot(seg.vectors, r * dims, q, dims), 0);
 		return;
 	}
-	const ints = quant.dots(query);
+	const ints = quant.dots(query, mask);
 	const { scale, error, reach } = quant;
 	const { scale: t, norm, error: f } = query;
 	for (let r = 0; r < chunks.length; r++)
-		if (mask[r] !== 0 && (!keep || keep(chunks[r])))
+		if (mask[r] !== 0)
 			into.offer(s, r, ints[r] * scale[r] * t, error[r] * norm + reach[r] * f + ROUNDING);
 }

@@ -159,6 +159,31 @@ async function checkServing(run: Run) {
 	return { ports, procs };
 }
 
+/**
+ * The demo survives a reload: two turns, then the chat page's Load Previous Session returns both (from
+ * the LLM Memory Store on the Chat Trigger), and a third turn sees every message. The model is the
+ * offline demo model, whose reply says how many messages it was sent.
+ */
+async function checkReload(port: number): Promise<void> {
+	const chatUrl = `http://127.0.0.1:${port}/webhook/${CHAT_WEBHOOK}/chat`;
+	const sessionId = `reload-${port}`;
+	const turn = async (chatInput: string, saw: number) => {
+		const reply = await sendChat(chatUrl, { sessionId, chatInput });
+		assert.equal(reply.status, 200, reply.body);
+		assert.match(String(reply.shown), new RegExp(`\\(saw ${saw} messages`), reply.body);
+	};
+	await turn('My name is Ada', 2);
+	await turn('I live in Oslo', 4);
+	const loaded = await sendChat(chatUrl, { sessionId, action: 'loadPreviousSession' });
+	assert.equal(loaded.status, 200, loaded.body);
+	const texts = (loaded.json?.data ?? []).map(
+		(m: { kwargs?: { content?: unknown } }) => m.kwargs?.content,
+	);
+	assert.equal(texts.length, 4, loaded.body);
+	assert.deepEqual([texts[0], texts[2]], ['My name is Ada', 'I live in Oslo']);
+	await turn('What do you know about me?', 6);
+}
+
 /** Signals the npm process and checks that it exits and that nothing of the run is left. */
 async function stopAndCheck(run: Run, signal: NodeJS.Signals, procs: Proc[], ports: number[]) {
 	run.child.kill(signal);
@@ -204,6 +229,8 @@ describe('npm start: ports and signals', () => {
 		const x = await freePortPair();
 		const run = launch(['npm', 'start'], { N8N_PORT: String(x), DEMO_MODEL_PORT: String(x + 1) });
 		const { ports, procs } = await checkServing(run);
+		await checkReload(ports.n8n);
+		assert.match(run.output(), /Reload the chat page: the conversation comes back/);
 		assert.deepEqual([ports.n8n, ports.demo], [x, x + 1]);
 		assert.ok(
 			![x, x + 1].includes(ports.broker),

@@ -17,58 +17,87 @@ export interface LexicalMatch extends IndexedChunk {
 }
 
 /**
- * The `k` best chunks for `query`. `live[s][d]` is 1 for documents a later copy does not supersede;
- * only live documents that pass the filter are counted and returned.
+ * The documents a search may return, per loaded segment (1: live and passing the filter), with their
+ * count and total length. Depends only on the loaded segments, their live masks and the filter, so it
+ * is cached per manifest version and filter instead of being rebuilt by every query.
  */
-export function bm25(
-	query: string,
+export interface SearchScope {
+	ok: Uint8Array[];
+	n: number;
+	total: number;
+}
+
+/** The scope of a filter over segments whose live documents are `live[s][d] = 1`. */
+export function scopeOf(
 	segments: LexicalSegment[],
 	live: Uint8Array[],
 	filter: ChunkFilter,
-	k: number,
-): LexicalMatch[] {
-	const terms = [...new Set(tokenize(query))];
-	if (terms.length === 0) return [];
+): SearchScope {
 	const unfiltered = isUnfiltered(filter);
 	const ok = segments.map((seg, s) =>
 		unfiltered ? live[s] : live[s].map((l, d) => (l && passes(seg.docs[d], filter) ? 1 : 0)),
 	);
 	let n = 0;
 	let total = 0;
-	segments.forEach((seg, s) =>
-		ok[s].forEach((l, d) => {
-			if (!l) return;
-			n++;
-			total += seg.lengths[d];
-		}),
-	);
-	if (n === 0) return [];
-	const avg = total / n || 1;
-	const scores = segments.map((seg) => new Float64Array(seg.docs.length));
-	for (const term of terms) {
+	segments.forEach((seg, s) => {
+		const mask = ok[s];
+		for (let d = 0; d < mask.length; d++)
+			if (mask[d]) {
+				n++;
+				total += seg.lengths[d];
+			}
+	});
+	return { ok, n, total };
+}
+
+/** The query's terms with their posting lists, and how many in-scope documents hold each. */
+function termLists(terms: string[], segments: LexicalSegment[], ok: Uint8Array[]) {
+	return terms.flatMap((term) => {
 		let df = 0;
-		segments.forEach((seg, s) => {
+		const lists = segments.map((seg, s) => {
 			const list = seg.postings.get(term);
 			if (list) for (let i = 0; i < list.length; i += 2) df += ok[s][list[i]];
+			return list;
 		});
-		if (df === 0) continue;
+		return df === 0 ? [] : [{ df, lists }];
+	});
+}
+
+/** The `k` best in-scope chunks for `query`. */
+export function bm25(
+	query: string,
+	segments: LexicalSegment[],
+	scope: SearchScope,
+	k: number,
+): LexicalMatch[] {
+	const terms = [...new Set(tokenize(query))];
+	const { ok, n } = scope;
+	if (terms.length === 0 || n === 0) return [];
+	const avg = scope.total / n || 1;
+	const scores = segments.map(() => undefined as Float64Array | undefined);
+	// Only documents holding a query term are scored and ranked (not every document in scope).
+	const touched: number[] = [];
+	for (const { df, lists } of termLists(terms, segments, ok)) {
 		const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
-		segments.forEach((seg, s) => {
-			const list = seg.postings.get(term);
+		lists.forEach((list, s) => {
 			if (!list) return;
+			const seg = segments[s];
+			const row = (scores[s] ??= new Float64Array(seg.docs.length));
 			for (let i = 0; i < list.length; i += 2) {
 				const d = list[i];
 				if (!ok[s][d]) continue;
 				const tf = list[i + 1];
-				scores[s][d] += (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * seg.lengths[d]) / avg));
+				if (row[d] === 0) touched.push(s, d);
+				row[d] += (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * seg.lengths[d]) / avg));
 			}
 		});
 	}
 	const top = new TopK(k);
-	scores.forEach((row, s) =>
-		row.forEach((score, d) => {
-			if (score > 0 && score > top.min) top.push(score, s, d);
-		}),
-	);
+	for (let i = 0; i < touched.length; i += 2) {
+		const s = touched[i];
+		const d = touched[i + 1];
+		const score = scores[s]![d];
+		if (score > top.min) top.push(score, s, d);
+	}
 	return top.sorted().map(({ score, a, b }) => ({ ...segments[a].docs[b], score }));
 }

@@ -13,8 +13,8 @@ import type { Versioned } from '../../store/document-store';
 import { storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../vector-segment';
-import { bm25 } from './bm25';
-import type { LexicalMatch } from './bm25';
+import { bm25, scopeOf } from './bm25';
+import type { LexicalMatch, SearchScope } from './bm25';
 import type { ChunkFilter } from '../filter';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
@@ -42,11 +42,14 @@ const segments = new BoundedCache<LexicalSegment>({
 const tails = new BoundedCache<LexicalSegment>({ name: 'lexical tails', maxEntries: 64 });
 /** Which documents are live, per manifest version and set of loaded segments. */
 const masks = new BoundedCache<Uint8Array[]>({ name: 'lexical live masks', maxEntries: 128 });
+/** Which documents a filter lets through, per live mask and filter (a user's searches reuse it). */
+const scopes = new BoundedCache<SearchScope>({ name: 'lexical search scopes', maxEntries: 256 });
 
 export function clearLexicalCache(): void {
 	segments.clear();
 	tails.clear();
 	masks.clear();
+	scopes.clear();
 }
 
 const levelOf = (count: number) =>
@@ -198,10 +201,26 @@ export class LexicalIndex {
 		}
 	}
 
+	/** What a filtered search may return, from the live masks (cached as they are). */
+	private scopeOf(
+		manifest: Versioned<LexicalManifest>,
+		loaded: LexicalSegment[],
+		filter: ChunkFilter,
+	): SearchScope {
+		const f = [filter.sessionId, filter.userId, filter.since, filter.until];
+		const id = [this.loadedId(manifest, loaded), JSON.stringify(f)].join('\n');
+		return scopes.getOrSet(id, () => scopeOf(loaded, this.liveOf(manifest, loaded), filter));
+	}
+
+	/** Names a manifest version and the segments loaded from it (what cached masks depend on). */
+	private loadedId(manifest: Versioned<LexicalManifest>, loaded: LexicalSegment[]): string {
+		const id = [this.cacheId(this.manifestKey), manifest.version, ...loaded.map((x) => x.key)];
+		return id.join('\n');
+	}
+
 	/** Live documents per loaded segment: a later copy of a chunk ID supersedes earlier ones. */
 	private liveOf(manifest: Versioned<LexicalManifest>, loaded: LexicalSegment[]): Uint8Array[] {
-		const id = [this.cacheId(this.manifestKey), manifest.version, ...loaded.map((x) => x.key)];
-		return masks.getOrSet(id.join('\n'), () => {
+		return masks.getOrSet(this.loadedId(manifest, loaded), () => {
 			const seen = new Set<string>();
 			const out: Uint8Array[] = new Array(loaded.length);
 			for (let s = loaded.length - 1; s >= 0; s--) {
@@ -303,7 +322,7 @@ export class LexicalIndex {
 	async search(query: string, k: number, filter: ChunkFilter = {}): Promise<LexicalMatch[]> {
 		const { manifest, loaded } = await this.load(filter);
 		if (manifest.version === null) return [];
-		return bm25(query, loaded, this.liveOf(manifest, loaded), filter, k);
+		return bm25(query, loaded, this.scopeOf(manifest, loaded, filter), k);
 	}
 }
 

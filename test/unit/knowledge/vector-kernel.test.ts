@@ -138,6 +138,22 @@ describe('int8 kernel (WebAssembly SIMD)', () => {
 		assert.ok(weight < stored.size + 100 * strideOf(100) + 2 * 65536, `${weight} bytes`);
 	});
 
+	it('a sparse mask: the marked rows get the sums a full pass gives, run by run', () => {
+		const dims = 200;
+		const rows = normalised(randomRows(300, dims, seededRandom(31)));
+		const quant = new QuantizedRows(rows, 300, dims);
+		const query = quantizeQuery(normalised(randomRows(1, dims, seededRandom(32))));
+		const full = Int32Array.from(quant.dots(query));
+		// Runs of 1, 2, … rows apart, the last one ending with the rows: a tenth of them marked.
+		const mask = new Uint8Array(300);
+		for (let r = 0, len = 1; r < 300; r += len * 10, len = (len % 5) + 1)
+			mask.fill(1, r, Math.min(300, r + len));
+		mask.fill(1, 297);
+		quant.dots(query, new Uint8Array(300)); // nothing marked: computes nothing
+		const sparse = quant.dots(query, mask);
+		for (let r = 0; r < 300; r++) if (mask[r]) assert.equal(sparse[r], full[r], `row ${r}`);
+	});
+
 	it('a zero row scores 0 with a zero bound', () => {
 		const quant = new QuantizedRows(new Float32Array(64), 1, 64);
 		const query = quantizeQuery(normalised(randomRows(1, 64, seededRandom(3))));
@@ -223,6 +239,37 @@ describe('vector search: int8 first pass, exact rerank', () => {
 			assert.deepEqual(fast, plain, JSON.stringify(filter));
 			assert.equal(new Set(fast.map((h) => h.id)).size, fast.length, 'each chunk once');
 		}
+	});
+
+	it('one user of ten, in runs of 1 to 40 rows up to the segment’s end: the same hits as an exact pass', async () => {
+		const index = setup();
+		const rand = seededRandom(21);
+		const rows = randomRows(1000, 96, rand);
+		// Users own consecutive runs of rows (as a sync writes one conversation after another).
+		const owners: string[] = [];
+		for (let u = 0; owners.length < rows.length; u++) {
+			const run = 1 + Math.floor((rand() + 0.5) * 40);
+			for (let i = 0; i < run && owners.length < rows.length; i++) owners.push(`u${u % 10}`);
+		}
+		owners[rows.length - 1] = 'u3'; // a run that ends with the segment
+		await index.add(
+			rows.map((_, i) => chunk(i, { user_id: owners[i] })),
+			rows,
+		);
+		const [query] = randomRows(1, 96, seededRandom(22));
+		const { fast, plain } = await bothWays(index, query, 15, { userId: 'u3' });
+		assert.deepEqual(fast, plain);
+		const mine = owners.flatMap((o, i) => (o === 'u3' ? [i] : []));
+		const exact = bruteForce(
+			mine.map((i) => rows[i]),
+			mine.map((i) => `c${i}`),
+			query,
+			15,
+		);
+		assert.deepEqual(
+			fast.map((h) => h.id),
+			exact.map((e) => e.id),
+		);
 	});
 
 	it('withVectors returns each hit’s normalised Float32 row', async () => {
