@@ -124,6 +124,8 @@ cat <<EOF
   n8n is running with LLM with Memory (memory on local disk: $HOME_DIR/.n8n/llm-memory)
 
   Chat URL:  $CHAT_URL
+             Reload the chat page: the conversation comes back (the Chat Trigger loads it
+             from the LLM Memory Store), and the next answer still sees every message.
   Editor:    http://127.0.0.1:$PORT/   (create the owner account on first visit)
 
   Try it from a terminal:
