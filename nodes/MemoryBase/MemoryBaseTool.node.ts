@@ -13,7 +13,8 @@ import { runOperation } from '../shared/operation';
 import { optionalEmbedder } from '../shared/long-term/long-term';
 import { connectedVectorStore } from './methods/connections';
 import { baseIdProperty, sessionScopeProperty, userIdProperty } from './operations/fields';
-import { search, searchProperties } from './operations/search';
+import { emptySearchMessage, search, searchProperties } from './operations/search';
+import { memoryBaseFor } from './methods/base';
 
 /**
  * The Memory Base's Search as a tool for n8n's AI Agent: a sub-node with its own Embedding input (and an
@@ -88,15 +89,9 @@ export class MemoryBaseTool implements INodeType {
 		};
 		const found = await runOperation(this, search, connections);
 		// The model reads the answer: an empty list would look like "nothing relevant" when in truth
-		// nothing was captured yet (or nothing matched), so it is said in words.
+		// nothing was captured yet, so which of the two it is is said in words.
 		if (found.length > 0) return [found];
-		return [
-			[
-				{
-					json: { response: 'No memories matched (or nothing was captured yet).' },
-					pairedItem: { item: 0 },
-				},
-			],
-		];
+		const base = await memoryBaseFor(this, 0, connections);
+		return [[{ json: { response: await emptySearchMessage(base) }, pairedItem: { item: 0 } }]];
 	}
 }

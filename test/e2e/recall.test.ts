@@ -82,6 +82,22 @@ function baseWorkflow(): Json {
 	return w.json();
 }
 
+/** Chat Trigger → AI Agent with a Memory Base Tool on a base nothing was ever captured into. */
+const EMPTY = { id: 'e2eRecallEmpty01', webhookId: 'e2e0c0de-0000-4000-8000-0000000rc201' };
+function emptyBaseWorkflow(): Json {
+	const w = new WorkflowBuilder(EMPTY.id, 'recall: a memory base with nothing captured');
+	const agent = w.agent('Agent', 'empty base agent');
+	w.main(w.chatTrigger(EMPTY.webhookId), agent);
+	const tool = w.add({
+		name: 'Long-term memory',
+		type: MB_TOOL_TYPE,
+		typeVersion: 1,
+		parameters: { baseId: 'never-captured' },
+	});
+	w.sub(tool, 'ai_tool', agent);
+	return w.json();
+}
+
 async function chat(
 	wf: { webhookId: string },
 	sessionId: string,
@@ -121,6 +137,7 @@ describe('Long-term recall across conversations on a real n8n', () => {
 				agentWorkflow(AGENT3.id, AGENT3.webhookId, 3.1),
 				agentWorkflow(AGENT2.id, AGENT2.webhookId, 2.2),
 				baseWorkflow(),
+				emptyBaseWorkflow(),
 			],
 		});
 	});
@@ -221,5 +238,21 @@ describe('Long-term recall across conversations on a real n8n', () => {
 				? viaTool.body
 				: String((await failedSince(n8n!, BASE.id, before)).errorMessage);
 		assert.match(told, /lexical index is missing/);
+	});
+
+	it('the Tool on a base that never captured anything tells the model so, not an empty list', async () => {
+		const reply = await chat(
+			EMPTY,
+			'empty-1',
+			'what did I say? [[fake:tool=Long-term memory:{"query":"anything at all"}]]',
+		);
+		assert.equal(reply.status, 200, reply.body);
+		const after = requestFor('what did I say?');
+		const tool = (after.body.messages as Json[]).find((m) => m.role === 'tool');
+		assert.ok(tool, texts(after).join('\n'));
+		assert.match(
+			contentText(tool.content),
+			/Nothing captured yet: memory base "never-captured" is empty/,
+		);
 	});
 });

@@ -191,6 +191,21 @@ describe('Memory Base node (in-process n8n)', () => {
 		assert.deepEqual(all.map((m) => m.sessionId).sort(), ['alice', 'bob']);
 	});
 
+	it('Search with nothing found says why in the output pane: an empty base, or no match', async () => {
+		const hint = (r: WorkflowRunResult) => r.runData['Memory Base'][0].hints?.map((h) => h.message);
+		const empty = await run({ operation: 'search', sessionScope: 'all' }, [{ chatInput: 'x' }]);
+		assert.deepEqual(ok(empty), []);
+		assert.deepEqual(hint(empty), [
+			'Nothing captured yet: memory base "wf-mb" is empty, so there is nothing to search.',
+		]);
+		ok(await say('alice', 'The boat is moored at pier nine'));
+		const none = await run({ operation: 'search', sessionScope: 'all' }, [
+			{ chatInput: 'quantum chromodynamics' },
+		]);
+		assert.deepEqual(ok(none), []);
+		assert.deepEqual(hint(none), ['No memories matched.']);
+	});
+
 	it('items of one execution and conversation are one stride; other conversations their own', async () => {
 		const out = ok(
 			await run({ operation: 'capture', threshold: 3 }, [

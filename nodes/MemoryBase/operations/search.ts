@@ -6,7 +6,7 @@ import type {
 } from 'n8n-workflow';
 
 import { MAX_TOP_K } from '../../../src';
-import type { SearchMode } from '../../../src';
+import type { MemoryBase, SearchMode } from '../../../src';
 import { showForOperations } from '../../shared/display';
 import { nodeError } from '../../shared/errors';
 import { numberParameter } from '../../shared/parameters';
@@ -73,7 +73,7 @@ export function searchProperties(
 			default: 0,
 			typeOptions: { minValue: 0 },
 			description:
-				'Weigh newer messages up: one this many days old counts ¾ of a new one of the same relevance, a very old one ½. 0: no recency.',
+				'Weigh newer messages up: one this many days old counts 0.85 of a new one of the same relevance, a very old one 0.7. 0: no recency.',
 			...displayOptions,
 		},
 	];
@@ -100,12 +100,16 @@ export async function searchItem(
 		...scopeOf(ctx, i),
 		...(halfLife > 0 ? { halfLifeDays: halfLife } : {}),
 	});
-	if (matches.length === 0 && (await base.config()) === null)
-		ctx.addExecutionHints?.({
-			message: `Memory base "${base.baseId}" has captured nothing yet: nothing to search`,
-			location: 'outputPane',
-		});
+	if (matches.length === 0)
+		ctx.addExecutionHints?.({ message: await emptySearchMessage(base), location: 'outputPane' });
 	return matches.map((m) => ({ json: { ...m } }));
+}
+
+/** Why a search found nothing, in words: a base that never captured anything is not "no match". */
+export async function emptySearchMessage(base: MemoryBase): Promise<string> {
+	return (await base.config()) === null
+		? `Nothing captured yet: memory base "${base.baseId}" is empty, so there is nothing to search.`
+		: 'No memories matched.';
 }
 
 export const search: MemoryBaseOperation = {
