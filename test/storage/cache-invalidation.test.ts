@@ -253,7 +253,14 @@ for (const backend of backends)
 			await base.capture({ sessionId: 'alice', runId: 'r1', texts: ['alice likes teal paint'] });
 			await base.capture({ sessionId: 'bob', runId: 'r2', texts: ['bob likes red paint'] });
 			const search = async (sessionId?: string) =>
-				(await base.search('likes paint', { k: 10, sessionId })).map((h) => h.text).sort();
+				(
+					await base.search('likes paint', {
+						k: 10,
+						...(sessionId ? { sessionId } : { allUsers: true }),
+					})
+				)
+					.map((h) => h.text)
+					.sort();
 			const remote = async (sessionId?: string) =>
 				(
 					(await reader.ask({ op: 'search', baseId: 'kb', query: 'likes paint', sessionId }))

@@ -3,6 +3,7 @@
 // sync killed while holding its lock blocks the next one only until the lock expires.
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
@@ -60,6 +61,18 @@ async function worker(config: Record<string, unknown>): Promise<any> {
 	return JSON.parse(stdout);
 }
 
+/** Workers that start their action at the same moment, once every one of them is loaded. */
+async function together(configs: Array<Record<string, unknown>>): Promise<any[]> {
+	const barrier = tempDir('mb-barrier');
+	const runs = Promise.all(configs.map((c) => worker({ ...c, barrier })));
+	const ready = () => readdirSync(barrier).filter((f) => f.startsWith('ready-')).length;
+	const deadline = Date.now() + 120_000;
+	while (ready() < configs.length && Date.now() < deadline)
+		await new Promise((r) => setTimeout(r, 20));
+	writeFileSync(path.join(barrier, 'go'), '');
+	return runs;
+}
+
 after(async () => (await ensureRgw()).stop());
 
 for (const backend of backends)
@@ -103,19 +116,15 @@ for (const backend of backends)
 
 		it('4 processes capture into 2 conversations at once: nothing lost, each output ingested once', async () => {
 			const { storage, worker: w } = await backend.make();
-			const startAt = Date.now() + 2500;
-			const outs = await Promise.all(
-				['a', 'b', 'c', 'd'].map((tag) =>
-					worker({
-						...w,
-						action: 'capture',
-						sessions: ['x', 'y'],
-						strides: 12,
-						threshold: 5,
-						tag,
-						startAt,
-					}),
-				),
+			const outs = await together(
+				['a', 'b', 'c', 'd'].map((tag) => ({
+					...w,
+					action: 'capture',
+					sessions: ['x', 'y'],
+					strides: 12,
+					threshold: 5,
+					tag,
+				})),
 			);
 			assert.deepEqual(
 				outs.map((o) => o.errors),
@@ -144,11 +153,14 @@ for (const backend of backends)
 			const base = new MemoryBase({ storage, baseId: 'wf', embedder, autoCapture: false });
 			for (let i = 0; i < 6; i++)
 				await base.capture({ sessionId: 's', runId: `r${i}`, texts: [`fact number ${i}`] });
-			const startAt = Date.now() + 2500;
-			const outs = await Promise.all(
-				['a', 'b', 'c', 'd'].map((tag) =>
-					worker({ ...w, action: 'sync', sessions: ['s'], embedDelayMs: 1500, tag, startAt }),
-				),
+			const outs = await together(
+				['a', 'b', 'c', 'd'].map((tag) => ({
+					...w,
+					action: 'sync',
+					sessions: ['s'],
+					embedDelayMs: 1500,
+					tag,
+				})),
 			);
 			const ran = outs.filter((o) => o.result);
 			const refused = outs.filter((o) => o.error);

@@ -53,7 +53,9 @@ async function answer(c: Command): Promise<unknown> {
 				baseId: c.baseId as string,
 				embedder: new TestEmbedder(),
 			});
-			const hits = await base.search(c.query as string, { k: 20, sessionId: c.sessionId });
+			// Without a conversation, every user's memories: said explicitly, as the engine requires.
+			const scope = c.sessionId ? { sessionId: c.sessionId } : { allUsers: true };
+			const hits = await base.search(c.query as string, { k: 20, ...scope });
 			return hits.map((h) => h.text);
 		}
 		default:

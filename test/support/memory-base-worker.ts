@@ -1,9 +1,12 @@
 // Child process for the Memory Base storage tests: captures strides or syncs a session of one base.
 //   memory-base-worker.ts <config-json>
 // config: { backend: 'disk'|'s3', root?, endpoint?, bucket?, action: 'capture'|'sync', sessions,
-//           strides?, threshold?, embedDelayMs?, hang?, leaseMs?, tag, startAt }
+//           strides?, threshold?, embedDelayMs?, hang?, leaseMs?, tag, startAt?, barrier? }
 // Prints { captured, syncs, skipped, errors } (capture) or { result } / { error: name, message } (sync).
 // With `hang`, embedding never answers: the process holds the sync's lock until it is killed.
+import { existsSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+
 import { fakeEmbedding } from '../../demo/model-server';
 import { MemoryBase, SyncRunningError } from '../../src';
 import type { Embedder } from '../../src';
@@ -19,8 +22,23 @@ interface Config extends WorkerBackend {
 	hang?: boolean;
 	leaseMs?: number;
 	tag: string;
-	/** Wall-clock time (ms) to start at, so that every worker starts at once. */
-	startAt: number;
+	/** Wall-clock time (ms) to start at. */
+	startAt?: number;
+	/**
+	 * A folder: the worker writes ready-<tag> there once set up, then starts when "go" appears. Every
+	 * worker then starts at once however long the others took to load (a fixed startAt is missed
+	 * under load, and a late worker finds the work already done).
+	 */
+	barrier?: string;
+}
+
+async function startTogether(): Promise<void> {
+	if (!config.barrier) {
+		await new Promise((r) => setTimeout(r, Math.max(0, (config.startAt ?? 0) - Date.now())));
+		return;
+	}
+	writeFileSync(path.join(config.barrier, `ready-${config.tag}`), '');
+	while (!existsSync(path.join(config.barrier, 'go'))) await new Promise((r) => setTimeout(r, 10));
 }
 
 const config = JSON.parse(process.argv[2]) as Config;
@@ -48,7 +66,7 @@ const embedder: Embedder = {
 		leaseMs: config.leaseMs ?? 10_000,
 		maxAttempts: 100,
 	});
-	await new Promise((resolve) => setTimeout(resolve, Math.max(0, config.startAt - Date.now())));
+	await startTogether();
 	if (config.action === 'sync') {
 		try {
 			const result = await base.sync({ sessionId: config.sessions[0] });
