@@ -2,8 +2,9 @@
 import { MemoryError } from './base';
 
 /**
- * A sync of the memory base (one session, or the whole base) is already running: the seed's 409
- * Conflict. Nothing was changed. `sessionId` is null when the whole base is being synced.
+ * A sync of the memory base (one session, or the whole base) is already running: a conflict, not a
+ * failure, so the caller can retry once it has finished. Nothing was changed. `sessionId` is null
+ * when the whole base is being synced.
  */
 export class SyncRunningError extends MemoryError {
 	constructor(

@@ -10,7 +10,7 @@ import type { MemoryStorage } from '../store/storage';
 import { THREAD_FACTS } from './thread';
 
 /**
- * The whole conversation stored at `key` as one version-1 document (the seed's single-document JSON),
+ * The whole conversation stored at `key` as one version-1 document (the single-document JSON format),
  * all messages in order, sealed ones included, with the head's other fields kept. Null when the key
  * does not exist. Unreadable parts are errors naming their key.
  */

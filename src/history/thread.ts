@@ -41,7 +41,8 @@ export function threadStart(
 
 /**
  * Yields the thread ending at `start`, newest first, by following parent_message_id.
- * Messages on other branches, parentless or not, are never visited (Dify #39031).
+ * Messages on other branches, parentless or not, are never visited: a regenerated first message (a
+ * second root) neither cuts the live thread short nor joins it.
  * Stops at a root (null parent) or at a parent that is not stored (history loaded partially).
  */
 export function* walkThread(

@@ -18,8 +18,9 @@ export interface ListKnowledgeBasesOptions {
 
 /**
  * The knowledge bases stored under `{prefix}knowledge_base/`, by ID. A Memory Base's knowledge base is
- * flagged `is_memory_base: true` and hidden from retrieval (as in the seed: it stays in the full listing,
- * and the base's own Search reads it). An unreadable metadata object is skipped.
+ * flagged `is_memory_base: true` and hidden from retrieval, so general retrieval never mixes a base's
+ * captured conversations into its answers (it stays in the full listing, and the base's own Search
+ * reads it). An unreadable metadata object is skipped.
  */
 export async function listKnowledgeBases(
 	storage: MemoryStorage,

@@ -16,7 +16,7 @@ import { ingest, summary } from './sync';
 import type { DeleteResult, ForgetResult, SessionSyncResult, SyncResult } from './types';
 
 /**
- * Rebuilds the knowledge base from the capture log (the seed's Regenerate): with every lock held,
+ * Rebuilds the knowledge base from the capture log (the node's Regenerate): with every lock held,
  * resets each session's cursor (and raises its epoch, so no older sync can move it), deletes the
  * index, then syncs every session from the start. Interrupted, it leaves cursors at or below what
  * is indexed, so the next sync or Regenerate carries on.

@@ -6,7 +6,7 @@ import { decodeJsonObject, encodeJson } from '../store/codec';
 import { parse } from '../store/parse';
 import type { DocumentCodec } from '../store/document-store';
 
-/** `memory_base/{base_id}/config.json`: the base's settings (the seed's MemoryBase row). */
+/** `memory_base/{base_id}/config.json`: the base's settings (threshold, auto capture, knowledge base). */
 export interface MemoryBaseConfig {
 	base_id: string;
 	/** The knowledge base it ingests into (flagged `is_memory_base`). */
@@ -56,7 +56,7 @@ export interface RecentRun {
 
 /**
  * `memory_base/{base_id}/sessions/{session_id}/log.json`: a session's capture log and its sync state
- * (the seed's MemoryBaseSession). Messages 1 … next_seq − 1 are captured; those up to `cursor` are in
+ * (one per session and base). Messages 1 … next_seq − 1 are captured; those up to `cursor` are in
  * the knowledge base. The oldest live in write-once `sealed` blocks, at most SEAL_AT inline, so a
  * capture rewrites a bounded log whatever is pending.
  */
@@ -94,7 +94,7 @@ export interface Lease {
 	expires_at: string;
 }
 
-/** `knowledge_base/{kb_id}/embedding_metadata.json` (the seed's file of the same name). */
+/** `knowledge_base/{kb_id}/embedding_metadata.json`: the knowledge base's vectors and chunking. */
 export interface KnowledgeBaseMetadata {
 	kb_id: string;
 	/** True for a knowledge base a memory base created: general retrieval leaves it out. */

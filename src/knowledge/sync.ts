@@ -24,8 +24,8 @@ export function summary(p: BaseParts, sessions: SessionSyncResult[]): SyncResult
 }
 
 /**
- * Ingests what is pending (the seed's flush), whatever the threshold: one session, or every session
- * of the base. SyncRunningError when a sync of that session, or of the whole base, is running.
+ * Ingests what is pending, whatever the threshold: one session, or every session of the base.
+ * SyncRunningError when a sync of that session, or of the whole base, is running.
  */
 export async function sync(
 	p: BaseParts,

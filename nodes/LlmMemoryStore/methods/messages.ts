@@ -4,7 +4,7 @@ import { messageText } from '../../shared/message-text';
 type ToolCall = NonNullable<PromptMessage['tool_calls']>[number];
 
 /**
- * Chat messages in LangChain's shape without depending on LangChain (next-wave.md §A.3). The data are
+ * Chat messages in LangChain's shape without depending on LangChain. The data are
  * own enumerable fields (`type`, `content`, `additional_kwargs`, `tool_calls`, `tool_call_id`, `name`,
  * `id`); `getType()` and `toJSON()` live on the prototype. There is deliberately no `_getType`: LangChain
  * then treats the object as a message-like value and rebuilds it as its own HumanMessage / AIMessage /

@@ -1,7 +1,7 @@
 import type { ChunkType, IExecuteFunctions } from 'n8n-workflow';
 
 /**
- * One item's answer streamed to a Chat Trigger whose response mode is Streaming (next-wave.md §B):
+ * One item's answer streamed to a Chat Trigger in Streaming mode, as n8n's AI Agent streams:
  * `begin`, one `item` per piece of text, then `end`, or `error` with the message. The chat widget keys a
  * bubble by node and run, so every item gets a complete begin … end/error sequence, even when it fails
  * before the model is called. sendChunk is typed void but is async in n8n: it is awaited to keep order.
