@@ -15,6 +15,14 @@ export const storedFileSchema = z
 		name: z.string(),
 		size: z.number().int().nonnegative(),
 		belongs_to: z.enum(['user', 'assistant']),
+		/** The file's text as the model gets it (text files and PDFs), cut to the per-file token limit. */
+		text: z.string().optional(),
+		/** The text was cut: the model is told so. */
+		text_truncated: z.boolean().optional(),
+		/** Why no text could be read (a corrupt PDF, a scanned one): the model gets this note instead. */
+		text_error: z.string().optional(),
+		/** A PDF's page count (what a PDF sent as a file part is counted by). */
+		pages: z.number().int().nonnegative().optional(),
 	})
 	.refine((f) => (f.transfer_method === 'remote_url' ? f.url !== undefined : f.key !== undefined), {
 		message: 'remote_url files need "url"; local_file and tool_file files need "key"',
