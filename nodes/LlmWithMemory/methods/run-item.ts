@@ -5,6 +5,7 @@ import { answerWithData } from './data-turn';
 import { resolveInput } from './input';
 import { persistTurn, readMemory } from './memory';
 import { callModel } from './model';
+import { readItemFiles } from './read-files';
 import type { ChatModel } from './model';
 import { formatOutput } from './output';
 import { buildPrompt } from './prompt';
@@ -55,13 +56,13 @@ async function answerItem(
 	model: ChatModel,
 	stream: ChatStream | undefined,
 ): Promise<IDataObject> {
-	const input = await resolveInput(ctx, i);
+	const input = await readItemFiles(ctx, await resolveInput(ctx, i), model);
 	if (input.versioned)
 		return await answerWithData(ctx, i, model, { ...input, versioned: input.versioned }, stream);
 	const opened = await readMemory(ctx, i, input, model);
 	const prompt = buildPrompt(input, opened?.history, opened?.recalled?.section);
 	const answer = await callModel(ctx, i, model, prompt, stream);
-	if (!opened) return formatOutput(input, answer);
+	if (!opened) return formatOutput(input, answer.text);
 	const added = await persistTurn(ctx, i, opened, input, answer);
-	return formatOutput(input, answer, opened, added);
+	return formatOutput(input, answer.text, opened, added);
 }
