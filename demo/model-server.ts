@@ -27,6 +27,10 @@
  * the tool results are in (the conversation ends with tool messages), the answer is text again:
  *   FAKE-LLM reply to "<last user text>" with tool results [<result>, …] (saw <n> messages: <roles>)
  *
+ * Images the model returns: a last user message containing `[[fake:image]]` gets, beside the text, one
+ * generated image, FAKE_IMAGE_PNG (a 1×1 PNG), as a data URL in the message's `images` list, the shape
+ * OpenRouter returns generated images in and LangChain's ChatOpenAI reads (streamed: in the last delta).
+ *
  * Embeddings (n8n's Embeddings OpenAI node, for the Memory Base): each input text becomes hashed word
  * features, L2-normalised (`fakeEmbedding`): lower-cased letter/digit words minus a few stop words, each
  * adding 1 at an index given by its FNV-1a hash (mixed), so texts that share words are similar (cosine) and
@@ -92,6 +96,18 @@ export interface FakeOpenAi {
 	clear(): void;
 	close(): Promise<void>;
 }
+
+/** The image `[[fake:image]]` asks for: a 1×1 PNG, always the same bytes. */
+export const FAKE_IMAGE_PNG = Buffer.from(
+	'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==',
+	'base64',
+);
+const FAKE_IMAGES = [
+	{
+		type: 'image_url',
+		image_url: { url: `data:image/png;base64,${FAKE_IMAGE_PNG.toString('base64')}` },
+	},
+];
 
 /** The default deterministic reply. */
 export function describeReply(messages: ChatMessage[]): string {
@@ -258,6 +274,10 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 
 			const toolCalls = requestedToolCalls(messages, body, entry.seq);
 			const text = toolCalls.length ? '' : makeReply(messages, body);
+			const images =
+				!toolCalls.length && lastUserText(messages).includes('[[fake:image]]')
+					? { images: FAKE_IMAGES }
+					: {};
 			const promptTokens = tokens(messages.map((m) => contentText(m.content)).join('\n'));
 			const usage = {
 				prompt_tokens: promptTokens,
@@ -304,7 +324,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 					),
 				);
 				chunk(
-					{},
+					images,
 					toolCalls.length ? 'tool_calls' : 'stop',
 					body?.stream_options?.include_usage ? { usage } : {},
 				);
@@ -332,7 +352,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 							}
 						: {
 								index: 0,
-								message: { role: 'assistant', content: text },
+								message: { role: 'assistant', content: text, ...images },
 								logprobs: null,
 								finish_reason: 'stop',
 							},

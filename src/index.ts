@@ -87,9 +87,26 @@ export {
 export type { Encoding, TokenCounter } from './tokens/tokens';
 export { mergeTurns } from './history/turns';
 export { fileTypeOf } from './store/blobs';
-export type { FileInput, FileType } from './store/blobs';
-export { IMAGE_TOKEN_ESTIMATE, inputFileParts, messageTokenCount } from './prompt/files';
-export type { SkippedFile } from './prompt/files';
+export type { FileInput, FileText, FileType } from './store/blobs';
+export {
+	AUDIO_TOKENS_PER_SECOND,
+	IMAGE_TOKEN_ESTIMATE,
+	inputFileParts,
+	messageTokenCount,
+	PDF_PAGE_TOKEN_ESTIMATE,
+} from './prompt/files';
+export type { FilePartOptions, SkippedFile } from './prompt/files';
+export {
+	audioFormat,
+	DEFAULT_MAX_TOKENS_PER_FILE,
+	fileKind,
+	isReadable,
+} from './prompt/file-kinds';
+export type { FileKind, FileOptions, PdfAndAudio } from './prompt/file-kinds';
+export { capTokens, decodeText, readFiles } from './prompt/file-text';
+export { MAX_PDF_BYTES, MAX_PDF_MS, MAX_PDF_PAGES, pdfText } from './prompt/pdf-text';
+export { contentFiles, parseDataUrl } from './prompt/content-files';
+export { ASSISTANT_FILES_LEAD } from './prompt/stored';
 export type { ContentPart, ImageDetail, PromptMessage, ToolCall } from './prompt/types';
 export { historyToText } from './prompt/text';
 export type { TextPrefixes } from './prompt/text';

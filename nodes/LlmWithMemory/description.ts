@@ -1,6 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_MAX_TOKEN_LIMIT, MAIN_BRANCH } from '../../src';
+import { DEFAULT_MAX_TOKEN_LIMIT, DEFAULT_MAX_TOKENS_PER_FILE, MAIN_BRANCH } from '../../src';
 import {
 	PROMPT_DEFINED_BELOW,
 	PROMPT_FROM_CHAT_TRIGGER,
@@ -182,7 +182,38 @@ const filesOption: INodeProperties = {
 	default: 'data*',
 	placeholder: 'e.g. data0, data1 or data*',
 	description:
-		'Binary properties to send with the message (and keep in memory), comma-separated; * matches any suffix. Chat Trigger uploads arrive as data0, data1, …. Not set: the item’s images.',
+		'Binary properties to send with the message (and keep in memory), comma-separated; * matches any suffix. Chat Trigger uploads arrive as data0, data1, …. Not set: the item’s files the model can read (images, text files, PDFs; audio when sent as file parts).',
+};
+
+const maxTokensPerFileOption: INodeProperties = {
+	displayName: 'Max Tokens Per File',
+	name: 'maxTokensPerFile',
+	type: 'number',
+	default: DEFAULT_MAX_TOKENS_PER_FILE,
+	typeOptions: { minValue: 1 },
+	description:
+		'Most tokens of one text file’s or PDF’s text the model gets; longer text is cut and says so. It counts against Max History Tokens in later turns.',
+};
+
+const pdfAndAudioOption: INodeProperties = {
+	displayName: 'PDF and Audio',
+	name: 'pdfAndAudio',
+	type: 'options',
+	options: [
+		{
+			name: 'Send as Text',
+			value: 'text',
+			description: 'A PDF’s extracted text; audio as a note. Works with every model.',
+		},
+		{
+			name: 'Send as File Part',
+			value: 'file',
+			description:
+				'The PDF itself, and WAV or MP3 audio, as file parts, for models that read them (PDFs: e.g. GPT-4o, Claude, Gemini; audio: e.g. GPT-4o audio, Gemini)',
+		},
+	],
+	default: 'text',
+	description: 'How PDFs and audio files reach the model, now and when replayed from memory',
 };
 
 const memoryOptions = optionsCollection(
@@ -205,6 +236,7 @@ const memoryOptions = optionsCollection(
 			typeOptions: { minValue: 0 },
 			description: 'Token budget for the history. The oldest whole turns are dropped first.',
 		},
+		maxTokensPerFileOption,
 		{
 			displayName: 'Message ID',
 			name: 'messageId',
@@ -220,6 +252,7 @@ const memoryOptions = optionsCollection(
 			description:
 				'Continue from this earlier turn (its Message ID) instead of the newest one, e.g. to regenerate an answer. History then follows that turn’s thread.',
 		},
+		pdfAndAudioOption,
 		{
 			displayName: 'Start New Thread',
 			name: 'startNewThread',
@@ -241,7 +274,10 @@ const memoryOptions = optionsCollection(
 	WITH_MEMORY,
 );
 
-const noMemoryOptions = optionsCollection([filesOption], WITHOUT_MEMORY);
+const noMemoryOptions = optionsCollection(
+	[filesOption, maxTokensPerFileOption, pdfAndAudioOption],
+	WITHOUT_MEMORY,
+);
 
 export const properties: INodeProperties[] = [
 	...promptProperties,

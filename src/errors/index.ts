@@ -278,6 +278,20 @@ export class NoMemoryStoredError extends MemoryError {
 	}
 }
 
+/**
+ * A file whose text could not be read for the model (a corrupt or password-protected PDF, bytes that
+ * are not text). The turn goes on: the model gets a note with `reason` instead of the text.
+ */
+export class UnreadableFileError extends MemoryError {
+	constructor(
+		readonly fileName: string,
+		readonly reason: string,
+		options?: { cause?: unknown },
+	) {
+		super(`The text of "${fileName}" could not be read: ${reason}`, options);
+	}
+}
+
 // ── Memory Base (src/knowledge) ─────────────────────────────────────────────────────────────────
 
 export * from './knowledge';

@@ -4,8 +4,9 @@ import { defaultWarn } from '../common/warn';
 import type { WarningHandler } from '../common/warn';
 import { DuplicateMessageIdError, UnknownParentMessageError } from '../errors';
 import { sealedPrefix } from '../keys/layout';
+import type { FileOptions } from '../prompt/file-kinds';
 import type { SkippedFile } from '../prompt/files';
-import { storedToPrompt } from '../prompt/stored';
+import { storedMessagesToPrompt } from '../prompt/stored';
 import { historyToText } from '../prompt/text';
 import type { TextPrefixes } from '../prompt/text';
 import type { ImageDetail, PromptMessage, ToolCall } from '../prompt/types';
@@ -59,6 +60,8 @@ export interface MemoryOptions {
 	maxToolOutputChars?: number;
 	/** When the document seals its older messages into write-once segments (docs/format.md); defaults suit chat. */
 	log?: Partial<LogOptions>;
+	/** Files: the token limit of each file's text (default 2,000), how PDFs and audio are sent (default text). */
+	files?: FileOptions;
 }
 
 /** Default cap of a stored tool result: a web page or a table dump would otherwise crowd out history. */
@@ -293,22 +296,16 @@ export abstract class BufferMemory {
 		await this.checkAgainst(doc, span, ids, true);
 		const start = await threadStartIn(span, loader, options.parentMessageId);
 		const selection = await selectThread(span, loader, start, options);
-		const messages: PromptMessage[] = [];
-		const messageIds: string[] = [];
-		const skippedFiles: SkippedFile[] = [];
-		for (const turn of selection.turns) {
-			for (const m of [turn.user, ...turn.replies]) {
-				messages.push(await storedToPrompt(this.storage, m, skippedFiles, options.imageDetail));
-				messageIds.push(m.message_id);
-			}
-		}
+		const prompt = await storedMessagesToPrompt(
+			this.storage,
+			selection.turns.flatMap((t) => [t.user, ...t.replies]),
+			{ detail: options.imageDetail, pdfAndAudio: this.options.files?.pdfAndAudio },
+		);
 		return {
-			messages,
-			messageIds,
+			...prompt,
 			tokens: selection.tokens,
 			turns: selection.turns.length,
 			droppedTurns: selection.droppedTurns,
-			skippedFiles,
 			parentMessageId: start >= 0 ? (span.at(start) as StoredMessage).message_id : null,
 		};
 	}
@@ -370,6 +367,7 @@ export abstract class BufferMemory {
 			counter: this.counter,
 			createdAt: (this.options.now ?? (() => new Date()))().toISOString(),
 			maxToolOutputChars: this.options.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+			files: this.options.files ?? {},
 		};
 	}
 

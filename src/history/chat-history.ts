@@ -1,6 +1,7 @@
 import { MemoryError } from '../errors';
 import { validateId } from '../keys/ids';
 import type { ToolCall } from '../prompt/types';
+import type { FileInput } from '../store/blobs';
 import type { StoredMessage } from '../store/schema';
 import type { AddedTurn, BufferMemory, TurnInput } from './buffer-memory';
 
@@ -24,18 +25,30 @@ import type { AddedTurn, BufferMemory, TurnInput } from './buffer-memory';
  * writes parallel calls) is kept once, so a stored tool turn always replays as valid call/result pairs.
  */
 
-/** A message as callers hand it over. `id`: the stored message ID it came from, if any (kept when possible). */
+/**
+ * A message as callers hand it over. `id`: the stored message ID it came from, if any (kept when
+ * possible). `attachments`: files that came with a user message or a final answer (images in its
+ * content), stored with it as files rather than text (a listed message's `files` is only their count).
+ */
 export type ChatMessage =
-	| { role: 'user'; content: string; id?: string }
-	| { role: 'assistant'; content: string; toolCalls?: readonly ToolCall[]; id?: string }
+	| { role: 'user'; content: string; attachments?: readonly FileInput[]; id?: string }
+	| {
+			role: 'assistant';
+			content: string;
+			toolCalls?: readonly ToolCall[];
+			attachments?: readonly FileInput[];
+			id?: string;
+	  }
 	| { role: 'tool'; content: string; toolCallId: string; name?: string; id?: string }
 	| { role: 'system'; content: string; id?: string };
 
 /** A message as getMessages() lists it: what is stored, plus the open turn (no `id` yet). */
-export type ListedMessage = Exclude<ChatMessage, { role: 'system' }> & {
+export type ListedMessage = WithoutAttachments<Exclude<ChatMessage, { role: 'system' }>> & {
 	/** Number of files stored with the message (their bytes stay in storage). */
 	files?: number;
 };
+
+type WithoutAttachments<T> = T extends unknown ? Omit<T, 'attachments'> : never;
 
 type Step = NonNullable<TurnInput['steps']>[number];
 
@@ -66,8 +79,10 @@ export interface StoredTurn extends AddedTurn {
 /** One turn ready to store, and the message IDs it came with (to keep them when possible). */
 export interface GroupedTurn {
 	userContent: string;
+	userFiles?: readonly FileInput[];
 	steps: Step[];
 	assistantContent: string;
+	assistantFiles?: readonly FileInput[];
 	/** The ID the turn would like: the final answer's ID, or the user message's "<id>:user" without the suffix. */
 	preferredId?: string;
 }
@@ -132,8 +147,10 @@ function closeTurn(
 		: undefined;
 	return {
 		userContent: open.user?.content ?? '',
+		...(open.user?.attachments?.length ? { userFiles: open.user.attachments } : {}),
 		steps: pairSteps(open.steps),
 		assistantContent: answer?.content ?? '',
+		...(answer?.attachments?.length ? { assistantFiles: answer.attachments } : {}),
 		preferredId: answer?.id ?? fromUser,
 	};
 }
@@ -251,8 +268,10 @@ export class ChatHistory {
 		const turns: GroupedTurn[] = this.open ? [closeTurn(this.open)] : [];
 		turns.push({
 			userContent: turn.userContent,
+			userFiles: turn.userFiles,
 			steps: pairSteps(toMessages(turn.steps ?? [])),
 			assistantContent: turn.assistantContent,
+			assistantFiles: turn.assistantFiles,
 		});
 		const added = await this.store(turns);
 		this.open = undefined;
@@ -285,8 +304,10 @@ export class ChatHistory {
 			const messageId = this.usableId(t.preferredId, taken);
 			const turn = await this.memory.addMessages({
 				userContent: t.userContent,
+				userFiles: t.userFiles,
 				steps: t.steps,
 				assistantContent: t.assistantContent,
+				assistantFiles: t.assistantFiles,
 				...(messageId ? { messageId } : {}),
 			});
 			for (const id of [turn.messageId, turn.userMessageId]) taken.add(id);

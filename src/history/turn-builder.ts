@@ -1,6 +1,8 @@
 // A turn as it will be stored: the user's message, the tool steps in between, the answer, each with its
 // IDs, parent, token count and copied files. Built once, when the turn is added.
 import { validateDerivedId } from '../keys/ids';
+import type { FileOptions } from '../prompt/file-kinds';
+import { readFiles } from '../prompt/file-text';
 import { messageTokenCount } from '../prompt/files';
 import { storeFile } from '../store/blobs';
 import type { FileInput } from '../store/blobs';
@@ -26,6 +28,8 @@ export interface TurnContext {
 	counter: TokenCounter;
 	createdAt: string;
 	maxToolOutputChars: number;
+	/** The per-file token limit, and how PDFs and audio are sent (which decides what they cost). */
+	files: FileOptions;
 }
 
 function capToolOutput(content: string, max: number): string {
@@ -33,13 +37,14 @@ function capToolOutput(content: string, max: number): string {
 	return `${content.slice(0, max)}\n[… ${content.length - max} more characters of tool output were not kept in memory]`;
 }
 
+/** Reads the files not read yet (their text goes with them), then copies them to storage. */
 async function storeFiles(
 	ctx: TurnContext,
 	files: readonly FileInput[] | undefined,
 	belongsTo: StoredFile['belongs_to'],
 ): Promise<WrittenFile[]> {
 	const out: WrittenFile[] = [];
-	for (const f of files ?? [])
+	for (const f of await readFiles(files ?? [], ctx.counter, ctx.files))
 		out.push(await storeFile(ctx.storage, ctx.filesPrefix, f, belongsTo));
 	return out;
 }
@@ -58,7 +63,7 @@ function storedMessage(
 		role,
 		content,
 		files,
-		token_count: messageTokenCount(ctx.counter, content, files),
+		token_count: messageTokenCount(ctx.counter, content, files, ctx.files.pdfAndAudio),
 		created_at: ctx.createdAt,
 	};
 }

@@ -5,10 +5,12 @@ export interface TextPrefixes {
 	aiPrefix?: string;
 }
 
-/** Text of a message for completion-style prompts: text parts kept, images shown as "[image]". */
+const PART_NOTES = { image_url: '[image]', file: '[file]', audio: '[audio]' } as const;
+
+/** Text of a message for completion-style prompts: text parts kept, other parts shown as "[image]" etc. */
 function messageText(message: PromptMessage): string {
 	if (typeof message.content === 'string') return message.content;
-	return message.content.map((p) => (p.type === 'text' ? p.text : '[image]')).join('\n');
+	return message.content.map((p) => (p.type === 'text' ? p.text : PART_NOTES[p.type])).join('\n');
 }
 
 /** "Human: …\nAssistant: …" lines; roles other than user and assistant are skipped. */

@@ -5,6 +5,18 @@ import type { MemoryStorage } from './storage';
 
 export type FileType = StoredFile['type'];
 
+/**
+ * What was read of a file for the model, once, when its turn arrived: its text (cut to the per-file
+ * token limit: `truncated`), or why it has none (`error`), and a PDF's page count. Stored with the file,
+ * so later turns replay the same text without reading the file again.
+ */
+export interface FileText {
+	text?: string;
+	truncated?: boolean;
+	error?: string;
+	pages?: number;
+}
+
 /** A file attached to a turn, as the caller has it. */
 export type FileInput =
 	| {
@@ -13,6 +25,8 @@ export type FileInput =
 			mimeType: string;
 			name: string;
 			type?: FileType;
+			/** Set by readFiles (prompt/file-text.ts); a file without it is read when its turn is added. */
+			read?: FileText;
 	  }
 	| {
 			transferMethod: 'remote_url';
@@ -52,5 +66,24 @@ export async function storeFile(
 	// Unconditional: the same bytes may already be stored, and writing them again marks the file as in
 	// use now, so housekeeping that judged it unused before this turn keeps it (it re-checks the version).
 	await storage.put(key, input.data, { contentType: input.mimeType });
-	return { ...base, transfer_method: input.transferMethod, key, size: input.data.byteLength };
+	return {
+		...base,
+		transfer_method: input.transferMethod,
+		key,
+		size: input.data.byteLength,
+		...storedText(input.read),
+	};
+}
+
+/** The read text as the stored file's fields (only those that are set). */
+function storedText(
+	read: FileText | undefined,
+): Partial<Pick<WrittenFile, 'text' | 'text_truncated' | 'text_error' | 'pages'>> {
+	if (!read) return {};
+	const out: Partial<StoredFile> = {};
+	if (read.text !== undefined) out.text = read.text;
+	if (read.truncated) out.text_truncated = true;
+	if (read.error !== undefined) out.text_error = read.error;
+	if (read.pages !== undefined) out.pages = read.pages;
+	return out;
 }

@@ -11,6 +11,14 @@ const fileFields = {
 	transfer_method: z.enum(['local_file', 'remote_url', 'tool_file']),
 	key: z.string().min(1).optional(),
 	belongs_to: z.enum(['user', 'assistant']),
+	/** The file's text as the model gets it (text files and PDFs), cut to the per-file token limit. */
+	text: z.string().optional(),
+	/** The text was cut: the model is told so. */
+	text_truncated: z.boolean().optional(),
+	/** Why no text could be read (a corrupt PDF, a scanned one): the model gets this note instead. */
+	text_error: z.string().optional(),
+	/** A PDF's page count (what a PDF sent as a file part is counted by). */
+	pages: z.number().int().nonnegative().optional(),
 };
 const fileSize = z.number().int().nonnegative();
 

@@ -1,6 +1,8 @@
 /**
  * Talk to an n8n Chat Trigger exactly like the hosted chat widget (@n8n/chat) does:
- * POST {base}/webhook/{webhookId}/chat with JSON {"action":"sendMessage","sessionId","chatInput"}.
+ * POST {base}/webhook/{webhookId}/chat with JSON {"action":"sendMessage","sessionId","chatInput"}, or,
+ * with files (the trigger's "Allow File Uploads"), multipart/form-data with those fields and one
+ * `files` part per file, which the trigger hands on as binary data0, data1, …
  * With responseMode "lastNode" the reply is the last node's first item; the widget shows
  * `output ?? text ?? message`. A node error gives 500 {"message":"Error in workflow"}.
  */
@@ -23,6 +25,27 @@ export interface ChatTurn {
 	chatInput?: string;
 	action?: 'sendMessage' | 'loadPreviousSession';
 	metadata?: Record<string, unknown>;
+	/** Files to upload with the message, as the widget attaches them. */
+	files?: Array<{ name: string; type: string; data: Uint8Array }>;
+}
+
+/** The request body and its type: JSON, or the widget's multipart form with the files. */
+async function chatBody(
+	payload: Record<string, unknown>,
+	turn: ChatTurn,
+): Promise<{ body: Buffer; type: string }> {
+	if (!turn.files?.length)
+		return { body: Buffer.from(JSON.stringify(payload)), type: 'application/json' };
+	const form = new FormData();
+	for (const [key, value] of Object.entries(payload))
+		form.append(key, typeof value === 'string' ? value : JSON.stringify(value));
+	for (const f of turn.files) form.append('files', new Blob([f.data], { type: f.type }), f.name);
+	// Response encodes the form as fetch would, boundary included in its content type.
+	const encoded = new Response(form);
+	return {
+		body: Buffer.from(await encoded.arrayBuffer()),
+		type: encoded.headers.get('content-type') as string,
+	};
 }
 
 /**
@@ -32,16 +55,17 @@ export interface ChatTurn {
  */
 function postFresh(
 	url: string,
-	body: string,
+	request: { body: Buffer; type: string },
 	timeoutMs: number,
 ): Promise<{ status: number; body: string }> {
+	const { body, type } = request;
 	return new Promise((resolve, reject) => {
 		const req = http.request(
 			url,
 			{
 				method: 'POST',
 				agent: false,
-				headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+				headers: { 'Content-Type': type, 'Content-Length': body.byteLength },
 				timeout: timeoutMs,
 			},
 			(res) => {
@@ -76,7 +100,7 @@ export async function sendChat(
 	if (turn.chatInput !== undefined) payload.chatInput = turn.chatInput;
 	if (turn.metadata !== undefined) payload.metadata = turn.metadata;
 	const started = performance.now();
-	const res = await postFresh(url, JSON.stringify(payload), timeoutMs);
+	const res = await postFresh(url, await chatBody(payload, turn), timeoutMs);
 	const body = res.body;
 	const ms = performance.now() - started;
 	let json: any;

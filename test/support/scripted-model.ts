@@ -50,9 +50,13 @@ export interface NormalizedMessage {
 	toolCallId?: string;
 }
 
-/** A reply with tool calls (or just content), for models with `toolCalling` on. */
+/**
+ * A reply with tool calls (or just content), for models with `toolCalling` on; `parts`: content parts
+ * the model returns after its text (an image it generated), making the reply's content an array.
+ */
 export interface ScriptedTurn {
 	content?: string;
+	parts?: unknown[];
 	tool_calls?: Array<{ name: string; args: Record<string, unknown>; id?: string }>;
 	invalid_tool_calls?: Array<{ name: string; args?: string; id?: string; error?: string }>;
 }
@@ -80,7 +84,7 @@ export interface ScriptedModelCall {
 }
 
 export interface ScriptedReply {
-	content: string;
+	content: string | unknown[];
 	tool_calls?: Array<{
 		name: string;
 		args: Record<string, unknown>;
@@ -214,8 +218,9 @@ function makeReply(
 	const calls = typeof turn === 'string' ? undefined : turn.tool_calls;
 	const input = messages.reduce((sum, m) => sum + approxTokens(m.content), 0);
 	const output = approxTokens(content);
+	const parts = typeof turn === 'string' ? undefined : turn.parts;
 	return {
-		content,
+		content: parts ? [{ type: 'text', text: content }, ...parts] : content,
 		...(calls
 			? {
 					tool_calls: calls.map((c, n) => ({

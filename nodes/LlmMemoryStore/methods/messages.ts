@@ -1,4 +1,11 @@
-import type { ChatMessage, ContentPart, ListedMessage, PromptMessage } from '../../../src';
+import { contentFiles } from '../../../src';
+import type {
+	ChatMessage,
+	ContentPart,
+	FileInput,
+	ListedMessage,
+	PromptMessage,
+} from '../../../src';
 import { messageText } from '../../shared/message-text';
 
 type ToolCall = NonNullable<PromptMessage['tool_calls']>[number];
@@ -236,7 +243,7 @@ export function toChatMessage(message: unknown): ChatMessage {
 		return {
 			role,
 			content: contentText(fields.content),
-			...(toolCalls.length ? { toolCalls } : {}),
+			...(toolCalls.length ? { toolCalls } : attachmentsOf(fields.content, 'tool_file')),
 			...id,
 		};
 	}
@@ -250,19 +257,43 @@ export function toChatMessage(message: unknown): ChatMessage {
 			...id,
 		};
 	}
+	if (role === 'user')
+		return { role, content: contentText(fields.content), ...attachmentsOf(fields.content), ...id };
 	return { role, content: contentText(fields.content), ...id };
 }
 
-/** A value of saveContext's input or output values: the named key, else the only key (LangChain's rule). */
-export function contextValue(values: unknown, key: string, what: string): string {
-	if (typeof values === 'string') return values;
+/**
+ * Images (and file or audio blocks) in array content, as files to store beside the text: copied
+ * content-addressed and replayed as parts, never kept as text. 'tool_file': a model returned them.
+ */
+function attachmentsOf(
+	content: unknown,
+	transferMethod: 'local_file' | 'tool_file' = 'local_file',
+): { attachments?: FileInput[] } {
+	const attachments = contentFiles(content, transferMethod);
+	return attachments.length ? { attachments } : {};
+}
+
+/**
+ * A value of saveContext's input or output values (the named key, else the only key: LangChain's rule)
+ * as text, and the files in it when it is array content (images a caller passed along).
+ */
+export function contextContent(
+	values: unknown,
+	key: string,
+	what: string,
+	transferMethod: 'local_file' | 'tool_file',
+): { text: string; files?: FileInput[] } {
+	if (typeof values === 'string') return { text: values };
 	const record = (values ?? {}) as Loose;
-	if (key in record) return contentText(record[key]);
 	const keys = Object.keys(record).filter(
 		(k) => k !== 'chat_history' && k !== 'system_message' && k !== 'formatting_instructions',
 	);
-	if (keys.length === 1) return contentText(record[keys[0]]);
-	throw new Error(
-		`saveContext: expected the ${what} under "${key}", got keys ${JSON.stringify(Object.keys(record))}`,
-	);
+	if (!(key in record) && keys.length !== 1)
+		throw new Error(
+			`saveContext: expected the ${what} under "${key}", got keys ${JSON.stringify(Object.keys(record))}`,
+		);
+	const value = key in record ? record[key] : record[keys[0]];
+	const files = contentFiles(value, transferMethod);
+	return { text: contentText(value), ...(files.length ? { files } : {}) };
 }

@@ -2,7 +2,7 @@ import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
 import type { ChatHistory, History, PromptMessage, StoredTurn, TurnInput } from '../../../src';
 import type { LongTermMemory, Recalled } from '../../shared/long-term/long-term';
-import { contextValue, historyMessages } from './messages';
+import { contextContent, historyMessages } from './messages';
 import type { StoreMessage } from './messages';
 import { logged, serialize, StoreChatHistory } from './store-history';
 
@@ -116,9 +116,13 @@ export class StoreMemory {
 			this.itemIndex,
 			{ action: 'saveContext', input: inputValues, output: outputValues },
 			async () => {
+				const input = contextContent(inputValues, this.inputKey, 'input', 'local_file');
+				const output = contextContent(outputValues, this.outputKey, 'output', 'tool_file');
 				const turn: TurnInput = {
-					userContent: contextValue(inputValues, this.inputKey, 'input'),
-					assistantContent: contextValue(outputValues, this.outputKey, 'output'),
+					userContent: input.text,
+					userFiles: input.files,
+					assistantContent: output.text,
+					assistantFiles: output.files,
 				};
 				return await this.chatHistory.stored(await this.history.saveTurn(turn));
 			},

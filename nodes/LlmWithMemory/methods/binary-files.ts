@@ -1,6 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import type { FileInput } from '../../../src';
+import { isReadable } from '../../../src';
+import type { FileInput, PdfAndAudio } from '../../../src';
 
 function matcher(pattern: string): (name: string) => boolean {
 	if (!pattern.endsWith('*')) return (name) => name === pattern;
@@ -9,19 +10,23 @@ function matcher(pattern: string): (name: string) => boolean {
 }
 
 /**
- * The item's binary files to send and remember. With no setting, its images (as n8n's AI Agent
- * passes them through); otherwise the named properties, "*" matching any suffix.
+ * The item's binary files to send and remember. With no setting, the files the model can read (images,
+ * text files and PDFs, as n8n's AI Agent passes them through; audio too when it goes as file parts);
+ * otherwise the named properties, "*" matching any suffix.
  */
 export async function itemFiles(
 	ctx: IExecuteFunctions,
 	itemIndex: number,
 	setting: string | undefined,
+	pdfAndAudio: PdfAndAudio,
 ): Promise<FileInput[]> {
 	const binary = ctx.getInputData()[itemIndex]?.binary ?? {};
 	const available = Object.keys(binary);
 	let names: string[];
 	if (setting === undefined) {
-		names = available.filter((n) => binary[n]?.mimeType?.startsWith('image/'));
+		names = available.filter((n) =>
+			isReadable(binary[n]?.mimeType ?? '', binary[n]?.fileName ?? n, pdfAndAudio),
+		);
 	} else {
 		const patterns = setting
 			.split(',')

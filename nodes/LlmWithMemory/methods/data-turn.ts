@@ -221,7 +221,7 @@ async function withTool(
 			name: c.name,
 		})),
 	];
-	const text = await callModel(ctx, i, model, followUp, stream);
+	const { text } = await callModel(ctx, i, model, followUp, stream);
 	if (text.trim()) return { answer: text, change, failure };
 	const answer = failure !== undefined ? (failure as Error).message : (change?.summary ?? '');
 	await stream?.item(answer);

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import type { FileInput } from '../../../src';
+import type { FileInput, PdfAndAudio } from '../../../src';
 import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import { missingSessionIdHelp } from '../../shared/parameters';
@@ -19,6 +19,8 @@ export interface Options {
 	startNewThread?: boolean;
 	requireSessionId?: boolean;
 	binaryPropertyNames?: string;
+	maxTokensPerFile?: number;
+	pdfAndAudio?: PdfAndAudio;
 	gzip?: boolean;
 }
 
@@ -60,7 +62,7 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 		);
 	const system = ctx.getNodeParameter('systemMessage', i, '') as string;
 	const options = ctx.getNodeParameter('options', i, {}) as Options;
-	const files = await itemFiles(ctx, i, options.binaryPropertyNames);
+	const files = await itemFiles(ctx, i, options.binaryPropertyNames, options.pdfAndAudio ?? 'text');
 	if (mode === 'none') return { mode, prompt, system, options, files };
 
 	const conversationId = idParameter(ctx, 'conversationId', i, 'Session ID');

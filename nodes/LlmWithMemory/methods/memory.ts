@@ -16,7 +16,7 @@ import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';
 import type { ItemInput } from './input';
 import { formatOutput } from './output';
 import { modelNameOf } from './model';
-import type { ChatModel } from './model';
+import type { ChatModel, ModelAnswer } from './model';
 
 export interface OpenedMemory {
 	memory: BufferMemory;
@@ -45,6 +45,10 @@ export async function readMemory(
 	const memory = await openNodeMemory(ctx, i, input.mode, at, {
 		model: modelNameOf(model),
 		gzip: input.options.gzip === true,
+		files: {
+			maxTokensPerFile: input.options.maxTokensPerFile,
+			pdfAndAudio: input.options.pdfAndAudio,
+		},
 	});
 	const read = (maxTokenLimit = input.options.maxHistoryTokens) =>
 		memory.getHistoryPromptMessages({
@@ -89,24 +93,27 @@ export function warn(ctx: IExecuteFunctions, message: string): void {
 }
 
 /**
- * Step 4: appends the turn and flushes it. A failed write keeps the answer (and `extra`, the output's
- * other fields) as a partial result. `dataVersion` is the versioned data the answer is based on.
+ * Step 4: appends the turn and flushes it, with the files the user sent and those the model returned.
+ * A failed write keeps the answer (and `extra`, the output's other fields) as a partial result.
+ * `dataVersion` is the versioned data the answer is based on.
  */
 export async function persistTurn(
 	ctx: IExecuteFunctions,
 	i: number,
 	opened: OpenedMemory,
 	input: ItemInput,
-	answer: string,
+	reply: string | ModelAnswer,
 	dataVersion?: StoredDataVersion,
 	extra: IDataObject = {},
 ): Promise<AddedTurn> {
+	const { text: answer, files } = typeof reply === 'string' ? { text: reply, files: [] } : reply;
 	const added = await opened.memory.addMessages({
 		messageId: input.messageId,
 		parentMessageId: input.parentMessageId,
 		userContent: input.prompt,
 		userFiles: input.files,
 		assistantContent: answer,
+		assistantFiles: files,
 		dataVersion,
 	});
 	try {

@@ -1,7 +1,8 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import type { PromptMessage } from '../../../src';
+import { contentFiles } from '../../../src';
+import type { FileInput, PromptMessage } from '../../../src';
 import { connectedSubNode } from '../../shared/connections';
 import { nodeError } from '../../shared/errors';
 import { messageText } from '../../shared/message-text';
@@ -80,6 +81,16 @@ export async function invokeModel(
 	}
 }
 
+/** A model's answer: its text, and the files it returned (images among its content parts). */
+export interface ModelAnswer {
+	text: string;
+	files: FileInput[];
+}
+
+/** Files in a reply or a streamed chunk: what the model returned beside its text. */
+const replyFiles = (reply: unknown): FileInput[] =>
+	contentFiles((reply as { content?: unknown })?.content, 'tool_file');
+
 /**
  * Step 3: one model call. A failure is an error that says nothing was stored. When the answer streams
  * to the chat, it goes through the model's stream() piece by piece; a model without stream() is invoked
@@ -92,24 +103,29 @@ export async function callModel(
 	model: ChatModel,
 	messages: PromptMessage[],
 	stream?: ChatStream,
-): Promise<string> {
+): Promise<ModelAnswer> {
 	const options = { signal: ctx.getExecutionCancelSignal() };
 	try {
-		if (!stream) return replyText(await model.invoke(messages, options));
+		const invoked = async () => {
+			const reply = await model.invoke(messages, options);
+			return { text: replyText(reply), files: replyFiles(reply) };
+		};
+		if (!stream) return await invoked();
 		await stream.begin();
 		if (typeof model.stream !== 'function') {
-			const text = replyText(await model.invoke(messages, options));
-			await stream.item(text);
-			return text;
+			const answer = await invoked();
+			await stream.item(answer.text);
+			return answer;
 		}
-		let text = '';
+		const answer: ModelAnswer = { text: '', files: [] };
 		for await (const chunk of await model.stream(messages, options)) {
+			answer.files.push(...replyFiles(chunk));
 			const piece = chunkText(chunk);
 			if (!piece) continue;
-			text += piece;
+			answer.text += piece;
 			await stream.item(piece);
 		}
-		return text;
+		return answer;
 	} catch (error) {
 		throw modelCallError(ctx, i, error);
 	}

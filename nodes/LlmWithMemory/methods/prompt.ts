@@ -14,7 +14,7 @@ export function buildPrompt(
 	const system = [input.system, recalled].filter((s) => s).join('\n\n');
 	const userContent: PromptMessage['content'] = input.files.length
 		? [
-				...inputFileParts(input.files),
+				...inputFileParts(input.files, { pdfAndAudio: input.options.pdfAndAudio }),
 				...(input.prompt ? [{ type: 'text', text: input.prompt } as ContentPart] : []),
 			]
 		: input.prompt;

@@ -5,6 +5,7 @@ import { answerWithData } from './data-turn';
 import { resolveInput } from './input';
 import { persistTurn, readMemory } from './memory';
 import { callModel } from './model';
+import { readItemFiles } from './read-files';
 import type { ChatModel } from './model';
 import { formatOutput, noMemoryReason } from './output';
 import type { ItemInput } from './input';
@@ -74,7 +75,7 @@ async function answerItem(
 	model: ChatModel,
 	stream: ChatStream | undefined,
 ): Promise<IDataObject> {
-	const input = await resolveInput(ctx, i);
+	const input = await readItemFiles(ctx, await resolveInput(ctx, i), model);
 	if (input.versioned)
 		return await answerWithData(ctx, i, model, { ...input, versioned: input.versioned }, stream);
 	const opened = await readMemory(ctx, i, input, model);
@@ -82,8 +83,8 @@ async function answerItem(
 	const answer = await callModel(ctx, i, model, prompt, stream);
 	if (!opened) {
 		if (input.mode !== 'none') hintNoMemory(ctx, i, input);
-		return formatOutput(input, answer);
+		return formatOutput(input, answer.text);
 	}
 	const added = await persistTurn(ctx, i, opened, input, answer);
-	return formatOutput(input, answer, opened, added);
+	return formatOutput(input, answer.text, opened, added);
 }

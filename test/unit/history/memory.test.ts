@@ -6,6 +6,7 @@ import { describe, it } from 'node:test';
 import {
 	clearDocumentCache,
 	CorruptDocumentError,
+	ASSISTANT_FILES_LEAD,
 	encodeDocument,
 	DuplicateMessageIdError,
 	FlushConflictError,
@@ -281,7 +282,8 @@ describe('memory: Dify token-buffer scenarios', () => {
 		await turn(m, '', 'an image back', { userFiles: [img], assistantFiles: [img] });
 		assert.equal(
 			await m.getHistoryPromptText({ maxTokenLimit: 5000 }),
-			'Human: [image]\nlook\nAssistant: a picture\nHuman: [image]\nAssistant: [image]\nan image back',
+			'Human: [image]\nlook\nAssistant: a picture\nHuman: [image]\n' +
+				"Assistant: an image back\n[file: a.png (image/png)]\nHuman: [files of the assistant's answer above]\n[image]",
 		);
 	});
 });
@@ -344,7 +346,7 @@ describe('memory: files', () => {
 		);
 	});
 
-	it('remote images pass their URL; other files become a text note; assistant files route too', async () => {
+	it('remote images pass their URL; a corrupt PDF is a note saying so; assistant files follow the answer', async () => {
 		const { options } = setup();
 		const m = new TokenBufferMemory('wf', 'conv', options);
 		await turn(m, 'compare', 'done', {
@@ -374,13 +376,24 @@ describe('memory: files', () => {
 		const h = await m.getHistoryPromptMessages();
 		assert.deepEqual(h.messages[0].content, [
 			{ type: 'image_url', image_url: { url: 'https://example.com/x.jpg' } },
-			{ type: 'text', text: '[file: report.pdf (application/pdf)]' },
+			{
+				type: 'text',
+				text: '[file: report.pdf (application/pdf): text could not be extracted: it is not a valid PDF (damaged or incomplete)]',
+			},
 			{ type: 'text', text: 'compare' },
 		]);
-		assert.deepEqual(h.messages[1].content, [
-			{ type: 'text', text: '[file: out.csv (text/csv)]' },
-			{ type: 'text', text: 'done' },
+		// Providers take files from the user only: the answer names them, a user message carries them.
+		assert.deepEqual(h.messages.slice(1), [
+			{ role: 'assistant', content: 'done\n[file: out.csv (text/csv)]' },
+			{
+				role: 'user',
+				content: [
+					{ type: 'text', text: ASSISTANT_FILES_LEAD },
+					{ type: 'text', text: '[file: out.csv (text/csv)]\na,b\n1,2' },
+				],
+			},
 		]);
+		assert.deepEqual(h.messageIds.slice(1), [h.messageIds[1], h.messageIds[1]]);
 		await assert.rejects(
 			m.addMessages({
 				userContent: 'x',

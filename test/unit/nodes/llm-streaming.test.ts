@@ -84,7 +84,7 @@ describe('streaming the answer', () => {
 	it('not streaming: invoke(), no chunks', async () => {
 		const { ctx, chunks } = context({ streaming: false });
 		const { model: m, calls } = model({ stream: ['a'] });
-		assert.equal(await callModel(ctx, 0, m, [], ChatStream.open(ctx, 0)), 'whole answer');
+		assert.equal((await callModel(ctx, 0, m, [], ChatStream.open(ctx, 0))).text, 'whole answer');
 		assert.deepEqual(calls, ['invoke']);
 		assert.deepEqual(chunks, []);
 	});
@@ -101,7 +101,7 @@ describe('streaming the answer', () => {
 			],
 		});
 		const stream = ChatStream.open(ctx, 0)!;
-		assert.equal(await callModel(ctx, 0, m, [], stream), 'Hello!');
+		assert.equal((await callModel(ctx, 0, m, [], stream)).text, 'Hello!');
 		assert.deepEqual(calls, ['stream']);
 		assert.deepEqual(
 			types(chunks),
@@ -110,10 +110,34 @@ describe('streaming the answer', () => {
 		);
 	});
 
+	it('images in the reply come back as files, streamed or not; their text stays the answer', async () => {
+		const png = Buffer.from([0x89, 0x50, 0x4e, 0x47]);
+		const image = { type: 'image', url: `data:image/png;base64,${png.toString('base64')}` };
+		const file = {
+			transferMethod: 'tool_file',
+			data: new Uint8Array(png),
+			mimeType: 'image/png',
+			name: 'image-1.png',
+		};
+		const plain = context({ streaming: false });
+		const invoked: ChatModel = {
+			invoke: async () => ({ content: [{ type: 'text', text: 'a dot' }, image] }),
+		};
+		assert.deepEqual(await callModel(plain.ctx, 0, invoked, []), { text: 'a dot', files: [file] });
+		const streamed = context({ streaming: true });
+		const { model: m } = model({
+			stream: [{ content: 'a ' }, { content: 'dot' }, { content: [image] }],
+		});
+		assert.deepEqual(await callModel(streamed.ctx, 0, m, [], ChatStream.open(streamed.ctx, 0)), {
+			text: 'a dot',
+			files: [file],
+		});
+	});
+
 	it('a model without stream() is invoked, and its answer sent as one item', async () => {
 		const { ctx, chunks } = context({ streaming: true });
 		const { model: m, calls } = model();
-		assert.equal(await callModel(ctx, 0, m, [], ChatStream.open(ctx, 0)), 'whole answer');
+		assert.equal((await callModel(ctx, 0, m, [], ChatStream.open(ctx, 0))).text, 'whole answer');
 		assert.deepEqual(calls, ['invoke']);
 		assert.deepEqual(types(chunks), ['begin', 'item:whole answer']);
 	});

@@ -18,7 +18,7 @@ import type { ISupplyDataFunctions } from 'n8n-workflow';
 
 import codex from '../../../nodes/LlmMemoryStore/LlmMemoryStore.node.json';
 import {
-	contextValue,
+	contextContent,
 	historyMessages,
 	listedMessages,
 	StoreMessage,
@@ -240,19 +240,12 @@ describe('reading messages n8n hands over', () => {
 	});
 
 	it('saveContext values: the named key, else the only key; agent extras are ignored', () => {
-		assert.equal(
-			contextValue(
-				{ input: 'q', system_message: 's', formatting_instructions: 'f' },
-				'input',
-				'input',
-			),
-			'q',
-		);
-		assert.equal(contextValue({ question: 'q', chat_history: [] }, 'input', 'input'), 'q');
-		assert.throws(
-			() => contextValue({ a: 1, b: 2 }, 'input', 'input'),
-			/expected the input under "input"/,
-		);
+		const input = (values: unknown) => contextContent(values, 'input', 'input', 'local_file');
+		assert.deepEqual(input({ input: 'q', system_message: 's', formatting_instructions: 'f' }), {
+			text: 'q',
+		});
+		assert.deepEqual(input({ question: 'q', chat_history: [] }), { text: 'q' });
+		assert.throws(() => input({ a: 1, b: 2 }), /expected the input under "input"/);
 	});
 });
 
@@ -281,6 +274,52 @@ describe('the memory object n8n receives', () => {
 		const lastLoad = panes.filter((p) => p.pane === 'output').at(-1)!.json;
 		assert.equal(lastLoad.turns, 2);
 		assert.equal(lastLoad.chatHistory[0].id.at(-1), 'HumanMessage');
+	});
+
+	it('images handed over with a message are stored as files, not text, and replayed as image parts', async () => {
+		const { store, memory } = storeMemory();
+		const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1]);
+		const url = `data:image/png;base64,${png.toString('base64')}`;
+		await store.chatHistory.addMessages([
+			new HumanMessage({
+				content: [
+					{ type: 'text', text: 'what is in this picture?' },
+					{ type: 'image_url', image_url: { url } },
+				],
+			}),
+			new AIMessage('A cat.'),
+		]);
+		await store.saveContext(
+			{
+				input: [
+					{ type: 'image_url', image_url: { url } },
+					{ type: 'text', text: 'and this?' },
+				],
+			},
+			{ output: 'The same cat.' },
+		);
+		const stored = await memory.messages();
+		assert.deepEqual(
+			stored.map((m) => [m.role, m.content, m.files.map((f) => [f.type, f.mime_type, f.size])]),
+			[
+				['user', 'what is in this picture?', [['image', 'image/png', png.length]]],
+				['assistant', 'A cat.', []],
+				['user', 'and this?', [['image', 'image/png', png.length]]],
+				['assistant', 'The same cat.', []],
+			],
+		);
+		assert.equal(stored[0].files[0].key, stored[2].files[0].key, 'one content-addressed copy');
+		const loaded = (await store.loadMemoryVariables({})).chat_history;
+		const image = { type: 'image_url', image_url: { url } };
+		assert.deepEqual(loaded[0].content, [
+			image,
+			{ type: 'text', text: 'what is in this picture?' },
+		]);
+		// n8n's agent formats chat_history through a prompt template: LangChain's own HumanMessage with the image.
+		const prompt = ChatPromptTemplate.fromMessages([['placeholder', '{chat_history}']]);
+		const [human] = await prompt.formatMessages({ chat_history: loaded });
+		assert.ok(HumanMessage.isInstance(human));
+		assert.deepEqual(human.content, [image, { type: 'text', text: 'what is in this picture?' }]);
 	});
 
 	it('the window and the token budget apply to loadMemoryVariables in whole turns', async () => {

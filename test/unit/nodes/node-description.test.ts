@@ -82,11 +82,23 @@ describe('LLM with Memory settings panel', () => {
 				'binaryPropertyNames',
 				'requireSessionId',
 				'maxHistoryTokens',
+				'maxTokensPerFile',
 				'messageId',
 				'parentMessageId',
+				'pdfAndAudio',
 				'startNewThread',
 				'window',
 			],
+		);
+		const option = (name: string) =>
+			(options.options as INodeProperties[]).find((o) => o.name === name) as INodeProperties;
+		assert.equal(option('maxTokensPerFile').default, 2000);
+		assert.deepEqual(
+			[
+				option('pdfAndAudio').default,
+				option('pdfAndAudio').options?.map((o) => (o as { name: string }).name),
+			],
+			['text', ['Send as Text', 'Send as File Part']],
 		);
 		assert.equal(
 			(options.options as INodeProperties[]).find((o) => o.name === 'maxHistoryTokens')?.default,

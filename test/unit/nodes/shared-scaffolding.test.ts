@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { chunkText, replyText } from '../../../nodes/LlmWithMemory/methods/model';
-import { contextValue, toChatMessage } from '../../../nodes/LlmMemoryStore/methods/messages';
+import { contextContent, toChatMessage } from '../../../nodes/LlmMemoryStore/methods/messages';
 import { memoryAddress, scopedMemory } from '../../../nodes/shared/memory-scope';
 import { messageText } from '../../../nodes/shared/message-text';
 import { conversationMemoryKey, memoryKeyOf, nodeMemoryKey } from '../../../src';
@@ -30,7 +30,9 @@ describe('messageText', () => {
 		assert.equal(chunkText({ content: undefined }), '');
 		// LLM Memory Store: no content is '', other values are stored as their JSON.
 		assert.equal(toChatMessage({ role: 'user', content: undefined }).content, '');
-		assert.equal(contextValue({ input: { a: 1 } }, 'input', 'input'), '{"a":1}');
+		assert.deepEqual(contextContent({ input: { a: 1 } }, 'input', 'input', 'local_file'), {
+			text: '{"a":1}',
+		});
 	});
 });
 
