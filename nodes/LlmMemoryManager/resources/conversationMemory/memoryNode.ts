@@ -35,7 +35,12 @@ export function memoryNodeProperty(show: Show): INodeProperties {
 				displayName: 'From List',
 				name: 'list',
 				type: 'list',
-				typeOptions: { searchListMethod: 'memoryNodes', searchable: true },
+				// The S3 credential is only needed on S3: the editor must not wait for one on local disk.
+				typeOptions: {
+					searchListMethod: 'memoryNodes',
+					searchable: true,
+					skipCredentialsCheckInRLC: true,
+				},
 			},
 			{
 				displayName: 'By ID',

@@ -16,8 +16,8 @@ async function panelStorage(ctx: ILoadOptionsFunctions): Promise<MemoryStorage> 
 /**
  * Node → From List: the nodes with Node-mode memory stored for the Workflow ID. The editor resolves
  * the panel's expressions before it asks (so `{{ $workflow.id }}` arrives as this workflow's ID), but
- * n8n tells a node nothing about the workflow's other nodes here, so entries show node IDs; the most
- * recently written first. Nodes whose memory was never written (or was cleared) are not listed.
+ * n8n tells a node nothing about the workflow's other nodes here, so entries show node IDs (with the
+ * number of conversations), the most recently written first. Nodes whose memory was never written (or was cleared) are not listed.
  */
 export async function memoryNodes(
 	this: ILoadOptionsFunctions,
@@ -38,7 +38,7 @@ export async function memoryNodes(
 		results: nodes
 			.filter((n) => n.nodeId.toLowerCase().includes(wanted))
 			.map((n) => ({
-				name: `${n.nodeId} (${n.conversations} conversation${n.conversations === 1 ? '' : 's'}, last written ${n.lastModified.toISOString().slice(0, 16).replace('T', ' ')} UTC)`,
+				name: `${n.nodeId} (${n.conversations} conversation${n.conversations === 1 ? '' : 's'})`,
 				value: n.nodeId,
 			})),
 	};
