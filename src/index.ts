@@ -215,6 +215,21 @@ export type {
 	ReadMessagesOptions,
 } from './admin/conversation-memory';
 export {
+	clearConversationMemories,
+	listConversationMemories,
+	listNodesWithMemory,
+	readConversationMemories,
+} from './admin/conversation-memories';
+export type {
+	ClearedMemory,
+	ConversationMemories,
+	ConversationMemoryPage,
+	ConversationMemoryPages,
+	ListedMemory,
+	MemoryScopeKind,
+	NodeWithMemory,
+} from './admin/conversation-memories';
+export {
 	exportConversationMemory,
 	importConversationMemory,
 	MEMORY_EXPORT_FORMAT,

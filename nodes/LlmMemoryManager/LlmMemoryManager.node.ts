@@ -11,6 +11,7 @@ import { ON_S3 } from '../shared/display';
 import { runItems } from '../shared/run-items';
 import { properties } from './description';
 import { operationOf, subtitleExpression } from './resources';
+import { memoryNodes } from './resources/conversationMemory/memoryNodeList';
 
 /** Reads and administers what LLM with Memory and LLM Memory Store keep, per resource and operation. */
 export class LlmMemoryManager implements INodeType {
@@ -19,7 +20,10 @@ export class LlmMemoryManager implements INodeType {
 		name: 'llmMemoryManager',
 		icon: { light: 'file:llmMemoryManager.svg', dark: 'file:llmMemoryManager.dark.svg' },
 		group: ['transform'],
-		version: 1,
+		// 1.1: Memory defaults to All of This Conversation, a node is chosen by name, from a list or by
+		// ID, and a read without messages outputs an item saying why. Version 1 keeps its behaviour.
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		subtitle: subtitleExpression(),
 		description:
 			'Read, clear, delete, prune, export and import the memory of LLM with Memory and LLM Memory Store, and a conversation’s versioned data: history, diff, rollback, branches',
@@ -38,7 +42,7 @@ export class LlmMemoryManager implements INodeType {
 		properties,
 	};
 
-	methods = { credentialTest: { llmMemoryS3ApiTest } };
+	methods = { credentialTest: { llmMemoryS3ApiTest }, listSearch: { memoryNodes } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return [await runItems(this, async (i) => await operationOf(this, i).execute(this, i))];

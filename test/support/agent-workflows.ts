@@ -157,16 +157,19 @@ export class WorkflowBuilder {
 		return this.add({ name, type: MEMORY_MANAGER_TYPE, typeVersion: 1.1, parameters });
 	}
 
-	/** Our LLM Memory Manager (a root node), or with `asTool` the tool n8n makes of it for the AI Agent. */
+	/**
+	 * Our LLM Memory Manager (a root node, version 1 unless `typeVersion` says otherwise), or with
+	 * `asTool` the tool n8n makes of it for the AI Agent.
+	 */
 	llmMemoryManager(
 		name: string,
 		parameters: Json,
-		options: { asTool?: boolean; credentials?: Json } = {},
+		options: { asTool?: boolean; credentials?: Json; typeVersion?: number } = {},
 	): string {
 		return this.add({
 			name,
 			type: options.asTool ? LLM_MEMORY_MANAGER_TOOL_TYPE : LLM_MEMORY_MANAGER_TYPE,
-			typeVersion: 1,
+			typeVersion: options.typeVersion ?? 1,
 			parameters,
 			credentials: options.credentials,
 		});

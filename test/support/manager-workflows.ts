@@ -18,6 +18,8 @@ const { LlmMemoryManager } = require(
 
 export const LLM_TYPE = 'n8n-nodes-llm-memory.llmWithMemory';
 export const MANAGER_TYPE = 'n8n-nodes-llm-memory.llmMemoryManager';
+/** The LLM Memory Manager's newest version, which new nodes get. */
+export const MANAGER_VERSION = 1.1;
 export const nodeTypes = {
 	[LLM_TYPE]: new LlmWithMemory(),
 	[MANAGER_TYPE]: new LlmMemoryManager(),
@@ -50,6 +52,8 @@ export function workflow(
 		managerOnError?: INode['onError'];
 		/** The Manager's resource (default: conversationMemory). */
 		resource?: string;
+		/** The Manager's type version (default: the newest, MANAGER_VERSION). */
+		managerVersion?: number;
 	},
 ): WorkflowJson {
 	const nodes: INode[] = [trigger];
@@ -86,7 +90,7 @@ export function workflow(
 			id: 'manager',
 			name: 'Manager',
 			type: MANAGER_TYPE,
-			typeVersion: 1,
+			typeVersion: opts.managerVersion ?? MANAGER_VERSION,
 			position: [1000, 0],
 			parameters: {
 				localFolder: folder,

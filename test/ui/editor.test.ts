@@ -32,7 +32,6 @@ import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { chromium } from 'playwright-core';
 import type { Browser, Locator, Page } from 'playwright-core';
 
 import {
@@ -43,9 +42,9 @@ import {
 	startN8n,
 } from '../support/n8n-harness';
 import type { N8nInstance } from '../support/n8n-harness';
+import { openEditor } from '../support/editor-session';
 
 const PORT = Number(process.env.UI_N8N_PORT ?? 5695);
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.join(REPO_ROOT, '.artifacts/ui', N8N_VERSION);
 // A cold n8n install (ensureN8n, ~5-6 min) happens inside before(); only then allow for it.
 const INSTALL_ALLOWANCE = isN8nInstalled() ? 0 : 40 * 60_000;
@@ -54,12 +53,6 @@ const NODE_TYPE = 'n8n-nodes-llm-memory.llmWithMemory';
 const NODE_NAME = 'LLM with Memory';
 const MEMORY_MODES = ['Conversation', 'Node', 'None'];
 
-const OWNER = {
-	email: 'ui-test@example.com',
-	firstName: 'UI',
-	lastName: 'Test',
-	password: 'UiTestPassw0rd',
-};
 const WORKFLOW = {
 	id: 'uiEditorTest0001',
 	name: 'UI test: LLM with Memory',
@@ -78,18 +71,6 @@ const WORKFLOW = {
 	connections: {},
 	settings: {},
 };
-
-// Pop-ups n8n may put over the editor on a first sign-in (most are switched off by the harness's env).
-const POPUPS = [
-	'personalization-modal',
-	'npsSurvey-modal',
-	'nps-survey-modal',
-	'whatsNew-modal',
-	'versions-modal',
-	'about-modal',
-]
-	.map((id) => `[data-test-id="${id}"]`)
-	.join(', ');
 
 let n8n: N8nInstance | undefined;
 let browser: Browser | undefined;
@@ -162,22 +143,6 @@ async function expectCount(selector: string, n: number, timeout = 20_000): Promi
 	);
 }
 
-async function createOwner(baseUrl: string): Promise<void> {
-	// The server may still be finishing its start-up when /healthz first answers: retry briefly.
-	let last = '';
-	for (let attempt = 0; attempt < 20; attempt++) {
-		const res = await fetch(`${baseUrl}/rest/owner/setup`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json' },
-			body: JSON.stringify(OWNER),
-		}).catch((e: Error) => ({ ok: false, status: 0, text: async () => e.message }));
-		if (res.ok) return;
-		last = `${res.status} ${await res.text()}`;
-		await new Promise((r) => setTimeout(r, 500));
-	}
-	throw new Error(`POST /rest/owner/setup failed: ${last}`);
-}
-
 describe(
 	`LLM with Memory in the n8n ${N8N_VERSION} editor (headless Chromium)`,
 	{ timeout: 170_000 + INSTALL_ALLOWANCE },
@@ -188,46 +153,7 @@ describe(
 				const tarball = await packPackage();
 				// Not published: the editor only needs the workflow to exist, and nothing listens on the chat URL.
 				n8n = await startN8n({ tarball, port: PORT, workflows: [WORKFLOW], publish: [] });
-				await createOwner(n8n.baseUrl);
-
-				browser = await chromium.launch({
-					executablePath: CHROMIUM,
-					headless: true,
-					// playwright-core gives every launch a fresh temporary user-data-dir.
-					args: [
-						'--no-sandbox',
-						'--disable-gpu',
-						'--disable-background-networking',
-						'--disable-component-update',
-						'--disable-sync',
-						'--no-first-run',
-						'--disable-quic',
-					],
-				});
-				const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-				page = await context.newPage();
-				page.setDefaultTimeout(30_000);
-				page.setDefaultNavigationTimeout(60_000);
-				// Whenever a first-run pop-up covers the page before an action, close it and carry on.
-				await page.addLocatorHandler(
-					page.locator(POPUPS),
-					async (popup) => {
-						const close = popup
-							.locator(
-								'.el-dialog__headerbtn, [data-test-id="close-button"], button[aria-label="Close"]',
-							)
-							.first();
-						if (await close.isVisible()) await close.click();
-						else await page.keyboard.press('Escape');
-					},
-					{ noWaitAfter: true },
-				);
-
-				await page.goto(`${n8n.baseUrl}/signin`);
-				await page.locator('input[type=email]').fill(OWNER.email);
-				await page.locator('input[type=password]').fill(OWNER.password);
-				await page.getByRole('button', { name: /sign in/i }).click();
-				await page.waitForURL((url) => !url.pathname.startsWith('/signin'), { timeout: 60_000 });
+				({ browser, page } = await openEditor(n8n));
 
 				await page.goto(`${n8n.baseUrl}/workflow/${WORKFLOW.id}`);
 				await page

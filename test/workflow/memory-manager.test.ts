@@ -5,71 +5,27 @@ import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync }
 import * as path from 'node:path';
 import { after, afterEach, describe, it } from 'node:test';
 
-import type { IBinaryData, INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
+import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { chat, connect, MANAGER_TYPE, nodeTypes, workflow } from '../support/manager-workflows';
+import { getMessages, lines, manage, memoryNode, ok, say } from '../support/manager-runs';
+import {
+	chat,
+	connect,
+	MANAGER_TYPE,
+	MANAGER_VERSION,
+	nodeTypes,
+	workflow,
+} from '../support/manager-workflows';
 import { ensureRgw, rgwCredentials, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
 import { binaryData, runWorkflow } from '../support/workflow-harness';
-import type { WorkflowJson, WorkflowRunResult } from '../support/workflow-harness';
+import type { WorkflowJson } from '../support/workflow-harness';
 import { scriptedModelLog } from '../support/scripted-model';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
 const DAY = 86_400_000;
 
 type Json = Record<string, any>;
-
-/** Chat turns through LLM with Memory (one execution each). */
-async function say(
-	folder: string,
-	texts: string[],
-	opts: {
-		id?: string;
-		session?: string;
-		llms?: Array<{ name: string; id: string; params?: INodeParameters }>;
-		binary?: IBinaryData;
-	} = {},
-): Promise<Json[]> {
-	const wf = workflow(folder, {
-		id: opts.id,
-		llms: opts.llms ?? [{ name: 'A', id: 'node-a', params: { memoryMode: 'conversation' } }],
-	});
-	const outputs: Json[] = [];
-	for (const text of texts) {
-		const items = chat(text, opts.session ?? 's1');
-		if (opts.binary) items[0].binary = { data0: opts.binary };
-		const r = await runWorkflow(wf, { nodeTypes, triggerItems: items });
-		assert.equal(r.status, 'success', r.error?.message);
-		outputs.push(r.lastNodeOutput[0].json);
-	}
-	return outputs;
-}
-
-/** Runs a workflow of Trigger → Manager. */
-async function manage(
-	folder: string,
-	params: INodeParameters,
-	triggerItems: INodeExecutionData[] = [{ json: { sessionId: 's1' } }],
-	opts: { id?: string; onError?: INode['onError']; credentials?: Json } = {},
-): Promise<WorkflowRunResult> {
-	return await runWorkflow(
-		workflow(folder, { id: opts.id, manager: params, managerOnError: opts.onError }),
-		{ nodeTypes, triggerItems, credentials: opts.credentials },
-	);
-}
-
-const ok = (r: WorkflowRunResult): Json[] => {
-	assert.equal(r.status, 'success', `${r.error?.message} ${r.error?.description ?? ''}`);
-	return r.output('Manager').map((i) => i.json);
-};
-
-const getMessages = (extra: INodeParameters = {}): INodeParameters => ({
-	operation: 'getMessages',
-	returnAll: true,
-	...extra,
-});
-
-const lines = (items: Json[]) => items.map((m) => `${m.role}: ${m.content}`);
 
 afterEach(() => scriptedModelLog.clear());
 
@@ -79,6 +35,7 @@ describe('LLM Memory Manager: Get Messages', () => {
 		const wf = workflow(folder, {
 			llms: [{ name: 'A', id: 'node-a', params: { memoryMode: 'conversation' } }],
 			manager: getMessages({
+				memoryMode: 'conversation',
 				conversationIdType: 'customKey',
 				conversationId: '={{ $json.conversationId }}',
 			}),
@@ -127,13 +84,40 @@ describe('LLM Memory Manager: Get Messages', () => {
 				},
 			],
 		});
-		const b = ok(await manage(folder, getMessages({ memoryMode: 'node', nodeId: 'node-b' })));
+		const b = ok(
+			await manage(folder, getMessages({ memoryMode: 'node', memoryNode: memoryNode('node-b') })),
+		);
 		assert.deepEqual(lines(b), ['user: second node', 'assistant: [echo] second node (1 messages)']);
 		assert.equal(b[0].nodeId, 'node-b');
-		const a = ok(await manage(folder, getMessages({ memoryMode: 'node', nodeId: 'node-a' })));
+		const a = ok(
+			await manage(folder, getMessages({ memoryMode: 'node', memoryNode: memoryNode('node-a') })),
+		);
 		assert.deepEqual(lines(a), ['user: colour?', 'assistant: [echo] colour? (1 messages)']);
-		assert.deepEqual(ok(await manage(folder, getMessages())), [], 'no conversation memory');
-		const grouped = ok(await manage(folder, getMessages({ options: { groupMessages: true } })));
+		const memories = [
+			{ memory: 'node', nodeId: 'node-a', messages: 2 },
+			{ memory: 'node', nodeId: 'node-b', messages: 2 },
+		];
+		const note =
+			'The conversation "s1" has no shared memory (Conversation mode). Its memories: node node-a, 2 messages; node node-b, 2 messages. Set Memory to "All of This Conversation" to read every memory it has.';
+		const conversation = { memoryMode: 'conversation' };
+		assert.deepEqual(
+			ok(await manage(folder, getMessages(conversation))),
+			[
+				{
+					workflowId: 'wf-a',
+					conversationId: 's1',
+					memoryMode: 'conversation',
+					conversationExists: true,
+					memories,
+					note,
+					messages: 0,
+				},
+			],
+			'no conversation memory: one item says what the conversation has',
+		);
+		const grouped = ok(
+			await manage(folder, getMessages({ ...conversation, options: { groupMessages: true } })),
+		);
 		assert.deepEqual(grouped, [
 			{
 				workflowId: 'wf-a',
@@ -146,6 +130,9 @@ describe('LLM Memory Manager: Get Messages', () => {
 				offset: 0,
 				nextOffset: null,
 				messages: [],
+				conversationExists: true,
+				memories,
+				note,
 			},
 		]);
 	});
@@ -257,9 +244,8 @@ describe('LLM Memory Manager: Clear and Delete Conversation', () => {
 				},
 			],
 		});
-		const [cleared] = ok(
-			await manage(folder, { operation: 'clear', memoryMode: 'node', nodeId: 'node-a' }),
-		);
+		const clearA = { operation: 'clear', memoryMode: 'node', memoryNode: memoryNode('node-a') };
+		const [cleared] = ok(await manage(folder, clearA));
 		assert.deepEqual(cleared, {
 			workflowId: 'wf-a',
 			conversationId: 's1',
@@ -270,14 +256,13 @@ describe('LLM Memory Manager: Clear and Delete Conversation', () => {
 		});
 		assert.equal(existsSync(path.join(folder, 'node_memory/wf-a/s1/node-a.json')), false);
 		assert.equal(ok(await manage(folder, getMessages())).length, 2, 'shared memory stays');
-		const [again] = ok(
-			await manage(folder, { operation: 'clear', memoryMode: 'node', nodeId: 'node-a' }),
-		);
+		const [again] = ok(await manage(folder, clearA));
 		assert.equal(again.cleared, false);
-		const [shared] = ok(await manage(folder, { operation: 'clear' }));
+		const [shared] = ok(await manage(folder, { operation: 'clear', memoryMode: 'conversation' }));
 		assert.equal(shared.key, 'conversation_memory/wf-a/s1.json');
 		assert.equal(shared.cleared, true);
-		assert.deepEqual(ok(await manage(folder, getMessages())), []);
+		const [none] = ok(await manage(folder, getMessages({ memoryMode: 'conversation' })));
+		assert.deepEqual([none.messages, none.conversationExists, none.memories], [0, false, []]);
 	});
 
 	it('Delete Conversation removes every node’s memory, the shared memory and the files; others stay', async () => {
@@ -313,7 +298,11 @@ describe('LLM Memory Manager: Clear and Delete Conversation', () => {
 		for (const dir of ['node_memory/wf-a/s1', 'memory_files/wf-a/s1'])
 			assert.deepEqual(readdirSync(path.join(folder, dir)), []);
 		assert.equal(
-			ok(await manage(folder, getMessages(), [{ json: { sessionId: 's2' } }])).length,
+			ok(
+				await manage(folder, getMessages({ memoryMode: 'conversation' }), [
+					{ json: { sessionId: 's2' } },
+				]),
+			).length,
 			2,
 			'the other conversation stays',
 		);
@@ -475,7 +464,7 @@ describe('LLM Memory Manager: Export and Import', () => {
 				id: 'import',
 				name: 'Import',
 				type: MANAGER_TYPE,
-				typeVersion: 1,
+				typeVersion: MANAGER_VERSION,
 				position: [1200, 0],
 				parameters: {
 					localFolder: folder,
@@ -612,14 +601,14 @@ describe('LLM Memory Manager: bad input, continueOnFail, pairedItem', () => {
 				/^Workflow ID must be a string or a number, got an object$/,
 			],
 			[
-				getMessages({ memoryMode: 'node', nodeId: '={{ $json.node }}' }),
+				getMessages({ memoryMode: 'node', memoryNode: memoryNode('={{ $json.node }}') }),
 				{ node: ['a'] },
 				/^Node ID must be a string or a number, got an array$/,
 			],
 			[
-				getMessages({ memoryMode: 'node', nodeId: '={{ $json.node }}' }),
+				getMessages({ memoryMode: 'node', memoryNode: memoryNode('={{ $json.node }}') }),
 				{ node: '' },
-				/^Node memory needs a node ID, but none was given$/,
+				/^Node memory needs a node, but none was given$/,
 			],
 			[
 				getMessages({ options: { threadMessageId: '={{ $json.m }}' } }),
@@ -628,7 +617,7 @@ describe('LLM Memory Manager: bad input, continueOnFail, pairedItem', () => {
 			],
 			[getMessages(), { sessionId: '../../etc' }, /^Invalid conversation_id: .*contains "\/"/],
 			[
-				{ operation: 'clear', memoryMode: 'node', nodeId: 'a\\b' },
+				{ operation: 'clear', memoryMode: 'node', memoryNode: memoryNode('a\\b') },
 				{},
 				/^Invalid node_id: .*contains "\\"/,
 			],
@@ -715,7 +704,9 @@ describe('LLM Memory Manager on S3 through the credential', () => {
 				credentials,
 			});
 		};
-		const messages = ok(await s3Manage(getMessages({ memoryMode: 'node', nodeId: 'node-a' })));
+		const messages = ok(
+			await s3Manage(getMessages({ memoryMode: 'node', memoryNode: memoryNode('node-a') })),
+		);
 		assert.deepEqual(lines(messages), [
 			'user: up there',
 			'assistant: [echo] up there (1 messages)',

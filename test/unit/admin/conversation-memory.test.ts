@@ -18,31 +18,10 @@ import {
 	readMessages,
 	sealedPrefix,
 } from '../../../src';
-import type { LocalDiskStorage, MemoryOptions, MemoryStorage } from '../../../src';
+import type { LocalDiskStorage } from '../../../src';
 import { InstrumentedStorage, tempDisk } from '../../support/storages';
-import { SMALL } from '../store/support';
+import { contents, options, turns } from './support';
 
-const counter = { encoding: 'utf8-bytes', count: (t: string) => Buffer.byteLength(t) };
-const options = (storage: MemoryStorage): MemoryOptions => ({
-	storage,
-	tokenCounter: counter,
-	log: SMALL,
-});
-
-/** `n` turns "q<i>" / "a<i>" with IDs t<i>, in conversation or node scope. */
-async function turns(storage: MemoryStorage, n: number, conversation = 'c1', node?: string) {
-	const m = node
-		? new NodeMemory('wf', conversation, node, options(storage))
-		: new ConversationMemory('wf', conversation, options(storage));
-	for (let i = 0; i < n; i++) {
-		await m.addMessages({ messageId: `t${i}`, userContent: `q${i}`, assistantContent: `a${i}` });
-		await m.flush();
-	}
-	return m;
-}
-
-const contents = (page: { messages: Array<{ message: { content: string } }> }) =>
-	page.messages.map((m) => m.message.content);
 const positions = (page: { messages: Array<{ position: number }> }) =>
 	page.messages.map((m) => m.position);
 

@@ -136,7 +136,50 @@ describe('LLM Memory Manager settings panel', () => {
 			field('conversationId').map((p) => p.default),
 			['={{ $json.sessionId }}', '', '={{ $json.sessionId }}', ''],
 		);
-		assert.deepEqual(values(field('memoryMode')[0]), ['conversation', 'node']);
 		assert.deepEqual(field('nodeId')[0].displayOptions?.show?.memoryMode, ['node']);
+	});
+
+	it('Memory: All of This Conversation by default from version 1.1 on; version 1 keeps Conversation and Node ID', () => {
+		assert.deepEqual(d.version, [1, 1.1]);
+		assert.equal(d.defaultVersion, 1.1);
+		const [first, later] = field('memoryMode');
+		for (const p of [first, later]) {
+			assert.deepEqual(values(p), ['all', 'conversation', 'node']);
+			assert.deepEqual(p.displayOptions?.show?.operation, ['getMessages', 'clear']);
+		}
+		assert.deepEqual([first.default, later.default], ['conversation', 'all']);
+		assert.deepEqual(first.displayOptions?.show?.['@version'], [1]);
+		assert.deepEqual(later.displayOptions?.show?.['@version'], [{ _cnd: { gte: 1.1 } }]);
+		const all = (later.options as INodePropertyOptions[])[0];
+		assert.equal(all.name, 'All of This Conversation');
+		assert.match(String(all.description), /Clear deletes all of them/);
+		const clear = (field('operation')[0].options as INodePropertyOptions[]).find(
+			(o) => o.value === 'clear',
+		);
+		assert.match(
+			String(clear?.description),
+			/all of it \(its shared memory and every node’s memory\)/,
+		);
+		const [nodeId] = field('nodeId');
+		assert.deepEqual(nodeId.displayOptions?.show?.['@version'], [1]);
+	});
+
+	it('Node (version 1.1): by name, from a list of the nodes with memory, or by ID', () => {
+		const [node] = field('memoryNode');
+		assert.equal(node.type, 'resourceLocator');
+		assert.equal(node.required, true);
+		assert.deepEqual(node.default, { mode: 'name', value: '' });
+		assert.deepEqual(node.displayOptions?.show?.memoryMode, ['node']);
+		assert.deepEqual(node.displayOptions?.show?.['@version'], [{ _cnd: { gte: 1.1 } }]);
+		assert.deepEqual(
+			node.modes?.map((m) => [m.name, m.type]),
+			[
+				['name', 'string'],
+				['list', 'list'],
+				['id', 'string'],
+			],
+		);
+		assert.equal(node.modes?.[1].typeOptions?.searchListMethod, 'memoryNodes');
+		assert.equal(typeof new LlmMemoryManager().methods.listSearch.memoryNodes, 'function');
 	});
 });

@@ -14,7 +14,7 @@ import {
 	readFiles,
 	TiktokenCounter,
 } from '../../../src';
-import type { StoredFile } from '../../../src';
+import type { WrittenFile } from '../../../src';
 import { fixture, localFile, NOTES_PDF_TEXT } from '../../support/fixtures';
 
 const counter = new TiktokenCounter('o200k_base');
@@ -91,7 +91,7 @@ describe('files in the turn they arrive', () => {
 });
 
 describe('what files cost in the budget, counted once at append', () => {
-	const stored = (f: Partial<StoredFile>): StoredFile => ({
+	const stored = (f: Partial<WrittenFile>): WrittenFile => ({
 		type: 'document',
 		transfer_method: 'local_file',
 		key: 'k',

@@ -1,14 +1,18 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { readMessages } from '../../../../src';
-import type { PositionedMessage } from '../../../../src';
+import { readConversationMemories, readMessages } from '../../../../src';
+import type { MemoryStorage, MessagePage, ReadMessagesOptions } from '../../../../src';
 import { optionsCollection } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';
 import type { ItemOperation } from '../../../shared/operation';
 import { storageFor } from '../../../shared/storage';
 import { offsetOption, pageOf, pageProperties } from '../parameters';
-import { addressOf, RESOURCE } from './fields';
+import { emptySummary } from './emptyResult';
+import { RESOURCE, targetOf } from './fields';
+import type { MemoryTarget, OneMemory } from './fields';
+import { nodeNamesOf } from './memoryNode';
+import { memoryJson, messageJson, pageJson } from './messageItems';
 
 const show = showFor(RESOURCE, 'getMessages');
 
@@ -17,39 +21,119 @@ interface Options {
 	newestFirst?: boolean;
 }
 
-/** A stored message as an output item: camelCase, file copies described (their bytes stay in storage). */
-function messageJson({ position, message: m }: PositionedMessage): IDataObject {
+/** What an item asks to read: a page (per memory), its order, a thread, grouped or not. */
+interface Request extends ReadMessagesOptions {
+	offset: number;
+	grouped: boolean;
+}
+
+/** What reading gave: the output items, and how many messages they hold. */
+interface Read {
+	items: IDataObject[];
+	found: number;
+}
+
+/** Limit: with All of This Conversation, the page is taken from each memory. */
+const pageFields = pageProperties(show, 'messages').map((p) =>
+	p.name === 'limit'
+		? {
+				...p,
+				description:
+					'Max number of messages to return. With All of This Conversation, from each memory (Offset counts within each memory too).',
+			}
+		: p,
+);
+
+function requestOf(ctx: IExecuteFunctions, i: number): Request {
+	const options = ctx.getNodeParameter('options', i, {}) as Options;
 	return {
-		position,
-		messageId: m.message_id,
-		parentMessageId: m.parent_message_id,
-		role: m.role,
-		content: m.content,
-		files: m.files.map((f) => ({
-			name: f.name,
-			mimeType: f.mime_type,
-			type: f.type,
-			size: f.size,
-			...(f.url !== undefined ? { url: f.url } : {}),
-		})),
-		...(m.tool_calls ? { toolCalls: m.tool_calls as unknown as IDataObject[] } : {}),
-		...(m.tool_call_id !== undefined ? { toolCallId: m.tool_call_id } : {}),
-		...(m.role === 'tool' && m.name !== undefined ? { toolName: m.name } : {}),
-		...(m.data_version ? { dataVersion: { ...m.data_version } } : {}),
-		tokenCount: m.token_count,
-		createdAt: m.created_at,
+		...pageOf(ctx, i),
+		newestFirst: options.newestFirst === true,
+		threadOf: idParameter(ctx, 'options.threadMessageId', i, 'Thread Up To Message ID'),
+		grouped: options.groupMessages === true,
 	};
+}
+
+/** A page with what its items say about where it comes from: grouped, and per message. */
+interface LabelledPage {
+	page: MessagePage;
+	grouped: IDataObject;
+	each: IDataObject;
+}
+
+/** Each page's messages, one item each, or one item per page holding its messages. */
+function itemsOf(pages: LabelledPage[], request: Request): Read {
+	const found = pages.reduce((n, p) => n + p.page.messages.length, 0);
+	const items = request.grouped
+		? pages.map((p) => ({ ...p.grouped, ...pageJson(p.page, request.offset) }))
+		: pages.flatMap((p) => p.page.messages.map((m) => ({ ...p.each, ...messageJson(m) })));
+	return { items, found };
+}
+
+/** One memory document: its messages name the conversation and node (null: the shared memory). */
+async function readOne(storage: MemoryStorage, target: OneMemory, request: Request): Promise<Read> {
+	const page = await readMessages(storage, target.address, request);
+	const { workflowId, conversationId } = target;
+	const nodeId = target.address.nodeId ?? null;
+	const grouped = { workflowId, conversationId, memoryMode: target.mode, nodeId };
+	return itemsOf([{ page, grouped, each: { conversationId, nodeId } }], request);
+}
+
+/** Every memory of the conversation: each message (or each memory's page) names its memory and node. */
+async function readAll(
+	storage: MemoryStorage,
+	target: MemoryTarget,
+	request: Request,
+	names: Map<string, string>,
+): Promise<Read> {
+	const { workflowId, conversationId } = target;
+	const { memories } = await readConversationMemories(storage, workflowId, conversationId, request);
+	const pages = memories.map((page) => {
+		const memory = memoryJson(page, names);
+		const grouped = { workflowId, conversationId, memoryMode: 'all', ...memory };
+		return { page, grouped, each: { conversationId, ...memory } };
+	});
+	return itemsOf(pages, request);
+}
+
+/**
+ * No messages: the node's first version outputs what it always did (nothing, or the grouped item) with
+ * a hint; later versions output one item saying whether the conversation exists and what it holds.
+ */
+async function withoutMessages(
+	ctx: IExecuteFunctions,
+	storage: MemoryStorage,
+	target: MemoryTarget,
+	request: Request,
+	read: Read,
+	names: Map<string, string>,
+): Promise<IDataObject[]> {
+	const summary = await emptySummary(ctx, storage, target, names, request.offset);
+	if (ctx.getNode().typeVersion < 1.1) return read.items;
+	if (request.grouped && target.mode !== 'all') return [{ ...read.items[0], ...summary }];
+	const nodeId = target.mode === 'node' ? { nodeId: target.address.nodeId ?? null } : {};
+	return [
+		{
+			workflowId: target.workflowId,
+			conversationId: target.conversationId,
+			memoryMode: target.mode,
+			...nodeId,
+			...summary,
+			messages: 0,
+		},
+	];
 }
 
 export const getMessages: ItemOperation = {
 	option: {
 		name: 'Get Messages',
 		value: 'getMessages',
-		description: 'Read the stored messages of a conversation’s memory, or of one node’s memory',
+		description:
+			'Read the stored messages of a conversation: all of its memories, its shared memory, or one node’s memory',
 		action: 'Get messages of a memory',
 	},
 	properties: [
-		...pageProperties(show, 'messages'),
+		...pageFields,
 		optionsCollection(
 			[
 				{
@@ -58,7 +142,7 @@ export const getMessages: ItemOperation = {
 					type: 'boolean',
 					default: false,
 					description:
-						'Whether to return one item holding the page’s messages (with total and nextOffset for paging) instead of one item per message. One item per message outputs nothing when the memory is empty (turn on Always Output Data in the node’s settings to continue anyway).',
+						'Whether to return one item holding the page’s messages (with total and nextOffset for paging; with All of This Conversation, one item per memory) instead of one item per message. When no message is found, the output is one item saying whether the conversation exists and which memories it has (version 1 of this node outputs nothing then, with a hint in the output pane).',
 				},
 				{
 					displayName: 'Newest First',
@@ -76,7 +160,7 @@ export const getMessages: ItemOperation = {
 					default: '',
 					placeholder: 'e.g. {{ $json.messageId }}',
 					description:
-						'Only the thread that ends at this message (a turn’s Message ID, as LLM with Memory outputs it), from its first message on. Empty: every stored message in the order stored, all branches included.',
+						'Only the thread that ends at this message (a turn’s Message ID, as LLM with Memory outputs it), from its first message on; with All of This Conversation, from the memories that hold it. Empty: every stored message in the order stored, all branches included.',
 				},
 			],
 			show,
@@ -84,41 +168,18 @@ export const getMessages: ItemOperation = {
 	],
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
-		const { mode, ...address } = addressOf(ctx, i);
-		const page = pageOf(ctx, i);
-		const options = ctx.getNodeParameter('options', i, {}) as Options;
-		const threadOf = idParameter(ctx, 'options.threadMessageId', i, 'Thread Up To Message ID');
-		const result = await readMessages(await storageFor(ctx, i), address, {
-			...page,
-			newestFirst: options.newestFirst === true,
-			threadOf,
-		});
-		const source = {
-			workflowId: address.appId,
-			conversationId: address.conversationId,
-			memoryMode: mode,
-			nodeId: address.nodeId ?? null,
-		};
-		if (options.groupMessages === true)
-			return [
-				{
-					json: {
-						...source,
-						key: result.key,
-						exists: result.exists,
-						total: result.total,
-						offset: page.offset,
-						nextOffset: result.nextOffset,
-						messages: result.messages.map(messageJson),
-					},
-				},
-			];
-		return result.messages.map((m) => ({
-			json: {
-				conversationId: source.conversationId,
-				nodeId: source.nodeId,
-				...messageJson(m),
-			},
-		}));
+		const target = targetOf(ctx, i);
+		const request = requestOf(ctx, i);
+		const storage = await storageFor(ctx, i);
+		const names = nodeNamesOf(ctx, target.workflowId);
+		const read =
+			target.mode === 'all'
+				? await readAll(storage, target, request, names)
+				: await readOne(storage, target, request);
+		const items =
+			read.found > 0
+				? read.items
+				: await withoutMessages(ctx, storage, target, request, read, names);
+		return items.map((json) => ({ json }));
 	},
 };
