@@ -17,6 +17,7 @@ import {
 	storageProperties,
 } from '../shared/descriptions';
 import { longTermProperties } from '../shared/long-term/properties';
+import { historyOverflowField, summaryOptions } from '../shared/summary';
 import type { ScopeMode } from '../shared/memory-scope';
 
 export type MemoryMode = 'none' | ScopeMode;
@@ -205,6 +206,7 @@ const memoryOptions = optionsCollection(
 			typeOptions: { minValue: 0 },
 			description: 'Token budget for the history. The oldest whole turns are dropped first.',
 		},
+		historyOverflowField('The node’s own model writes the summary.'),
 		{
 			displayName: 'Message ID',
 			name: 'messageId',
@@ -220,6 +222,7 @@ const memoryOptions = optionsCollection(
 			description:
 				'Continue from this earlier turn (its Message ID) instead of the newest one, e.g. to regenerate an answer. History then follows that turn’s thread.',
 		},
+		...summaryOptions,
 		{
 			displayName: 'Start New Thread',
 			name: 'startNewThread',
