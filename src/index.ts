@@ -21,6 +21,7 @@ export {
 	nodeMemoryKey,
 	parseKey,
 	sealedPrefix,
+	summariesKey,
 	versionCounterKey,
 	versionedDataPrefix,
 	versionKey,
@@ -127,6 +128,19 @@ export {
 	NodeTokenBufferMemory,
 	TokenBufferMemory,
 } from './history/scopes';
+export type { SummaryReport, ThreadView } from './history/thread-view';
+export { summaryLimits } from './history/summarized';
+export type { Summarizer, SummaryOptions } from './history/summarized';
+export { MAX_SUMMARIES, SummaryStore } from './history/summary-store';
+export type { StoredSummary, SummaryDocument } from './history/summary-store';
+export {
+	SUMMARY_END,
+	SUMMARY_INSTRUCTIONS,
+	SUMMARY_START,
+	summaryRequest,
+	summarySection,
+	turnsText,
+} from './history/summary-text';
 export {
 	ChatHistory,
 	groupTurns,
@@ -204,6 +218,7 @@ export {
 	listConversations,
 	memoryKeyOf,
 	readMessages,
+	readSummaries,
 } from './admin/conversation-memory';
 export type {
 	ConversationList,

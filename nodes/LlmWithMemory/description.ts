@@ -17,6 +17,7 @@ import {
 	storageProperties,
 } from '../shared/descriptions';
 import { longTermProperties } from '../shared/long-term/properties';
+import { historyOverflowField, summaryOptions } from '../shared/summary';
 import type { ScopeMode } from '../shared/memory-scope';
 
 export type MemoryMode = 'none' | ScopeMode;
@@ -261,6 +262,8 @@ const memoryOptions = optionsCollection(
 			description:
 				'Whether this turn starts a thread of its own at the root, with no history, e.g. to regenerate the very first answer. Parent Message ID is then ignored.',
 		},
+		...summaryOptions,
+		historyOverflowField('The node’s own model writes the summary.'),
 		{
 			displayName: 'Window (Turns)',
 			name: 'window',

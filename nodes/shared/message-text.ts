@@ -14,3 +14,11 @@ function partText(part: unknown): string {
 	const { type, text } = (part ?? {}) as { type?: unknown; text?: unknown };
 	return type === 'text' && typeof text === 'string' ? text : '';
 }
+
+/** Text of a chat model reply: a string, an AIMessage with string content, or content parts. */
+export function replyText(reply: unknown): string {
+	const text =
+		typeof reply === 'string' ? reply : messageText((reply as { content?: unknown })?.content);
+	if (text === undefined) throw new Error('The model returned a reply without text content');
+	return text;
+}

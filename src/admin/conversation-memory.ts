@@ -3,6 +3,7 @@ import { validateId } from '../keys/ids';
 import { conversationMemoryKey, nodeMemoryKey, parseKey } from '../keys/layout';
 import type { BufferMemory } from '../history/buffer-memory';
 import { ConversationMemory, NodeMemory } from '../history/scopes';
+import type { StoredSummary } from '../history/summary-store';
 import { headCodec } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
 import { MessageLog } from '../store/message-log';
@@ -161,6 +162,19 @@ export async function readMessages(
 	}
 	if (newestFirst) messages.reverse();
 	return { key, exists, total, messages, nextOffset };
+}
+
+/**
+ * The summaries of older turns an addressed memory keeps (Summarize Older Turns), newest first: one
+ * conditional read. None when the memory never summarized; an unreadable object is an error, never none.
+ */
+export async function readSummaries(
+	storage: MemoryStorage,
+	address: MemoryAddress,
+): Promise<{ key: string; summaries: StoredSummary[] }> {
+	const store = openMemory(storage, address).summaries();
+	const { doc } = await store.read();
+	return { key: store.key, summaries: [...doc.summaries].reverse() };
 }
 
 /** Deletes one addressed memory (its document and sealed segments; copied files stay for housekeeping). */

@@ -205,6 +205,7 @@ async function listForPrune(storage: MemoryStorage, options: PruneOptions) {
 async function pruneDocuments(pass: Pass, objects: ListedObject[]) {
 	const sealedOf = new Map<string, ListedObject[]>();
 	const versionedOf = new Map<string, ListedObject[]>();
+	const summaries: ListedObject[] = [];
 	const add = (map: Map<string, ListedObject[]>, k: string, o: ListedObject) =>
 		map.set(k, [...(map.get(k) ?? []), o]);
 	for (const o of objects) {
@@ -214,11 +215,12 @@ async function pruneDocuments(pass: Pass, objects: ListedObject[]) {
 		if (parsed.kind === 'version' || parsed.kind === 'branch' || parsed.kind === 'version_counter')
 			add(versionedOf, conversation, o);
 		else if (parsed.kind === 'sealed') add(sealedOf, parsed.headKey as string, o);
+		else if (parsed.kind === 'summary') summaries.push(o);
 		else if (o.lastModified.getTime() >= pass.cutoff) pass.live.add(conversation);
 		else if (await tryDelete(pass, o)) pass.deletedHeads.add(o.key);
 		else pass.live.add(conversation);
 	}
-	return { sealedOf, versionedOf };
+	return { sealedOf, versionedOf, summaries };
 }
 
 /**
@@ -262,6 +264,17 @@ async function pruneSealed(
 }
 
 /**
+ * A document's summaries of older turns go with it: once the document was deleted by this pass or is
+ * not there at all. They are derived from it, so a document that stays keeps them, however old.
+ */
+async function pruneSummaries(pass: Pass, summaries: ListedObject[], listed: Set<string>) {
+	for (const o of summaries) {
+		const headKey = parseKey(o.key, pass.options.keyPrefix)?.headKey as string;
+		if (pass.deletedHeads.has(headKey) || !listed.has(headKey)) await tryDelete(pass, o);
+	}
+}
+
+/**
  * A conversation's versioned data goes as a whole once none of it and none of its chat documents is
  * recent; branch heads and the counter first, so a writer holding one fails its compare-and-swap
  * instead of saving on top of versions deleted next. A write meanwhile keeps the rest.
@@ -297,7 +310,8 @@ async function pruneFiles(pass: Pass, objects: ListedObject[]) {
  * documents remain. Each delete names the version that was judged old, so a document written
  * meanwhile is kept. Sealed segments and indexes go with their document; those no document references
  * (left by a writer that lost its compare-and-swap or was killed) go once older than
- * LEFTOVER_SAFE_AGE_MS. A sealed object a live document references is never deleted, however old.
+ * LEFTOVER_SAFE_AGE_MS. A sealed object a live document references is never deleted, however old;
+ * a document's summaries of older turns go with the document.
  * A conversation's versioned data (versions, branches, counter) goes as a whole, once none of it and none
  * of the conversation's chat documents was written within the N days; branch heads are deleted first.
  */
@@ -321,8 +335,9 @@ export async function pruneMemory(
 	// Unreferenced sealed objects younger than this may belong to a head being written right now.
 	const sealedCutoff = Math.min(now.getTime(), Date.now()) - LEFTOVER_SAFE_AGE_MS;
 	const objects = await listForPrune(storage, options);
-	const { sealedOf, versionedOf } = await pruneDocuments(pass, objects);
+	const { sealedOf, versionedOf, summaries } = await pruneDocuments(pass, objects);
 	await pruneSealed(pass, sealedOf, sealedCutoff);
+	await pruneSummaries(pass, summaries, new Set(objects.map((o) => o.key)));
 	await pruneVersioned(pass, versionedOf);
 	await pruneFiles(pass, objects);
 	if (!options.dryRun)

@@ -314,7 +314,7 @@ async function clearForImport(
 	conversationId: string,
 	options: ImportOptions,
 ): Promise<string[]> {
-	const memoryKinds = new Set(['conversation', 'node', 'sealed', 'file']);
+	const memoryKinds = new Set(['conversation', 'node', 'sealed', 'summary', 'file']);
 	const kind = (key: string) => parseKey(key, options.keyPrefix)?.kind as string;
 	const existing = (await listConversationKeys(storage, appId, conversationId, options)).filter(
 		(o) => memoryKinds.has(kind(o.key)),

@@ -100,6 +100,16 @@ export class UnknownParentMessageError extends MemoryError {
 	}
 }
 
+/**
+ * The summary of older turns could not be refreshed: the summarizing model failed or answered nothing.
+ * Reported with the turn, never fatal: the turn runs without the new summary and nothing stored is lost.
+ */
+export class SummaryFailedError extends MemoryError {
+	constructor(reason: string, options?: { cause?: unknown }) {
+		super(`The summary of older turns could not be refreshed: ${reason}`, options);
+	}
+}
+
 // ── Versioned data (src/snapshots) ─────────────────────────────────────────────────────────────
 
 /** An argument that cannot be used (missing summary, bad version number, bad limit, …), naming the field. */

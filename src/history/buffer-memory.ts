@@ -5,11 +5,9 @@ import type { WarningHandler } from '../common/warn';
 import { DuplicateMessageIdError, UnknownParentMessageError } from '../errors';
 import { sealedPrefix } from '../keys/layout';
 import type { FileOptions } from '../prompt/file-kinds';
-import type { SkippedFile } from '../prompt/files';
-import { storedMessagesToPrompt } from '../prompt/stored';
 import { historyToText } from '../prompt/text';
 import type { TextPrefixes } from '../prompt/text';
-import type { ImageDetail, PromptMessage, ToolCall } from '../prompt/types';
+import type { ImageDetail, ToolCall } from '../prompt/types';
 import type { FileInput } from '../store/blobs';
 import { headCodec } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
@@ -30,6 +28,11 @@ import {
 	ThreadSpan,
 } from './thread';
 import type { ThreadLoader } from './thread';
+import { promptHistory } from './thread-view';
+import type { History, ThreadView } from './thread-view';
+import { summarizedHistory } from './summarized';
+import { SummaryStore } from './summary-store';
+import type { SummaryOptions } from './summarized';
 import { tokenLimit } from './truncate';
 import type { SelectOptions } from './truncate';
 import { buildTurn } from './turn-builder';
@@ -116,19 +119,11 @@ export interface HistoryOptions extends SelectOptions {
 	messageId?: string;
 	/** Vision detail for rebuilt images; the model's default when omitted. */
 	imageDetail?: ImageDetail;
+	/** Summarize the turns that no longer fit instead of only dropping them (see SummaryOptions). */
+	summary?: SummaryOptions;
 }
 
-export interface History {
-	messages: PromptMessage[];
-	/** The stored ID of each message, in the same order (what a recall leaves out). */
-	messageIds: string[];
-	tokens: number;
-	turns: number;
-	droppedTurns: number;
-	skippedFiles: SkippedFile[];
-	/** Where the thread was read from: the parent of the turn being generated (null: the root). */
-	parentMessageId: string | null;
-}
+export type { History };
 
 export interface FlushResult {
 	written: boolean;
@@ -284,8 +279,11 @@ export abstract class BufferMemory {
 		await this.checkAgainst(doc, this.spanOf(doc), checked, true);
 	}
 
-	async getHistoryPromptMessages(options: HistoryOptions = {}): Promise<History> {
-		tokenLimit(options.maxTokenLimit); // an unusable limit fails before any storage access
+	/**
+	 * The thread a new turn with these IDs follows, after checking them (format, new message ID, known
+	 * parent): one conditional read of the document. For readers beside this class (summaries).
+	 */
+	async openThread(options: HistoryOptions = {}): Promise<ThreadView> {
 		const ids = checkTurnIds({
 			messageId: options.messageId,
 			parentMessageId: options.parentMessageId,
@@ -295,19 +293,30 @@ export abstract class BufferMemory {
 		const loader = this.loaderFor(doc);
 		await this.checkAgainst(doc, span, ids, true);
 		const start = await threadStartIn(span, loader, options.parentMessageId);
-		const selection = await selectThread(span, loader, start, options);
-		const prompt = await storedMessagesToPrompt(
-			this.storage,
-			selection.turns.flatMap((t) => [t.user, ...t.replies]),
-			{ detail: options.imageDetail, pdfAndAudio: this.options.files?.pdfAndAudio },
-		);
 		return {
-			...prompt,
-			tokens: selection.tokens,
-			turns: selection.turns.length,
-			droppedTurns: selection.droppedTurns,
+			storage: this.storage,
+			counter: this.counter,
+			files: this.options.files,
+			span,
+			loader,
+			start,
 			parentMessageId: start >= 0 ? (span.at(start) as StoredMessage).message_id : null,
+			now: this.options.now ?? (() => new Date()),
 		};
+	}
+
+	/** This memory's summaries of older turns (HistoryOptions.summary), kept beside its document. */
+	summaries(): SummaryStore {
+		const { maxFlushAttempts: maxAttempts, retryBaseMs } = this.options;
+		return new SummaryStore(this.storage, this.key, { maxAttempts, retryBaseMs });
+	}
+
+	async getHistoryPromptMessages(options: HistoryOptions = {}): Promise<History> {
+		tokenLimit(options.maxTokenLimit); // an unusable limit fails before any storage access
+		if (options.summary) return await summarizedHistory(this, options, options.summary);
+		const view = await this.openThread(options);
+		const selection = await selectThread(view.span, view.loader, view.start, options);
+		return promptHistory(view, selection, options.imageDetail);
 	}
 
 	async getHistoryPromptText(options: HistoryOptions & TextPrefixes = {}): Promise<string> {

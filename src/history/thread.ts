@@ -355,6 +355,30 @@ export function follows(previousId: string, parent: string | null): boolean {
 }
 
 /**
+ * The thread ending at position `start`, newest first, loading sealed segments only as the walk reaches
+ * them: a caller that stops early reads no further. Ends at a root, or at a parent no stored message has.
+ */
+export async function* walkThreadIn(
+	span: ThreadSpan,
+	loader: ThreadLoader,
+	start: number,
+): AsyncGenerator<StoredMessage> {
+	let at = start;
+	let steps = 0;
+	while (at >= 0) {
+		const out: { gap?: ThreadGap } = {};
+		for (const m of walkSpan(span, at, out)) {
+			if (++steps > span.total)
+				throw new CorruptDocumentError(span.key, 'parent_message_id links form a cycle');
+			yield m;
+		}
+		const gap = out.gap;
+		if (!gap || !(await fill(span, loader, gap))) return;
+		at = 'id' in gap ? (span.find(gap.id) as number) : gap.ordinal;
+	}
+}
+
+/**
  * The thread ending at position `start`, oldest first: all of it, or its newest `max` messages, loading
  * sealed segments only as far as that needs.
  */
@@ -364,17 +388,10 @@ export async function collectThread(
 	start: number,
 	max = Number.POSITIVE_INFINITY,
 ): Promise<StoredMessage[]> {
-	if (start < 0 || max <= 0) return [];
-	for (;;) {
-		const out: { gap?: ThreadGap } = {};
-		const got: StoredMessage[] = [];
-		for (const m of walkSpan(span, start, out)) {
-			got.push(m);
-			if (got.length >= max) return got.reverse();
-		}
-		if (!out.gap) return got.reverse();
-		await fill(span, loader, out.gap); // when nothing has that ID, the next walk ends there
-	}
+	const got: StoredMessage[] = [];
+	if (max <= 0) return got;
+	for await (const m of walkThreadIn(span, loader, start)) if (got.push(m) >= max) break;
+	return got.reverse();
 }
 
 /** What the history layer tells the store about threads, for sealed references. */

@@ -64,6 +64,27 @@ function answered(replies: StoredMessage[]): boolean {
 }
 
 /**
+ * The answered turns of a thread given newest first, newest first, each with its stored token count.
+ * Replies before a turn's user message join it; unanswered turns are skipped. Lazy: a caller that stops
+ * early reads no further.
+ */
+export function* turnsOf(newestFirst: Iterable<StoredMessage>): Generator<Turn> {
+	let replies: StoredMessage[] = [];
+	for (const m of newestFirst) {
+		if (m.role !== 'user') {
+			replies.push(m);
+			continue;
+		}
+		const turnReplies = replies.reverse();
+		replies = [];
+		if (!answered(turnReplies)) continue;
+		let tokens = m.token_count;
+		for (const r of turnReplies) tokens += r.token_count;
+		yield { user: m, replies: turnReplies, tokens };
+	}
+}
+
+/**
  * Picks the newest whole turns that fit, from a thread given newest first, using stored token counts only.
  * History never starts with an assistant message, never splits a turn and skips unanswered turns.
  * Stops at the first turn that does not fit: even the newest turn alone over budget gives no history.
@@ -77,29 +98,14 @@ export function selectHistory(
 	const kept: Turn[] = [];
 	let tokens = 0;
 	let droppedTurns = 0;
-	let full = false;
-	let replies: StoredMessage[] = [];
-	for (const m of newestFirst) {
-		if (m.role !== 'user') {
-			replies.push(m);
-			continue;
-		}
-		const turnReplies = replies.reverse();
-		replies = [];
-		if (!answered(turnReplies)) continue;
-		if (full) {
+	for (const turn of turnsOf(newestFirst)) {
+		// Once full, the rest only counts: the walk still runs to the end (callers count on it).
+		if (droppedTurns > 0 || kept.length >= window || tokens + turn.tokens > limit) {
 			droppedTurns++;
 			continue;
 		}
-		let turnTokens = m.token_count;
-		for (const r of turnReplies) turnTokens += r.token_count;
-		if (kept.length >= window || tokens + turnTokens > limit) {
-			full = true;
-			droppedTurns++;
-			continue;
-		}
-		tokens += turnTokens;
-		kept.push({ user: m, replies: turnReplies, tokens: turnTokens });
+		tokens += turn.tokens;
+		kept.push(turn);
 	}
 	return { turns: kept.reverse(), tokens, droppedTurns };
 }

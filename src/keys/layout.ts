@@ -224,6 +224,16 @@ export function sealedPrefix(headKey: string): string {
 	return `${headKey.slice(0, -5)}.log/`;
 }
 
+const SUMMARIES_NAME = 'summaries.json';
+
+/**
+ * The summaries of older turns of one memory document (compare-and-swap), beside its sealed objects:
+ * `…/{conversation_id}.json` → `…/{conversation_id}.log/summaries.json`.
+ */
+export function summariesKey(headKey: string): string {
+	return `${sealedPrefix(headKey)}${SUMMARIES_NAME}`;
+}
+
 /** File name of a sealed object: `{level}-{ordinal of its first message}-{random}.json`. */
 const SEALED_NAME = /^(\d+)-(\d+)-([0-9a-f]{8,64})\.json$/;
 
@@ -252,15 +262,24 @@ export interface ParsedKey {
 	 * `node` and `conversation` are memory documents (heads); `sealed` is a write-once segment or index
 	 * of one (see `scope` and `headKey`); `file` is a copied file. Versioned data: `version` is a
 	 * write-once version object (see `version`), `branch` a branch head (see `branch`), `version_counter`
-	 * the conversation's next-number hint.
+	 * the conversation's next-number hint. `summary` holds a document's summaries of older turns (see
+	 * `scope` and `headKey`).
 	 */
-	kind: 'node' | 'conversation' | 'file' | 'sealed' | 'version' | 'branch' | 'version_counter';
+	kind:
+		| 'node'
+		| 'conversation'
+		| 'file'
+		| 'sealed'
+		| 'summary'
+		| 'version'
+		| 'branch'
+		| 'version_counter';
 	appId: string;
 	conversationId: string;
 	nodeId?: string;
-	/** Sealed objects: the scope of the document they belong to. */
+	/** Sealed objects and summaries: the scope of the document they belong to. */
 	scope?: 'node' | 'conversation';
-	/** Sealed objects: the key of the document they belong to. */
+	/** Sealed objects and summaries: the key of the document they belong to. */
 	headKey?: string;
 	/** Version objects: the version number. */
 	version?: number;
@@ -297,15 +316,11 @@ export function parseKey(key: string, prefix?: string): ParsedKey | undefined {
 		return undefined;
 	}
 	const name = parts[parts.length - 1];
-	if (
-		parts[0] === NODE_MEMORY_ROOT &&
-		parts.length === 5 &&
-		parts[3].endsWith('.log') &&
-		SEALED_NAME.test(name)
-	) {
+	const kind = SEALED_NAME.test(name) ? 'sealed' : name === SUMMARIES_NAME ? 'summary' : undefined;
+	if (kind && parts[0] === NODE_MEMORY_ROOT && parts.length === 5 && parts[3].endsWith('.log')) {
 		const nodeId = parts[3].slice(0, -4);
 		return {
-			kind: 'sealed',
+			kind,
 			scope: 'node',
 			appId: parts[1],
 			conversationId: parts[2],
@@ -314,14 +329,14 @@ export function parseKey(key: string, prefix?: string): ParsedKey | undefined {
 		};
 	}
 	if (
+		kind &&
 		parts[0] === CONVERSATION_MEMORY_ROOT &&
 		parts.length === 4 &&
-		parts[2].endsWith('.log') &&
-		SEALED_NAME.test(name)
+		parts[2].endsWith('.log')
 	) {
 		const conversationId = parts[2].slice(0, -4);
 		return {
-			kind: 'sealed',
+			kind,
 			scope: 'conversation',
 			appId: parts[1],
 			conversationId,

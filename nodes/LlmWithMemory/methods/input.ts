@@ -1,11 +1,14 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
+import { DEFAULT_MAX_TOKEN_LIMIT } from '../../../src';
 import type { FileInput, PdfAndAudio } from '../../../src';
 import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import { missingSessionIdHelp } from '../../shared/parameters';
 import { longTermSettings } from '../../shared/long-term/long-term';
 import type { LongTermSettings } from '../../shared/long-term/long-term';
+import { summarySettings } from '../../shared/summary';
+import type { SummarySettings } from '../../shared/summary';
 import type { MemoryMode } from '../description';
 import { itemFiles } from './binary-files';
 import { versionedSettings } from './versioned-data';
@@ -22,6 +25,9 @@ export interface Options {
 	maxTokensPerFile?: number;
 	pdfAndAudio?: PdfAndAudio;
 	gzip?: boolean;
+	historyOverflow?: string;
+	summaryThreshold?: number;
+	summaryMaxTokens?: number;
 }
 
 /** Everything one item asks for, read and checked before anything is read from memory. */
@@ -41,6 +47,8 @@ export interface ItemInput {
 	versioned?: VersionedSettings;
 	/** Long-Term Memory settings, when the option is on (memory modes only). */
 	longTerm?: LongTermSettings;
+	/** Summary settings with Summarize Older Turns (memory modes only). */
+	summary?: SummarySettings;
 }
 
 /** An item with Versioned Data on. */
@@ -78,6 +86,8 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 			: idParameter(ctx, 'options.parentMessageId', i, 'Parent Message ID');
 	const versioned = versionedSettings(ctx, i);
 	const longTerm = longTermSettings(ctx, i);
+	const budget = options.maxHistoryTokens ?? DEFAULT_MAX_TOKEN_LIMIT;
+	const summary = summarySettings(ctx, i, 'options.historyOverflow', budget);
 	return {
 		mode,
 		prompt,
@@ -90,5 +100,6 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 		parentMessageId,
 		versioned,
 		longTerm,
+		summary,
 	};
 }

@@ -13,6 +13,7 @@ import type { Recalled } from '../../shared/long-term/long-term';
 import { storageFor } from '../../shared/storage';
 import { nodeError } from '../../shared/errors';
 import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';
+import { modelSummarizer, rereadReport } from '../../shared/summary';
 import type { ItemInput } from './input';
 import { formatOutput } from './output';
 import { modelNameOf } from './model';
@@ -50,14 +51,17 @@ export async function readMemory(
 			pdfAndAudio: input.options.pdfAndAudio,
 		},
 	});
-	const read = (maxTokenLimit = input.options.maxHistoryTokens) =>
+	const summarize = modelSummarizer(model, ctx.getExecutionCancelSignal());
+	// refresh false: a read again with less room uses the summary as stored, never a second call.
+	const read = (maxTokenLimit = input.options.maxHistoryTokens, refresh = true) =>
 		memory.getHistoryPromptMessages({
 			messageId: input.messageId,
 			parentMessageId: input.parentMessageId,
 			maxTokenLimit,
 			messageLimit: input.options.window,
+			...(input.summary ? { summary: { ...input.summary, summarize, refresh } } : {}),
 		});
-	if (!input.longTerm) return { memory, history: await read() };
+	if (!input.longTerm) return { memory, history: warnSummary(ctx, await read()) };
 	const longTerm = new LongTermMemory(
 		await storageFor(ctx, i),
 		input.longTerm,
@@ -69,6 +73,7 @@ export async function readMemory(
 		read(),
 		longTerm.search(input.prompt).catch((error: unknown) => error as Error),
 	]);
+	warnSummary(ctx, history);
 	if (hits instanceof Error) {
 		warn(ctx, `Long-term memory was not recalled: ${hits.message}`);
 		const recalled = { section: '', tokens: 0, hits: [], skipped: 0, error: hits.message };
@@ -77,13 +82,18 @@ export async function readMemory(
 	const recalled = longTerm.section(hits, history, modelNameOf(model));
 	// The recalled section counts against the history's budget: the oldest turns give way.
 	const budget = input.options.maxHistoryTokens ?? DEFAULT_MAX_TOKEN_LIMIT;
-	const fits = history.tokens + recalled.tokens <= budget;
-	return {
-		memory,
-		history: fits ? history : await read(Math.max(0, budget - recalled.tokens)),
-		longTerm,
-		recalled,
-	};
+	const used = history.tokens + (history.summary?.tokens ?? 0);
+	if (used + recalled.tokens <= budget) return { memory, history, longTerm, recalled };
+	const again = await read(Math.max(0, budget - recalled.tokens), false);
+	if (history.summary && again.summary)
+		again.summary = rereadReport(history.summary, again.summary);
+	return { memory, history: again, longTerm, recalled };
+}
+
+/** A summary that could not be made (or read) is said in the output pane; the turn goes on. */
+function warnSummary(ctx: IExecuteFunctions, history: History): History {
+	if (history.summary?.error) warn(ctx, history.summary.error);
+	return history;
 }
 
 /** A warning on the output pane (and in n8n's log): the turn goes on, but not silently. */

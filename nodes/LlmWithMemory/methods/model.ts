@@ -5,7 +5,7 @@ import { contentFiles } from '../../../src';
 import type { FileInput, PromptMessage } from '../../../src';
 import { connectedSubNode } from '../../shared/connections';
 import { nodeError } from '../../shared/errors';
-import { messageText } from '../../shared/message-text';
+import { messageText, replyText } from '../../shared/message-text';
 import type { ChatStream } from './stream';
 
 /**
@@ -41,13 +41,7 @@ export function modelNameOf(model: ChatModel): string | undefined {
 	return typeof name === 'string' ? name : undefined;
 }
 
-/** Text of a chat model reply: a string, an AIMessage with string content, or content parts. */
-export function replyText(reply: unknown): string {
-	const text =
-		typeof reply === 'string' ? reply : messageText((reply as { content?: unknown })?.content);
-	if (text === undefined) throw new Error('The model returned a reply without text content');
-	return text;
-}
+export { replyText };
 
 /** Text of one streamed chunk (an AIMessageChunk, a string); '' for chunks without text (tool-call deltas, usage). */
 export function chunkText(chunk: unknown): string {

@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { AddedTurn } from '../../../src';
+import { summaryOutput } from '../../shared/summary';
 import type { OpenedMemory } from './memory';
 import type { ItemInput } from './input';
 
@@ -44,6 +45,7 @@ export function formatOutput(
 			historyTokens: history.tokens,
 			droppedTurns: history.droppedTurns,
 			...(history.skippedFiles.length ? { skippedFiles: history.skippedFiles } : {}),
+			...(history.summary ? { summary: summaryOutput(history.summary) } : {}),
 			...(longTerm ? { longTermMemory: longTerm.summary(opened.recalled, opened.captured) } : {}),
 		},
 	};

@@ -87,8 +87,21 @@ describe('LLM with Memory settings panel', () => {
 				'parentMessageId',
 				'pdfAndAudio',
 				'startNewThread',
+				'summaryMaxTokens',
+				'summaryThreshold',
+				'historyOverflow',
 				'window',
 			],
+		);
+		assert.deepEqual(
+			[
+				(options.options as INodeProperties[]).find((o) => o.name === 'historyOverflow')?.default,
+				(
+					(options.options as INodeProperties[]).find((o) => o.name === 'historyOverflow')
+						?.options as Array<{ name: string }>
+				).map((o) => o.name),
+			],
+			['dropOldest', ['Drop Oldest Turns', 'Summarize Older Turns']],
 		);
 		const option = (name: string) =>
 			(options.options as INodeProperties[]).find((o) => o.name === name) as INodeProperties;

@@ -1,0 +1,134 @@
+// When History Exceeds the Budget (LLM with Memory and the LLM Memory Store): drop the oldest turns, or
+// summarize them with a chat model. The fields, the settings read from them, the summarizer over a
+// connected model, and what the output shows.
+import { NodeConnectionTypes } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeProperties,
+	ISupplyDataFunctions,
+} from 'n8n-workflow';
+
+import type { PromptMessage, Summarizer, SummaryReport } from '../../src';
+import { replyText } from './message-text';
+import { numberParameter } from './parameters';
+
+type Ctx = IExecuteFunctions | ISupplyDataFunctions;
+
+export const SUMMARIZE = 'summarize';
+
+/** The setting itself: an option of LLM with Memory, a field of the store. */
+export function historyOverflowField(modelHint: string): INodeProperties {
+	return {
+		displayName: 'When History Exceeds the Budget',
+		name: 'historyOverflow',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{
+				name: 'Drop Oldest Turns',
+				value: 'dropOldest',
+				description: 'The oldest whole turns are left out; the model no longer sees them',
+			},
+			{
+				name: 'Summarize Older Turns',
+				value: SUMMARIZE,
+				description: `The turns that no longer fit are summarized, and the summary goes before the history, within the budget. ${modelHint}`,
+			},
+		],
+		default: 'dropOldest',
+		description:
+			'What happens to the turns that no longer fit Max History Tokens. Summaries are made now and then, not on every turn.',
+	};
+}
+
+/** Fine-tuning of the summary (options of both nodes). */
+export const summaryOptions: INodeProperties[] = [
+	{
+		displayName: 'Summary Max Tokens',
+		name: 'summaryMaxTokens',
+		type: 'number',
+		default: 0,
+		typeOptions: { minValue: 0 },
+		description:
+			'With Summarize Older Turns: the most tokens the summary takes in the prompt; they count against Max History Tokens. 0: a third of Max History Tokens.',
+	},
+	{
+		displayName: 'Summary Threshold (Tokens)',
+		name: 'summaryThreshold',
+		type: 'number',
+		default: 0,
+		typeOptions: { minValue: 0 },
+		description:
+			'With Summarize Older Turns: a new summary is made once the turns that no longer fit, and are not in the summary yet, hold more than this many tokens (until then they are left out). Higher means fewer model calls. 0: a quarter of Max History Tokens.',
+	},
+];
+
+export interface SummarySettings {
+	threshold: number;
+	maxTokens: number;
+}
+
+/** The item's summary settings (`field`: where the setting is), or undefined with Drop Oldest Turns. */
+export function summarySettings(
+	ctx: Ctx,
+	i: number,
+	field: string,
+	budget: number,
+): SummarySettings | undefined {
+	if (ctx.getNodeParameter(field, i, 'dropOldest') !== SUMMARIZE) return undefined;
+	const number = (name: string, label: string) =>
+		numberParameter(ctx, `options.${name}`, i, label, 0, 0);
+	const threshold = number('summaryThreshold', 'Summary Threshold (Tokens)');
+	const maxTokens = number('summaryMaxTokens', 'Summary Max Tokens');
+	return {
+		threshold: threshold || Math.floor(budget / 4),
+		maxTokens: maxTokens || Math.floor(budget / 3),
+	};
+}
+
+/** What we need of a LangChain chat model to summarize: invoke() with plain role/content messages. */
+interface Invokable {
+	invoke(messages: PromptMessage[], options?: { signal?: AbortSignal }): Promise<unknown>;
+}
+
+const isInvokable = (value: unknown): value is Invokable =>
+	typeof (value as Invokable)?.invoke === 'function';
+
+/** A summarizer that asks `model` (one call, its reply's text). */
+export function modelSummarizer(model: Invokable, signal?: AbortSignal): Summarizer {
+	return async (request) => replyText(await model.invoke(request, signal ? { signal } : {}));
+}
+
+/** The chat model on the node's optional Summary Model input, or undefined when none is connected. */
+export async function optionalChatModel(ctx: Ctx, i = 0): Promise<Invokable | undefined> {
+	let connected: unknown;
+	try {
+		connected = await ctx.getInputConnectionData(NodeConnectionTypes.AiLanguageModel, i);
+	} catch {
+		return undefined; // nothing connected to an optional input
+	}
+	const model = Array.isArray(connected) ? connected[0] : connected;
+	return isInvokable(model) ? model : undefined;
+}
+
+/** The output's view of the summary: its size, what it covers, whether this turn made it, any failure. */
+export function summaryOutput(report: SummaryReport): IDataObject {
+	return {
+		tokens: report.tokens,
+		turns: report.turns,
+		refreshed: report.refreshed,
+		...(report.firstAt ? { firstAt: report.firstAt, lastAt: report.lastAt } : {}),
+		unsummarizedTurns: report.unsummarizedTurns,
+		...(report.error ? { error: report.error } : {}),
+	};
+}
+
+/**
+ * The report of a read made again with a smaller budget (to leave room for long-term recall) and no
+ * summarizing: its summary as now shown, with what the first read did (refreshed, or why not).
+ */
+export function rereadReport(first: SummaryReport, again: SummaryReport): SummaryReport {
+	const error = first.error ?? again.error;
+	return { ...again, refreshed: first.refreshed, ...(error ? { error } : {}) };
+}
