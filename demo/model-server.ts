@@ -40,6 +40,8 @@
  * HTTP status (4xx: LangChain retries 5xx), and `failEmbeddings({ times, status, after })` makes the
  * next `times` embedding requests fail after `after` more have succeeded (a failure in the middle of a
  * sync that embeds in batches); `slowEmbeddings(ms)` holds every embedding answer (a sync still running).
+ * A request for a summary of older turns (LLM with Memory's or the LLM Memory Store's) is answered with
+ * an extractive summary (summaries.ts); `failSummaries({ times, status })` fails the next ones.
  *
  * Every request (any path) is kept in memory and, with `log`, appended to a JSONL file.
  *
@@ -52,6 +54,7 @@ import type { AddressInfo } from 'node:net';
 
 import { contentText, lastUserText, trailingToolResults } from './messages';
 import type { ChatMessage } from './messages';
+import { extractiveSummary, isSummaryRequest } from './summaries';
 import { requestedToolCalls } from './tool-calls';
 
 export { contentText, lastUserText, trailingToolResults } from './messages';
@@ -93,6 +96,8 @@ export interface FakeOpenAi {
 	failEmbeddings(plan: { times: number; status?: number; after?: number }): void;
 	/** Hold every embedding answer this many ms (0: answer at once), so a test can act while a sync runs. */
 	slowEmbeddings(ms: number): void;
+	/** Fail the next `times` requests for a summary of older turns (with `status`, default 400). */
+	failSummaries(plan: { times: number; status?: number }): void;
 	clear(): void;
 	close(): Promise<void>;
 }
@@ -205,6 +210,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 	/** failEmbeddings(): how many embedding requests still succeed, then how many fail and how. */
 	const embedFailures = { after: 0, times: 0, status: 400 };
 	let embedDelayMs = 0;
+	const summaryFailures = { times: 0, status: 400 };
 
 	const server = createServer(async (req, res) => {
 		try {
@@ -259,7 +265,15 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 				});
 			}
 			const messages: ChatMessage[] = Array.isArray(body?.messages) ? body.messages : [];
-			const forced = /\[\[fake:status=(\d{3})\]\]/.exec(lastUserText(messages));
+			// A summary request quotes old turns: their [[fake:…]] markers must not act on it.
+			const summary = isSummaryRequest(messages);
+			if (summary && summaryFailures.times > 0) {
+				summaryFailures.times--;
+				return sendJson(res, summaryFailures.status, {
+					error: { message: 'fake-openai: planned summary failure', type: 'invalid_request_error' },
+				});
+			}
+			const forced = summary ? null : /\[\[fake:status=(\d{3})\]\]/.exec(lastUserText(messages));
 			if (forced) {
 				return sendJson(res, Number(forced[1]), {
 					error: {
@@ -269,13 +283,17 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 				});
 			}
 
-			const delay = /\[\[fake:delay=(\d{1,5})\]\]/.exec(lastUserText(messages));
+			const delay = summary ? null : /\[\[fake:delay=(\d{1,5})\]\]/.exec(lastUserText(messages));
 			if (delay) await new Promise((r) => setTimeout(r, Math.min(Number(delay[1]), 60_000)));
 
-			const toolCalls = requestedToolCalls(messages, body, entry.seq);
-			const text = toolCalls.length ? '' : makeReply(messages, body);
+			const toolCalls = summary ? [] : requestedToolCalls(messages, body, entry.seq);
+			const text = summary
+				? extractiveSummary(messages)
+				: toolCalls.length
+					? ''
+					: makeReply(messages, body);
 			const images =
-				!toolCalls.length && lastUserText(messages).includes('[[fake:image]]')
+				!summary && !toolCalls.length && lastUserText(messages).includes('[[fake:image]]')
 					? { images: FAKE_IMAGES }
 					: {};
 			const promptTokens = tokens(messages.map((m) => contentText(m.content)).join('\n'));
@@ -383,6 +401,10 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 		},
 		slowEmbeddings: (ms) => {
 			embedDelayMs = Math.max(0, Math.min(ms, 60_000));
+		},
+		failSummaries: (plan) => {
+			summaryFailures.times = plan.times;
+			summaryFailures.status = plan.status ?? 400;
 		},
 		clear: () => {
 			log.length = 0;

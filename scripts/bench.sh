@@ -33,6 +33,9 @@ LLM_MEMORY_WORD_VECTORS="$WORD_VECTORS" LLM_MEMORY_VECTOR_CACHE_MB=1536 node --i
 # Memory Base capture cost at 0, 100 and 1,000 pending messages, on local disk and radosgw.
 node --import tsx bench/capture.ts
 node --import tsx bench/tokens.ts
+# Summarize Older Turns: 500 scripted turns (tokens sent, summary calls, facts kept), and its turn cost
+# at 10 and 100,000 stored messages.
+node --import tsx bench/summaries.ts
 node --import tsx bench/n8n-latency.ts
 # The AI Agent with our LLM Memory Store against the same agent with n8n's Simple Memory.
 node --import tsx bench/agent-memory.ts

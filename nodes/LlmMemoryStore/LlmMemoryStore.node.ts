@@ -10,6 +10,7 @@ import { ON_S3 } from '../shared/display';
 import { llmMemoryS3ApiTest } from '../shared/credential-test';
 import { properties } from './description';
 import { supplyMemory } from './methods/supply-memory';
+import { STORE_INPUTS } from './methods/inputs';
 
 /** An ai_memory sub-node: the AI Agent, the Chat Trigger's session reload and Respond to Chat use our store. */
 // A memory is not a tool: n8n's own memory sub-nodes are not usable as tools either.
@@ -26,15 +27,9 @@ export class LlmMemoryStore implements INodeType {
 		description:
 			'Thread-aware chat memory for the AI Agent, kept on local disk or S3, tool calls included',
 		defaults: { name: 'LLM Memory Store' },
-		// Optional: Long-Term Memory recalls lexically without it, and fuses semantic search with it.
-		inputs: [
-			{
-				type: NodeConnectionTypes.AiEmbedding,
-				displayName: 'Embedding',
-				required: false,
-				maxConnections: 1,
-			},
-		],
+		// Embedding is optional: Long-Term Memory recalls lexically without it, and fuses semantic search
+		// with it. Summary Model appears with Summarize Older Turns, which needs it.
+		inputs: STORE_INPUTS,
 		outputs: [NodeConnectionTypes.AiMemory],
 		outputNames: ['Memory'],
 		credentials: [

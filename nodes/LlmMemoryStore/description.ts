@@ -10,6 +10,7 @@ import {
 	storageProperties,
 } from '../shared/descriptions';
 import { longTermProperties } from '../shared/long-term/properties';
+import { historyOverflowField, summaryOptions } from '../shared/summary';
 
 export const properties: INodeProperties[] = [
 	{
@@ -66,7 +67,8 @@ export const properties: INodeProperties[] = [
 		description:
 			'Token budget for the history, on top of the context window. The oldest whole turns are dropped first.',
 	},
+	historyOverflowField('Connect a chat model to the Summary Model input: it writes the summary.'),
 	...longTermProperties({}, true),
 	...storageProperties({}),
-	optionsCollection([gzipOption]),
+	optionsCollection([gzipOption, ...summaryOptions]),
 ];

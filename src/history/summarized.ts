@@ -5,7 +5,8 @@
 // boundary of a stored summary: that is the newest summary on this thread (a summary of another branch
 // is never met), and the walk stays short because the turns after a boundary are few. The turns after
 // it fill the budget left after the summary's section, newest first; the ones that no longer fit wait
-// until they exceed the threshold, then are folded into the summary in one call
+// until they exceed the threshold, then are folded into the summary in one call, with the oldest kept
+// turns up to the threshold so the next call waits twice as long
 // (new summary = summarize(previous summary + those turns)), so each turn is summarized once and the
 // section stays byte for byte the same between calls.
 import { CorruptDocumentError, InvalidOptionError, SummaryFailedError } from '../errors';
@@ -179,6 +180,21 @@ async function fold(
 
 const tokensOf = (turns: readonly Turn[]) => turns.reduce((n, t) => n + t.tokens, 0);
 
+/**
+ * The oldest kept turns (newest first, as `kept` is) that a fold takes along, up to `threshold` tokens
+ * and never the newest: the history then has that much room, so the next fold waits until the room
+ * and the threshold are both used up (about twice as many turns as folding the overflow alone).
+ */
+function headroom(kept: readonly Turn[], threshold: number): Turn[] {
+	let tokens = 0;
+	let n = 0;
+	for (let i = kept.length - 1; i > 0 && tokens + kept[i].tokens <= threshold; i--) {
+		tokens += kept[i].tokens;
+		n++;
+	}
+	return kept.slice(kept.length - n);
+}
+
 /** Whether the cap leaves room for a summary at all (its frame alone takes about 40 tokens). */
 function canHoldSummary(read: Read): boolean {
 	const at = read.view.now().toISOString();
@@ -246,7 +262,7 @@ export async function summarizedHistory(
 			: undefined;
 	if (!error && summaryOptions.refresh !== false && tokensOf(plan.gap) > limits.threshold) {
 		const result = canHoldSummary(read)
-			? await fold(read, plan.summary, plan.gap)
+			? await fold(read, plan.summary, [...headroom(plan.kept, limits.threshold), ...plan.gap])
 			: { folded: 0, error: tooSmall(read) };
 		error = result.error;
 		if (result.summary) {

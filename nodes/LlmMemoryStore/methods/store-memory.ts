@@ -1,7 +1,16 @@
 import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
-import type { ChatHistory, History, PromptMessage, StoredTurn, TurnInput } from '../../../src';
+import type {
+	ChatHistory,
+	History,
+	PromptMessage,
+	StoredTurn,
+	Summarizer,
+	TurnInput,
+} from '../../../src';
 import type { LongTermMemory, Recalled } from '../../shared/long-term/long-term';
+import { rereadReport, summaryOutput } from '../../shared/summary';
+import type { SummarySettings } from '../../shared/summary';
 import { contextContent, historyMessages } from './messages';
 import type { StoreMessage } from './messages';
 import { logged, serialize, StoreChatHistory } from './store-history';
@@ -20,14 +29,20 @@ export interface StoreLongTerm {
 	query?: string;
 }
 
+/** Summarize Older Turns: the limits, and the summarizer over the Summary Model input. */
+export interface StoreSummary extends SummarySettings {
+	summarize: Summarizer;
+}
+
 /**
  * The object supplyData hands to n8n: LangChain's chat-memory interface, duck-typed.
  * loadMemoryVariables gives `chat_history` as messages (whole turns, window and token budget applied);
  * saveContext stores a turn without tools; tool turns arrive through chatHistory.addMessages.
  *
- * With Long-Term Memory, chat_history starts with the recalled section as a user-role message: n8n's
- * AI Agent puts chat_history right after its own system message, and providers such as Anthropic and
- * Google accept a system message only first, so a second system message would break them.
+ * With Long-Term Memory or a summary of older turns, chat_history starts with the recalled section and
+ * the summary as one user-role message: n8n's AI Agent puts chat_history right after its own system
+ * message, and providers such as Anthropic and Google accept a system message only first, so a second
+ * system message would break them. The summary's section says what it is.
  */
 export class StoreMemory {
 	readonly memoryKey = 'chat_history';
@@ -46,6 +61,7 @@ export class StoreMemory {
 		/** What the panes show about where the memory lives. */
 		private readonly describe: IDataObject,
 		private readonly longTerm?: StoreLongTerm,
+		private readonly summary?: StoreSummary,
 	) {
 		this.chatHistory = new StoreChatHistory(ctx, itemIndex, history, (turns) =>
 			this.capture(turns),
@@ -56,17 +72,26 @@ export class StoreMemory {
 		return [this.memoryKey];
 	}
 
-	private read(maxTokenLimit = this.limits.maxTokenLimit): Promise<History> {
+	/** `refresh` false: a read again with less room uses the summary as stored, never a second call. */
+	private read(maxTokenLimit = this.limits.maxTokenLimit, refresh = true): Promise<History> {
 		return this.history.memory.getHistoryPromptMessages({
 			maxTokenLimit,
 			messageLimit: this.limits.messageLimit,
+			...(this.summary ? { summary: { ...this.summary, refresh } } : {}),
 		});
+	}
+
+	/** A summary that could not be made is said in n8n's log and the pane; the turn goes on. */
+	private warnSummary(h: History): History {
+		if (h.summary?.error) this.ctx.logger.warn(h.summary.error);
+		return h;
 	}
 
 	/** The history, with the recalled section in front when Long-Term Memory is on. */
 	private async load(query: string | undefined) {
 		const lt = this.longTerm;
-		if (!lt || !query?.trim()) return { h: await this.read(), recalled: undefined };
+		if (!lt || !query?.trim())
+			return { h: this.warnSummary(await this.read()), recalled: undefined };
 		const [h, hits] = await Promise.all([
 			this.read(),
 			lt.memory.search(query).catch((error: unknown) => error as Error),
@@ -75,13 +100,14 @@ export class StoreMemory {
 			this.ctx.logger.warn(`Long-term memory was not recalled: ${hits.message}`);
 			return { h, recalled: { section: '', tokens: 0, hits: [], skipped: 0, error: hits.message } };
 		}
+		this.warnSummary(h);
 		const recalled: Recalled = lt.memory.section(hits, h);
 		// The recalled section counts against the history's budget: the oldest turns give way.
-		const fits = h.tokens + recalled.tokens <= this.limits.maxTokenLimit;
-		return {
-			h: fits ? h : await this.read(Math.max(0, this.limits.maxTokenLimit - recalled.tokens)),
-			recalled,
-		};
+		const used = h.tokens + (h.summary?.tokens ?? 0);
+		if (used + recalled.tokens <= this.limits.maxTokenLimit) return { h, recalled };
+		const again = await this.read(Math.max(0, this.limits.maxTokenLimit - recalled.tokens), false);
+		if (h.summary && again.summary) again.summary = rereadReport(h.summary, again.summary);
+		return { h: again, recalled };
 	}
 
 	async loadMemoryVariables(values: IDataObject = {}): Promise<{ chat_history: StoreMessage[] }> {
@@ -93,9 +119,8 @@ export class StoreMemory {
 			{ action: 'loadMemoryVariables', values, ...this.describe },
 			async () => {
 				const { h, recalled } = await this.load(query);
-				const recall: PromptMessage[] = recalled?.section
-					? [{ role: 'user', content: recalled.section }]
-					: [];
+				const lead = [recalled?.section, h.summary?.section].filter((x) => x).join('\n\n');
+				const recall: PromptMessage[] = lead ? [{ role: 'user', content: lead }] : [];
 				return { h, recalled, messages: historyMessages([...recall, ...h.messages]) };
 			},
 			({ h, recalled, messages }) => ({
@@ -103,6 +128,7 @@ export class StoreMemory {
 				turns: h.turns,
 				tokens: h.tokens,
 				droppedTurns: h.droppedTurns,
+				...(h.summary ? { summary: summaryOutput(h.summary) } : {}),
 				...(this.longTerm ? { longTermMemory: this.longTerm.memory.summary(recalled) } : {}),
 			}),
 			'ai-messages-retrieved-from-memory',

@@ -14,6 +14,8 @@ import {
 	optionalEmbedder,
 } from '../../shared/long-term/long-term';
 import { storageFor } from '../../shared/storage';
+import { modelSummarizer, optionalChatModel, summarySettings } from '../../shared/summary';
+import type { StoreSummary } from './store-memory';
 
 interface Options {
 	gzip?: boolean;
@@ -51,6 +53,28 @@ async function storeLongTerm(
 		await optionalEmbedder(ctx, itemIndex),
 	);
 	return { memory, query: settings.recallQuery };
+}
+
+/**
+ * Summarize Older Turns: the settings and a summarizer over the Summary Model input. Without a model
+ * connected, the store fails here, before the agent runs, saying what to connect.
+ */
+async function storeSummary(
+	ctx: ISupplyDataFunctions,
+	itemIndex: number,
+	budget: number,
+): Promise<StoreSummary | undefined> {
+	const settings = summarySettings(ctx, itemIndex, 'historyOverflow', budget);
+	if (!settings) return undefined;
+	const model = await optionalChatModel(ctx, itemIndex);
+	if (!model)
+		throw nodeError(
+			ctx,
+			'Summarize Older Turns needs a chat model on the Summary Model input',
+			itemIndex,
+			'Connect a chat model (for example the agent’s own) to the store’s Summary Model input, or set When History Exceeds the Budget to Drop Oldest Turns.',
+		);
+	return { ...settings, summarize: modelSummarizer(model, ctx.getExecutionCancelSignal?.()) };
 }
 
 /**
@@ -98,6 +122,7 @@ export async function supplyMemory(
 		limits,
 		{ mode, sessionId, key: memory.key },
 		await storeLongTerm(ctx, itemIndex, sessionId),
+		await storeSummary(ctx, itemIndex, limits.maxTokenLimit),
 	);
 	// A message left waiting for its answer (a Chat Memory Manager insert ending with a user message) is
 	// stored when the calling node is done; n8n runs this after the node's execute().

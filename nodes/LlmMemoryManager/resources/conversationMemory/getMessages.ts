@@ -1,7 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { readConversationMemories, readMessages } from '../../../../src';
-import type { MemoryStorage, MessagePage, ReadMessagesOptions } from '../../../../src';
+import { readConversationMemories, readMessages, readSummaries } from '../../../../src';
+import type {
+	MemoryAddress,
+	MemoryStorage,
+	MessagePage,
+	ReadMessagesOptions,
+} from '../../../../src';
 import { optionsCollection } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';
@@ -12,12 +17,13 @@ import { emptySummary } from './emptyResult';
 import { RESOURCE, targetOf } from './fields';
 import type { MemoryTarget, OneMemory } from './fields';
 import { nodeNamesOf } from './memoryNode';
-import { memoryJson, messageJson, pageJson } from './messageItems';
+import { memoryJson, messageJson, pageJson, summaryJson } from './messageItems';
 
 const show = showFor(RESOURCE, 'getMessages');
 
 interface Options {
 	groupMessages?: boolean;
+	includeSummaries?: boolean;
 	newestFirst?: boolean;
 }
 
@@ -25,6 +31,7 @@ interface Options {
 interface Request extends ReadMessagesOptions {
 	offset: number;
 	grouped: boolean;
+	summaries: boolean;
 }
 
 /** What reading gave: the output items, and how many messages they hold. */
@@ -51,6 +58,7 @@ function requestOf(ctx: IExecuteFunctions, i: number): Request {
 		newestFirst: options.newestFirst === true,
 		threadOf: idParameter(ctx, 'options.threadMessageId', i, 'Thread Up To Message ID'),
 		grouped: options.groupMessages === true,
+		summaries: options.includeSummaries === true,
 	};
 }
 
@@ -59,15 +67,38 @@ interface LabelledPage {
 	page: MessagePage;
 	grouped: IDataObject;
 	each: IDataObject;
+	/** With Include Summaries: the memory's summaries of older turns, newest first. */
+	summaries?: IDataObject[];
 }
 
-/** Each page's messages, one item each, or one item per page holding its messages. */
+/**
+ * Each page's messages, one item each (its summaries first, as items with role "summary"), or one
+ * item per page holding its messages and summaries.
+ */
 function itemsOf(pages: LabelledPage[], request: Request): Read {
 	const found = pages.reduce((n, p) => n + p.page.messages.length, 0);
+	const summaries = (p: LabelledPage) => p.summaries ?? [];
 	const items = request.grouped
-		? pages.map((p) => ({ ...p.grouped, ...pageJson(p.page, request.offset) }))
-		: pages.flatMap((p) => p.page.messages.map((m) => ({ ...p.each, ...messageJson(m) })));
+		? pages.map((p) => ({
+				...p.grouped,
+				...pageJson(p.page, request.offset),
+				...(p.summaries ? { summaries: p.summaries } : {}),
+			}))
+		: pages.flatMap((p) => [
+				...summaries(p).map((s) => ({ ...p.each, ...s })),
+				...p.page.messages.map((m) => ({ ...p.each, ...messageJson(m) })),
+			]);
 	return { items, found };
+}
+
+/** The memory's summaries of older turns as output, when asked for. */
+async function summariesOf(
+	storage: MemoryStorage,
+	address: MemoryAddress,
+	request: Request,
+): Promise<{ summaries?: IDataObject[] }> {
+	if (!request.summaries) return {};
+	return { summaries: (await readSummaries(storage, address)).summaries.map(summaryJson) };
 }
 
 /** One memory document: its messages name the conversation and node (null: the shared memory). */
@@ -76,7 +107,8 @@ async function readOne(storage: MemoryStorage, target: OneMemory, request: Reque
 	const { workflowId, conversationId } = target;
 	const nodeId = target.address.nodeId ?? null;
 	const grouped = { workflowId, conversationId, memoryMode: target.mode, nodeId };
-	return itemsOf([{ page, grouped, each: { conversationId, nodeId } }], request);
+	const summaries = await summariesOf(storage, target.address, request);
+	return itemsOf([{ page, grouped, each: { conversationId, nodeId }, ...summaries }], request);
 }
 
 /** Every memory of the conversation: each message (or each memory's page) names its memory and node. */
@@ -88,11 +120,15 @@ async function readAll(
 ): Promise<Read> {
 	const { workflowId, conversationId } = target;
 	const { memories } = await readConversationMemories(storage, workflowId, conversationId, request);
-	const pages = memories.map((page) => {
-		const memory = memoryJson(page, names);
-		const grouped = { workflowId, conversationId, memoryMode: 'all', ...memory };
-		return { page, grouped, each: { conversationId, ...memory } };
-	});
+	const pages = await Promise.all(
+		memories.map(async (page) => {
+			const memory = memoryJson(page, names);
+			const grouped = { workflowId, conversationId, memoryMode: 'all', ...memory };
+			const address = { appId: workflowId, conversationId, nodeId: page.nodeId };
+			const summaries = await summariesOf(storage, address, request);
+			return { page, grouped, each: { conversationId, ...memory }, ...summaries };
+		}),
+	);
 	return itemsOf(pages, request);
 }
 
@@ -143,6 +179,14 @@ export const getMessages: ItemOperation = {
 					default: false,
 					description:
 						'Whether to return one item holding the page’s messages (with total and nextOffset for paging; with All of This Conversation, one item per memory) instead of one item per message. When no message is found, the output is one item saying whether the conversation exists and which memories it has (version 1 of this node outputs nothing then, with a hint in the output pane).',
+				},
+				{
+					displayName: 'Include Summaries',
+					name: 'includeSummaries',
+					type: 'boolean',
+					default: false,
+					description:
+						'Whether to add each memory’s summaries of older turns (kept with When History Exceeds the Budget = Summarize Older Turns), newest first: under summaries in a grouped item, or as items with role "summary" before the memory’s messages',
 				},
 				{
 					displayName: 'Newest First',

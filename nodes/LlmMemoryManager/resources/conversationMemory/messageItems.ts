@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { ListedMemory, MessagePage, PositionedMessage } from '../../../../src';
+import type { ListedMemory, MessagePage, PositionedMessage, StoredSummary } from '../../../../src';
 
 /** A stored message as an output item: camelCase, file copies described (their bytes stay in storage). */
 export function messageJson({ position, message: m }: PositionedMessage): IDataObject {
@@ -51,5 +51,18 @@ export function memoryJson(
 		memory: m.memory,
 		nodeId: m.nodeId ?? null,
 		...(name !== undefined ? { nodeName: name } : {}),
+	};
+}
+
+/** A stored summary of older turns as output: its text, what it covers, and the message it ends at. */
+export function summaryJson(s: StoredSummary): IDataObject {
+	return {
+		role: 'summary',
+		content: s.text,
+		turns: s.turns,
+		firstAt: s.first_at,
+		lastAt: s.last_at,
+		boundaryMessageId: s.boundary,
+		createdAt: s.created_at,
 	};
 }
