@@ -58,7 +58,7 @@ function runWorkflow(): Json {
 	});
 	const llm = w.llmWithMemory(LLM, 'ui-panels-llm', {
 		promptType: 'define',
-		prompt: 'hello',
+		text: 'hello',
 		memoryMode: 'conversation',
 		conversationIdType: 'customKey',
 		conversationId: '={{ $json.nothing }}',
