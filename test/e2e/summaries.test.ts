@@ -166,6 +166,14 @@ describe(`Summarize Older Turns on a real n8n`, { timeout: 40 * 60_000 }, () => 
 				.filter(([role]) => role === 'system'),
 			[['system', 0]],
 		);
-		assert.equal(await storedMessages(AGENT.id, 'a1'), 2 * TURNS);
+		// A failing Summary Model: the agent goes on answering, every turn stored.
+		llm!.failSummaries({ times: 1000 });
+		for (let t = 1; t <= 30; t++)
+			assert.equal((await turn(AGENT, 'a1', userText(t))).output, REPLY);
+		const failedCalls = completions().filter(isSummary).length;
+		llm!.failSummaries({ times: 0 });
+		await turn(AGENT, 'a1', 'What is my order number?');
+		assert.ok(completions().filter(isSummary).length > failedCalls, 'the next turn tried again');
+		assert.equal(await storedMessages(AGENT.id, 'a1'), 2 * (TURNS + 31));
 	});
 });

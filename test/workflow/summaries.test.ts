@@ -11,6 +11,10 @@ import type { INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 import { extractiveSummary, isSummaryRequest } from '../../demo/summaries';
 import type { ChatMessage } from '../../demo/messages';
 import { TEST_IMAGE_AGENT_TYPE, TestImageAgent } from '../support/agent-stand-in';
+import {
+	nodeTypes as managerNodeTypes,
+	workflow as managerWorkflow,
+} from '../support/manager-workflows';
 import { LlmWithMemory } from '../support/node-under-test';
 import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
 import type { NormalizedMessage } from '../support/scripted-model';
@@ -18,6 +22,9 @@ import { tempDir } from '../support/storages';
 import { TRIGGER_NODE } from '../support/test-nodes';
 import { runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson } from '../support/workflow-harness';
+import { TiktokenCounter } from '../../src';
+
+const counter = new TiktokenCounter('o200k_base');
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { LlmMemoryStore } = require(
@@ -162,7 +169,8 @@ afterEach(() => scriptedModelLog.clear());
 describe('Summarize Older Turns through n8n (in-process)', () => {
 	it(`LLM with Memory: the facts of turns 3 and 50 reach the model at turn ${TURNS}, within budget`, async () => {
 		scriptModel('Model');
-		const wf = llmWorkflow(tempDir());
+		const folder = tempDir();
+		const wf = llmWorkflow(folder);
 		const outputs: Json[] = [];
 		for (let t = 1; t <= TURNS; t++) outputs.push(await turn(wf, userText(t), 'LLM'));
 		const last = chatCalls('Model').at(-1)!;
@@ -181,6 +189,26 @@ describe('Summarize Older Turns through n8n (in-process)', () => {
 		assert.ok(shown.tokens > 0 && shown.turns > 50, JSON.stringify(shown));
 		assert.equal(typeof shown.refreshed, 'boolean');
 		assert.equal(outputs.filter((o) => o.memory.summary?.refreshed).length, calls);
+		// The Manager's Get Messages returns the stored summaries with Include Summaries.
+		const read = async (options: INodeParameters) => {
+			const wfm = managerWorkflow(folder, {
+				id: 'wf-summary',
+				manager: { operation: 'getMessages', memoryMode: 'conversation', returnAll: true, options },
+			});
+			const r = await runWorkflow(wfm, { nodeTypes: managerNodeTypes, triggerItems: chat('x') });
+			assert.equal(r.status, 'success', r.error?.message);
+			return r.output('Manager').map((item) => item.json as Json);
+		};
+		const grouped = (await read({ groupMessages: true, includeSummaries: true }))[0];
+		assert.equal(grouped.total, 2 * TURNS);
+		assert.ok(grouped.summaries.length > 0 && grouped.summaries.length <= 8);
+		assert.equal(grouped.summaries[0].role, 'summary');
+		assert.match(grouped.summaries[0].content, /Ada Lovelace[\s\S]*48213/);
+		assert.equal(grouped.summaries[0].turns, shown.turns);
+		const items = await read({ includeSummaries: true });
+		assert.equal(items[0].role, 'summary');
+		assert.equal(items.filter((i) => i.role === 'summary').length, grouped.summaries.length);
+		assert.equal((await read({})).filter((i) => i.role === 'summary').length, 0);
 	});
 
 	it('LLM with Memory: a failing summarizer leaves every turn stored and the chat answering', async () => {
@@ -223,6 +251,10 @@ describe('Summarize Older Turns through n8n (in-process)', () => {
 		// The agent keeps its own system message first: the summary arrives as a user-role message.
 		assert.equal(last.messages.filter((m) => m.role === 'system').length, 0);
 		assert.equal(summaryCalls('Agent Model').length, 0, 'the agent’s model never summarizes');
+		// The history the store handed over (the lead with the summary, then the turns) fits the budget.
+		const history = last.messages.slice(0, -1);
+		const tokens = history.reduce((n, m) => n + counter.count(m.content), 0);
+		assert.ok(tokens <= BUDGET, `${tokens} tokens of history and summary`);
 		const calls = summaryCalls('Summary Model').length;
 		assert.ok(calls >= 2 && calls <= TURNS / 10, `${calls} summary calls`);
 	});
