@@ -163,6 +163,8 @@ export type {
 	PutOptions,
 	StoredObject,
 } from './store/storage';
+export { EncryptedStorage, encryptionKeyId, isSealed, parseEncryptionKey } from './store/encrypted';
+export type { EncryptionKey, EncryptionOptions } from './store/encrypted';
 export { LocalDiskStorage } from './store/local-disk';
 export type { LocalDiskStorageOptions } from './store/local-disk';
 export { S3Storage } from './store/s3';

@@ -6,8 +6,8 @@ import type {
 	INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { llmMemoryS3ApiTest } from '../shared/credential-test';
-import { ON_S3 } from '../shared/display';
+import { storageCredentialTests } from '../shared/credential-test';
+import { ON_ENCRYPTION, ON_S3 } from '../shared/display';
 import { runItems } from '../shared/run-items';
 import { properties } from './description';
 import { operationOf, subtitleExpression } from './resources';
@@ -36,13 +36,19 @@ export class LlmMemoryManager implements INodeType {
 				name: 'llmMemoryS3Api',
 				required: true,
 				testedBy: 'llmMemoryS3ApiTest',
-				displayOptions: { show: ON_S3 },
+				displayOptions: { show: { ...ON_S3 } },
+			},
+			{
+				name: 'llmMemoryEncryptionKeyApi',
+				required: true,
+				testedBy: 'llmMemoryEncryptionKeyApiTest',
+				displayOptions: { show: { ...ON_ENCRYPTION } },
 			},
 		],
 		properties,
 	};
 
-	methods = { credentialTest: { llmMemoryS3ApiTest }, listSearch: { memoryNodes } };
+	methods = { credentialTest: storageCredentialTests, listSearch: { memoryNodes } };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return [await runItems(this, async (i) => await operationOf(this, i).execute(this, i))];

@@ -6,8 +6,8 @@ import type {
 	SupplyData,
 } from 'n8n-workflow';
 
-import { ON_S3 } from '../shared/display';
-import { llmMemoryS3ApiTest } from '../shared/credential-test';
+import { storageCredentialTests } from '../shared/credential-test';
+import { ON_ENCRYPTION, ON_S3 } from '../shared/display';
 import { properties } from './description';
 import { supplyMemory } from './methods/supply-memory';
 import { STORE_INPUTS } from './methods/inputs';
@@ -37,13 +37,19 @@ export class LlmMemoryStore implements INodeType {
 				name: 'llmMemoryS3Api',
 				required: true,
 				testedBy: 'llmMemoryS3ApiTest',
-				displayOptions: { show: ON_S3 },
+				displayOptions: { show: { ...ON_S3 } },
+			},
+			{
+				name: 'llmMemoryEncryptionKeyApi',
+				required: true,
+				testedBy: 'llmMemoryEncryptionKeyApiTest',
+				displayOptions: { show: { ...ON_ENCRYPTION } },
 			},
 		],
 		properties,
 	};
 
-	methods = { credentialTest: { llmMemoryS3ApiTest } };
+	methods = { credentialTest: storageCredentialTests };
 
 	async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
 		return await supplyMemory(this, itemIndex);

@@ -6,8 +6,8 @@ import type {
 	INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { WITH_MEMORY, ON_S3 } from '../shared/display';
-import { llmMemoryS3ApiTest } from '../shared/credential-test';
+import { ON_ENCRYPTION, ON_S3, WITH_MEMORY } from '../shared/display';
+import { storageCredentialTests } from '../shared/credential-test';
 import { runItems } from '../shared/run-items';
 import { properties } from './description';
 import { connectedChatModel } from './methods/model';
@@ -51,11 +51,17 @@ export class LlmWithMemory implements INodeType {
 				testedBy: 'llmMemoryS3ApiTest',
 				displayOptions: { show: { ...ON_S3, ...WITH_MEMORY } },
 			},
+			{
+				name: 'llmMemoryEncryptionKeyApi',
+				required: true,
+				testedBy: 'llmMemoryEncryptionKeyApiTest',
+				displayOptions: { show: { ...ON_ENCRYPTION, ...WITH_MEMORY } },
+			},
 		],
 		properties,
 	};
 
-	methods = { credentialTest: { llmMemoryS3ApiTest } };
+	methods = { credentialTest: storageCredentialTests };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const model = await connectedChatModel(this);

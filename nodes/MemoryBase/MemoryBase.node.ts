@@ -6,8 +6,8 @@ import type {
 	INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { llmMemoryS3ApiTest } from '../shared/credential-test';
-import { ON_S3 } from '../shared/display';
+import { storageCredentialTests } from '../shared/credential-test';
+import { ON_ENCRYPTION, ON_S3 } from '../shared/display';
 import { properties } from './description';
 import { executeMemoryBase } from './methods/execute';
 import { subtitleExpression } from './operations';
@@ -51,13 +51,19 @@ export class MemoryBase implements INodeType {
 				name: 'llmMemoryS3Api',
 				required: true,
 				testedBy: 'llmMemoryS3ApiTest',
-				displayOptions: { show: ON_S3 },
+				displayOptions: { show: { ...ON_S3 } },
+			},
+			{
+				name: 'llmMemoryEncryptionKeyApi',
+				required: true,
+				testedBy: 'llmMemoryEncryptionKeyApiTest',
+				displayOptions: { show: { ...ON_ENCRYPTION } },
 			},
 		],
 		properties,
 	};
 
-	methods = { credentialTest: { llmMemoryS3ApiTest } };
+	methods = { credentialTest: storageCredentialTests };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await executeMemoryBase(this);

@@ -6,9 +6,9 @@ import type {
 	INodeTypeDescription,
 } from 'n8n-workflow';
 
-import { llmMemoryS3ApiTest } from '../shared/credential-test';
+import { storageCredentialTests } from '../shared/credential-test';
+import { ON_ENCRYPTION, ON_S3 } from '../shared/display';
 import { sessionIdProperties, storageProperties } from '../shared/descriptions';
-import { ON_S3 } from '../shared/display';
 import { runOperation } from '../shared/operation';
 import { optionalEmbedder } from '../shared/long-term/long-term';
 import { connectedVectorStore } from './methods/connections';
@@ -55,7 +55,13 @@ export class MemoryBaseTool implements INodeType {
 				name: 'llmMemoryS3Api',
 				required: true,
 				testedBy: 'llmMemoryS3ApiTest',
-				displayOptions: { show: ON_S3 },
+				displayOptions: { show: { ...ON_S3 } },
+			},
+			{
+				name: 'llmMemoryEncryptionKeyApi',
+				required: true,
+				testedBy: 'llmMemoryEncryptionKeyApiTest',
+				displayOptions: { show: { ...ON_ENCRYPTION } },
 			},
 		],
 		properties: [
@@ -80,7 +86,7 @@ export class MemoryBaseTool implements INodeType {
 		],
 	};
 
-	methods = { credentialTest: { llmMemoryS3ApiTest } };
+	methods = { credentialTest: storageCredentialTests };
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		const connections = {

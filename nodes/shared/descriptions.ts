@@ -135,6 +135,15 @@ export function storageProperties(show: Show): INodeProperties[] {
 				'Where memory files live. Empty means "llm-memory" in the n8n user folder (~/.n8n/llm-memory).',
 			displayOptions: { show: { ...show, ...ON_LOCAL_DISK } },
 		},
+		{
+			displayName: 'Encryption',
+			name: 'encryption',
+			type: 'boolean',
+			default: false,
+			description:
+				'Whether to encrypt what this node writes (AES-256-GCM) with the key of an LLM Memory Encryption Key credential. Reading needs that credential too; names and sizes of stored objects stay visible. Memory written without encryption stays readable.',
+			displayOptions: { show },
+		},
 	];
 }
 

@@ -10,6 +10,7 @@ export const WITH_MEMORY: Condition = { memoryMode: ['conversation', 'node'] };
 export const WITHOUT_MEMORY: Condition = { memoryMode: ['none'] };
 export const ON_LOCAL_DISK: Condition = { storage: ['localDisk'] };
 export const ON_S3: Condition = { storage: ['s3'] };
+export const ON_ENCRYPTION: Condition = { encryption: [true] };
 export const ID_FROM_CHAT_TRIGGER: Condition = { conversationIdType: ['fromInput'] };
 export const ID_DEFINED_BELOW: Condition = { conversationIdType: ['customKey'] };
 export const PROMPT_FROM_CHAT_TRIGGER: Condition = { promptType: ['auto'] };

@@ -8,8 +8,14 @@ import type {
 	ISupplyDataFunctions,
 } from 'n8n-workflow';
 
-import { BoundedCache, LocalDiskStorage, S3Storage } from '../../src';
-import type { MemoryStorage } from '../../src';
+import {
+	BoundedCache,
+	EncryptedStorage,
+	LocalDiskStorage,
+	parseEncryptionKey,
+	S3Storage,
+} from '../../src';
+import type { EncryptionKey, MemoryStorage } from '../../src';
 
 /** n8n's user folder, as n8n itself resolves it. */
 function n8nFolder(): string {
@@ -64,14 +70,31 @@ export function s3Storage(
 	return new S3Storage({ ...options, client, onWarning });
 }
 
+/** The keys of an LLM Memory Encryption Key credential; a malformed one is an error naming its field. */
+export function encryptionKeys(c: ICredentialDataDecryptedObject): {
+	current: EncryptionKey;
+	older: EncryptionKey[];
+} {
+	const older = String(c.olderKeys ?? '')
+		.split(/[\s,]+/)
+		.filter(Boolean)
+		.map((k, i) => parseEncryptionKey(k, `older key ${i + 1}`));
+	return { current: parseEncryptionKey(String(c.key ?? ''), 'key'), older };
+}
+
 /** The storage an item's settings name (Local Disk by default). */
 export async function storageFor(
 	ctx: IExecuteFunctions | ISupplyDataFunctions,
 	itemIndex: number,
 ): Promise<MemoryStorage> {
+	let inner: MemoryStorage;
 	if (ctx.getNodeParameter('storage', itemIndex, 'localDisk') === 's3') {
 		const credentials = await ctx.getCredentials('llmMemoryS3Api', itemIndex);
-		return s3Storage(credentials, (m) => ctx.logger.warn(m));
-	}
-	return localDiskStorage(ctx.getNodeParameter('localFolder', itemIndex, '') as string);
+		inner = s3Storage(credentials, (m) => ctx.logger.warn(m));
+	} else inner = localDiskStorage(ctx.getNodeParameter('localFolder', itemIndex, '') as string);
+	// Without Encryption the wrapper writes plainly, and an encrypted object is an error naming its key.
+	if (ctx.getNodeParameter('encryption', itemIndex, false) !== true)
+		return new EncryptedStorage(inner, {});
+	const keys = encryptionKeys(await ctx.getCredentials('llmMemoryEncryptionKeyApi', itemIndex));
+	return new EncryptedStorage(inner, keys);
 }

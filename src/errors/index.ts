@@ -23,6 +23,24 @@ export class InvalidOptionError extends MemoryError {
 	}
 }
 
+/**
+ * A stored object is encrypted with a key this storage does not hold (or encryption is off). It is
+ * left untouched: never read as empty, never overwritten. Names the object and the key ID only.
+ */
+export class EncryptionKeyError extends MemoryError {
+	constructor(
+		readonly key: string,
+		readonly keyId: string,
+		haveKeys: boolean,
+	) {
+		super(
+			haveKeys
+				? `Stored memory "${key}" is encrypted with key ${keyId}, which is neither the current key nor one of the older keys of the LLM Memory Encryption Key credential. It was left untouched.`
+				: `Stored memory "${key}" is encrypted with key ${keyId}: turn on Encryption with the LLM Memory Encryption Key credential that holds it. It was left untouched.`,
+		);
+	}
+}
+
 /** Node memory needs a conversation ID; without one there is nothing to scope the history to. */
 export class MissingConversationIdError extends MemoryError {
 	constructor(message = 'Node memory needs a conversation ID, but none was given') {

@@ -1,21 +1,16 @@
 import { randomUUID } from 'node:crypto';
 
 import { defaultWarn } from '../common/warn';
-import type { WarningHandler } from '../common/warn';
 import { DuplicateMessageIdError, UnknownParentMessageError } from '../errors';
 import { sealedPrefix } from '../keys/layout';
-import type { FileOptions } from '../prompt/file-kinds';
 import { historyToText } from '../prompt/text';
 import type { TextPrefixes } from '../prompt/text';
-import type { ImageDetail, ToolCall } from '../prompt/types';
-import type { FileInput } from '../store/blobs';
 import { headCodec } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
 import type { Versioned } from '../store/document-store';
 import { MessageLog } from '../store/message-log';
-import type { LogOptions } from '../store/message-log';
 import { emptyDocument, sealedCountOf } from '../store/schema';
-import type { HeadDocument, StoredDataVersion, StoredMessage } from '../store/schema';
+import type { HeadDocument, StoredMessage } from '../store/schema';
 import type { MemoryStorage } from '../store/storage';
 import { encodingForModel, safeCounter, TiktokenCounter } from '../tokens/tokens';
 import type { TokenCounter } from '../tokens/tokens';
@@ -32,103 +27,33 @@ import { promptHistory } from './thread-view';
 import type { History, ThreadView } from './thread-view';
 import { summarizedHistory } from './summarized';
 import { SummaryStore } from './summary-store';
-import type { SummaryOptions } from './summarized';
 import { tokenLimit } from './truncate';
-import type { SelectOptions } from './truncate';
 import { buildTurn } from './turn-builder';
 import type { BufferedTurn, TurnContext } from './turn-builder';
 import { checkTurnIds, turnMessages } from './turns';
 import type { CheckedTurnIds } from './turns';
 import { mergeBatch } from './turn-merge';
 
-export interface MemoryOptions {
-	storage: MemoryStorage;
-	/** Optional prefix before every key, e.g. a tenant ("acme/"). */
-	keyPrefix?: string;
-	/** Model name; picks the tokenizer encoding. */
-	model?: string;
-	/** Replaces the js-tiktoken counter (its failures fall back to a byte-length bound). */
-	tokenCounter?: TokenCounter;
-	/** Store documents gzipped; reading accepts both forms either way. */
-	gzip?: boolean;
-	/** Conditional-write attempts before flush() gives up (default 12). */
-	maxFlushAttempts?: number;
-	/** First retry delay in ms; doubles per attempt, capped at 1 s, with full jitter (default 5). */
-	retryBaseMs?: number;
-	now?: () => Date;
-	newId?: () => string;
-	/** Non-fatal problems (tokenizer fallback). Default: process.emitWarning. */
-	onWarning?: WarningHandler;
-	/** Tool results longer than this many characters are cut, with a note (default 16,000). */
-	maxToolOutputChars?: number;
-	/** When the document seals its older messages into write-once segments (docs/format.md); defaults suit chat. */
-	log?: Partial<LogOptions>;
-	/** Files: the token limit of each file's text (default 2,000), how PDFs and audio are sent (default text). */
-	files?: FileOptions;
-}
-
-/** Default cap of a stored tool result: a web page or a table dump would otherwise crowd out history. */
-export const DEFAULT_MAX_TOOL_OUTPUT_CHARS = 16_000;
-
-/**
- * A message between the user's message and the final answer of a tool-using turn: the assistant asking
- * for tools (`toolCalls`), or a tool's result (`toolCallId`).
- */
-export type ReplyInput =
-	| { role: 'assistant'; content: string; toolCalls: readonly ToolCall[] }
-	| { role: 'tool'; content: string; toolCallId: string; name?: string };
-
-/** One dialogue turn to append. The turn's ID is the assistant message's ID. */
-export interface TurnInput {
-	/** ID of the new turn; a random UUID when omitted. At most 200 bytes. */
-	messageId?: string;
-	/**
-	 * The turn this one follows. Omitted (or ''): the newest stored turn, re-checked when flushing.
-	 * `null`: the root, so the turn starts a thread of its own (regenerating the first answer).
-	 */
-	parentMessageId?: string | null;
-	userContent: string;
-	userFiles?: readonly FileInput[];
-	/**
-	 * A tool turn's steps, stored in order between the user's message and the final answer (IDs
-	 * `<id>:step<n>`), so history replays them and windows never split a call from its result.
-	 */
-	steps?: readonly ReplyInput[];
-	assistantContent: string;
-	assistantFiles?: readonly FileInput[];
-	/**
-	 * The versioned data the answer is based on (stored as the assistant message's `data_version`):
-	 * the version the turn produced, or the one it read when it changed nothing.
-	 */
-	dataVersion?: StoredDataVersion;
-}
-
-/** The IDs a turn will use, checked before the model is called. */
-export type TurnIds = Pick<TurnInput, 'messageId' | 'parentMessageId'>;
-
-export interface AddedTurn {
-	messageId: string;
-	userMessageId: string;
-	parentMessageId: string | null;
-}
-
-export interface HistoryOptions extends SelectOptions {
-	/** The message the new turn follows: omitted means the newest stored turn, null the root (no history). */
-	parentMessageId?: string | null;
-	/** The ID the new turn will use: checked (format, not stored yet) in the same read. */
-	messageId?: string;
-	/** Vision detail for rebuilt images; the model's default when omitted. */
-	imageDetail?: ImageDetail;
-	/** Summarize the turns that no longer fit instead of only dropping them (see SummaryOptions). */
-	summary?: SummaryOptions;
-}
-
+export { DEFAULT_MAX_TOOL_OUTPUT_CHARS } from './memory-types';
+export type {
+	AddedTurn,
+	FlushResult,
+	HistoryOptions,
+	MemoryOptions,
+	ReplyInput,
+	TurnIds,
+	TurnInput,
+} from './memory-types';
+import { DEFAULT_MAX_TOOL_OUTPUT_CHARS } from './memory-types';
+import type {
+	AddedTurn,
+	FlushResult,
+	HistoryOptions,
+	MemoryOptions,
+	TurnIds,
+	TurnInput,
+} from './memory-types';
 export type { History };
-
-export interface FlushResult {
-	written: boolean;
-	attempts: number;
-}
 
 type Doc = Versioned<HeadDocument>;
 
