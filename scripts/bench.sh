@@ -36,6 +36,8 @@ node --import tsx bench/tokens.ts
 # Summarize Older Turns: 500 scripted turns (tokens sent, summary calls, facts kept), and its turn cost
 # at 10 and 100,000 stored messages.
 node --import tsx bench/summaries.ts
+# Encryption at rest: a chat turn plain against encrypted, on disk and radosgw.
+node --import tsx bench/encryption.ts
 node --import tsx bench/n8n-latency.ts
 # The AI Agent with our LLM Memory Store against the same agent with n8n's Simple Memory.
 node --import tsx bench/agent-memory.ts

@@ -36,11 +36,15 @@ describe('LLM Memory Manager settings panel', () => {
 				testedBy: 'llmMemoryS3ApiTest',
 				displayOptions: { show: { storage: ['s3'] } },
 			},
+			{
+				name: 'llmMemoryEncryptionKeyApi',
+				required: true,
+				testedBy: 'llmMemoryEncryptionKeyApiTest',
+				displayOptions: { show: { encryption: [true] } },
+			},
 		]);
-		assert.equal(
-			typeof new LlmMemoryManager().methods.credentialTest.llmMemoryS3ApiTest,
-			'function',
-		);
+		for (const test of ['llmMemoryS3ApiTest', 'llmMemoryEncryptionKeyApiTest'] as const)
+			assert.equal(typeof new LlmMemoryManager().methods.credentialTest[test], 'function');
 	});
 
 	it('Resource → Operation, as in n8n’s node starter', () => {
@@ -85,7 +89,13 @@ describe('LLM Memory Manager settings panel', () => {
 	});
 
 	it('every operation field is shown for its resource and operations only', () => {
-		const general = new Set(['resource', 'storage', 'localFolder', 'queueModeNotice']);
+		const general = new Set([
+			'resource',
+			'storage',
+			'localFolder',
+			'queueModeNotice',
+			'encryption',
+		]);
 		for (const p of d.properties as INodeProperties[]) {
 			if (general.has(p.name)) continue;
 			const show = p.displayOptions?.show ?? {};

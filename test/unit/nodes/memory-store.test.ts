@@ -402,11 +402,27 @@ describe('LLM Memory Store settings panel', () => {
 	const d = new LlmMemoryStore().description;
 	const field = (name: string): any[] => d.properties.filter((p) => p.name === name);
 
-	it('is an ai_memory sub-node (one optional Embedding input), under AI › Memory, with the mode in its subtitle', () => {
+	it('is an ai_memory sub-node (an optional Embedding input, a Summary Model input when summarizing), under AI › Memory, with the mode in its subtitle', () => {
 		assert.equal(d.name, 'llmMemoryStore');
 		// Long-Term Memory may use an embedding model; without one it recalls lexically.
-		assert.deepEqual(d.inputs, [
-			{ type: 'ai_embedding', displayName: 'Embedding', required: false, maxConnections: 1 },
+		// The inputs follow the parameters: Summary Model appears with Summarize Older Turns.
+		const inputsFor = (parameter: object) => {
+			const body = String(d.inputs)
+				.replace(/^=\{\{/, '')
+				.replace(/\}\}$/, '');
+			return new Function('$parameter', `return (${body});`)(parameter);
+		};
+		const embedding = {
+			type: 'ai_embedding',
+			displayName: 'Embedding',
+			required: false,
+			maxConnections: 1,
+		};
+		assert.deepEqual(inputsFor({}), [embedding]);
+		assert.deepEqual(inputsFor({ historyOverflow: 'dropOldest' }), [embedding]);
+		assert.deepEqual(inputsFor({ historyOverflow: 'summarize' }), [
+			embedding,
+			{ type: 'ai_languageModel', displayName: 'Summary Model', required: true, maxConnections: 1 },
 		]);
 		assert.deepEqual(d.outputs, ['ai_memory']);
 		assert.deepEqual(d.outputNames, ['Memory']);
