@@ -163,6 +163,8 @@ export type {
 	PutOptions,
 	StoredObject,
 } from './store/storage';
+export { forgetUser } from './admin/forget-user';
+export type { ForgetUserResult, ForgetUserTarget } from './admin/forget-user';
 export { EncryptedStorage, encryptionKeyId, isSealed, parseEncryptionKey } from './store/encrypted';
 export type { EncryptionKey, EncryptionOptions } from './store/encrypted';
 export { LocalDiskStorage } from './store/local-disk';

@@ -58,6 +58,7 @@ describe('LLM Memory Manager settings panel', () => {
 			'clear',
 			'deleteConversation',
 			'export',
+			'forgetUser',
 			'getMessages',
 			'import',
 			'listConversations',

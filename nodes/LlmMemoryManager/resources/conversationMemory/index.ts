@@ -3,6 +3,7 @@ import { clear } from './clear';
 import { deleteConversation } from './deleteConversation';
 import { exportMemory } from './exportMemory';
 import { fieldProperties, RESOURCE } from './fields';
+import { forgetUser } from './forgetUser';
 import { getMessages } from './getMessages';
 import { importMemory } from './importMemory';
 import { listConversations } from './listConversations';
@@ -22,6 +23,7 @@ export const conversationMemory: Resource = {
 		clear,
 		deleteConversation,
 		exportMemory,
+		forgetUser,
 		getMessages,
 		importMemory,
 		listConversations,
