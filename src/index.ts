@@ -164,6 +164,8 @@ export type {
 	StoredObject,
 } from './store/storage';
 export { forgetUser } from './admin/forget-user';
+export { reencrypt } from './admin/reencrypt';
+export type { ReencryptResult, ReencryptScope } from './admin/reencrypt';
 export type { ForgetUserResult, ForgetUserTarget } from './admin/forget-user';
 export { EncryptedStorage, encryptionKeyId, isSealed, parseEncryptionKey } from './store/encrypted';
 export type { EncryptionKey, EncryptionOptions } from './store/encrypted';

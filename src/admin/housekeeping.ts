@@ -105,7 +105,11 @@ export function forgetConversationCache(
 }
 
 /** Every key prefix a conversation's objects live under (its documents, segments, files, versions). */
-function conversationPrefixes(appId: string, conversationId: string, options: ScopeOptions) {
+export function conversationPrefixes(
+	appId: string,
+	conversationId: string,
+	options: ScopeOptions,
+): string[] {
 	const convKey = conversationMemoryKey(appId, conversationId, options.keyPrefix);
 	return [
 		convKey,

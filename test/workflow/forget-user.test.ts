@@ -84,4 +84,43 @@ describe('LLM Memory Manager: Forget User', () => {
 			assert.ok(!holds(folder, SECRET), 'no byte holds the secret');
 			if (!encrypted) assert.ok(holds(folder, OTHER), 'the other user is kept');
 		});
+
+	it('Re-Encrypt moves memory to the new key; the old key can then go', async () => {
+		const folder = tempDir('reencrypt-wf');
+		const [oldKey, newKey] = [randomBytes(32).toString('hex'), randomBytes(32).toString('hex')];
+		const run = async (wf: WorkflowJson, key: Json, text = 'hello') => {
+			for (const n of wf.nodes)
+				if (n.type.startsWith('n8n-nodes-llm-memory.'))
+					n.credentials = { llmMemoryEncryptionKeyApi: { id: 'key1', name: 'Memory key' } };
+			const r = await runWorkflow(wf, {
+				nodeTypes,
+				triggerItems: chat(text, 's1'),
+				credentials: { llmMemoryEncryptionKeyApi: key },
+			});
+			assert.equal(r.status, 'success', r.error?.message);
+			return r;
+		};
+		const bot = (extra: INodeParameters = {}) => ({
+			name: 'Bot',
+			id: 'bot',
+			params: { encryption: true, memoryMode: 'conversation', ...extra },
+		});
+		await run(workflow(folder, { id: 'wf-r', llms: [bot()] }), { key: oldKey }, SECRET);
+		const manager = (scope: string) =>
+			workflow(folder, {
+				id: 'wf-r',
+				manager: { encryption: true, operation: 'reencrypt', reencryptScope: scope },
+			});
+		const both = { key: newKey, olderKeys: oldKey };
+		const r = await run(manager('conversation'), both);
+		const out = r.output('Manager')[0].json as Json;
+		assert.equal(out.rewritten, 1, JSON.stringify(out));
+		assert.equal(out.current, 0);
+		const again = (await run(manager('all'), both)).output('Manager')[0].json as Json;
+		assert.deepEqual([again.rewritten, again.current], [0, 1]);
+		// Only the new key now: the history still reaches the model.
+		await run(workflow(folder, { id: 'wf-r', llms: [bot()] }), { key: newKey }, 'and now?');
+		const last = scriptedModelLog.calls.at(-1)!;
+		assert.match(last.messages.map((m) => m.content).join('\n'), new RegExp(SECRET));
+	});
 });

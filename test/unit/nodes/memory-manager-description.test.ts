@@ -63,6 +63,7 @@ describe('LLM Memory Manager settings panel', () => {
 			'import',
 			'listConversations',
 			'prune',
+			'reencrypt',
 		]);
 		assert.equal(memory.default, 'getMessages');
 		assert.deepEqual(data.displayOptions, { show: { resource: ['versionedData'] } });
@@ -145,8 +146,12 @@ describe('LLM Memory Manager settings panel', () => {
 		for (const p of field('workflowId')) assert.equal(p.default, '={{ $workflow.id }}');
 		assert.deepEqual(
 			field('conversationId').map((p) => p.default),
-			['={{ $json.sessionId }}', '', '={{ $json.sessionId }}', ''],
+			['={{ $json.sessionId }}', '', '={{ $json.sessionId }}', '', '={{ $json.sessionId }}', ''],
 		);
+		// Re-Encrypt asks for the session only with the scope This Conversation.
+		assert.deepEqual(field('conversationId')[2].displayOptions?.show?.reencryptScope, [
+			'conversation',
+		]);
 		assert.deepEqual(field('nodeId')[0].displayOptions?.show?.memoryMode, ['node']);
 	});
 

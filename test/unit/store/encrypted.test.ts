@@ -18,6 +18,7 @@ import {
 	LocalDiskStorage,
 	MemoryBase,
 	parseEncryptionKey,
+	reencrypt,
 	VersionedData,
 } from '../../../src';
 import { TestEmbedder } from '../../support/embeddings';
@@ -196,5 +197,58 @@ describe('encryption at rest', () => {
 			parseEncryptionKey(Buffer.from(hex, 'hex').toString('base64')).id,
 		);
 		assert.match(parseEncryptionKey(hex).id, /^k[0-9a-f]{16}$/);
+	});
+});
+
+describe('Re-encrypt', () => {
+	it('moves plain and older-key objects to the current key; the older key can then go', async () => {
+		const { root, disk, key: first } = setup();
+		await chat(disk, 'plain, before encryption', 'p1');
+		await chat(new EncryptedStorage(disk, { current: first }), SECRET, 'c1');
+		const base = new MemoryBase({
+			storage: new EncryptedStorage(disk, { current: first }),
+			baseId: 'wf',
+			embedder: new TestEmbedder(),
+			threshold: 1,
+		});
+		await base.capture({ sessionId: 'c1', runId: 'r1', texts: [`captured ${SECRET}`] });
+		await base.sync({ sessionId: 'c1' });
+		const second = newKey();
+		const rotated = new EncryptedStorage(disk, { current: second, older: [first] });
+		const one = await reencrypt(rotated, { appId: 'wf', conversationId: 'p1' });
+		assert.equal(one.rewritten, 1);
+		assert.match(await historyText(new EncryptedStorage(disk, { current: second }), 'p1'), /plain/);
+		const all = await reencrypt(rotated);
+		assert.ok(all.rewritten > 3 && all.current === 1, JSON.stringify(all));
+		for (const f of files(root)) {
+			const bytes = readFileSync(f);
+			assert.ok(
+				isSealed(bytes) && bytes.includes(Buffer.from(second.id)),
+				`${f} not under the new key`,
+			);
+		}
+		const only = new EncryptedStorage(disk, { current: second });
+		assert.match(await historyText(only, 'c1'), new RegExp(SECRET));
+		const search = new MemoryBase({ storage: only, baseId: 'wf', embedder: new TestEmbedder() });
+		assert.match(
+			JSON.stringify(await search.search('captured', { allUsers: true })),
+			new RegExp(SECRET),
+		);
+		assert.deepEqual(
+			[(await reencrypt(only)).rewritten, (await reencrypt(only)).changedMeanwhile],
+			[0, []],
+		);
+		await assert.rejects(reencrypt(new EncryptedStorage(disk, {})), /Encryption/);
+	});
+
+	it('an object it cannot open stops it, untouched', async () => {
+		const { disk } = setup();
+		await chat(new EncryptedStorage(disk, { current: newKey() }), SECRET);
+		const before = Buffer.from((await disk.get('conversation_memory/wf/c1.json'))!.body);
+		await assert.rejects(
+			reencrypt(new EncryptedStorage(disk, { current: newKey() })),
+			EncryptionKeyError,
+		);
+		assert.deepEqual(Buffer.from((await disk.get('conversation_memory/wf/c1.json'))!.body), before);
 	});
 });

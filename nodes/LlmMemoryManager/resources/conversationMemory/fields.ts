@@ -65,9 +65,11 @@ export const fieldProperties: INodeProperties[] = [
 			'listConversations',
 			'export',
 			'import',
+			'reencrypt',
 		),
 	),
 	...sessionIdProperties(ONE_CONVERSATION),
+	...sessionIdProperties({ ...showFor(RESOURCE, 'reencrypt'), reencryptScope: ['conversation'] }),
 	memoryModeProperty('conversation', FIRST_VERSION),
 	memoryModeProperty('all', LATER_VERSIONS),
 	{

@@ -8,6 +8,7 @@ import { getMessages } from './getMessages';
 import { importMemory } from './importMemory';
 import { listConversations } from './listConversations';
 import { prune } from './prune';
+import { reencrypt } from './reencrypt';
 
 /** The memory of LLM with Memory and LLM Memory Store: the same documents, addressed the same way. */
 export const conversationMemory: Resource = {
@@ -28,5 +29,6 @@ export const conversationMemory: Resource = {
 		importMemory,
 		listConversations,
 		prune,
+		reencrypt,
 	],
 };
