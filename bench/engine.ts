@@ -38,6 +38,7 @@ import type {
 } from '../src';
 import { ensureRgw, rgwStorage } from '../test/support/rgw';
 import { tempDir } from '../test/support/storages';
+import { seedMessages } from './seed';
 import { machineLine, median, percentile } from './stats';
 
 const counter = new TiktokenCounter('o200k_base');
@@ -55,35 +56,7 @@ function sentence(i: number): string {
 }
 
 /** A linear thread of n messages (n/2 turns) with real token counts. */
-function seedMessages(n: number): StoredMessage[] {
-	const out: StoredMessage[] = [];
-	let parent: string | null = null;
-	for (let i = 0; i < n; i += 2) {
-		const q = sentence(i);
-		const a = sentence(i + 1);
-		const created_at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
-		out.push({
-			message_id: `t${i}:user`,
-			parent_message_id: parent,
-			role: 'user',
-			content: q,
-			files: [],
-			token_count: counter.count(q),
-			created_at,
-		});
-		out.push({
-			message_id: `t${i}`,
-			parent_message_id: `t${i}:user`,
-			role: 'assistant',
-			content: a,
-			files: [],
-			token_count: counter.count(a),
-			created_at,
-		});
-		parent = `t${i}`;
-	}
-	return out;
-}
+const seedThread = (n: number) => seedMessages(n, sentence, counter);
 
 interface Timings {
 	total: number[];
@@ -192,7 +165,7 @@ async function perTurn(rounds: number) {
 	] as const) {
 		for (const size of SIZES) {
 			const conversation = `c${size}`;
-			const messages = seedMessages(size);
+			const messages = seedThread(size);
 			const t0 = performance.now();
 			await importDocument(storage, key(conversation), { version: 1, messages });
 			const objects = 1 + (await storage.list(sealedPrefix(key(conversation)))).length;
@@ -280,7 +253,7 @@ function assembly() {
 	console.log('|---:|---:|---:|---:|---:|');
 	const fit: Array<[number, number]> = [];
 	for (const n of [250, 500, 1_000, 10_000]) {
-		const messages = seedMessages(n);
+		const messages = seedThread(n);
 		const ours: number[] = [];
 		let kept = 0;
 		for (let r = 0; r < 201; r++) {

@@ -15,8 +15,9 @@ import { performance } from 'node:perf_hooks';
 import { extractiveSummary } from '../demo/summaries';
 import type { ChatMessage } from '../demo/messages';
 import { importDocument, LocalDiskStorage, TiktokenCounter, TokenBufferMemory } from '../src';
-import type { History, StoredMessage, Summarizer } from '../src';
+import type { History, Summarizer } from '../src';
 import { tempDir } from '../test/support/storages';
+import { seedMessages } from './seed';
 import { loadLine, machineLine, median, percentile } from './stats';
 
 const TURNS = 500;
@@ -102,36 +103,6 @@ async function scriptedTable() {
 	console.log(`\n(drop-oldest median per turn: ${f(drop)} ms)`);
 }
 
-/** A linear thread of n messages with real token counts, as the engine benchmark seeds it. */
-function seedMessages(n: number, counter: TiktokenCounter): StoredMessage[] {
-	const out: StoredMessage[] = [];
-	let parent: string | null = null;
-	for (let i = 0; i < n; i += 2) {
-		const created_at = new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
-		const q = userText(i / 2 + 1);
-		out.push({
-			message_id: `t${i}:user`,
-			parent_message_id: parent,
-			role: 'user',
-			content: q,
-			files: [],
-			token_count: counter.count(q),
-			created_at,
-		});
-		out.push({
-			message_id: `t${i}`,
-			parent_message_id: `t${i}:user`,
-			role: 'assistant',
-			content: ANSWER,
-			files: [],
-			token_count: counter.count(ANSWER),
-			created_at,
-		});
-		parent = `t${i}`;
-	}
-	return out;
-}
-
 async function flatness(rounds: number) {
 	const counter = new TiktokenCounter('o200k_base');
 	const storage = new LocalDiskStorage({ root: tempDir('bench-summaries-flat') });
@@ -143,7 +114,7 @@ async function flatness(rounds: number) {
 	for (const size of sizes)
 		await importDocument(storage, key(size), {
 			version: 1,
-			messages: seedMessages(size, counter),
+			messages: seedMessages(size, (i) => (i % 2 ? ANSWER : userText(i / 2 + 1)), counter),
 		});
 	const turn = async (size: number, r: number) => {
 		const t0 = performance.now();

@@ -10,6 +10,7 @@ import type {
 } from 'n8n-workflow';
 
 import type { PromptMessage, Summarizer, SummaryReport } from '../../src';
+import { optionalSubNode } from './connections';
 import { replyText } from './message-text';
 import { numberParameter } from './parameters';
 
@@ -102,14 +103,7 @@ export function modelSummarizer(model: Invokable, signal?: AbortSignal): Summari
 
 /** The chat model on the node's optional Summary Model input, or undefined when none is connected. */
 export async function optionalChatModel(ctx: Ctx, i = 0): Promise<Invokable | undefined> {
-	let connected: unknown;
-	try {
-		connected = await ctx.getInputConnectionData(NodeConnectionTypes.AiLanguageModel, i);
-	} catch {
-		return undefined; // nothing connected to an optional input
-	}
-	const model = Array.isArray(connected) ? connected[0] : connected;
-	return isInvokable(model) ? model : undefined;
+	return await optionalSubNode(ctx, NodeConnectionTypes.AiLanguageModel, i, isInvokable);
 }
 
 /** The output's view of the summary: its size, what it covers, whether this turn made it, any failure. */

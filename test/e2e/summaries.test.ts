@@ -19,18 +19,12 @@ import { sendChat } from '../support/chat';
 import { packPackage, startN8n } from '../support/n8n-harness';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential } from '../support/workflows';
+import { userText } from '../support/summary-script';
 
 type Json = Record<string, any>;
 
 const TURNS = 500;
 const BUDGET = 1000;
-const FACTS: Record<number, string> = {
-	3: 'My name is Ada Lovelace.',
-	50: 'My order number is 48213.',
-	300: 'I moved to Lisbon last spring.',
-};
-const FILLER = 'Just chatting about the weather again, nothing new to say here today.';
-const userText = (turn: number) => FACTS[turn] ?? FILLER;
 const REPLY = 'Sure, happy to chat.';
 const PARENT = `={{ ($('${CHAT_TRIGGER_NAME}').item.json.metadata || {}).parent || '' }}`;
 

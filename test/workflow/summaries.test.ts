@@ -23,6 +23,7 @@ import { TRIGGER_NODE } from '../support/test-nodes';
 import { runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson } from '../support/workflow-harness';
 import { TiktokenCounter } from '../../src';
+import { userText } from '../support/summary-script';
 
 const counter = new TiktokenCounter('o200k_base');
 
@@ -43,12 +44,6 @@ type Json = Record<string, any>;
 
 const BUDGET = 1000;
 const TURNS = 120;
-const FACTS: Record<number, string> = {
-	3: 'My name is Ada Lovelace.',
-	50: 'My order number is 48213.',
-};
-const FILLER = 'Just chatting about the weather again, nothing new to say here today.';
-const userText = (turn: number) => FACTS[turn] ?? FILLER;
 
 const model = (name: string): INode => ({
 	id: name.toLowerCase().replace(/\s+/g, '-'),

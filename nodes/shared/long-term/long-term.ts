@@ -9,6 +9,7 @@ import {
 	TiktokenCounter,
 } from '../../../src';
 import type { CaptureResult, Embedder, History, MemoryStorage, SearchMatch } from '../../../src';
+import { optionalSubNode } from '../connections';
 import { idParameter } from '../ids';
 import { savedWorkflowId } from '../memory-scope';
 import { numberParameter } from '../parameters';
@@ -65,14 +66,7 @@ export function longTermSettings(ctx: Ctx, i: number): LongTermSettings | undefi
 
 /** The embedding model on the node's optional Embedding input, or undefined (recall is lexical then). */
 export async function optionalEmbedder(ctx: Ctx, i = 0): Promise<Embedder | undefined> {
-	let connected: unknown;
-	try {
-		connected = await ctx.getInputConnectionData(NodeConnectionTypes.AiEmbedding, i);
-	} catch {
-		return undefined; // nothing connected to an optional input
-	}
-	const embedder = Array.isArray(connected) ? connected[0] : connected;
-	return isEmbedder(embedder) ? embedder : undefined;
+	return await optionalSubNode(ctx, NodeConnectionTypes.AiEmbedding, i, isEmbedder);
 }
 
 /** What a turn's recall found and put in front of the model (the output's memory.longTermMemory). */

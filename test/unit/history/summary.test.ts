@@ -10,16 +10,10 @@ import { extractiveSummary } from '../../../demo/summaries';
 import type { ChatMessage } from '../../../demo/messages';
 import { ConversationMemory, readSummaries, summariesKey } from '../../../src';
 import type { History, PromptMessage, Summarizer } from '../../../src';
+import { FILLER, userText } from '../../support/summary-script';
 import { memorySetup } from '../../support/storages';
 
 const BUDGET = 1000;
-const FACTS: Record<number, string> = {
-	3: 'My name is Ada Lovelace.',
-	50: 'My order number is 48213.',
-	300: 'I moved to Lisbon last spring.',
-};
-const FILLER = 'Just chatting about the weather again, nothing new to say here today.';
-const userText = (turn: number) => FACTS[turn] ?? FILLER;
 
 /** The stand-in summarizer, counting its calls; `fail` makes the next calls throw. */
 function summarizer() {
