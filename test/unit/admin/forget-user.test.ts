@@ -8,24 +8,16 @@ import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
 import {
-	ConversationMemory,
 	EncryptedStorage,
 	forgetUser,
 	InvalidInputError,
 	LocalDiskStorage,
-	MemoryBase,
-	NodeMemory,
 	parseEncryptionKey,
 	StorageError,
-	VersionedData,
 } from '../../../src';
 import type { MemoryStorage } from '../../../src';
-import { TestEmbedder } from '../../support/embeddings';
-import { localFile } from '../../support/fixtures';
+import { ALICE, BOB, bobIntact, plant } from '../../support/forget-plant';
 import { tempDir } from '../../support/storages';
-
-const ALICE = 'Alice-Secret-4417';
-const BOB = 'Bob-Secret-9902';
 
 function allBytes(root: string): Buffer[] {
 	return readdirSync(root, { recursive: true, encoding: 'utf8' })
@@ -37,55 +29,6 @@ const holds = (root: string, secret: string) =>
 	allBytes(root).some(
 		(b) => b.includes(secret) || b.includes(Buffer.from(secret).toString('base64')),
 	);
-
-async function say(memory: ConversationMemory | NodeMemory, text: string, file = false) {
-	await memory.addMessages({
-		userContent: text,
-		userFiles: file ? [localFile('note.txt', 'text/plain', Buffer.from(`file: ${text}`))] : [],
-		assistantContent: `noted: ${text}`,
-	});
-	await memory.flush();
-}
-
-async function capture(
-	storage: MemoryStorage,
-	baseId: string,
-	sessionId: string,
-	userId: string,
-	text: string,
-) {
-	const base = new MemoryBase({ storage, baseId, embedder: new TestEmbedder(), threshold: 1 });
-	await base.capture({
-		sessionId,
-		runId: `${sessionId}-${randomBytes(4).toString('hex')}`,
-		texts: [text],
-		userId,
-	});
-	await base.sync({ sessionId });
-	return base;
-}
-
-/** Alice in sessions a1 (workflows wfA and wfB, base wfA) and a2 (base other); Bob in b1. */
-async function plant(storage: MemoryStorage) {
-	await say(new ConversationMemory('wfA', 'a1', { storage }), `my code is ${ALICE}`, true);
-	await say(new NodeMemory('wfA', 'a1', 'node-x', { storage }), `again ${ALICE}`);
-	await say(new ConversationMemory('wfB', 'a1', { storage }), `in B ${ALICE}`);
-	await new VersionedData({ storage, appId: 'wfA', conversationId: 'a1' }).saveVersion({
-		data: { secret: ALICE },
-		summary: 'set',
-	});
-	await capture(storage, 'wfA', 'a1', 'alice', `the code is ${ALICE}`);
-	await capture(storage, 'other', 'a2', 'alice', `remember ${ALICE}`);
-	await say(new ConversationMemory('wfA', 'b1', { storage }), `bob says ${BOB}`);
-	await capture(storage, 'wfA', 'b1', 'bob', `bob's code is ${BOB}`);
-}
-
-async function bobIntact(storage: MemoryStorage) {
-	const h = await new ConversationMemory('wfA', 'b1', { storage }).getHistoryPromptMessages({});
-	assert.match(String(h.messages[0].content), new RegExp(BOB));
-	const base = new MemoryBase({ storage, baseId: 'wfA', embedder: new TestEmbedder() });
-	assert.match(JSON.stringify(await base.search('code', { allUsers: true })), new RegExp(BOB));
-}
 
 describe('Forget User', () => {
 	for (const encrypted of [false, true])
