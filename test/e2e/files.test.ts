@@ -42,9 +42,24 @@ function uploadWorkflow() {
 const chat = (sessionId: string, chatInput: string, files?: ChatTurn['files']) =>
 	sendChat(n8n!.chatUrl(WF.webhookId), { sessionId, chatInput, files });
 
-/** The messages of the newest chat completions request. */
+type Part = { type: string; text?: string };
+
+/**
+ * The messages of the newest chat completions request, each message's file parts in name order: n8n's
+ * Chat Trigger names uploads in the order they finish arriving, which a larger file can change, so the
+ * order among files is n8n's, not ours; every other part keeps its place.
+ */
 const lastRequest = (): Array<{ role: string; content: unknown }> =>
-	(llm!.completions().at(-1) as LoggedRequest).body.messages;
+	(llm!.completions().at(-1) as LoggedRequest).body.messages.map(
+		(m: { role: string; content: unknown }) => {
+			if (!Array.isArray(m.content)) return m;
+			const isFile = (p: Part) => p.type === 'text' && String(p.text).startsWith('[file: ');
+			const files = (m.content as Part[])
+				.filter(isFile)
+				.sort((a, b) => String(a.text).localeCompare(String(b.text)));
+			return { ...m, content: [...files, ...(m.content as Part[]).filter((p) => !isFile(p))] };
+		},
+	);
 
 const upload = [
 	{ name: 'notes.pdf', type: 'application/pdf', data: fixture('notes.pdf') },
@@ -55,9 +70,9 @@ const upload = [
 const uploadMessage = {
 	role: 'user',
 	content: [
+		{ type: 'text', text: `[file: cities.csv (text/csv)]\n${fixture('cities.csv')}` },
 		{ type: 'text', text: `[file: notes.pdf (application/pdf)]\n${NOTES_PDF_TEXT}` },
 		{ type: 'text', text: `[file: notes.txt (text/plain)]\n${fixture('notes.txt')}` },
-		{ type: 'text', text: `[file: cities.csv (text/csv)]\n${fixture('cities.csv')}` },
 		{ type: 'text', text: 'summarise these' },
 	],
 };
