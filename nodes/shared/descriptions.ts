@@ -138,10 +138,25 @@ export function storageProperties(show: Show): INodeProperties[] {
 		{
 			displayName: 'Encryption',
 			name: 'encryption',
-			type: 'boolean',
-			default: false,
-			description:
-				'Whether to encrypt what this node writes (AES-256-GCM) with the key of an LLM Memory Encryption Key credential. Reading needs that credential too; names and sizes of stored objects stay visible. Memory written without encryption stays readable.',
+			type: 'options',
+			noDataExpression: true,
+			// Options, not a boolean: n8n 2.8's editor fails to lay out the panel when a credential's
+			// display condition names a boolean parameter.
+			options: [
+				{
+					name: 'None',
+					value: 'none',
+					description: 'Memory is written as plain JSON; encrypted memory cannot be read',
+				},
+				{
+					name: 'Encrypt with a Key',
+					value: 'key',
+					description:
+						'AES-256-GCM with the key of an LLM Memory Encryption Key credential; reading encrypted memory needs it too. Names and sizes of stored objects stay visible; memory written without encryption stays readable.',
+				},
+			],
+			default: 'none',
+			description: 'Whether to encrypt what this node writes',
 			displayOptions: { show },
 		},
 	];

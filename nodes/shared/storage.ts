@@ -93,7 +93,7 @@ export async function storageFor(
 		inner = s3Storage(credentials, (m) => ctx.logger.warn(m));
 	} else inner = localDiskStorage(ctx.getNodeParameter('localFolder', itemIndex, '') as string);
 	// Without Encryption the wrapper writes plainly, and an encrypted object is an error naming its key.
-	if (ctx.getNodeParameter('encryption', itemIndex, false) !== true)
+	if (ctx.getNodeParameter('encryption', itemIndex, 'none') !== 'key')
 		return new EncryptedStorage(inner, {});
 	const keys = encryptionKeys(await ctx.getCredentials('llmMemoryEncryptionKeyApi', itemIndex));
 	return new EncryptedStorage(inner, keys);

@@ -42,7 +42,10 @@ export async function reencrypt(
 ): Promise<ReencryptResult> {
 	const keyId = storage.currentKeyId;
 	if (!keyId)
-		throw new InvalidOptionError('encryption', 'turn on Encryption with a key to re-encrypt under');
+		throw new InvalidOptionError(
+			'encryption',
+			'set Encryption to Encrypt with a Key, the key to re-encrypt under',
+		);
 	const result: ReencryptResult = { keyId, rewritten: 0, current: 0, changedMeanwhile: [] };
 	const seen = new Set<string>();
 	for (const prefix of prefixesOf(scope))

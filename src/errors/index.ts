@@ -36,7 +36,7 @@ export class EncryptionKeyError extends MemoryError {
 		super(
 			haveKeys
 				? `Stored memory "${key}" is encrypted with key ${keyId}, which is neither the current key nor one of the older keys of the LLM Memory Encryption Key credential. It was left untouched.`
-				: `Stored memory "${key}" is encrypted with key ${keyId}: turn on Encryption with the LLM Memory Encryption Key credential that holds it. It was left untouched.`,
+				: `Stored memory "${key}" is encrypted with key ${keyId}: set Encryption to Encrypt with a Key, with the LLM Memory Encryption Key credential that holds it. It was left untouched.`,
 		);
 	}
 }

@@ -40,7 +40,7 @@ function chatWorkflow(): Json {
 	const node = w.llmWithMemory(
 		'LLM',
 		'encrypt-llm',
-		{ systemMessage: 'encrypted bot', encryption: true },
+		{ systemMessage: 'encrypted bot', encryption: 'key' },
 		{ llmMemoryEncryptionKeyApi: CRED_A },
 	);
 	w.main(w.chatTrigger(CHAT.webhookId), node);
@@ -62,8 +62,8 @@ function readerWorkflow(): Json {
 	};
 	const readers: Array<[string, Json, Json | undefined]> = [
 		['no-key', {}, undefined],
-		['key-b', { encryption: true }, { llmMemoryEncryptionKeyApi: CRED_B }],
-		['key-a', { encryption: true }, { llmMemoryEncryptionKeyApi: CRED_A }],
+		['key-b', { encryption: 'key' }, { llmMemoryEncryptionKeyApi: CRED_B }],
+		['key-a', { encryption: 'key' }, { llmMemoryEncryptionKeyApi: CRED_A }],
 	];
 	for (const [path, extra, credentials] of readers) {
 		const name = `Read ${path}`;

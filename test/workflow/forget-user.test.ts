@@ -37,7 +37,7 @@ describe('LLM Memory Manager: Forget User', () => {
 			const credentials = encrypted
 				? { credentials: { llmMemoryEncryptionKeyApi: { key, olderKeys: '' } } }
 				: {};
-			const storage: INodeParameters = encrypted ? { encryption: true } : {};
+			const storage: INodeParameters = encrypted ? { encryption: 'key' } : {};
 			const llm = {
 				name: 'Bot',
 				id: 'bot',
@@ -103,13 +103,13 @@ describe('LLM Memory Manager: Forget User', () => {
 		const bot = (extra: INodeParameters = {}) => ({
 			name: 'Bot',
 			id: 'bot',
-			params: { encryption: true, memoryMode: 'conversation', ...extra },
+			params: { encryption: 'key', memoryMode: 'conversation', ...extra },
 		});
 		await run(workflow(folder, { id: 'wf-r', llms: [bot()] }), { key: oldKey }, SECRET);
 		const manager = (scope: string) =>
 			workflow(folder, {
 				id: 'wf-r',
-				manager: { encryption: true, operation: 'reencrypt', reencryptScope: scope },
+				manager: { encryption: 'key', operation: 'reencrypt', reencryptScope: scope },
 			});
 		const both = { key: newKey, olderKeys: oldKey };
 		const r = await run(manager('conversation'), both);

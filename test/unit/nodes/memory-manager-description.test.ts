@@ -40,7 +40,7 @@ describe('LLM Memory Manager settings panel', () => {
 				name: 'llmMemoryEncryptionKeyApi',
 				required: true,
 				testedBy: 'llmMemoryEncryptionKeyApiTest',
-				displayOptions: { show: { encryption: [true] } },
+				displayOptions: { show: { encryption: ['key'] } },
 			},
 		]);
 		for (const test of ['llmMemoryS3ApiTest', 'llmMemoryEncryptionKeyApiTest'] as const)

@@ -52,9 +52,9 @@ export const reencrypt: ItemOperation = {
 		if (!(storage instanceof EncryptedStorage) || !storage.currentKeyId)
 			throw nodeError(
 				ctx,
-				'Re-encrypt needs Encryption on',
+				'Re-encrypt needs Encryption = Encrypt with a Key',
 				i,
-				'Turn on Encryption in the storage settings and choose the LLM Memory Encryption Key credential: its Key is the one memory is rewritten under.',
+				'Set Encryption to Encrypt with a Key in the storage settings and choose the LLM Memory Encryption Key credential: its Key is the one memory is rewritten under.',
 			);
 		const scope = ctx.getNodeParameter('reencryptScope', i, 'conversation') as string;
 		const appId = scope === 'all' ? undefined : workflowIdOf(ctx, i);
