@@ -10,3 +10,12 @@ const loaded = require(
 ) as NodeModule;
 
 export const LlmWithMemory = loaded.LlmWithMemory;
+
+type StoreModule = typeof import('../../nodes/LlmMemoryStore/LlmMemoryStore.node');
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const store = require(
+	path.resolve(__dirname, '../../nodes/LlmMemoryStore/LlmMemoryStore.node.ts'),
+) as StoreModule;
+
+export const LlmMemoryStore = store.LlmMemoryStore;

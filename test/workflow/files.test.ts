@@ -12,17 +12,12 @@ import type { INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 import { ASSISTANT_FILES_LEAD } from '../../src';
 import { TEST_IMAGE_AGENT_TYPE, TestImageAgent } from '../support/agent-stand-in';
 import { fixture, NOTES_PDF_TEXT } from '../support/fixtures';
-import { LlmWithMemory } from '../support/node-under-test';
+import { LlmMemoryStore, LlmWithMemory } from '../support/node-under-test';
 import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
 import { tempDir } from '../support/storages';
 import { TRIGGER_NODE } from '../support/test-nodes';
 import { binaryData, runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson } from '../support/workflow-harness';
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { LlmMemoryStore } = require(
-	path.resolve(__dirname, '../../nodes/LlmMemoryStore/LlmMemoryStore.node.ts'),
-) as typeof import('../../nodes/LlmMemoryStore/LlmMemoryStore.node');
 
 const LLM_TYPE = 'n8n-nodes-llm-memory.llmWithMemory';
 const STORE_TYPE = 'n8n-nodes-llm-memory.llmMemoryStore';

@@ -3,7 +3,6 @@
 // agent. The model is the scripted stand-in; it answers a summary request with the demo model's
 // extractive summary (the user's sentences with a number or a name).
 import assert from 'node:assert/strict';
-import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 
 import type { INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
@@ -15,7 +14,7 @@ import {
 	nodeTypes as managerNodeTypes,
 	workflow as managerWorkflow,
 } from '../support/manager-workflows';
-import { LlmWithMemory } from '../support/node-under-test';
+import { LlmMemoryStore, LlmWithMemory } from '../support/node-under-test';
 import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
 import type { NormalizedMessage } from '../support/scripted-model';
 import { tempDir } from '../support/storages';
@@ -26,11 +25,6 @@ import { TiktokenCounter } from '../../src';
 import { userText } from '../support/summary-script';
 
 const counter = new TiktokenCounter('o200k_base');
-
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { LlmMemoryStore } = require(
-	path.resolve(__dirname, '../../nodes/LlmMemoryStore/LlmMemoryStore.node.ts'),
-) as typeof import('../../nodes/LlmMemoryStore/LlmMemoryStore.node');
 
 const LLM_TYPE = 'n8n-nodes-llm-memory.llmWithMemory';
 const STORE_TYPE = 'n8n-nodes-llm-memory.llmMemoryStore';
