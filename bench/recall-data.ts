@@ -222,7 +222,10 @@ function plantFact(r: Rng, kind: FactKind, userId: string, sessions: Outline[], 
 	const at = placesOf(r, starts, prev !== undefined && kind.updates !== undefined);
 	const updated = prev !== undefined && at.update !== undefined;
 	const count = prev !== undefined && kind.updates ? QUESTIONS.updated : QUESTIONS.stable;
-	const asked = r.sample(kind.questions, count).map((q) => fill(q, slots));
+	// A question may name the older value ("after leaving Lyon"): only when the fact was updated.
+	const known = updated && prev ? { ...slots, ...prefixed(prev) } : slots;
+	const askable = kind.questions.filter((q) => updated || !q.includes('{prev_'));
+	const asked = r.sample(askable, count).map((q) => fill(q, known));
 	const addQuestions = questionsOf(kind, userId, asked, plan);
 	const template = r.pick(kind.statements);
 	const first = statementPair(r, kind, updated ? prev : slots, template, sessions[at.first].topic);

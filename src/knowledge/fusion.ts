@@ -25,6 +25,9 @@ export interface Ranked extends IndexedChunk {
 
 type Candidate = IndexedChunk & { vector?: Float32Array };
 
+/** The two indexes name a chunk differently; its message and place in the message are the same. */
+const chunkKey = (c: IndexedChunk) => `${c.session_id}\n${c.message_id}\n${c.chunk_index}`;
+
 const normalText = (t: string) => t.toLowerCase().replace(/\s+/g, ' ').trim();
 
 function dot(a: Float32Array, b: Float32Array): number {
@@ -43,11 +46,15 @@ export function recencyFactor(createdAt: string, now: Date, halfLifeDays: number
 	return 1 - RECENCY_WEIGHT + RECENCY_WEIGHT * 2 ** (-ageDays / halfLifeDays);
 }
 
-/** Drops chunks that repeat a better-ranked one: the same text, or a vector at least DUPLICATE_COSINE alike. */
-export function mergeDuplicates(ranked: Ranked[]): Ranked[] {
+/**
+ * Drops chunks that repeat a better-ranked one: the same text, or a vector at least DUPLICATE_COSINE
+ * alike. Stops once `limit` are kept: each kept vector costs a comparison with every later one.
+ */
+export function mergeDuplicates(ranked: Ranked[], limit = Infinity): Ranked[] {
 	const texts = new Set<string>();
 	const kept: Ranked[] = [];
 	for (const r of ranked) {
+		if (kept.length >= limit) break;
 		const text = normalText(r.text);
 		if (texts.has(text)) continue;
 		const v = r.vector;
@@ -59,20 +66,20 @@ export function mergeDuplicates(ranked: Ranked[]): Ranked[] {
 }
 
 /**
- * One ranking from the lexical and the vector ranking (either may be empty). Scores are normalised
- * by the best a chunk could get from the rankings given, so 1 means first everywhere.
+ * One ranking from the lexical and the vector ranking (either may be empty), its first `limit` (all by
+ * default). Scores are normalised by the best a chunk could get from the rankings given, so 1 means
+ * first everywhere.
  */
 export function fuse(
 	lexical: readonly Candidate[],
 	vector: readonly Candidate[],
-	options: { halfLifeDays?: number; now: Date },
+	options: { halfLifeDays?: number; now: Date; limit?: number },
 ): Ranked[] {
 	const byId = new Map<string, Ranked>();
 	const lists = [lexical, vector].filter((l) => l.length > 0);
-	// The two indexes name a chunk differently; its message and place in the message are the same.
 	const add = (list: readonly Candidate[], rankField: 'lexicalRank' | 'vectorRank') =>
 		list.forEach((c, i) => {
-			const key = `${c.session_id}\n${c.message_id}\n${c.chunk_index}`;
+			const key = chunkKey(c);
 			const entry = byId.get(key) ?? { ...c, score: 0 };
 			entry.score += 1 / (RRF_K + i + 1);
 			entry[rankField] = i + 1;
@@ -89,5 +96,30 @@ export function fuse(
 		return { ...r, score };
 	});
 	out.sort((a, b) => b.score - a.score || (a.created_at < b.created_at ? 1 : -1));
-	return mergeDuplicates(out);
+	return mergeDuplicates(out, options.limit);
+}
+
+/**
+ * Puts each top match's later mention (`mentions[i]` of `top[i]`) right above it, unless it ranks
+ * above it already: the newer statement of a fact before the older one, the answer after the request.
+ * A mention the rankings did not have takes its match's score.
+ */
+export function newerFirst(
+	fused: Ranked[],
+	top: readonly Ranked[],
+	mentions: ReadonlyArray<IndexedChunk | undefined>,
+): Ranked[] {
+	const out = [...fused];
+	top.forEach((match, i) => {
+		const newer = mentions[i];
+		if (!newer) return;
+		const at = out.findIndex((r) => chunkKey(r) === chunkKey(match));
+		const was = out.findIndex((r) => chunkKey(r) === chunkKey(newer));
+		if (at < 0 || (was >= 0 && was < at)) return;
+		// A copy of a result's text is the same fact: it is not added twice.
+		if (was < 0 && out.some((r) => normalText(r.text) === normalText(newer.text))) return;
+		const entry = was >= 0 ? out.splice(was, 1)[0] : { ...newer, score: match.score };
+		out.splice(at, 0, { ...entry, score: Math.max(entry.score, match.score) });
+	});
+	return out;
 }

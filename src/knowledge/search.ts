@@ -3,7 +3,7 @@
 // one user, or every user on purpose), and refuses to answer from an index that is missing or behind.
 import { CrossUserSearchError, InvalidInputError, InvalidOptionError } from '../errors';
 import { validateId } from '../keys/ids';
-import { fuse } from './fusion';
+import { fuse, newerFirst } from './fusion';
 import type { Ranked } from './fusion';
 import { checkIndexes } from './index-health';
 import type { ChunkFilter } from './filter';
@@ -14,6 +14,8 @@ import type { VectorMatch } from './vector-segment';
 
 /** Candidates each ranking hands to the fusion, at least (more when k is larger). */
 const CANDIDATES = 50;
+/** The best matches whose later mentions are looked for. */
+const LATER_MENTIONS_OF = 10;
 
 export function toMatch(m: Ranked): SearchMatch {
 	return {
@@ -94,7 +96,8 @@ async function vectorRanking(
 /**
  * The `k` captured chunks that best match `query`, best first. Hybrid by default when an embedding
  * model is connected (lexical otherwise): both rankings fused by reciprocal rank (k = RRF_K), then an
- * optional recency half-life, then near-duplicates merged (identical text, or cosine ≥ 0.95).
+ * optional recency half-life, then near-duplicates merged (identical text, or cosine ≥ 0.95); then,
+ * unless the search is vector-only, the newer message naming what a top match names goes above it.
  */
 export async function search(
 	p: BaseParts,
@@ -112,13 +115,18 @@ export async function search(
 	const kbId = await p.knowledgeBaseId(config);
 	await checkIndexes(p, config, kbId, mode, filter);
 	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, 5 * k));
-	const [lexical, vector] = await Promise.all([
-		mode === 'vector' ? [] : p.lexical().search(query, n, filter),
+	const [view, vector] = await Promise.all([
+		mode === 'vector' ? undefined : p.lexical().view(filter),
 		mode === 'lexical' ? [] : vectorRanking(p, kbId, query, n, filter),
 	]);
+	const lexical = view?.search(query, n) ?? [];
 	const fused = fuse(lexical, vector, {
 		halfLifeDays: options.halfLifeDays,
 		now: options.now ?? new Date(),
+		limit: Math.max(k, LATER_MENTIONS_OF),
 	});
-	return fused.slice(0, k).map(toMatch);
+	// Newer messages that name what the best matches name go right above them (see later-mentions.ts).
+	const top = fused.slice(0, LATER_MENTIONS_OF);
+	const ranked = view ? newerFirst(fused, top, view.laterMentions(top)) : fused;
+	return ranked.slice(0, k).map(toMatch);
 }

@@ -16,6 +16,7 @@ import type { IndexedChunk } from '../vector-segment';
 import { bm25, scopeOf } from './bm25';
 import type { LexicalMatch, SearchScope } from './bm25';
 import type { ChunkFilter } from '../filter';
+import { laterMention } from './later-mentions';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
 import { build, decode, encode, refOf, scopeKeys } from './segment';
@@ -320,10 +321,28 @@ export class LexicalIndex {
 
 	/** The `k` chunks that best match `query` (BM25), best first, among those the filter allows. */
 	async search(query: string, k: number, filter: ChunkFilter = {}): Promise<LexicalMatch[]> {
-		const { manifest, loaded } = await this.load(filter);
-		if (manifest.version === null) return [];
-		return bm25(query, loaded, this.scopeOf(manifest, loaded, filter), k);
+		return (await this.view(filter)).search(query, k);
 	}
+
+	/** The index as one search sees it: loaded once for its ranking and its later mentions. */
+	async view(filter: ChunkFilter): Promise<LexicalView> {
+		const { manifest, loaded } = await this.load(filter);
+		if (manifest.version === null)
+			return { search: () => [], laterMentions: (cs) => cs.map(() => undefined) };
+		const scope = this.scopeOf(manifest, loaded, filter);
+		return {
+			search: (query, k) => bm25(query, loaded, scope, k),
+			laterMentions: (chunks) => chunks.map((c) => laterMention(c, loaded, scope)),
+		};
+	}
+}
+
+/** The chunks one search may see, loaded. */
+export interface LexicalView {
+	/** The `k` best matches of `query` (BM25), best first. */
+	search(query: string, k: number): LexicalMatch[];
+	/** For each chunk, the newer chunk in scope that names the most of what it names (later-mentions.ts). */
+	laterMentions(chunks: IndexedChunk[]): Array<IndexedChunk | undefined>;
 }
 
 export interface LexicalStats {
