@@ -5,10 +5,9 @@
  * runs). Uses n8n's own Node, `sqlite3` and `flatted` (no extra dependency). Call it after `stop()` or
  * while n8n runs (read-only).
  */
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 
-import { ensureN8n, runScript } from './n8n-harness';
+import { runWithN8nModules } from './n8n-executions';
 
 export interface ExecutionTiming {
 	id: number;
@@ -49,22 +48,7 @@ conn.each(
 
 /** Every saved execution of the n8n in `userFolder`, oldest first. */
 export async function executionTimings(userFolder: string): Promise<ExecutionTiming[]> {
-	const [dir, node] = await Promise.all([ensureN8n(), runScript(['node'])]);
 	const db = path.join(userFolder, '.n8n/database.sqlite');
-	const out = await new Promise<string>((resolve, reject) =>
-		execFile(
-			node,
-			['-e', READ, db],
-			{
-				env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules') },
-				maxBuffer: 512 * 1024 * 1024,
-				timeout: 300_000,
-			},
-			(err, stdout, stderr) =>
-				err
-					? reject(new Error(`reading executions from ${db}: ${stderr || err.message}`))
-					: resolve(stdout),
-		),
-	);
+	const out = await runWithN8nModules(READ, [db], `reading executions from ${db}`);
 	return JSON.parse(out) as ExecutionTiming[];
 }

@@ -1,7 +1,8 @@
 /**
  * Read what n8n saved of an execution (run data per node, errors, sub-node input/output panes) straight
  * from the instance's SQLite database, with n8n's own `sqlite3` and `flatted` modules and its own Node
- * binary (no extra dependency, no owner account or API key needed).
+ * binary (no extra dependency, no owner account or API key needed); or parse the run data n8n's REST
+ * API answers with, with the same `flatted`.
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -22,29 +23,51 @@ conn.get('SELECT data FROM execution_data WHERE executionId = ?', [id], (err, ro
 	conn.close();
 });`;
 
+const UNFLATTEN = `
+let s = '';
+process.stdin.on('data', (d) => (s += d)).on('end', () => process.stdout.write(JSON.stringify(require('flatted').parse(s))));`;
+
+/**
+ * Runs a script with the Node of N8N_VERSION and n8n's own modules on its require path; resolves to
+ * its stdout. `input` goes to its stdin.
+ */
+export async function runWithN8nModules(
+	script: string,
+	args: string[],
+	what: string,
+	input?: string,
+): Promise<string> {
+	const [dir, node] = await Promise.all([ensureN8n(), runScript(['node'])]);
+	return await new Promise<string>((resolve, reject) => {
+		const child = execFile(
+			node,
+			['-e', script, ...args],
+			{
+				env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules') },
+				maxBuffer: 512 * 1024 * 1024,
+				timeout: 300_000,
+			},
+			(err, stdout, stderr) =>
+				err ? reject(new Error(`${what}: ${stderr || err.message}`)) : resolve(stdout),
+		);
+		child.stdin?.end(input ?? '');
+	});
+}
+
 /** The saved run data of an execution (IRunExecutionData), or undefined when it is not saved (yet). */
 export async function executionData(
 	n8n: N8nInstance,
 	executionId: string,
 ): Promise<Json | undefined> {
-	const [dir, node] = await Promise.all([ensureN8n(), runScript(['node'])]);
 	const db = path.join(n8n.userFolder, '.n8n/database.sqlite');
-	const out = await new Promise<string>((resolve, reject) =>
-		execFile(
-			node,
-			['-e', READ, db, executionId],
-			{
-				env: { ...process.env, NODE_PATH: path.join(dir, 'node_modules') },
-				maxBuffer: 256 * 1024 * 1024,
-			},
-			(err, stdout, stderr) =>
-				err
-					? reject(new Error(`reading execution ${executionId}: ${stderr || err.message}`))
-					: resolve(stdout),
-		),
-	);
+	const out = await runWithN8nModules(READ, [db, executionId], `reading execution ${executionId}`);
 	const data = JSON.parse(out) as Json | null;
 	return data ?? undefined;
+}
+
+/** Run data as n8n's REST API gives it (`data` of GET /rest/executions/:id: flatted JSON), parsed. */
+export async function unflatten(text: string): Promise<Json> {
+	return JSON.parse(await runWithN8nModules(UNFLATTEN, [], 'parsing run data', text)) as Json;
 }
 
 /** The executions of a workflow that n8n's event log reports as finished, oldest first. */
