@@ -16,37 +16,38 @@ export async function checkIndexes(
 	filter: ChunkFilter,
 ): Promise<void> {
 	if (!config) return; // nothing was ever captured: an empty answer is the truth
-	const session =
-		filter.sessionId === undefined
-			? undefined
-			: (await p.logs.read(p.logKey(filter.sessionId))).doc;
-	if (mode !== 'vector') {
-		if (config.lexical_since === undefined)
-			throw new IndexMismatchError(
-				p.baseId,
-				'it was created before captures went into a lexical index, so that index does not hold its older captures',
-			);
-		const lexical = await p.lexical().readManifest();
-		if (lexical.version === null)
-			throw new IndexMismatchError(p.baseId, 'its lexical index is missing');
-	}
-	if (mode === 'lexical' || p.options.vectorStore) return;
-	const meta = await p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix));
+	const lexicalNeeded = mode !== 'vector';
+	const vectorNeeded = mode !== 'lexical' && !p.options.vectorStore;
+	if (lexicalNeeded && config.lexical_since === undefined)
+		throw new IndexMismatchError(
+			p.baseId,
+			'it was created before captures went into a lexical index, so that index does not hold its older captures',
+		);
+	// Independent reads, side by side: a search waits for one round of them, not four.
+	const [session, lexical, meta, manifest] = await Promise.all([
+		filter.sessionId === undefined ? undefined : p.logs.read(p.logKey(filter.sessionId)),
+		lexicalNeeded ? p.lexical().readManifest() : undefined,
+		vectorNeeded ? p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix)) : undefined,
+		vectorNeeded ? p.index(kbId).readManifest() : undefined,
+	]);
+	if (lexical && lexical.version === null)
+		throw new IndexMismatchError(p.baseId, 'its lexical index is missing');
+	if (!meta || !manifest) return;
 	const ingested = meta.version !== null && meta.doc.dimensions !== null;
-	const manifest = await p.index(kbId).readManifest();
 	if (ingested && manifest.version === null)
 		throw new IndexMismatchError(
 			p.baseId,
 			'metadata says messages were embedded, but the vector index is missing',
 		);
-	if (session && session.total_processed > 0) {
+	const log = session?.doc;
+	if (log && log.total_processed > 0) {
 		const listed =
 			manifest.version !== null &&
-			manifest.doc.segments.some((s) => s.sessions.includes(session.session_id));
+			manifest.doc.segments.some((s) => s.sessions.includes(log.session_id));
 		if (!listed)
 			throw new IndexMismatchError(
 				p.baseId,
-				`conversation "${session.session_id}" has ${session.total_processed} message(s) marked indexed, but the vector index holds none of them`,
+				`conversation "${log.session_id}" has ${log.total_processed} message(s) marked indexed, but the vector index holds none of them`,
 			);
 	}
 }

@@ -7,6 +7,7 @@ import { fuse, newerFirst } from './fusion';
 import type { Ranked } from './fusion';
 import { checkIndexes } from './index-health';
 import type { ChunkFilter } from './filter';
+import type { LexicalView } from './lexical/lexical-index';
 import type { BaseParts } from './parts';
 import type { SearchMatch, SearchMode, SearchOptions } from './types';
 import { MAX_TOP_K } from './vector-segment';
@@ -113,12 +114,19 @@ export async function search(
 		throw new InvalidInputError('halfLifeDays', 'must be a number of days above 0');
 	const config = await p.config();
 	const kbId = await p.knowledgeBaseId(config);
-	await checkIndexes(p, config, kbId, mode, filter);
 	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, 5 * k));
-	const [view, vector] = await Promise.all([
+	// The health check and both rankings only read: run side by side, the check's verdict first.
+	const settled = await Promise.allSettled([
+		checkIndexes(p, config, kbId, mode, filter),
 		mode === 'vector' ? undefined : p.lexical().view(filter),
 		mode === 'lexical' ? [] : vectorRanking(p, kbId, query, n, filter),
-	]);
+	] as const);
+	for (const r of settled) if (r.status === 'rejected') throw r.reason;
+	const [, view, vector] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+		void,
+		LexicalView | undefined,
+		VectorMatch[],
+	];
 	const lexical = view?.search(query, n) ?? [];
 	const fused = fuse(lexical, vector, {
 		halfLifeDays: options.halfLifeDays,
