@@ -1,4 +1,4 @@
-import { ConflictError, CorruptDocumentError } from '../errors';
+import { CorruptDocumentError } from '../errors';
 import { validateId, validateKeyPrefix } from '../keys/ids';
 import {
 	appPrefixes,
@@ -18,6 +18,7 @@ import { DocumentStore, forgetCachedUnder } from '../store/document-store';
 import { forgetCaptures } from './conversation-captures';
 import type { CaptureScope } from './conversation-captures';
 import { MessageLog } from '../store/message-log';
+import { deleteIfUnchanged } from '../store/retention';
 import type { ListedObject, MemoryStorage } from '../store/storage';
 
 export interface ScopeOptions {
@@ -181,16 +182,13 @@ interface Pass {
  * is recorded as skipped.
  */
 async function tryDelete(pass: Pass, o: ListedObject, ifUnmodifiedSince?: Date): Promise<boolean> {
-	try {
-		if (!pass.options.dryRun)
-			await pass.storage.delete(o.key, { ifVersion: o.version, ifUnmodifiedSince });
+	const { storage, options } = pass;
+	if (options.dryRun || (await deleteIfUnchanged(storage, o.key, o.version, ifUnmodifiedSince))) {
 		pass.deleted.push(o.key);
 		return true;
-	} catch (error) {
-		if (!(error instanceof ConflictError)) throw error;
-		pass.skipped.push(o.key);
-		return false;
 	}
+	pass.skipped.push(o.key);
+	return false;
 }
 
 function conversationOf(o: ListedObject, keyPrefix?: string): string {
