@@ -31,7 +31,7 @@ import { SummaryStore } from './summary-store';
 import { tokenLimit } from './truncate';
 import { buildTurn } from './turn-builder';
 import type { BufferedTurn, TurnContext } from './turn-builder';
-import { afterExpiry, discardExpired, isExpiredHead, readLiveHead } from './expiry';
+import { discardExpired, isExpiredHead, readLiveHead } from './expiry';
 import { checkTurnIds, turnMessages } from './turns';
 import type { CheckedTurnIds } from './turns';
 import { mergeBatch } from './turn-merge';
@@ -340,7 +340,7 @@ export abstract class BufferMemory {
 					const next = await mergeBatch(
 						this.log,
 						this.key,
-						replaced ? afterExpiry(replaced) : current.doc,
+						replaced ? emptyDocument() : current.doc,
 						batch,
 					);
 					return next && withRule(next, this.expireAfterDays, now);

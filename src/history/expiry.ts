@@ -7,7 +7,7 @@ import type { DocumentStore, Versioned } from '../store/document-store';
 import { MessageLog } from '../store/message-log';
 import { deleteIfUnchanged, isExpired } from '../store/retention';
 import { emptyDocument } from '../store/schema';
-import type { HeadDocument, MemoryDocument } from '../store/schema';
+import type { HeadDocument } from '../store/schema';
 
 /** Whether a stored chat document is past its rule at `now` (a document not stored never is). */
 export function isExpiredHead(read: Versioned<HeadDocument>, now: Date): boolean {
@@ -16,8 +16,8 @@ export function isExpiredHead(read: Versioned<HeadDocument>, now: Date): boolean
 
 /**
  * The chat document at `key` as a reader may see it: one past its stored Expire After at `now` is
- * gone (deleted as it was read; a write since wins, and is read again) and reads as not stored, with
- * its rule kept for the next write (afterExpiry). One that cannot be read stays an error, expired or not.
+ * gone (deleted as it was read; a write since wins, and is read again) and reads as not stored: its
+ * rule goes with it. One that cannot be read stays an error, expired or not.
  */
 export async function readLiveHead(
 	store: DocumentStore<HeadDocument>,
@@ -28,19 +28,9 @@ export async function readLiveHead(
 	for (let attempt = 1; ; attempt++) {
 		const read = await store.read(key);
 		if (!isExpiredHead(read, now())) return read;
-		if (await deleteExpiredHead(store, key, read))
-			return { doc: afterExpiry(read.doc), version: null };
+		if (await deleteExpiredHead(store, key, read)) return { doc: emptyDocument(), version: null };
 		if (attempt >= attempts) throw new FlushConflictError(key, attempt);
 	}
-}
-
-/**
- * What an expired document leaves to the conversation's next turn: no messages, its rule (the next
- * write stamps the time it is counted from), so memory written by a node without the option keeps it.
- */
-export function afterExpiry(doc: HeadDocument): MemoryDocument {
-	const days = doc.expire_after_days;
-	return days === undefined ? emptyDocument() : { ...emptyDocument(), expire_after_days: days };
 }
 
 /**

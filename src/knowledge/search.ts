@@ -5,6 +5,7 @@ import { CrossUserSearchError, InvalidInputError, InvalidOptionError } from '../
 import { validateId } from '../keys/ids';
 import { fuse } from './fusion';
 import type { Ranked } from './fusion';
+import { clockOf, liveSessions } from './expiry';
 import { checkIndexes } from './index-health';
 import type { ChunkFilter } from './filter';
 import type { BaseParts } from './parts';
@@ -120,5 +121,25 @@ export async function search(
 		halfLifeDays: options.halfLifeDays,
 		now: options.now ?? new Date(),
 	});
-	return fused.slice(0, k).map(toMatch);
+	return (await withoutExpired(p, fused, k)).map(toMatch);
+}
+
+/**
+ * The best `k` hits whose conversation is not past its Expire After: its captures stay indexed until
+ * they are deleted, but are never returned. Reads the logs of the conversations among the best hits
+ * only, and more only when some were expired.
+ */
+async function withoutExpired(p: BaseParts, fused: Ranked[], k: number): Promise<Ranked[]> {
+	const now = clockOf(p);
+	const out: Ranked[] = [];
+	const checked = new Map<string, boolean>();
+	for (let from = 0; from < fused.length && out.length < k;) {
+		const next = fused.slice(from, from + (k - out.length));
+		from += next.length;
+		const unknown = next.map((m) => m.session_id).filter((s) => !checked.has(s));
+		const live = await liveSessions(p, unknown, now);
+		for (const s of unknown) checked.set(s, live.has(s));
+		out.push(...next.filter((m) => checked.get(m.session_id)));
+	}
+	return out;
 }
