@@ -48,6 +48,10 @@ export const pruneExpired: ItemOperation = {
 			memoryBaseIds: memoryBaseIdsOf(ctx, i),
 			dryRun,
 		});
+		// One line in n8n's own log per sweep: counts only (session IDs may be personal data).
+		ctx.logger.info(
+			`LLM Memory Manager: Prune Expired${dryRun ? ' (dry run)' : ''} found ${r.chatMemory.count} chat memories, ${r.versionedData.count} versioned data and ${r.captures.count} capture logs expired; ${r.deleted.length} objects deleted, ${r.skipped.length} kept`,
+		);
 		return [
 			{
 				json: {
