@@ -53,7 +53,8 @@ export async function headAfterSave(
 ): Promise<BranchHead> {
 	const head: BranchHead = { branch, version: record.version, updated_at: updatedAt };
 	const days = ruleOnWrite(prev ?? {}, rules.expireAfterDays);
-	const keep = ruleOnWrite({ expire_after_days: prev?.keep_last }, rules.keepLast);
+	// The same rule for the number kept: none given keeps the stored one, 0 removes it.
+	const keep = rules.keepLast === undefined ? prev?.keep_last : rules.keepLast || undefined;
 	if (days !== undefined) head.expire_after_days = days;
 	let cut = prev?.truncated_before;
 	if (keep !== undefined) {
