@@ -182,8 +182,19 @@ export {
 	sweepLeftovers,
 } from './admin/housekeeping';
 export type { PruneOptions, PruneResult, ScopeOptions, SweepOptions } from './admin/housekeeping';
+// Retention stored with the memory: Expire After (every kind) and Prune Expired.
+export {
+	checkExpireAfterDays,
+	DAY_MS,
+	expiresAt,
+	isExpired,
+	MAX_EXPIRE_AFTER_DAYS,
+} from './store/retention';
+export type { RetentionFields } from './store/retention';
+export { pruneExpired } from './admin/retention';
+export type { ExpiredKind, PruneExpiredOptions, PruneExpiredResult } from './admin/retention';
 // Versioned data (src/snapshots): write-once versions, compare-and-swap branch heads, diff and patch.
-export { MAIN_BRANCH, MAX_HISTORY_PAGE, MAX_SUMMARY_BYTES } from './snapshots/types';
+export { MAIN_BRANCH, MAX_HISTORY_PAGE, MAX_KEEP_LAST, MAX_SUMMARY_BYTES } from './snapshots/types';
 export { VersionedData } from './admin/versioned-data';
 export type {
 	HistoryEntry,
@@ -324,6 +335,7 @@ export type {
 	CaptureResult,
 	DeleteResult,
 	Embedder,
+	ExpireResult,
 	ForgetResult,
 	MemoryBaseOptions,
 	SearchMatch,

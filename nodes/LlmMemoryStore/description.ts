@@ -10,6 +10,7 @@ import {
 	storageProperties,
 } from '../shared/descriptions';
 import { longTermProperties } from '../shared/long-term/properties';
+import { expireAfterDaysOption } from '../shared/retention';
 import { historyOverflowField, summaryOptions } from '../shared/summary';
 
 export const properties: INodeProperties[] = [
@@ -70,5 +71,9 @@ export const properties: INodeProperties[] = [
 	historyOverflowField('Connect a chat model to the Summary Model input: it writes the summary.'),
 	...longTermProperties({}, true),
 	...storageProperties({}),
-	optionsCollection([gzipOption, ...summaryOptions]),
+	optionsCollection([
+		gzipOption,
+		expireAfterDaysOption('this session’s memory (its chat history and long-term captures)'),
+		...summaryOptions,
+	]),
 ];

@@ -17,6 +17,7 @@ import {
 	storageProperties,
 } from '../shared/descriptions';
 import { longTermProperties } from '../shared/long-term/properties';
+import { expireAfterDaysOption, keepLastVersionsOption } from '../shared/retention';
 import { historyOverflowField, summaryOptions } from '../shared/summary';
 import type { ScopeMode } from '../shared/memory-scope';
 
@@ -172,6 +173,7 @@ const versionedDataProperties: INodeProperties[] = [
 					'How many recent versions the model sees (summary and what changed), so it can answer "what did I change?"',
 			},
 			jsonSchemaOption,
+			keepLastVersionsOption,
 		],
 	},
 ];
@@ -220,6 +222,9 @@ const pdfAndAudioOption: INodeProperties = {
 const memoryOptions = optionsCollection(
 	[
 		gzipOption,
+		expireAfterDaysOption(
+			'this conversation’s memory (its chat history, versioned data and long-term captures)',
+		),
 		filesOption,
 		{
 			displayName: 'Require Session ID',

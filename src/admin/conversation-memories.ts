@@ -1,6 +1,7 @@
 import { MessageNotFoundError } from '../errors';
 import { validateId, validateKeyPrefix } from '../keys/ids';
 import { conversationMemoryKey, NODE_MEMORY_ROOT, parseKey } from '../keys/layout';
+import { readLiveHead } from '../history/expiry';
 import { headCodec } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
 import { sealedCountOf } from '../store/schema';
@@ -66,7 +67,7 @@ export async function listConversationMemories(
 	if (options.counts === true) {
 		const store = new DocumentStore(storage, headCodec());
 		for (const m of memories) {
-			const { doc } = await store.read(m.key);
+			const { doc } = await readLiveHead(store, m.key, () => new Date());
 			m.messages = sealedCountOf(doc) + doc.messages.length;
 		}
 	}

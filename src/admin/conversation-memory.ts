@@ -2,6 +2,7 @@ import { InvalidOptionError, MessageNotFoundError, UnknownParentMessageError } f
 import { validateId } from '../keys/ids';
 import { conversationMemoryKey, nodeMemoryKey, parseKey } from '../keys/layout';
 import type { BufferMemory } from '../history/buffer-memory';
+import { readLiveHead } from '../history/expiry';
 import { ConversationMemory, NodeMemory } from '../history/scopes';
 import type { StoredSummary } from '../history/summary-store';
 import { headCodec } from '../store/codec';
@@ -134,7 +135,8 @@ export async function readMessages(
 	const threadOf =
 		options.threadOf === undefined ? undefined : validateId('message_id', options.threadOf);
 	const store = new DocumentStore(storage, headCodec());
-	const { doc, version } = await store.read(key);
+	// A memory past its Expire After is gone here too (and deleted), as for the nodes that chat.
+	const { doc, version } = await readLiveHead(store, key, () => new Date());
 	const exists = version !== null;
 	const newestFirst = options.newestFirst === true;
 	let total: number;

@@ -1,4 +1,4 @@
-import { ConflictError, CorruptDocumentError } from '../errors';
+import { CorruptDocumentError } from '../errors';
 import { validateId, validateKeyPrefix } from '../keys/ids';
 import {
 	appPrefixes,
@@ -18,6 +18,7 @@ import { DocumentStore, forgetCachedUnder } from '../store/document-store';
 import { forgetCaptures } from './conversation-captures';
 import type { CaptureScope } from './conversation-captures';
 import { MessageLog } from '../store/message-log';
+import { deleteIfUnchanged } from '../store/retention';
 import type { ListedObject, MemoryStorage } from '../store/storage';
 
 export interface ScopeOptions {
@@ -181,24 +182,26 @@ interface Pass {
  * is recorded as skipped.
  */
 async function tryDelete(pass: Pass, o: ListedObject, ifUnmodifiedSince?: Date): Promise<boolean> {
-	try {
-		if (!pass.options.dryRun)
-			await pass.storage.delete(o.key, { ifVersion: o.version, ifUnmodifiedSince });
+	const { storage, options } = pass;
+	if (options.dryRun || (await deleteIfUnchanged(storage, o.key, o.version, ifUnmodifiedSince))) {
 		pass.deleted.push(o.key);
 		return true;
-	} catch (error) {
-		if (!(error instanceof ConflictError)) throw error;
-		pass.skipped.push(o.key);
-		return false;
 	}
+	pass.skipped.push(o.key);
+	return false;
 }
 
-function conversationOf(o: ListedObject, keyPrefix?: string): string {
+/** `app/conversation` of a memory key ('' for other keys). */
+export function conversationOf(o: ListedObject, keyPrefix?: string): string {
 	const k = parseKey(o.key, keyPrefix);
 	return k ? `${k.appId}/${k.conversationId}` : '';
 }
 
-async function listForPrune(storage: MemoryStorage, options: PruneOptions) {
+/** Every object of the memory roots Prune works on: of one app, or of every app. */
+export async function listMemoryObjects(
+	storage: MemoryStorage,
+	options: ScopeOptions & { appId?: string },
+): Promise<ListedObject[]> {
 	if (options.appId !== undefined) return listAppKeys(storage, options.appId, options);
 	const prefix = validateKeyPrefix('key prefix', options.keyPrefix);
 	const roots = [NODE_MEMORY_ROOT, CONVERSATION_MEMORY_ROOT, FILES_ROOT, VERSIONED_DATA_ROOT];
@@ -300,13 +303,40 @@ async function pruneVersioned(pass: Pass, versionedOf: Map<string, ListedObject[
 
 /** Copied files go once their conversation keeps nothing; re-checked at delete time. */
 async function pruneFiles(pass: Pass, objects: ListedObject[]) {
+	const { deleted, skipped } = await deleteFilesOf(pass.storage, objects, {
+		...pass.options,
+		goes: (conversation) => !pass.live.has(conversation),
+		before: pass.cutoff,
+	});
+	pass.deleted.push(...deleted);
+	pass.skipped.push(...skipped);
+}
+
+/**
+ * Deletes the copied files among `objects` whose conversation (`app/conversation`) `goes`, last
+ * written before `before` (ms). Each delete is re-checked: a turn that stored the
+ * same bytes again meanwhile refreshed the file, and the time shows it, so it stays (skipped).
+ */
+export async function deleteFilesOf(
+	storage: MemoryStorage,
+	objects: ListedObject[],
+	options: {
+		goes: (conversation: string) => boolean;
+		before: number;
+		keyPrefix?: string;
+		dryRun?: boolean;
+	},
+): Promise<{ deleted: string[]; skipped: string[] }> {
+	const out = { deleted: [] as string[], skipped: [] as string[] };
 	for (const o of objects) {
-		if (parseKey(o.key, pass.options.keyPrefix)?.kind !== 'file') continue;
-		if (pass.live.has(conversationOf(o, pass.options.keyPrefix))) continue;
-		if (o.lastModified.getTime() >= pass.cutoff) continue;
-		// A turn that stored the same bytes again meanwhile refreshed the file: the time shows it.
-		await tryDelete(pass, o, new Date(pass.cutoff));
+		if (parseKey(o.key, options.keyPrefix)?.kind !== 'file') continue;
+		if (!options.goes(conversationOf(o, options.keyPrefix))) continue;
+		if (o.lastModified.getTime() >= options.before) continue;
+		const since = new Date(options.before);
+		const gone = options.dryRun || (await deleteIfUnchanged(storage, o.key, o.version, since));
+		(gone ? out.deleted : out.skipped).push(o.key);
 	}
+	return out;
 }
 
 /**
@@ -338,7 +368,7 @@ export async function pruneMemory(
 	};
 	// Unreferenced sealed objects younger than this may belong to a head being written right now.
 	const sealedCutoff = Math.min(now.getTime(), Date.now()) - LEFTOVER_SAFE_AGE_MS;
-	const objects = await listForPrune(storage, options);
+	const objects = await listMemoryObjects(storage, options);
 	const { sealedOf, versionedOf, summaries } = await pruneDocuments(pass, objects);
 	await pruneSealed(pass, sealedOf, sealedCutoff);
 	await pruneSummaries(pass, summaries, new Set(objects.map((o) => o.key)));

@@ -206,8 +206,15 @@ export class UnknownVersionError extends MemoryError {
 	constructor(
 		readonly scope: string,
 		readonly version: number,
+		/** Set when Keep Last N Versions cut history there: versions before it were deleted. */
+		readonly deletedBefore?: number,
 	) {
-		super(`Version ${version} does not exist in versioned data "${scope}"`);
+		super(
+			`Version ${version} does not exist in versioned data "${scope}"` +
+				(deletedBefore !== undefined
+					? ` (Keep Last N Versions deleted the versions before ${deletedBefore})`
+					: ''),
+		);
 	}
 }
 

@@ -9,6 +9,7 @@ import { headCodec } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
 import type { Versioned } from '../store/document-store';
 import { MessageLog } from '../store/message-log';
+import { checkExpireAfterDays, withRule } from '../store/retention';
 import { emptyDocument, sealedCountOf } from '../store/schema';
 import type { HeadDocument, StoredMessage } from '../store/schema';
 import type { MemoryStorage } from '../store/storage';
@@ -30,6 +31,7 @@ import { SummaryStore } from './summary-store';
 import { tokenLimit } from './truncate';
 import { buildTurn } from './turn-builder';
 import type { BufferedTurn, TurnContext } from './turn-builder';
+import { discardExpired, isExpiredHead, readLiveHead } from './expiry';
 import { checkTurnIds, turnMessages } from './turns';
 import type { CheckedTurnIds } from './turns';
 import { mergeBatch } from './turn-merge';
@@ -70,6 +72,8 @@ export abstract class BufferMemory {
 	private readonly filesPrefix: string;
 	private readonly counter: TokenCounter;
 	private readonly options: MemoryOptions;
+	/** Expire After (days) this memory's writes store: undefined keeps the stored rule, 0 removes it. */
+	private readonly expireAfterDays?: number;
 	/** The document as last read or written; flush() tries its version first. */
 	private snapshot?: Doc;
 	private pending: BufferedTurn[] = [];
@@ -86,6 +90,7 @@ export abstract class BufferMemory {
 		this.filesPrefix = filesPrefix;
 		this.options = options;
 		this.storage = options.storage;
+		this.expireAfterDays = checkExpireAfterDays(options.expireAfterDays);
 		const gzip = options.gzip === true;
 		this.store = new DocumentStore(this.storage, headCodec(gzip), {
 			maxAttempts: options.maxFlushAttempts,
@@ -102,9 +107,17 @@ export abstract class BufferMemory {
 			: new TiktokenCounter(encodingForModel(options.model), onFailure);
 	}
 
-	/** Reads the current stored version (a conditional read: no transfer when unchanged). */
+	private now(): Date {
+		return (this.options.now ?? (() => new Date()))();
+	}
+
+	/**
+	 * Reads the current stored version (a conditional read: no transfer when unchanged). A document past
+	 * its stored Expire After reads as not stored, and is deleted (see readLiveHead).
+	 */
 	private async refresh(): Promise<Doc> {
-		this.snapshot = await this.store.read(this.key);
+		const attempts = this.options.maxFlushAttempts;
+		this.snapshot = await readLiveHead(this.store, this.key, () => this.now(), attempts);
 		return this.snapshot;
 	}
 
@@ -316,16 +329,30 @@ export abstract class BufferMemory {
 		const batch = this.pending.slice();
 		if (batch.length === 0) return { written: false, attempts: 0 };
 		let result;
+		/** A document that expired after it was read is replaced, never appended to. */
+		let replaced: HeadDocument | undefined;
 		try {
 			result = await this.store.update(
 				this.key,
-				(current) => mergeBatch(this.log, this.key, current.doc, batch),
+				async (current) => {
+					const now = this.now();
+					replaced = isExpiredHead(current, now) ? current.doc : undefined;
+					const next = await mergeBatch(
+						this.log,
+						this.key,
+						replaced ? emptyDocument() : current.doc,
+						batch,
+					);
+					return next && withRule(next, this.expireAfterDays, now);
+				},
 				this.snapshot,
 			);
 		} catch (error) {
 			this.snapshot = undefined; // the next attempt starts from what is stored, never from a stale copy
 			throw error;
 		}
+		if (replaced && result.written)
+			await discardExpired(this.store, this.key, await this.log.reachable(replaced));
 		this.snapshot = result.current;
 		this.pending = this.pending.filter((t) => !batch.includes(t));
 		for (const t of batch) {

@@ -7,6 +7,7 @@ import type { LogOptions } from '../store/message-log';
 import { sealedCountOf, validateDocument } from '../store/schema';
 import type { MemoryDocument } from '../store/schema';
 import type { MemoryStorage } from '../store/storage';
+import { readLiveHead } from './expiry';
 import { THREAD_FACTS } from './thread';
 
 /**
@@ -19,7 +20,8 @@ export async function exportDocument(
 	key: string,
 ): Promise<MemoryDocument | null> {
 	const store = new DocumentStore(storage, headCodec(false));
-	const { doc, version } = await store.read(key);
+	// A memory past its Expire After is gone: never exported (and deleted now).
+	const { doc, version } = await readLiveHead(store, key, () => new Date());
 	if (version === null) return null;
 	const log = new MessageLog(store, key, THREAD_FACTS);
 	const messages =

@@ -24,8 +24,15 @@ export interface MemoryOptions {
 	maxFlushAttempts?: number;
 	/** First retry delay in ms; doubles per attempt, capped at 1 s, with full jitter (default 5). */
 	retryBaseMs?: number;
+	/** The clock: message times, and when a stored Expire After has passed (default: the system clock). */
 	now?: () => Date;
 	newId?: () => string;
+	/**
+	 * Expire After (days), stored with the memory by every write and counted from the last one: past it
+	 * the memory reads as empty and is deleted when next touched. Undefined keeps the stored rule; 0
+	 * removes it (never expire).
+	 */
+	expireAfterDays?: number;
 	/** Non-fatal problems (tokenizer fallback). Default: process.emitWarning. */
 	onWarning?: WarningHandler;
 	/** Tool results longer than this many characters are cut, with a note (default 16,000). */

@@ -5,7 +5,9 @@ import { createHash, randomUUID } from 'node:crypto';
 
 import { InvalidInputError } from '../errors';
 import { validateDerivedId, validateId } from '../keys/ids';
+import { checkExpireAfterDays, withRule } from '../store/retention';
 import { lexicalChunks, writeBlock } from './capture-log';
+import { clockOf, expireSession } from './expiry';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
@@ -66,6 +68,8 @@ function digestOf(stride: readonly CaptureMessageInput[]): string {
 /** One capture, checked and prepared: its messages get their IDs and time before any write. */
 interface Stride {
 	sessionId: string;
+	/** Expire After (days) the log stores (see CaptureInput.expireAfterDays). */
+	expireAfterDays?: number;
 	runId: string;
 	userId?: string;
 	messages: CaptureMessageInput[];
@@ -127,7 +131,7 @@ async function append(
 			const runs = [...(log.runs ?? []), { run_id: runId, digest: stride.digest }].slice(
 				-RECENT_RUNS,
 			);
-			return {
+			const next: SessionLog = {
 				...log,
 				next_seq: log.next_seq + stored.length,
 				updated_at: now,
@@ -135,6 +139,10 @@ async function append(
 				messages: [...messages, ...stored],
 				runs,
 			};
+			delete next.captured_at;
+			// A rule counts from the last capture, which only a log with a rule records.
+			const ruled = withRule(next, stride.expireAfterDays);
+			return ruled.expire_after_days === undefined ? ruled : { ...ruled, captured_at: now };
 		},
 		p.logs.lastKnown(key),
 	);
@@ -147,7 +155,7 @@ async function append(
 }
 
 /** Checks a capture's input and prepares its stride (nothing is read or written yet). */
-function prepare(input: CaptureInput): Stride {
+function prepare(input: CaptureInput, now: Date): Stride {
 	const sessionId = validateId('session_id', input?.sessionId);
 	const runId = validateDerivedId('run_id', String(input?.runId ?? ''));
 	const userId = input.userId === undefined ? undefined : validateId('user_id', input.userId);
@@ -158,8 +166,9 @@ function prepare(input: CaptureInput): Stride {
 		userId,
 		messages,
 		ids: messages.map(() => randomUUID()),
-		now: new Date().toISOString(),
+		now: now.toISOString(),
 		digest: digestOf(messages),
+		expireAfterDays: checkExpireAfterDays(input.expireAfterDays),
 	};
 }
 
@@ -196,7 +205,12 @@ export async function capture(
 	settings: { threshold?: number; autoCapture?: boolean },
 	sync: (sessionId: string) => Promise<CaptureResult['sync']>,
 ): Promise<CaptureResult> {
-	const stride = prepare(input);
+	const now = clockOf(p);
+	const stride = prepare(input, now);
+	// Captures past their Expire After go before this one lands, so it starts the log afresh: one
+	// conditional read of the log when nothing expired. (A sync of the conversation running right
+	// then keeps them, and this capture renews them: syncs follow captures, so that is rare.)
+	await expireSession(p, stride.sessionId, now);
 	// The settings and the log are independent objects: read and written side by side, so a capture
 	// costs about one request's time. (A base being deleted refuses the capture either way; a log
 	// written meanwhile goes with the base, as the delete lists the sessions after taking their locks.)

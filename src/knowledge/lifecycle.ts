@@ -166,7 +166,7 @@ export async function deleteBase(
  * A base whose vectors live in a connected vector store can only forget with that store connected:
  * otherwise its log would go and the store would keep vectors nothing names any more.
  */
-async function refuseUnreachableStore(p: BaseParts, kbId: string): Promise<void> {
+export async function refuseUnreachableStore(p: BaseParts, kbId: string): Promise<void> {
 	if (p.options.vectorStore) return;
 	const meta = await p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix));
 	if (meta.version !== null && meta.doc.vector_store === 'external')

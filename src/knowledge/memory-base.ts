@@ -4,6 +4,7 @@
 import { capture } from './capture';
 import { validateId } from '../keys/ids';
 import { listSessions, readLog } from './capture-log';
+import { clockOf, expireSession } from './expiry';
 import { deleteBase, forget, regenerate } from './lifecycle';
 import { BaseParts } from './parts';
 import type { CapturedMessage, MemoryBaseConfig } from './records';
@@ -21,6 +22,7 @@ import type {
 	CaptureInput,
 	CaptureResult,
 	DeleteResult,
+	ExpireResult,
 	ForgetResult,
 	MemoryBaseOptions,
 	SearchMatch,
@@ -124,6 +126,14 @@ export class MemoryBase {
 	/** Forgets one conversation for good: its log, blocks and index rows (see lifecycle.ts). */
 	forget(sessionId: string): Promise<ForgetResult> {
 		return forget(this.parts, sessionId);
+	}
+
+	/**
+	 * Deletes one conversation's captures and their index entries if its log is past its Expire After
+	 * (at `now`, default the base's clock); with `dryRun`, only says whether it is (see expiry.ts).
+	 */
+	expire(sessionId: string, options: { now?: Date; dryRun?: boolean } = {}): Promise<ExpireResult> {
+		return expireSession(this.parts, sessionId, options.now ?? clockOf(this.parts), options);
 	}
 
 	/** Every message one conversation captured here, in order; null when none (see transfer.ts). */

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { CorruptDocumentError } from '../errors';
 import { decodeJsonObject, encodeJson } from '../store/codec';
 import { parse } from '../store/parse';
+import { expireAfterDaysSchema } from '../store/retention';
 import type { DocumentCodec } from '../store/document-store';
 
 /** `memory_base/{base_id}/config.json`: the base's settings (threshold, auto capture, knowledge base). */
@@ -76,6 +77,10 @@ export interface SessionLog {
 	messages: CapturedMessage[];
 	/** The last few captures, newest last (older logs have none). */
 	runs?: RecentRun[];
+	/** Expire After (days), counted from `captured_at`: see store/retention.ts and expiry.ts. */
+	expire_after_days?: number;
+	/** When the last capture was appended (syncs move `updated_at`, not this); logs with a rule have it. */
+	captured_at?: string;
 }
 
 /** A sealed block: `…/sessions/{session_id}/sealed/{first}-{last}-{random}.json`, never rewritten. */
@@ -170,6 +175,8 @@ const logSchema = z.looseObject({
 	sealed: z.array(sealedRangeSchema),
 	messages: z.array(messageSchema),
 	runs: z.array(z.looseObject({ run_id: z.string().min(1), digest: z.string().min(1) })).optional(),
+	expire_after_days: expireAfterDaysSchema.optional(),
+	captured_at: timestamp.optional(),
 });
 
 const sealedSchema = z.looseObject({

@@ -5,6 +5,7 @@ import { CrossUserSearchError, InvalidInputError, InvalidOptionError } from '../
 import { validateId } from '../keys/ids';
 import { fuse, newerFirst } from './fusion';
 import type { Ranked } from './fusion';
+import { clockOf, liveSessions } from './expiry';
 import { checkIndexes } from './index-health';
 import type { ChunkFilter } from './filter';
 import type { LexicalView } from './lexical/lexical-index';
@@ -128,13 +129,38 @@ export async function search(
 		VectorMatch[],
 	];
 	const lexical = view?.search(query, n) ?? [];
-	const fused = fuse(lexical, vector, {
-		halfLifeDays: options.halfLifeDays,
-		now: options.now ?? new Date(),
-		limit: Math.max(k, LATER_MENTIONS_OF),
-	});
+	const halfLifeDays = options.halfLifeDays;
+	const now = options.now ?? new Date();
 	// Newer messages that name what the best matches name go right above them (see later-mentions.ts).
-	const top = fused.slice(0, LATER_MENTIONS_OF);
-	const ranked = view ? newerFirst(fused, top, view.laterMentions(top)) : fused;
-	return ranked.slice(0, k).map(toMatch);
+	const ranked = (limit: number) => {
+		const fused = fuse(lexical, vector, { halfLifeDays, now, limit });
+		const top = fused.slice(0, LATER_MENTIONS_OF);
+		return view ? newerFirst(fused, top, view.laterMentions(top)) : fused;
+	};
+	const first = ranked(Math.max(k, LATER_MENTIONS_OF));
+	const live = await withoutExpired(p, first, k);
+	// Expired conversations took places: rank everything (duplicates merged further down) and look again.
+	if (live.length < k && first.length >= Math.max(k, LATER_MENTIONS_OF))
+		return (await withoutExpired(p, ranked(Infinity), k)).map(toMatch);
+	return live.map(toMatch);
+}
+
+/**
+ * The best `k` hits whose conversation is not past its Expire After: its captures stay indexed until
+ * they are deleted, but are never returned. Reads the logs of the conversations among the best hits
+ * only, and more only when some were expired.
+ */
+async function withoutExpired(p: BaseParts, fused: Ranked[], k: number): Promise<Ranked[]> {
+	const now = clockOf(p);
+	const out: Ranked[] = [];
+	const checked = new Map<string, boolean>();
+	for (let from = 0; from < fused.length && out.length < k;) {
+		const next = fused.slice(from, from + (k - out.length));
+		from += next.length;
+		const unknown = next.map((m) => m.session_id).filter((s) => !checked.has(s));
+		const live = await liveSessions(p, unknown, now);
+		for (const s of unknown) checked.set(s, live.has(s));
+		out.push(...next.filter((m) => checked.get(m.session_id)));
+	}
+	return out;
 }

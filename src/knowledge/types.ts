@@ -61,6 +61,8 @@ export interface MemoryBaseOptions {
 	 * vector cache, LLM_MEMORY_VECTOR_CACHE_MB, 512 MiB). It caps this base only; other bases keep theirs.
 	 */
 	vectorCacheBytes?: number;
+	/** The clock: capture times, and when a stored Expire After has passed (default: the system clock). */
+	now?: () => Date;
 }
 
 /** A JSON value kept with a captured message (the caller's own reference to its source). */
@@ -88,6 +90,26 @@ export interface CaptureInput {
 	texts?: string[];
 	/** The same with a role and metadata each (used instead of, or after, `texts`). */
 	messages?: CaptureMessageInput[];
+	/**
+	 * Expire After (days), stored with the conversation's capture log and counted from its last capture:
+	 * past it, its captures are left out of search and deleted (with their index entries) by the next
+	 * capture into it or by Prune Expired. Undefined keeps the stored rule; 0 removes it.
+	 */
+	expireAfterDays?: number;
+}
+
+/** What an expiry check of one conversation's captures found and did (see expireSession). */
+export interface ExpireResult {
+	baseId: string;
+	sessionId: string;
+	/** The capture log was past its Expire After and is gone (or, in a dry run, would go). */
+	expired: boolean;
+	/** Set when it was expired but kept: a capture came first, or a sync of it is running. */
+	skipped?: string;
+	messages: number;
+	vectors: number;
+	lexical: number;
+	deleted: string[];
 }
 
 export interface SessionSyncResult {

@@ -5,8 +5,10 @@ import { CorruptDocumentError } from '../errors';
 import { isVersionNumber, MAX_VERSION_NUMBER } from '../keys/layout';
 import { decodeJsonObject, encodeJson } from '../store/codec';
 import { parse } from '../store/parse';
+import { expireAfterDaysSchema } from '../store/retention';
 import type { DocumentCodec } from '../store/document-store';
 import type { JsonValue } from './json';
+import { MAX_KEEP_LAST } from './types';
 
 /**
  * One version, written once under `versions/{n}.json` and never changed. `parent` is the version the
@@ -28,6 +30,12 @@ export interface BranchHead {
 	branch: string;
 	version: number;
 	updated_at: string;
+	/** Expire After (days) from `updated_at`, stored by the saves that set it (snapshots/retention.ts). */
+	expire_after_days?: number;
+	/** Keep Last N Versions: each save on the branch deletes its versions older than the newest N. */
+	keep_last?: number;
+	/** The oldest version this branch's history still shows: older ones were (or may be) deleted. */
+	truncated_before?: number;
 }
 
 /** `counter.json`: at least the next free version number (a hint: numbers are claimed by create-only writes). */
@@ -52,6 +60,9 @@ const branchHeadSchema = z.looseObject({
 	branch: z.string().min(1),
 	version: versionNumber,
 	updated_at: timestamp,
+	expire_after_days: expireAfterDaysSchema.optional(),
+	keep_last: z.number().int().min(1).max(MAX_KEEP_LAST).optional(),
+	truncated_before: versionNumber.optional(),
 });
 
 const counterSchema = z.looseObject({ next: versionNumber });

@@ -12,6 +12,8 @@ import type { Versioned } from '../store/document-store';
 import type { JsonValue } from './json';
 import { encodeVersionRecord } from './records';
 import type { VersionCounter, VersionRecord } from './records';
+import { deleteBelowCut, headAfterSave } from './retention';
+import type { SaveRules } from './retention';
 import { MAIN_BRANCH } from './types';
 import type { VersionStore } from './version-store';
 
@@ -36,6 +38,8 @@ export interface SaveRequest {
 	dataText: string;
 	data: JsonValue;
 	expected: number | null | undefined;
+	/** Expire After and Keep Last N Versions of this save (see SaveVersionInput). */
+	rules: SaveRules;
 }
 
 export function commit(vs: VersionStore, request: SaveRequest): Promise<VersionRecord> {
@@ -46,11 +50,12 @@ export function commit(vs: VersionStore, request: SaveRequest): Promise<VersionR
 async function commitNow(
 	vs: VersionStore,
 	headKey: string,
-	{ branch, summary, messageId, dataText, data, expected }: SaveRequest,
+	{ branch, summary, messageId, dataText, data, expected, rules }: SaveRequest,
 ): Promise<VersionRecord> {
 	const heads = vs.heads(branch);
-	const [head, counter] = await Promise.all([heads.read(headKey), vs.counters.read(vs.counterKey)]);
-	const createdAt = new Date().toISOString();
+	// An expired branch reads as missing (and its data is deleted when every branch expired).
+	const [head, counter] = await Promise.all([vs.liveHead(branch), vs.counters.read(vs.counterKey)]);
+	const createdAt = vs.now().toISOString();
 	/** Versions this save created, by number: a head found at one of them is this save's own write. */
 	const mine = new Map<number, VersionRecord>();
 	let saved: VersionRecord | undefined;
@@ -84,15 +89,19 @@ async function commitNow(
 			const assumed = counterAssumed;
 			counterAssumed = undefined;
 			counterWrite = counterWrite.then(() => raiseCounter(vs, next, assumed));
-			return { branch, version: record.version, updated_at: createdAt };
+			const prev = current.version === null ? null : current.doc;
+			return headAfterSave(vs, branch, prev, record, rules, createdAt);
 		},
 		head,
 	);
 	await counterWrite;
 	const record = saved as VersionRecord;
 	const after = result.current;
-	if (after.version !== null && after.doc.version === record.version)
+	if (after.version !== null && after.doc.version === record.version) {
 		vs.objects.remember(headKey, after.version, record);
+		// The save stands whatever happens here: versions a failed delete leaves, the next save deletes.
+		if (after.doc.keep_last !== undefined) await deleteBelowCut(vs, after.doc).catch(() => []);
+	}
 	return record;
 }
 

@@ -90,10 +90,6 @@ export function parseVersionedDataExport(value: unknown): VersionedDataExport {
 		numbers.add(record.version);
 		return record;
 	});
-	versions.forEach((v, i) => {
-		if (v.parent !== null && !numbers.has(v.parent))
-			invalid(`${base}.versions[${i}].parent`, `version ${v.parent} is not in the export`);
-	});
 	const names = new Set<string>();
 	const branches = arrayAt(value.branches, `${base}.branches`).map((b, i) => {
 		const path = `${base}.branches[${i}]`;
@@ -104,6 +100,12 @@ export function parseVersionedDataExport(value: unknown): VersionedDataExport {
 		if (!numbers.has(head.version))
 			invalid(`${path}.version`, `version ${head.version} is not in the export`);
 		return head;
+	});
+	// Keep Last N Versions deleted the versions below a branch's cut: parents there may be missing.
+	const cut = Math.max(0, ...branches.map((b) => b.truncated_before ?? 0));
+	versions.forEach((v, i) => {
+		if (v.parent !== null && v.parent >= cut && !numbers.has(v.parent))
+			invalid(`${base}.versions[${i}].parent`, `version ${v.parent} is not in the export`);
 	});
 	const counter =
 		value.counter === null

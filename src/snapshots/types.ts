@@ -13,6 +13,8 @@ export const MAIN_BRANCH = 'main';
 export const MAX_SUMMARY_BYTES = 4096;
 /** history() returns at most this many entries per page. */
 export const MAX_HISTORY_PAGE = 1000;
+/** Keep Last N Versions takes at most this many (a save reads the N newest versions of its branch). */
+export const MAX_KEEP_LAST = 1000;
 export interface VersionedDataOptions {
 	storage: MemoryStorage;
 	/** The n8n workflow ID (as for chat memory). */
@@ -26,6 +28,8 @@ export interface VersionedDataOptions {
 	schema?: unknown;
 	/** Compare-and-swap attempts of one save (the branch head) before giving up (default 12). */
 	maxAttempts?: number;
+	/** The clock: version and head times, and when a stored Expire After has passed (default: the system clock). */
+	now?: () => Date;
 }
 
 export interface SaveVersionInput {
@@ -42,6 +46,18 @@ export interface SaveVersionInput {
 	 * VersionConflictError. Without it, the save lands after whatever the branch is at (linear history).
 	 */
 	expectedVersion?: number | null;
+	/**
+	 * Expire After (days), stored on the branch head and counted from this save: once every branch is
+	 * past its rule, the conversation's versioned data reads as empty and is deleted when next touched.
+	 * Undefined keeps the stored rule; 0 removes it.
+	 */
+	expireAfterDays?: number;
+	/**
+	 * Keep Last N Versions (1–1000), stored on the branch head: after the save, the branch's versions
+	 * older than its newest N are deleted (those another branch still reaches stay). Undefined keeps the
+	 * stored number; 0 removes it.
+	 */
+	keepLastVersions?: number;
 }
 
 export interface HistoryOptions {
@@ -66,8 +82,13 @@ export interface HistoryPage {
 	branch: string;
 	/** Newest first, following parent pointers. */
 	entries: HistoryEntry[];
-	/** Pass as `before` for the next page; null when the page reached the first version. */
+	/** Pass as `before` for the next page; null when the page reached the first version (or the cut). */
 	nextBefore: number | null;
+	/**
+	 * Set when the page reached the oldest version the branch still keeps (Keep Last N Versions): the
+	 * versions before it were deleted.
+	 */
+	truncatedBefore?: number;
 }
 
 export interface VersionDiff {
@@ -122,6 +143,17 @@ export function checkSummary(value: unknown): string {
 export function checkExpected(value: unknown): number | null | undefined {
 	if (value === undefined || value === null) return value;
 	return checkVersionNumber('expectedVersion', value);
+}
+
+/** Keep Last N Versions as given: undefined keeps the stored number, 0 removes it, else 1–MAX_KEEP_LAST. */
+export function checkKeepLast(value: unknown): number | undefined {
+	if (value === undefined || value === null) return undefined;
+	if (!Number.isSafeInteger(value) || (value as number) < 0 || (value as number) > MAX_KEEP_LAST)
+		throw new InvalidInputError(
+			'keepLastVersions',
+			`must be a whole number from 1 to ${MAX_KEEP_LAST} (0: keep every version)`,
+		);
+	return value as number;
 }
 
 export function checkMessageId(value: unknown): string | undefined {

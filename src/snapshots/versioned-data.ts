@@ -5,7 +5,7 @@ import {
 	UnknownVersionError,
 } from '../errors';
 import { validateBranchName } from '../keys/ids';
-import { parseKey } from '../keys/layout';
+import { checkExpireAfterDays } from '../store/retention';
 import { diffJson } from './diff';
 import { toJsonText } from './json';
 import type { JsonValue } from './json';
@@ -13,6 +13,7 @@ import type { BranchHead, VersionRecord } from './records';
 import { commit } from './save';
 import {
 	checkExpected,
+	checkKeepLast,
 	checkMessageId,
 	checkSummary,
 	checkVersionNumber,
@@ -54,13 +55,17 @@ export class VersionedData extends VersionStore {
 		const summary = checkSummary(input.summary);
 		const messageId = checkMessageId(input.messageId);
 		const expected = checkExpected(input.expectedVersion);
+		const rules = {
+			expireAfterDays: checkExpireAfterDays(input.expireAfterDays, 'expireAfterDays'),
+			keepLast: checkKeepLast(input.keepLastVersions),
+		};
 		const { text } = toJsonText('data', input.data);
 		const data = JSON.parse(text) as JsonValue;
 		if (this.validate) {
 			const errors = this.validate(data);
 			if (errors.length > 0) throw new SchemaViolationError(errors);
 		}
-		return commit(this, { branch, summary, messageId, dataText: text, data, expected });
+		return commit(this, { branch, summary, messageId, dataText: text, data, expected, rules });
 	}
 
 	/**
@@ -82,9 +87,13 @@ export class VersionedData extends VersionStore {
 	/** One version by number (on any branch); UnknownVersionError when there is none. */
 	async getVersion(version: number): Promise<VersionRecord> {
 		const n = checkVersionNumber('version', version);
+		// Versioned data past its Expire After is gone for every read, by number too.
+		await this.liveHead(MAIN_BRANCH);
 		const record = await this.readVersion(n);
-		if (!record) throw new UnknownVersionError(this.scope, n);
-		return record;
+		if (record) return record;
+		const cuts = (await this.listBranches()).map((h) => h.truncated_before ?? 0);
+		const cut = Math.max(0, ...cuts);
+		throw new UnknownVersionError(this.scope, n, n < cut ? cut : undefined);
 	}
 
 	/**
@@ -97,6 +106,8 @@ export class VersionedData extends VersionStore {
 		const limit = options.limit ?? 20;
 		if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_HISTORY_PAGE)
 			throw new InvalidInputError('limit', `must be an integer from 1 to ${MAX_HISTORY_PAGE}`);
+		const head = await this.headOf(branch);
+		const cut = head?.doc.truncated_before ?? 0;
 		let next: number | null;
 		let referrer: string;
 		if (options.before !== undefined) {
@@ -104,12 +115,11 @@ export class VersionedData extends VersionStore {
 			next = from.parent;
 			referrer = this.versionKey(from.version);
 		} else {
-			const head = await this.headOf(branch);
 			next = head ? head.doc.version : null;
 			referrer = this.branchKey(branch);
 		}
 		const entries: HistoryEntry[] = [];
-		while (next !== null && entries.length < limit) {
+		while (next !== null && next >= cut && entries.length < limit) {
 			const r: VersionRecord = await this.mustRead(
 				next,
 				referrer,
@@ -126,11 +136,16 @@ export class VersionedData extends VersionStore {
 			referrer = this.versionKey(r.version);
 			next = r.parent;
 		}
+		// Below the cut, Keep Last N Versions deleted the versions: the page says where history ends.
+		const truncated = next !== null && next < cut;
 		return {
 			branch,
 			entries,
 			nextBefore:
-				next === null || entries.length === 0 ? null : entries[entries.length - 1].version,
+				next === null || truncated || entries.length === 0
+					? null
+					: entries[entries.length - 1].version,
+			...(truncated ? { truncatedBefore: cut } : {}),
 		};
 	}
 
@@ -163,32 +178,36 @@ export class VersionedData extends VersionStore {
 	async branch(name: string, fromVersion: number): Promise<BranchHead> {
 		const branch = validateBranchName(name);
 		const from = await this.getVersion(fromVersion);
-		const now = new Date().toISOString();
-		const result = await this.heads(branch).update(this.branchKey(branch), (current) => {
+		const now = this.now().toISOString();
+		const key = this.branchKey(branch);
+		const result = await this.heads(branch).update(key, async (current) => {
 			if (current.version !== null) throw new BranchExistsError(this.scope, branch);
-			return { branch, version: from.version, updated_at: now };
+			return { ...(await this.inheritedRules()), branch, version: from.version, updated_at: now };
 		});
+		// A Keep Last N pass of another branch may have deleted the version meanwhile: then no branch.
+		if (!(await this.readVersion(from.version))) {
+			await this.heads(branch).delete(key);
+			throw new UnknownVersionError(this.scope, from.version);
+		}
 		return result.current.doc;
 	}
 
-	/** Every branch with the version it is at, by name. Costs a listing of the branches and one read each. */
-	async listBranches(): Promise<BranchHead[]> {
-		const listed = await this.storage.list(`${this.prefix}branches/`);
-		const names = listed
-			.map((o) => parseKey(o.key, this.keyPrefix))
-			.filter((p) => p?.kind === 'branch')
-			.map((p) => p?.branch as string)
-			.sort();
-		const heads: BranchHead[] = [];
-		for (let i = 0; i < names.length; i += 16) {
-			const batch = await Promise.all(
-				names.slice(i, i + 16).map(async (name) => {
-					const { doc, version } = await this.heads(name).read(this.branchKey(name));
-					return version === null ? undefined : doc; // deleted since the listing
-				}),
-			);
-			for (const h of batch) if (h) heads.push(h);
-		}
-		return heads;
+	/**
+	 * What a new branch takes from the others: the rules of the branch saved to last (so a branch
+	 * never keeps expired data alive by having none), and the highest cut (its history may run into
+	 * versions another branch's Keep Last N deleted).
+	 */
+	private async inheritedRules(): Promise<Partial<BranchHead>> {
+		const heads = await this.listBranches();
+		if (heads.length === 0) return {};
+		const newest = heads.reduce((a, b) => (b.updated_at > a.updated_at ? b : a));
+		const cut = Math.max(0, ...heads.map((h) => h.truncated_before ?? 0));
+		return {
+			...(newest.expire_after_days !== undefined
+				? { expire_after_days: newest.expire_after_days }
+				: {}),
+			...(newest.keep_last !== undefined ? { keep_last: newest.keep_last } : {}),
+			...(cut > 0 ? { truncated_before: cut } : {}),
+		};
 	}
 }

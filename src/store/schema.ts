@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 import { CorruptDocumentError } from '../errors';
+import { expireAfterDaysSchema } from './retention';
 
 export const DOCUMENT_VERSION = 1;
 
@@ -151,12 +152,38 @@ function checkUniqueIds(
 	}
 }
 
+/**
+ * Retention stored with a memory (store/retention.ts): expire this many days after `updated_at`, the
+ * time of the last write. Written only with a rule, so documents without one keep their former shape.
+ */
+const retentionFields = {
+	expire_after_days: expireAfterDaysSchema.optional(),
+	updated_at: z.iso.datetime({ offset: true }).optional(),
+};
+
+/** A rule needs the time it is counted from: without it the memory would silently never expire. */
+function checkRetention(
+	doc: { expire_after_days?: number; updated_at?: string },
+	ctx: z.RefinementCtx,
+) {
+	if (doc.expire_after_days !== undefined && doc.updated_at === undefined)
+		ctx.addIssue({
+			code: 'custom',
+			path: ['updated_at'],
+			message: 'a document with "expire_after_days" needs "updated_at"',
+		});
+}
+
 export const memoryDocumentSchema = z
 	.looseObject({
 		version: z.literal(DOCUMENT_VERSION),
 		messages: z.array(storedMessageSchema),
+		...retentionFields,
 	})
-	.superRefine((doc, ctx) => checkUniqueIds(doc.messages, ctx));
+	.superRefine((doc, ctx) => {
+		checkUniqueIds(doc.messages, ctx);
+		checkRetention(doc, ctx);
+	});
 
 export type StoredFile = z.infer<typeof storedFileSchema>;
 export type WrittenFile = z.infer<typeof writtenFileSchema>;
@@ -265,9 +292,11 @@ export const logHeadSchema = z
 		sealed: z.array(sealedRefSchema),
 		/** How many messages the sealed objects hold: the ordinal of messages[0]. */
 		sealed_count: z.number().int().nonnegative(),
+		...retentionFields,
 	})
 	.superRefine((doc, ctx) => {
 		checkUniqueIds(doc.messages, ctx);
+		checkRetention(doc, ctx);
 		const total = doc.sealed.reduce((n, r) => n + r.count, 0);
 		if (total !== doc.sealed_count)
 			ctx.addIssue({

@@ -2,6 +2,7 @@
 // a delete, a forget or a regenerate, every reader sees the new state at once — a reader in this
 // process that warmed its caches first, a new storage object on the same folder or bucket, and a
 // long-lived reader in another process with caches of its own. Rollback never resurrects old data.
+// Retention too: what Prune Expired or Keep Last N Versions deleted is never served from a cache.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -15,7 +16,9 @@ import {
 	exportConversation,
 	importConversation,
 	LocalDiskStorage,
+	DAY_MS,
 	MemoryBase,
+	pruneExpired,
 	S3Storage,
 	UnknownVersionError,
 	VersionedData,
@@ -242,6 +245,71 @@ for (const backend of backends)
 				(await reader.ask({ op: 'history-messages', conversationId: 'c' })).ok,
 				expected,
 			);
+		});
+
+		it('retention: what Prune Expired and Keep Last N Versions delete is gone for every reader, warm caches included', async () => {
+			const b = await backend.make();
+			const reader = new Reader(b.worker);
+			readers.push(reader);
+			// Written now with a one-day rule; the sweep runs two days later (its clock).
+			const memory = new ConversationMemory('wf', 'e', {
+				storage: b.storage,
+				tokenCounter: bytes,
+				expireAfterDays: 1,
+			});
+			await memory.addMessages({ userContent: 'expiring question', assistantContent: 'answer' });
+			await memory.flush();
+			const vd = new VersionedData({ storage: b.storage, appId: 'wf', conversationId: 'e' });
+			for (const i of [1, 2])
+				await vd.saveVersion({ data: { i }, summary: `s${i}`, expireAfterDays: 1 });
+			const embedder = new TestEmbedder();
+			const base = new MemoryBase({ storage: b.storage, baseId: 'kb', embedder, threshold: 1 });
+			await base.capture({
+				sessionId: 'e',
+				runId: 'r1',
+				texts: ['expiring paint'],
+				expireAfterDays: 1,
+			});
+			await base.capture({ sessionId: 'f', runId: 'r2', texts: ['lasting paint'] });
+			// Every cache warm, here and in the other process.
+			assert.equal((await memory.getHistoryPromptMessages({})).messages.length, 2);
+			assert.deepEqual((await vd.getVersion(1)).data, { i: 1 });
+			assert.equal(
+				((await reader.ask({ op: 'history-messages', conversationId: 'e' })).ok as string[]).length,
+				2,
+			);
+			assert.deepEqual((await reader.ask({ op: 'version', conversationId: 'e', n: 1 })).ok, {
+				i: 1,
+			});
+			const search = async () =>
+				((await reader.ask({ op: 'search', baseId: 'kb', query: 'paint' })).ok as string[]).sort();
+			assert.deepEqual(await search(), ['expiring paint', 'lasting paint']);
+			const r = await pruneExpired(b.storage, { now: new Date(Date.now() + 2 * DAY_MS) });
+			assert.deepEqual(
+				[r.chatMemory.ids, r.versionedData.ids, r.captures.ids],
+				[['wf/e'], ['wf/e'], ['kb/e']],
+			);
+			assert.deepEqual((await memory.getHistoryPromptMessages({})).messages, []);
+			assert.equal(await vd.getCurrent(), null);
+			await assert.rejects(vd.getVersion(1), UnknownVersionError);
+			assert.deepEqual((await reader.ask({ op: 'history-messages', conversationId: 'e' })).ok, []);
+			assert.equal((await reader.ask({ op: 'current', conversationId: 'e' })).ok, null);
+			assert.equal(
+				(await reader.ask({ op: 'version', conversationId: 'e', n: 1 })).error,
+				'UnknownVersionError',
+			);
+			assert.deepEqual(await search(), ['lasting paint']);
+			// Keep Last N Versions: a version read (and cached) everywhere, then cut.
+			const kept = new VersionedData({ storage: b.storage, appId: 'wf', conversationId: 'k' });
+			await kept.saveVersion({ data: 'first', summary: 's1' });
+			assert.equal((await reader.ask({ op: 'version', conversationId: 'k', n: 1 })).ok, 'first');
+			await kept.saveVersion({ data: 'second', summary: 's2', keepLastVersions: 1 });
+			await assert.rejects(kept.getVersion(1), UnknownVersionError);
+			assert.equal(
+				(await reader.ask({ op: 'version', conversationId: 'k', n: 1 })).error,
+				'UnknownVersionError',
+			);
+			assert.deepEqual((await reader.ask({ op: 'history', conversationId: 'k' })).ok, ['2:s2']);
 		});
 
 		it('Memory Base: forget, delete and regenerate are seen by searches in this and another process', async () => {

@@ -13,6 +13,7 @@ import {
 	longTermSettings,
 	optionalEmbedder,
 } from '../../shared/long-term/long-term';
+import { expireAfterDaysOf } from '../../shared/retention';
 import { storageFor } from '../../shared/storage';
 import { modelSummarizer, optionalChatModel, summarySettings } from '../../shared/summary';
 import type { StoreSummary } from './store-memory';
@@ -113,7 +114,10 @@ export async function supplyMemory(
 	};
 	const at = { workflowId: savedWorkflowId(ctx, itemIndex), conversationId: sessionId };
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as Options;
-	const memory = await openNodeMemory(ctx, itemIndex, mode, at, { gzip: options.gzip === true });
+	const memory = await openNodeMemory(ctx, itemIndex, mode, at, {
+		gzip: options.gzip === true,
+		expireAfterDays: expireAfterDaysOf(ctx, itemIndex),
+	});
 	const history = new ChatHistory(memory);
 	const store = new StoreMemory(
 		ctx,

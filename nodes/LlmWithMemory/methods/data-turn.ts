@@ -97,6 +97,7 @@ export async function answerWithData(
 				messageId: input.messageId,
 				// The model saw this version: a version saved meanwhile is a conflict, never overwritten.
 				expectedVersion: data.current?.version ?? null,
+				...input.versioned.rules,
 			});
 		} catch (error) {
 			throw Object.assign(asNodeError(ctx, error, i), { partialResult: unsaved() });

@@ -5,6 +5,7 @@ import type { FileInput, PdfAndAudio } from '../../../src';
 import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import { missingSessionIdHelp } from '../../shared/parameters';
+import { expireAfterDaysOf } from '../../shared/retention';
 import { longTermSettings } from '../../shared/long-term/long-term';
 import type { LongTermSettings } from '../../shared/long-term/long-term';
 import { summarySettings } from '../../shared/summary';
@@ -49,6 +50,8 @@ export interface ItemInput {
 	longTerm?: LongTermSettings;
 	/** Summary settings with Summarize Older Turns (memory modes only). */
 	summary?: SummarySettings;
+	/** Expire After (Days): stored with the chat memory, versioned data and captures this item writes. */
+	expireAfterDays?: number;
 }
 
 /** An item with Versioned Data on. */
@@ -84,7 +87,8 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 		options.startNewThread === true
 			? null
 			: idParameter(ctx, 'options.parentMessageId', i, 'Parent Message ID');
-	const versioned = versionedSettings(ctx, i);
+	const expireAfterDays = expireAfterDaysOf(ctx, i);
+	const versioned = versionedSettings(ctx, i, expireAfterDays);
 	const longTerm = longTermSettings(ctx, i);
 	const budget = options.maxHistoryTokens ?? DEFAULT_MAX_TOKEN_LIMIT;
 	const summary = summarySettings(ctx, i, 'options.historyOverflow', budget);
@@ -101,5 +105,6 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 		versioned,
 		longTerm,
 		summary,
+		expireAfterDays,
 	};
 }

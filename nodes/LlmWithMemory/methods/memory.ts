@@ -46,6 +46,7 @@ export async function readMemory(
 	const memory = await openNodeMemory(ctx, i, input.mode, at, {
 		model: modelNameOf(model),
 		gzip: input.options.gzip === true,
+		expireAfterDays: input.expireAfterDays,
 		files: {
 			maxTokensPerFile: input.options.maxTokensPerFile,
 			pdfAndAudio: input.options.pdfAndAudio,

@@ -16,6 +16,7 @@ import type { HistoryEntry, JsonPatch, JsonValue, VersionRecord } from '../../..
 import { asNodeError, nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import { optionalJsonParameter } from '../../shared/json-parameter';
+import { keepLastVersionsOf } from '../../shared/retention';
 import { storageFor } from '../../shared/storage';
 
 /** The tool the model changes the data with. */
@@ -32,6 +33,8 @@ export interface VersionedSettings {
 	historyEntries: number;
 	/** auto: the update_data tool when the model can bind tools, else a JSON reply. */
 	method: 'auto' | 'json';
+	/** Expire After and Keep Last N Versions, stored on the branch by each save (undefined: as stored). */
+	rules: { expireAfterDays?: number; keepLastVersions?: number };
 }
 
 interface RawOptions {
@@ -43,6 +46,7 @@ interface RawOptions {
 export function versionedSettings(
 	ctx: IExecuteFunctions,
 	i: number,
+	expireAfterDays: number | undefined,
 ): VersionedSettings | undefined {
 	if (ctx.getNodeParameter('versionedData', i, false) !== true) return undefined;
 	const options = ctx.getNodeParameter('versionedDataOptions', i, {}) as RawOptions;
@@ -59,6 +63,10 @@ export function versionedSettings(
 		schema: optionalJsonParameter(ctx, 'versionedDataOptions.jsonSchema', i, 'JSON Schema'),
 		historyEntries: Math.min(entries, MAX_HISTORY_PAGE),
 		method: options.changeMethod === 'json' ? 'json' : 'auto',
+		rules: {
+			expireAfterDays,
+			keepLastVersions: keepLastVersionsOf(ctx, i, 'versionedDataOptions.keepLastVersions'),
+		},
 	};
 }
 
@@ -108,6 +116,7 @@ export async function openVersionedData(
 				summary: 'Initial data',
 				branch,
 				expectedVersion: null,
+				...settings.rules,
 			});
 			initialized = true;
 		} catch (error) {
@@ -117,10 +126,12 @@ export async function openVersionedData(
 	}
 	const recent: RecentChange[] = [];
 	if (current && settings.historyEntries > 0) {
-		const { entries } = await versions.history({ branch, limit: settings.historyEntries });
-		for (const entry of entries) {
-			const changes =
-				entry.parent === null ? [] : (await versions.diff(entry.parent, entry.version)).summary;
+		const page = await versions.history({ branch, limit: settings.historyEntries });
+		for (const entry of page.entries) {
+			// The oldest kept version's parent may be gone (Keep Last N Versions): no changes to show.
+			const { parent } = entry;
+			const cut = parent === null || entry.version === page.truncatedBefore;
+			const changes = cut ? [] : (await versions.diff(parent, entry.version)).summary;
 			recent.push({ entry, changes });
 		}
 	}

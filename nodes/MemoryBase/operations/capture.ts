@@ -6,6 +6,7 @@ import { idParameter } from '../../shared/ids';
 import { showForOperations } from '../../shared/display';
 import { nodeError } from '../../shared/errors';
 import { numberParameter } from '../../shared/parameters';
+import { expireAfterDaysOf } from '../../shared/retention';
 import { failedItem } from '../../shared/run-items';
 import { baseIdOf, memoryBaseFor, sessionOf } from '../methods/base';
 import type { Connections } from '../methods/base';
@@ -30,6 +31,7 @@ interface Stride {
 	messages: CaptureMessageInput[];
 	threshold: number;
 	autoCapture: boolean;
+	expireAfterDays?: number;
 }
 
 /**
@@ -91,6 +93,7 @@ async function joinStride(
 		messages: [],
 		threshold,
 		autoCapture,
+		expireAfterDays: expireAfterDaysOf(ctx, i),
 	};
 	stride.items.push(i);
 	stride.messages.push(...messages);
@@ -104,7 +107,13 @@ async function captureStride(
 	runId: string,
 ): Promise<IDataObject> {
 	const r = await s.base.capture(
-		{ sessionId: s.sessionId, userId: s.userId, runId, messages: s.messages },
+		{
+			sessionId: s.sessionId,
+			userId: s.userId,
+			runId,
+			messages: s.messages,
+			expireAfterDays: s.expireAfterDays,
+		},
 		{ threshold: s.threshold, autoCapture: s.autoCapture },
 	);
 	if (r.syncError) ctx.logger.warn(`Memory Base: ${r.syncError.message}`);

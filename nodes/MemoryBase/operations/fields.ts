@@ -2,6 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { sessionIdProperties, optionsCollection } from '../../shared/descriptions';
 import { offsetOption } from '../../shared/paging';
+import { expireAfterDaysOption } from '../../shared/retention';
 import { showForOperations } from '../../shared/display';
 import type { Show } from '../../shared/display';
 
@@ -81,6 +82,10 @@ export const conversationProperties: INodeProperties[] = [
 	userIdProperty({ ...showForOperations('search', 'listMessages'), sessionScope: ['user'] }, true),
 ];
 
+const captureExpiry = expireAfterDaysOption(
+	'the conversation’s captures (and their index entries)',
+);
+
 /** Options shared by every operation that writes or reads the knowledge base. */
 export const optionsProperty: INodeProperties = optionsCollection([
 	{
@@ -108,6 +113,7 @@ export const optionsProperty: INodeProperties = optionsCollection([
 		typeOptions: { minValue: 1 },
 		description: 'Chunks sent to the embedding model per call',
 	},
+	{ ...captureExpiry, description: `Capture: ${captureExpiry.description}` },
 	{ ...offsetOption, description: `List Captured Messages: ${offsetOption.description}` },
 	{
 		displayName: 'Lock Duration (Seconds)',

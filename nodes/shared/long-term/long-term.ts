@@ -13,6 +13,7 @@ import { optionalSubNode } from '../connections';
 import { idParameter } from '../ids';
 import { savedWorkflowId } from '../memory-scope';
 import { numberParameter } from '../parameters';
+import { expireAfterDaysOf } from '../retention';
 
 type Ctx = IExecuteFunctions | ISupplyDataFunctions;
 
@@ -27,6 +28,8 @@ export interface LongTermSettings {
 	capture: boolean;
 	/** The store's query (its agent does not hand the memory the user's message). */
 	recallQuery?: string;
+	/** The node's Expire After (Days), stored with the conversation's captures (undefined: as stored). */
+	expireAfterDays?: number;
 }
 
 /** The item's Long-Term Memory settings; undefined when the option is off. IDs are checked here. */
@@ -61,6 +64,7 @@ export function longTermSettings(ctx: Ctx, i: number): LongTermSettings | undefi
 		),
 		capture: ctx.getNodeParameter('longTermOptions.capture', i, true) !== false,
 		...(typeof query === 'string' && query !== '' ? { recallQuery: query } : {}),
+		expireAfterDays: expireAfterDaysOf(ctx, i),
 	};
 }
 
@@ -135,6 +139,7 @@ export class LongTermMemory {
 			sessionId: this.conversationId,
 			userId: this.settings.userId,
 			runId: turn.runId,
+			expireAfterDays: this.settings.expireAfterDays,
 			messages: [
 				{ text: turn.userText, role: 'user', metadata: { messageId: turn.userMessageId } },
 				{ text: turn.answer, role: 'assistant', metadata: { messageId: turn.messageId } },

@@ -268,9 +268,13 @@ export class LexicalIndex {
 	/**
 	 * Removes one conversation's chunks for good: the tail without them, and each segment that may hold
 	 * them rewritten without them (or dropped), in one compare-and-swap of the manifest; the old
-	 * segments are deleted after it. Returns the chunks removed.
+	 * segments are deleted after it. With `only`, just the chunks of those messages (by message ID):
+	 * what an expired capture log held, while later captures of the conversation stay. Returns the
+	 * chunks removed.
 	 */
-	async forgetSession(sessionId: string): Promise<number> {
+	async forgetSession(sessionId: string, only?: ReadonlySet<string>): Promise<number> {
+		const gone = (d: IndexedChunk) =>
+			d.session_id === sessionId && (only === undefined || only.has(d.message_id));
 		const key = `s:${sessionId}`;
 		const position = bloomPositions(key);
 		let removed = 0;
@@ -280,7 +284,7 @@ export class LexicalIndex {
 			if (cur.version === null) return undefined;
 			removed = 0;
 			replaced = [];
-			const tail = cur.doc.tail.filter((d) => d.session_id !== sessionId);
+			const tail = cur.doc.tail.filter((d) => !gone(d));
 			removed += cur.doc.tail.length - tail.length;
 			const refs: LexicalRef[] = [];
 			for (const ref of cur.doc.segments) {
@@ -290,7 +294,7 @@ export class LexicalIndex {
 				}
 				const seg = await this.readSegment(ref.key);
 				if (!seg) throw new IndexDamagedError(this.baseId, [ref.key]);
-				const kept = seg.docs.filter((d) => d.session_id !== sessionId);
+				const kept = seg.docs.filter((d) => !gone(d));
 				if (kept.length === seg.docs.length) {
 					refs.push(ref);
 					continue;

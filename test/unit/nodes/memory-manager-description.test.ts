@@ -63,6 +63,7 @@ describe('LLM Memory Manager settings panel', () => {
 			'import',
 			'listConversations',
 			'prune',
+			'pruneExpired',
 			'reencrypt',
 		]);
 		assert.equal(memory.default, 'getMessages');

@@ -79,6 +79,7 @@ describe('LLM with Memory settings panel', () => {
 			(options.options as INodeProperties[]).map((o) => o.name),
 			[
 				'gzip',
+				'expireAfterDays',
 				'binaryPropertyNames',
 				'requireSessionId',
 				'maxHistoryTokens',
@@ -138,6 +139,7 @@ describe('LLM with Memory settings panel', () => {
 				['changeMethod', 'auto'],
 				['historyEntries', 5],
 				['jsonSchema', ''],
+				['keepLastVersions', 20],
 			],
 		);
 	});

@@ -8,6 +8,7 @@ import { getMessages } from './getMessages';
 import { importMemory } from './importMemory';
 import { listConversations } from './listConversations';
 import { prune } from './prune';
+import { pruneExpired } from './pruneExpired';
 import { reencrypt } from './reencrypt';
 
 /** The memory of LLM with Memory and LLM Memory Store: the same documents, addressed the same way. */
@@ -29,6 +30,7 @@ export const conversationMemory: Resource = {
 		importMemory,
 		listConversations,
 		prune,
+		pruneExpired,
 		reencrypt,
 	],
 };

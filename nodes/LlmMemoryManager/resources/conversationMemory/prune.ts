@@ -1,7 +1,8 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
 import { pruneMemory } from '../../../../src';
 import { showFor } from '../../../shared/display';
+import type { Show } from '../../../shared/display';
 import type { ItemOperation } from '../../../shared/operation';
 import { numberParameter } from '../../../shared/parameters';
 import { storageFor } from '../../../shared/storage';
@@ -10,14 +11,9 @@ import { RESOURCE } from './fields';
 
 const show = showFor(RESOURCE, 'prune');
 
-export const prune: ItemOperation = {
-	option: {
-		name: 'Prune',
-		value: 'prune',
-		description: 'Delete memory that was not written for a number of days, with its copied files',
-		action: 'Prune old memory',
-	},
-	properties: [
+/** Scope (one workflow or all) and the workflow's ID: the same for Prune and Prune Expired. */
+export function pruneScopeProperties(show: Show): INodeProperties[] {
+	return [
 		{
 			displayName: 'Scope',
 			name: 'pruneScope',
@@ -39,6 +35,25 @@ export const prune: ItemOperation = {
 			displayOptions: { show },
 		},
 		workflowIdProperty({ ...show, pruneScope: ['workflow'] }),
+	];
+}
+
+/** The workflow an item's Scope names; undefined for All Workflows. */
+export function pruneWorkflowOf(ctx: IExecuteFunctions, i: number): string | undefined {
+	return ctx.getNodeParameter('pruneScope', i, 'workflow') === 'all'
+		? undefined
+		: workflowIdOf(ctx, i);
+}
+
+export const prune: ItemOperation = {
+	option: {
+		name: 'Prune',
+		value: 'prune',
+		description: 'Delete memory that was not written for a number of days, with its copied files',
+		action: 'Prune old memory',
+	},
+	properties: [
+		...pruneScopeProperties(show),
 		{
 			displayName: 'Older Than (Days)',
 			name: 'olderThanDays',
@@ -60,8 +75,7 @@ export const prune: ItemOperation = {
 	],
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
-		const all = ctx.getNodeParameter('pruneScope', i, 'workflow') === 'all';
-		const workflowId = all ? undefined : workflowIdOf(ctx, i);
+		const workflowId = pruneWorkflowOf(ctx, i);
 		const olderThanDays = numberParameter(ctx, 'olderThanDays', i, 'Older Than (Days)', 0, 30);
 		const dryRun = ctx.getNodeParameter('dryRun', i, false) === true;
 		const { deleted, skipped } = await pruneMemory(await storageFor(ctx, i), {

@@ -84,6 +84,7 @@ export const history: ItemOperation = {
 		}
 		const entries: HistoryEntry[] = [];
 		let nextBefore: number | null = null;
+		let truncatedBefore: number | undefined;
 		walk: for (;;) {
 			const page = await versions.history({
 				branch,
@@ -98,10 +99,17 @@ export const history: ItemOperation = {
 				entries.push(e);
 			}
 			nextBefore = page.nextBefore;
+			truncatedBefore = page.truncatedBefore;
 			if (nextBefore === null || entries.length >= limit) break;
 			before = nextBefore;
 		}
-		const where = { workflowId, conversationId, branch };
+		// Keep Last N Versions cut the history there: each item says so.
+		const where = {
+			workflowId,
+			conversationId,
+			branch,
+			...(truncatedBefore !== undefined ? { truncatedBefore } : {}),
+		};
 		if (options.groupEntries === true)
 			return [{ json: { ...where, entries: entries.map(entryJson), nextBefore } }];
 		return entries.map((e) => ({ json: { ...where, ...entryJson(e) } }));

@@ -6,6 +6,12 @@ import { idParameter } from '../../../shared/ids';
 import { optionalJsonParameter, parseJsonValue } from '../../../shared/json-parameter';
 import type { ItemOperation } from '../../../shared/operation';
 import { numberParameter } from '../../../shared/parameters';
+import {
+	expireAfterDaysOf,
+	expireAfterDaysOption,
+	keepLastVersionsOf,
+	keepLastVersionsOption,
+} from '../../../shared/retention';
 import { branchOf, openVersionedData, recordJson, RESOURCE } from './fields';
 
 const show = showFor(RESOURCE, 'saveVersion');
@@ -55,6 +61,8 @@ export const saveVersion: ItemOperation = {
 						'Save only if the branch is still at this version (0: only while nothing is saved on it); otherwise fail and save nothing. Not set: save after whatever version the branch is at.',
 				},
 				jsonSchemaOption,
+				expireAfterDaysOption('this conversation’s versioned data'),
+				keepLastVersionsOption,
 				{
 					displayName: 'Message ID',
 					name: 'messageId',
@@ -84,6 +92,8 @@ export const saveVersion: ItemOperation = {
 			branch,
 			messageId: idParameter(ctx, 'options.messageId', i, 'Message ID'),
 			expectedVersion: expected === 0 ? null : expected,
+			expireAfterDays: expireAfterDaysOf(ctx, i),
+			keepLastVersions: keepLastVersionsOf(ctx, i, 'options.keepLastVersions'),
 		});
 		return [{ json: { workflowId, conversationId, branch, ...recordJson(record) } }];
 	},

@@ -1,0 +1,173 @@
+/**
+ * Retention on a real n8n (N8N_VERSION; scripts/test.sh runs 2.8.4 and 2.40.7): LLM with Memory with
+ * Expire After (Days) = 1 keeps chat memory, versioned data and long-term captures of a session; the
+ * passage of time is faked by setting the stored last-write times back two days on disk (nothing
+ * sleeps). The next turn's request to the model then holds no history, no data and nothing recalled of
+ * it, and no stored byte of it is left; the LLM Memory Manager's Prune Expired deletes a session nobody
+ * reads and reports it; examples/nightly-retention.json, imported as shipped, runs Prune Expired and
+ * logs what it deleted. The model is the local fake OpenAI server (the only stand-in).
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { startFakeOpenAi } from '../../demo/model-server';
+import type { FakeOpenAi } from '../../demo/model-server';
+import { WorkflowBuilder } from '../support/agent-workflows';
+import { sendChat } from '../support/chat';
+import { packPackage, startN8n } from '../support/n8n-harness';
+import type { N8nInstance } from '../support/n8n-harness';
+import { openAiCredential } from '../support/workflows';
+
+type Json = Record<string, any>;
+
+const DAY_MS = 86_400_000;
+const EXAMPLE_FILE = path.resolve(__dirname, '../../examples/nightly-retention.json');
+const EXAMPLE_ID = JSON.parse(readFileSync(EXAMPLE_FILE, 'utf8')).id as string;
+const CHAT = { id: 'e2eRetainChat001', webhookId: 'e2e0c0de-0000-4000-8000-0000000re001' };
+const PRUNE = { id: 'e2eRetainPrune01', path: 'e2e-retention-prune' };
+
+/** Chat → LLM with Memory keeping chat, versioned data and captures, each expiring after one day. */
+function chatWorkflow(): Json {
+	const w = new WorkflowBuilder(CHAT.id, 'retention: chat');
+	const node = w.llmWithMemory('LLM', 'retention-llm', {
+		systemMessage: 'retention bot',
+		memoryMode: 'conversation',
+		versionedData: true,
+		initialData: '{"step": 1}',
+		longTermMemory: true,
+		longTermOptions: { scope: 'conversation' },
+		options: { expireAfterDays: 1 },
+	});
+	w.main(w.chatTrigger(CHAT.webhookId), node);
+	return w.json();
+}
+
+/** Webhook → LLM Memory Manager → Prune Expired (every workflow). */
+function pruneWorkflow(): Json {
+	const w = new WorkflowBuilder(PRUNE.id, 'retention: prune');
+	const manager = w.llmMemoryManager(
+		'Prune',
+		{ resource: 'conversationMemory', operation: 'pruneExpired', pruneScope: 'all' },
+		{ typeVersion: 1.1 },
+	);
+	w.main(w.webhook('Prune Webhook', PRUNE.path), manager);
+	return w.json();
+}
+
+let n8n: N8nInstance | undefined;
+let llm: FakeOpenAi | undefined;
+
+const memoryRoot = () => path.join(n8n!.userFolder, '.n8n/llm-memory');
+
+/** Stored files (relative to the memory folder) holding `text`. */
+function filesHolding(text: string): string[] {
+	const root = memoryRoot();
+	return readdirSync(root, { recursive: true, encoding: 'utf8' })
+		.filter((f) => statSync(path.join(root, f)).isFile())
+		.filter((f) => readFileSync(path.join(root, f)).includes(text));
+}
+
+/** Sets a session's stored last-write times two days back: chat memory, versioned data, captures. */
+function ageSession(session: string): void {
+	const back = new Date(Date.now() - 2 * DAY_MS).toISOString();
+	const set = (key: string, field: string) => {
+		const file = path.join(memoryRoot(), key);
+		const doc = JSON.parse(readFileSync(file, 'utf8'));
+		assert.equal(doc.expire_after_days, 1, `${key} carries the rule`);
+		writeFileSync(file, JSON.stringify({ ...doc, [field]: back }));
+	};
+	set(`conversation_memory/${CHAT.id}/${session}.json`, 'updated_at');
+	set(`versioned_data/${CHAT.id}/${session}/branches/main.json`, 'updated_at');
+	set(`memory_base/${CHAT.id}/sessions/${session}/log.json`, 'captured_at');
+}
+
+async function say(session: string, text: string): Promise<void> {
+	const r = await sendChat(n8n!.chatUrl(CHAT.webhookId), { sessionId: session, chatInput: text });
+	assert.equal(r.status, 200, r.body);
+}
+
+const lastRequest = () => JSON.stringify(llm!.completions().at(-1)!.body.messages);
+
+describe('Retention on a real n8n', () => {
+	before(async () => {
+		llm = await startFakeOpenAi({ port: 0 });
+		n8n = await startN8n({
+			tarball: await packPackage(),
+			credentials: [openAiCredential(llm.url)],
+			workflows: [chatWorkflow(), pruneWorkflow(), EXAMPLE_FILE],
+			// The example's Code node logs to n8n's output with this set, as its note says.
+			env: { CODE_ENABLE_STDOUT: 'true' },
+		});
+	});
+
+	after(async () => {
+		await n8n?.stop();
+		await llm?.close();
+	});
+
+	it('past its Expire After, a session reaches the model without history, data or recall, and is gone', async () => {
+		await say('s1', 'my code is Retain-Secret-4471');
+		await say('s1', 'what is my code?');
+		assert.match(lastRequest(), /Retain-Secret-4471/, 'within the rule, history reaches the model');
+		ageSession('s1');
+		await say('s1', 'hello again');
+		const messages = llm!.completions().at(-1)!.body.messages as Json[];
+		assert.doesNotMatch(JSON.stringify(messages), /Retain-Secret-4471/);
+		assert.deepEqual(
+			messages.filter((m) => m.role !== 'system').map((m) => m.content),
+			['hello again'],
+			'no earlier turn',
+		);
+		assert.deepEqual(filesHolding('Retain-Secret-4471'), [], 'chat, data and captures deleted');
+	});
+
+	it('Prune Expired deletes a session nobody reads, every kind, and reports it', async () => {
+		await say('s2', 'remember Prune-Secret-9013');
+		ageSession('s2');
+		assert.ok(filesHolding('Prune-Secret-9013').length >= 3);
+		const res = await fetch(`${n8n!.baseUrl}/webhook/${PRUNE.path}`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: '{}',
+		});
+		const text = await res.text();
+		assert.equal(res.status, 200, text);
+		const out = JSON.parse(text) as Json;
+		assert.deepEqual(
+			[out.workflowId, out.chatMemory, out.versionedData, out.captures, out.capturedMessages],
+			[null, 1, 1, 1, 2],
+			text,
+		);
+		assert.deepEqual(out.expired, {
+			chatMemory: [`${CHAT.id}/s2`],
+			versionedData: [`${CHAT.id}/s2`],
+			captures: [`${CHAT.id}/s2`],
+		});
+		assert.deepEqual(out.skipped, []);
+		assert.deepEqual(filesHolding('Prune-Secret-9013'), []);
+		// The session kept alive by the last test's turn stays.
+		assert.ok(existsSync(path.join(memoryRoot(), `conversation_memory/${CHAT.id}/s1.json`)));
+	});
+
+	it('examples/nightly-retention.json, as shipped: its run prunes and logs what it deleted', async () => {
+		await say('s3', 'nightly Nightly-Secret-3307');
+		ageSession('s3');
+		const raw = await n8n!.cli('execute', `--id=${EXAMPLE_ID}`, '--rawOutput');
+		const line =
+			/\[llm-memory retention\] \S+ deleted: 1 chat memories, 1 versioned data, 1 capture logs \(2 messages\), 0 files; \d+ objects/;
+		// In the run's output (the Code node's item), and on n8n's console: the Code node's console.log
+		// and the Manager's own log line.
+		const output = JSON.parse(raw.slice(raw.indexOf('\n{') + 1)) as Json;
+		const logged = output.data.resultData.runData['Log what was deleted'][0].data.main[0][0].json;
+		assert.match(logged.line, line);
+		const head = raw.slice(0, raw.indexOf('\n{'));
+		assert.match(head, new RegExp(`\\[Node "Log what was deleted"\\] '${line.source}`), head);
+		assert.match(
+			head,
+			/LLM Memory Manager: Prune Expired found 1 chat memories, 1 versioned data and 1 capture logs expired; \d+ objects deleted, 0 kept/,
+		);
+		assert.deepEqual(filesHolding('Nightly-Secret-3307'), []);
+	});
+});
