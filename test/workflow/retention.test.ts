@@ -250,4 +250,23 @@ describe('LLM Memory Manager: Prune Expired and Keep Last N Versions', () => {
 			/Version 1 does not exist .*Keep Last N Versions deleted the versions before 3/,
 		);
 	});
+
+	it('Save Version with Expire After: stored on the branch; past it, the data is gone', async () => {
+		const folder = tempDir('retention-save');
+		const saved = await manage(
+			folder,
+			{
+				operation: 'saveVersion',
+				data: JSON.stringify({ secret: SECRET }),
+				summary: 'first',
+				options: { expireAfterDays: 1 },
+			},
+			'versionedData',
+		);
+		assert.equal(saved[0].version, 1, JSON.stringify(saved));
+		await age(folder, 'versioned_data/wf-admin/s1/branches/main.json', 2);
+		const [current] = await manage(folder, { operation: 'getCurrent' }, 'versionedData');
+		assert.deepEqual([current.exists, current.data], [false, null]);
+		assert.deepEqual(filesHolding(folder, SECRET), []);
+	});
 });
