@@ -70,6 +70,7 @@ const bot = (options: INodeParameters = { expireAfterDays: 1 }) => ({
 		longTermOptions: { scope: 'conversation' },
 		versionedData: true,
 		initialData: '{"step": 1}',
+		versionedDataOptions: { keepLastVersions: 2 },
 		options,
 	},
 });
@@ -116,6 +117,7 @@ describe('Expire After through n8n', () => {
 			'memory_base/wf-r/sessions/s1/log.json',
 		])
 			assert.equal(stored(folder, key).expire_after_days, 1, key);
+		assert.equal(stored(folder, 'versioned_data/wf-r/s1/branches/main.json').keep_last, 2);
 		await ageSession(folder, 'wf-r', 's1');
 		const out = await say(folder, 'wf-r', 'hello again');
 		assert.doesNotMatch(lastRequest(), new RegExp(SECRET), 'no history, no recall, no data of it');
