@@ -4,8 +4,9 @@
  * passage of time is faked by setting the stored last-write times back two days on disk (nothing
  * sleeps). The next turn's request to the model then holds no history, no data and nothing recalled of
  * it, and no stored byte of it is left; the LLM Memory Manager's Prune Expired deletes a session nobody
- * reads and reports it; examples/nightly-retention.json, imported as shipped, runs Prune Expired and
- * logs what it deleted. The model is the local fake OpenAI server (the only stand-in).
+ * reads and reports it; Save Version with Keep Last N Versions deletes older versions and History says
+ * where it was cut; examples/nightly-retention.json, imported as shipped, runs Prune Expired and logs
+ * what it deleted. The model is the local fake OpenAI server (the only stand-in).
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
