@@ -4,8 +4,9 @@
  * passage of time is faked by setting the stored last-write times back two days on disk (nothing
  * sleeps). The next turn's request to the model then holds no history, no data and nothing recalled of
  * it, and no stored byte of it is left; the LLM Memory Manager's Prune Expired deletes a session nobody
- * reads and reports it; examples/nightly-retention.json, imported as shipped, runs Prune Expired and
- * logs what it deleted. The model is the local fake OpenAI server (the only stand-in).
+ * reads and reports it; Save Version with Keep Last N Versions deletes older versions and History says
+ * where it was cut; examples/nightly-retention.json, imported as shipped, runs Prune Expired and logs
+ * what it deleted. The model is the local fake OpenAI server (the only stand-in).
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -44,7 +45,10 @@ function chatWorkflow(): Json {
 	return w.json();
 }
 
-/** Webhook → LLM Memory Manager → Prune Expired (every workflow). */
+/**
+ * Webhooks → LLM Memory Manager: Prune Expired (every workflow); Save Version keeping the last 2
+ * versions; History (grouped); Get Version (an error becomes the item).
+ */
 function pruneWorkflow(): Json {
 	const w = new WorkflowBuilder(PRUNE.id, 'retention: prune');
 	const manager = w.llmMemoryManager(
@@ -53,11 +57,42 @@ function pruneWorkflow(): Json {
 		{ typeVersion: 1.1 },
 	);
 	w.main(w.webhook('Prune Webhook', PRUNE.path), manager);
-	return w.json();
+	const session = { conversationIdType: 'customKey', conversationId: 'data-session' };
+	const data = (name: string, parameters: Json) => {
+		const node = w.llmMemoryManager(
+			name,
+			{ resource: 'versionedData', ...session, ...parameters },
+			{ typeVersion: 1.1 },
+		);
+		w.main(w.webhook(`${name} Webhook`, `e2e-retention-${name.toLowerCase()}`), node);
+	};
+	data('Save', {
+		operation: 'saveVersion',
+		data: '={{ JSON.stringify($json.body.data) }}',
+		summary: '={{ $json.body.summary }}',
+		options: { keepLastVersions: 2 },
+	});
+	data('History', { operation: 'history', returnAll: true, options: { groupEntries: true } });
+	data('Version', { operation: 'getVersion', version: '={{ $json.body.version }}' });
+	const json = w.json();
+	for (const n of json.nodes as Json[])
+		if (n.name === 'Version') n.onError = 'continueRegularOutput';
+	return json;
 }
 
 let n8n: N8nInstance | undefined;
 let llm: FakeOpenAi | undefined;
+
+async function post(hook: string, body: Json = {}): Promise<Json> {
+	const res = await fetch(`${n8n!.baseUrl}/webhook/${hook}`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify(body),
+	});
+	const text = await res.text();
+	assert.equal(res.status, 200, text);
+	return JSON.parse(text) as Json;
+}
 
 const memoryRoot = () => path.join(n8n!.userFolder, '.n8n/llm-memory');
 
@@ -127,14 +162,8 @@ describe('Retention on a real n8n', () => {
 		await say('s2', 'remember Prune-Secret-9013');
 		ageSession('s2');
 		assert.ok(filesHolding('Prune-Secret-9013').length >= 3);
-		const res = await fetch(`${n8n!.baseUrl}/webhook/${PRUNE.path}`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/json' },
-			body: '{}',
-		});
-		const text = await res.text();
-		assert.equal(res.status, 200, text);
-		const out = JSON.parse(text) as Json;
+		const out = await post(PRUNE.path);
+		const text = JSON.stringify(out);
 		assert.deepEqual(
 			[out.workflowId, out.chatMemory, out.versionedData, out.captures, out.capturedMessages],
 			[null, 1, 1, 1, 2],
@@ -149,6 +178,23 @@ describe('Retention on a real n8n', () => {
 		assert.deepEqual(filesHolding('Prune-Secret-9013'), []);
 		// The session kept alive by the last test's turn stays.
 		assert.ok(existsSync(path.join(memoryRoot(), `conversation_memory/${CHAT.id}/s1.json`)));
+	});
+
+	it('Save Version with Keep Last N Versions: older versions deleted, History says where it was cut', async () => {
+		for (let i = 1; i <= 4; i++)
+			assert.equal(
+				(await post('e2e-retention-save', { data: { i }, summary: `s${i}` })).version,
+				i,
+			);
+		const page = await post('e2e-retention-history');
+		assert.deepEqual(
+			[page.entries.map((e: Json) => e.version), page.truncatedBefore, page.nextBefore],
+			[[4, 3], 3, null],
+		);
+		const gone = await post('e2e-retention-version', { version: 1 });
+		assert.match(String(gone.error), /Keep Last N Versions deleted the versions before 3/);
+		const versions = path.join(memoryRoot(), `versioned_data/${PRUNE.id}/data-session/versions`);
+		assert.deepEqual(readdirSync(versions).sort(), ['0000000003.json', '0000000004.json']);
 	});
 
 	it('examples/nightly-retention.json, as shipped: its run prunes and logs what it deleted', async () => {

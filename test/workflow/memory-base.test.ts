@@ -7,9 +7,10 @@ import { after, beforeEach, describe, it } from 'node:test';
 
 import type { INode, INodeParameters } from 'n8n-workflow';
 
-import { vectorIndexPrefix } from '../../src';
+import { DAY_MS, LocalDiskStorage, vectorIndexPrefix } from '../../src';
 import type { S3Storage } from '../../src';
 import { TestEmbedder } from '../support/embeddings';
+import { storageHolds } from '../support/forget-plant';
 import { ensureRgw, rgwCredentials, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
 import {
@@ -384,6 +385,29 @@ describe('Memory Base node (in-process n8n)', () => {
 		]);
 		assert.equal(base.error?.message, 'Memory Base ID must be a string or a number, got an object');
 		assert.deepEqual(existsSync(folder) ? readdirSync(folder) : [], []);
+	});
+
+	it('Capture with Expire After stores it; past it, Search leaves the conversation out and the next Capture deletes it', async () => {
+		ok(await say('alice', 'My locker code is Locker-QX-4471', { options: { expireAfterDays: 1 } }));
+		ok(await say('bob', 'My locker code is 9002'));
+		const storage = new LocalDiskStorage({ root: folder });
+		const key = 'memory_base/wf-mb/sessions/alice/log.json';
+		const log = JSON.parse(Buffer.from((await storage.get(key))!.body).toString('utf8'));
+		assert.equal(log.expire_after_days, 1);
+		// Two days pass: the stored time of the last capture is set back (nothing sleeps).
+		log.captured_at = new Date(Date.now() - 2 * DAY_MS).toISOString();
+		await storage.put(key, Buffer.from(JSON.stringify(log)));
+		const search = async () =>
+			ok(
+				await run({ operation: 'search', topK: 5, sessionScope: 'all' }, [
+					{ chatInput: 'locker code' },
+				]),
+			).map((m) => m.text);
+		assert.deepEqual(await search(), ['My locker code is 9002']);
+		const holds = () => storageHolds(storage, 'Locker-QX-4471');
+		assert.equal(await holds(), true, 'left out, not yet deleted');
+		ok(await say('alice', 'A new start'));
+		assert.equal(await holds(), false, 'the next capture deleted it, index entries included');
 	});
 });
 

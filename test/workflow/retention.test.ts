@@ -70,6 +70,7 @@ const bot = (options: INodeParameters = { expireAfterDays: 1 }) => ({
 		longTermOptions: { scope: 'conversation' },
 		versionedData: true,
 		initialData: '{"step": 1}',
+		versionedDataOptions: { keepLastVersions: 2 },
 		options,
 	},
 });
@@ -116,6 +117,7 @@ describe('Expire After through n8n', () => {
 			'memory_base/wf-r/sessions/s1/log.json',
 		])
 			assert.equal(stored(folder, key).expire_after_days, 1, key);
+		assert.equal(stored(folder, 'versioned_data/wf-r/s1/branches/main.json').keep_last, 2);
 		await ageSession(folder, 'wf-r', 's1');
 		const out = await say(folder, 'wf-r', 'hello again');
 		assert.doesNotMatch(lastRequest(), new RegExp(SECRET), 'no history, no recall, no data of it');
@@ -249,5 +251,24 @@ describe('LLM Memory Manager: Prune Expired and Keep Last N Versions', () => {
 			String(gone.error),
 			/Version 1 does not exist .*Keep Last N Versions deleted the versions before 3/,
 		);
+	});
+
+	it('Save Version with Expire After: stored on the branch; past it, the data is gone', async () => {
+		const folder = tempDir('retention-save');
+		const saved = await manage(
+			folder,
+			{
+				operation: 'saveVersion',
+				data: JSON.stringify({ secret: SECRET }),
+				summary: 'first',
+				options: { expireAfterDays: 1 },
+			},
+			'versionedData',
+		);
+		assert.equal(saved[0].version, 1, JSON.stringify(saved));
+		await age(folder, 'versioned_data/wf-admin/s1/branches/main.json', 2);
+		const [current] = await manage(folder, { operation: 'getCurrent' }, 'versionedData');
+		assert.deepEqual([current.exists, current.data], [false, null]);
+		assert.deepEqual(filesHolding(folder, SECRET), []);
 	});
 });
