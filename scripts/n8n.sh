@@ -8,7 +8,8 @@
 #   n8n.sh info                         print "n8n VERSION, node PATH (vX), dir DIR"
 #   n8n.sh node                         print the path of the node binary this n8n version runs on
 #   n8n.sh pack [DEST_DIR]              npm run build + npm pack this repo; prints the .tgz path
-#   n8n.sh prepare UF TARBALL           install a community-package tarball into UF/.n8n/nodes
+#   n8n.sh prepare UF TARBALL           install a community-package tarball into UF/.n8n/nodes (with
+#                                       N8N_NODES_CACHE: a copy of one install per tarball and Node version)
 #   n8n.sh import UF FILE...            import credential and workflow JSON files (kind is sniffed)
 #   n8n.sh publish UF ID...             activate workflows (must happen before `start`)
 #   n8n.sh start UF [PORT]              start n8n in the background; log UF/n8n.log, pid UF/n8n.pid; prints pid
@@ -28,13 +29,13 @@
 #            (a plain install fails building @confluentinc/kafka-javascript, which downloads a binary)
 #            and then `npm rebuild sqlite3 isolated-vm` builds the native modules n8n needs, for Node 24.
 # Every n8n process (start, cli, import, publish, and the task runner n8n spawns) runs with that
-# version's node: its bin dir is first on PATH.
+# version's node: its bin dir is first on PATH, and NODE_COMPILE_CACHE (N8N_CACHE/compile-cache) set.
 #
 # UF is the n8n user folder (n8n keeps its data in UF/.n8n). Diagnostics go to stderr, results to stdout.
 # Knobs (env): N8N_VERSION, N8N_CACHE (~/.cache/n8n-nodes-llm-memory), N8N_INSTALL_DIR
 #   (N8N_CACHE/n8n-VERSION), E2E_N8N_PORT (5690), E2E_N8N_BROKER_PORT (PORT+1),
 #   E2E_N8N_CLI_BROKER_PORT (PORT+2), E2E_N8N_LIFETIME (1800 s; 0 = no limit), E2E_N8N_BOOT_TIMEOUT (120 s),
-#   E2E_N8N_ENCRYPTION_KEY, N8N_LOG_LEVEL.
+#   E2E_N8N_ENCRYPTION_KEY, N8N_LOG_LEVEL, N8N_NODES_CACHE (a folder for `prepare`'s installs; unset: none).
 # Queue mode: DB_TYPE (sqlite), EXECUTIONS_MODE (regular) and the DB_POSTGRESDB_* / QUEUE_BULL_REDIS_* /
 #   OFFLOAD_MANUAL_EXECUTIONS_TO_WORKERS variables pass through from the caller to every process.
 set -euo pipefail
@@ -119,6 +120,13 @@ install_n8n() {
 	echo "n8n $N8N_VERSION on node $(with_node node -v)" > "$INSTALLED_MARK"
 }
 
+# npm install of a community-package tarball into a nodes folder of its own ($1), as n8n's UF/.n8n/nodes.
+install_tarball() {
+	mkdir -p "$1"
+	echo '{"name":"installed-nodes","private":true}' > "$1/package.json"
+	(cd "$1" && with_node timeout 600 npm install "$2" --omit=peer --omit=dev --no-audit --no-fund --prefer-offline >&2)
+}
+
 # The one place where n8n's environment is defined. $1 = user folder, $2 = HTTP port, $3 = task-broker port.
 n8n_env() {
 	local uf=$1 port=$2 broker=$3
@@ -131,6 +139,9 @@ n8n_env() {
 	export N8N_DIAGNOSTICS_ENABLED=false N8N_PERSONALIZATION_ENABLED=false N8N_VERSION_NOTIFICATIONS_ENABLED=false
 	export N8N_TEMPLATES_ENABLED=false N8N_HIRING_BANNER_ENABLED=false N8N_SECURE_COOKIE=false
 	export N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS=true N8N_LOG_LEVEL=${N8N_LOG_LEVEL:-info} N8N_LOG_OUTPUT=console
+	# Node 22+ (n8n 2.40 runs on 24) keeps the compiled code of n8n's modules here, so every n8n process
+	# after the first (CLI calls included) starts faster; Node 20 ignores it.
+	export NODE_COMPILE_CACHE=${NODE_COMPILE_CACHE:-$N8N_CACHE/compile-cache}
 }
 
 # Run one n8n CLI command against a user folder. CLI commands get their own broker port so they never
@@ -169,6 +180,10 @@ info)
 pack)
 	if [ -n "${1:-}" ]; then dest=$1; mkdir -p "$dest"
 	else dest=$(mktemp -d "${TMPDIR:-/tmp}/llm-memory-pack.XXXXXX"); trap '[ $? = 0 ] || rm -rf "$dest"' EXIT; fi
+	# One build at a time per repository: a build starts by deleting dist/, which a second pack running
+	# meanwhile (npm start in another test) would pack half-written.
+	exec 8<"$REPO"
+	flock 8
 	(cd "$REPO" && npm run build >&2)
 	tgz=$(cd "$REPO" && npm pack --pack-destination "$dest" 2>/dev/null | tail -n 1)
 	[ -f "$dest/$tgz" ] || die "npm pack did not produce a tarball in $dest"
@@ -177,9 +192,30 @@ pack)
 prepare)
 	uf=$(realpath -m "${1:?usage: prepare USER_FOLDER TARBALL}"); tgz=$(realpath "${2:?tarball}")
 	# Community packages live in UF/.n8n/nodes/node_modules; n8n loads them with no DB row.
-	mkdir -p "$uf/.n8n/nodes"
-	echo '{"name":"installed-nodes","private":true}' > "$uf/.n8n/nodes/package.json"
-	(cd "$uf/.n8n/nodes" && with_node timeout 600 npm install "$tgz" --omit=peer --omit=dev --no-audit --no-fund --prefer-offline >&2)
+	if [ -z "${N8N_NODES_CACHE:-}" ]; then install_tarball "$uf/.n8n/nodes" "$tgz"; exit 0; fi
+	# The test suites prepare dozens of user folders from one tarball: npm installs it once per tarball
+	# content and Node version (under a lock, so parallel callers wait for the first), and each user
+	# folder gets its own copy of that install (0.3 s instead of 5 s or more).
+	mkdir -p "$N8N_NODES_CACHE"
+	cache=$(realpath "$N8N_NODES_CACHE")/$(sha256sum "$tgz" | cut -c1-16)-$(with_node node -v)
+	(
+		flock 9
+		[ -f "$cache/tarball" ] && exit 0
+		rm -rf "$cache"
+		install_tarball "$cache/nodes" "$tgz"
+		echo "$tgz" > "$cache/tarball" # written last: marks a complete install, and names its tarball
+	) 9>"$cache.lock"
+	rm -rf "$uf/.n8n/nodes" && mkdir -p "$uf/.n8n" && cp -a "$cache/nodes" "$uf/.n8n/nodes"
+	# npm recorded the tarball's path relative to the folder it installed into: re-point it from the copy.
+	with_node node - "$uf/.n8n/nodes" "$cache/nodes" "$(cat "$cache/tarball")" "$tgz" <<'JS'
+const fs = require('fs'), path = require('path');
+const [dir, cacheDir, cachedTgz, tgz] = process.argv.slice(2);
+const was = `"file:${path.relative(cacheDir, cachedTgz)}"`, now = `"file:${path.relative(dir, tgz)}"`;
+for (const f of ['package.json', 'package-lock.json', 'node_modules/.package-lock.json']) {
+	const file = path.join(dir, f);
+	if (fs.existsSync(file)) fs.writeFileSync(file, fs.readFileSync(file, 'utf8').split(was).join(now));
+}
+JS
 	;;
 import)
 	uf=$(realpath -m "${1:?usage: import USER_FOLDER FILE...}"); shift
@@ -330,6 +366,6 @@ cli)
 	n8n_cli "$uf" "$@"
 	;;
 *)
-	sed -n '2,39p' "$0" >&2; exit 2
+	sed -n '2,40p' "$0" >&2; exit 2
 	;;
 esac

@@ -205,9 +205,29 @@ async function stopAndCheck(run: Run, signal: NodeJS.Signals, procs: Proc[], por
 	for (const port of ports) assert.ok(await portFree(port), `port ${port} is free again`);
 }
 
+/**
+ * npm start picks the demo model's port from 5801 up, but binds it only after building and installing
+ * the package, seconds later. scripts/test.sh runs the n8n versions side by side, so two runs of this
+ * file could pick the same port in that moment: they take turns, through flock(1) on a file in the temp
+ * dir (held by a child process until release() or until this process exits).
+ */
+function takeTurn(): Promise<() => void> {
+	const file = path.join(tmpdir(), 'n8n-nodes-llm-memory-npm-start.lock');
+	const child = spawn('flock', [file, 'sh', '-c', 'echo held; exec cat >/dev/null'], {
+		stdio: ['pipe', 'pipe', 'inherit'],
+	});
+	return new Promise((resolve, reject) => {
+		child.once('error', reject);
+		child.once('exit', (code) => reject(new Error(`flock ${file} exited (${code})`)));
+		child.stdout!.once('data', () => resolve(() => child.stdin!.end()));
+	});
+}
+
 describe('npm start: ports and signals', () => {
+	let release: (() => void) | undefined;
 	before(async () => {
 		await ensureN8n();
+		release = await takeTurn();
 	});
 
 	after(() => {
@@ -223,6 +243,7 @@ describe('npm start: ports and signals', () => {
 			}
 			if (!process.env.E2E_KEEP) rmSync(home, { recursive: true, force: true });
 		}
+		release?.();
 	});
 
 	it('N8N_PORT=x DEMO_MODEL_PORT=x+1 works; SIGTERM to npm stops n8n, its task runner and the demo model', async () => {

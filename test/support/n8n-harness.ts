@@ -83,9 +83,57 @@ export async function ensureN8n(): Promise<string> {
 	return runScript(['install'], { timeoutMs: 40 * 60_000 });
 }
 
-/** `npm run build` + `npm pack` of this repo into destDir (default: a fresh temp dir). Returns the .tgz path. */
+// Last-resort cleanup: if the test process exits or is signalled without stop(), kill every n8n we
+// started (by its recorded process group). n8n's own `timeout` wrapper bounds it even after a SIGKILL.
+const running = new Set<number>();
+const tempFolders = new Set<string>();
+function killAll() {
+	for (const pid of running) {
+		try {
+			process.kill(-pid, 'SIGKILL');
+		} catch {
+			/* already gone */
+		}
+	}
+	running.clear();
+	if (!process.env.E2E_KEEP)
+		for (const dir of tempFolders) rmSync(dir, { recursive: true, force: true });
+	tempFolders.clear();
+}
+process.once('exit', killAll);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+	process.once(sig, () => {
+		killAll();
+		process.kill(process.pid, sig); // listener was once(): this re-raise terminates as usual
+	});
+}
+
+let packed: Promise<string> | undefined;
+
+/**
+ * The package's `npm pack` tarball; returns its path. scripts/test.sh builds and packs once per run and
+ * passes the tarball on in E2E_TARBALL, which every test file uses. Without it (a file run on its own)
+ * this runs `npm run build` + `npm pack` once per process, into destDir or a temp dir removed at exit.
+ */
 export async function packPackage(destDir?: string): Promise<string> {
-	return runScript(destDir ? ['pack', destDir] : ['pack'], { timeoutMs: 10 * 60_000 });
+	if (destDir) return runScript(['pack', destDir], { timeoutMs: 10 * 60_000 });
+	const shared = process.env.E2E_TARBALL;
+	if (shared && existsSync(shared)) return shared;
+	if (!packed) {
+		const dir = mkdtempSync(path.join(tmpdir(), 'llm-memory-pack-'));
+		tempFolders.add(dir);
+		packed = runScript(['pack', dir], { timeoutMs: 10 * 60_000 });
+	}
+	return packed;
+}
+
+/**
+ * Installs the tarball into the user folder's .n8n/nodes. npm installs a tarball once per Node version,
+ * into a cache beside it (or N8N_NODES_CACHE), and each user folder gets a copy of that install.
+ */
+function installPackage(userFolder: string, tarball: string, env: Record<string, string>) {
+	const cache = process.env.N8N_NODES_CACHE ?? path.join(path.dirname(tarball), 'installs');
+	return runScript(['prepare', userFolder, tarball], { env: { ...env, N8N_NODES_CACHE: cache } });
 }
 
 type Json = Record<string, any>;
@@ -130,31 +178,6 @@ export interface N8nInstance {
 	cli(...args: string[]): Promise<string>;
 	/** Stop n8n (SIGTERM, then SIGKILL of its process group). Idempotent. Deletes a temp user folder unless E2E_KEEP=1. */
 	stop(): Promise<void>;
-}
-
-// Last-resort cleanup: if the test process exits or is signalled without stop(), kill every n8n we
-// started (by its recorded process group). n8n's own `timeout` wrapper bounds it even after a SIGKILL.
-const running = new Set<number>();
-const tempFolders = new Set<string>();
-function killAll() {
-	for (const pid of running) {
-		try {
-			process.kill(-pid, 'SIGKILL');
-		} catch {
-			/* already gone */
-		}
-	}
-	running.clear();
-	if (!process.env.E2E_KEEP)
-		for (const dir of tempFolders) rmSync(dir, { recursive: true, force: true });
-	tempFolders.clear();
-}
-process.once('exit', killAll);
-for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-	process.once(sig, () => {
-		killAll();
-		process.kill(process.pid, sig); // listener was once(): this re-raise terminates as usual
-	});
 }
 
 function loadJson(item: Json | string): Json[] {
@@ -268,7 +291,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 	}
 
 	try {
-		if (options.tarball) await run(['prepare', userFolder, options.tarball]);
+		if (options.tarball) await installPackage(userFolder, options.tarball, env);
 
 		const files: string[] = [];
 		if (credentials.length) {
@@ -290,7 +313,12 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 		const published = workflows.filter((wf) => publish.includes(String(wf.id)));
 		const waitFor = options.waitFor ?? webhookUrls(baseUrl, published);
 		if (waitFor.length === 0) waitFor.push(`${baseUrl}/healthz`);
-		for (const url of waitFor) await run(['wait-webhook', url, userFolder], 300_000);
+		// The first URL is polled through the boot; once it answers, n8n has activated its workflows and
+		// the others answer at once, so they are checked together (each keeps wait-webhook's grace second).
+		await run(['wait-webhook', waitFor[0], userFolder], 300_000);
+		await Promise.all(
+			waitFor.slice(1).map((url) => run(['wait-webhook', url, userFolder], 300_000)),
+		);
 		const bootMs = performance.now() - started;
 		const unknown = await unknownNodeTypes(userFolder, published);
 		if (unknown.length)
@@ -361,7 +389,7 @@ export async function startN8nWorker(options: WorkerOptions): Promise<N8nWorker>
 	const home = processHome(options.userFolder, 'n8n-worker', run);
 	const { userFolder, logFile, stop } = home;
 	try {
-		if (options.tarball) await run(['prepare', userFolder, options.tarball]);
+		if (options.tarball) await installPackage(userFolder, options.tarball, options.env ?? {});
 		home.started(
 			Number(
 				await run([
