@@ -9,6 +9,7 @@ import { locked } from './locks';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
+import { foldedTo } from './log-folding';
 import { configure, ensureKnowledgeBase, recordDimensions } from './settings';
 import type { Embedder, SessionSyncResult, SyncResult } from './types';
 import { normaliseRows, SEGMENT_MAX_VECTORS } from './vector-segment';
@@ -138,6 +139,9 @@ function advanced(
 		updated_at: now,
 		sealed,
 		messages,
+		// The lexical index holds them now (added before this swap): a merge may seal them. The log
+		// stays open (closing is a fold's: here the cursor is the last write).
+		...foldedTo(d, to),
 	};
 }
 
@@ -172,8 +176,8 @@ export async function ingest(
 	const messages = await readMessages(p, log, from + 1, to);
 	const chunks = chunksOf(p, kbId, sessionId, messages);
 	await embedAll(p, sessionId, kbId, chunks, embedder, lease);
-	// The lexical index had these since their capture; again now with their final numbers (and any a
-	// crash between a capture's two writes lost). Idempotent: a chunk's copy replaces the earlier one.
+	// Into the lexical index's manifest (a search read the unfolded ones from the log until now), so
+	// the log may seal them. Idempotent: a chunk's copy replaces the earlier one.
 	await p.lexical().add(lexicalChunks(p, sessionId, messages));
 	// Every chunk is confirmed by the index. The cursor goes last, if the lock is still ours.
 	await checkpoint(p, sessionId, lease);
