@@ -4,7 +4,7 @@
 // a capture changes in it, what a search reads from it, and the fold.
 import { lexicalChunks, readLog } from './capture-log';
 import type { OpenLog } from './lexical/manifest';
-import { mergeUsers } from './lexical/open-logs';
+import { FOLD_BATCH, mergeUsers } from './lexical/open-logs';
 import type { ClosedLog, LogTail } from './lexical/open-logs';
 import type { BaseParts } from './parts';
 import type { CapturedMessage, LexicalState, SessionLog } from './records';
@@ -125,4 +125,11 @@ export async function fold(p: BaseParts, sessionIds: string[]): Promise<void> {
 		p,
 		read.map((r) => r.log),
 	);
+}
+
+/** Folds every open log the manifest lists, FOLD_BATCH at a time (a whole-base sync, before it ingests). */
+export async function foldListed(p: BaseParts): Promise<void> {
+	const { doc } = await p.lexical().readManifest();
+	const ids = (doc.open ?? []).map((o) => o.session_id);
+	for (let i = 0; i < ids.length; i += FOLD_BATCH) await fold(p, ids.slice(i, i + FOLD_BATCH));
 }

@@ -18,6 +18,7 @@ import {
 	SEAL_AT,
 } from '../../../src';
 import type { LexicalManifest, SessionLog } from '../../../src';
+import { TestEmbedder } from '../../support/embeddings';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
 
 const MANIFEST = 'memory_base/kb/lexical/manifest.json';
@@ -216,6 +217,33 @@ describe('flat capture: the lexical index reads open logs', () => {
 				'arrived during the fold: token-racer',
 			);
 		});
+
+	it('a whole-base sync folds every open log first: searches then read none, and find everything', async () => {
+		const root = tempDir('open-logs');
+		const storage = new InstrumentedStorage(new LocalDiskStorage({ root }));
+		const base = new MemoryBase({
+			storage,
+			baseId: 'kb',
+			embedder: new TestEmbedder(),
+			threshold: 1e6,
+		});
+		for (let i = 0; i < 5; i++) await say(base, `c${i}`, `synced conversation token${i}`);
+		assert.equal((await openOf(storage)).length, 5);
+		await base.sync();
+		assert.deepEqual(await openOf(storage), []);
+		const log = await stored<SessionLog>(storage, captureLogKey('kb', 'c3'));
+		assert.deepEqual([log.lexical?.open, log.lexical?.through, log.cursor], [false, 1, 1]);
+		const get = storage.get.bind(storage) as typeof storage.get;
+		const logReads: string[] = [];
+		storage.get = ((key: string, options?: object) => {
+			if (key.endsWith('/log.json')) logReads.push(key);
+			return get(key, options ?? {});
+		}) as typeof storage.get;
+		clearAllCaches();
+		const hits = await base.search('token3', { k: 1, mode: 'lexical', allUsers: true });
+		assert.equal(hits[0]?.text, 'synced conversation token3');
+		assert.deepEqual(logReads, [], 'no log read');
+	});
 
 	it('Regenerate folds the open logs and keeps every capture findable, those after it too', async () => {
 		const { base, storage } = setup();
