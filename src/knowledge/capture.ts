@@ -10,13 +10,14 @@ import { validateDerivedId, validateId } from '../keys/ids';
 import { lexicalChunks, writeBlock } from './capture-log';
 import type { LexicalManifest, OpenLog } from './lexical/manifest';
 import { FOLD_BATCH, longestListed, OPEN_MAX } from './lexical/open-logs';
-import { fold, opening, unfolded } from './log-folding';
+import { fold, opening, unfold, unfolded } from './log-folding';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
 import { configure } from './settings';
 import { SEAL_AT, SEAL_AT_BYTES } from './types';
 import type { CaptureInput, CaptureMessageInput, CaptureResult } from './types';
+import type { IndexedChunk } from './vector-segment';
 
 /** Recent captures a log remembers, to recognise a retried execution capturing the same again. */
 const RECENT_RUNS = 16;
@@ -107,17 +108,16 @@ const bytesOf = (messages: readonly CapturedMessage[]) =>
 
 /**
  * Seals the log's inline messages into a write-once block, and puts those the lexical index does not
- * hold into it, side by side, with the listing `list` asks for; or only lists. Returns the block and
- * the lexical manifest as stored, when written.
+ * hold into it (`folding`), side by side, with the listing `list` asks for; or only lists. Returns the
+ * block and the lexical manifest as stored, when written.
  */
 async function sealAndList(
 	p: BaseParts,
 	log: SessionLog,
 	seal: boolean,
 	list: OpenLog | undefined,
-	through: number,
+	folding: IndexedChunk[],
 ): Promise<[SealedRange | undefined, LexicalManifest | undefined]> {
-	const folding = seal ? lexicalChunks(p, log.session_id, unfolded(log.messages, through)) : [];
 	return Promise.all([
 		seal ? writeBlock(p, log.session_id, log.messages) : undefined,
 		folding.length > 0 || list
@@ -142,6 +142,7 @@ async function append(
 	const { sessionId, runId, now } = stride;
 	const key = p.logKey(sessionId);
 	const written: SealedRange[] = [];
+	const folded: Array<{ log: string; chunks: IndexedChunk[] }> = [];
 	let stored: CapturedMessage[] = [];
 	let manifest: LexicalManifest | undefined;
 	const result = await p.logs.update(
@@ -156,7 +157,11 @@ async function append(
 			const full = messages.length + stored.length > SEAL_AT;
 			const seal =
 				messages.length > 0 && (full || bytesOf(messages) + bytesOf(stored) > SEAL_AT_BYTES);
-			const [block, listed] = await sealAndList(p, log, seal, list, state.through);
+			const folding = seal
+				? lexicalChunks(p, sessionId, unfolded(log.messages, state.through))
+				: [];
+			folded.push({ log: log.created_at, chunks: folding });
+			const [block, listed] = await sealAndList(p, log, seal, list, folding);
 			manifest = listed ?? manifest;
 			if (block) {
 				written.push(block);
@@ -183,6 +188,8 @@ async function append(
 	for (const b of written)
 		if (!log.sealed.some((s) => s.key === b.key))
 			await p.blocks.deleteWriteOnce(b.key).catch(() => {});
+	// What an attempt sealed of a log forgotten since (this capture started a new one) goes again.
+	for (const f of folded) if (f.log !== log.created_at) await unfold(p, sessionId, f.chunks);
 	const open = manifest?.open ?? [];
 	const crowded = open.length > OPEN_MAX ? longestListed(open, FOLD_BATCH, sessionId) : [];
 	return { log, stored: result.written ? stored : [], crowded };

@@ -227,6 +227,9 @@ export async function forget(p: BaseParts, sessionId: string): Promise<ForgetRes
 		const folder = p.sessionPrefix(id);
 		const lease = p.sessionLeaseKey(id);
 		result.deleted.push(...(await deleteUnder(p, folder, new Set([lease]))));
+		// A fold or a seal that read the log before it went may have put its chunks back meanwhile (it
+		// takes out again what it put back once it finds the log gone, which it may not have yet).
+		result.lexical += await p.lexical().forgetSession(id);
 		return result;
 	});
 }

@@ -8,6 +8,7 @@ import { FOLD_BATCH, mergeUsers } from './lexical/open-logs';
 import type { ClosedLog, LogTail } from './lexical/open-logs';
 import type { BaseParts } from './parts';
 import type { CapturedMessage, LexicalState, SessionLog } from './records';
+import type { IndexedChunk } from './vector-segment';
 
 /** Where a log stands; a log from before LexicalState had every message indexed at capture: closed. */
 export function lexicalState(log: SessionLog): LexicalState {
@@ -86,7 +87,7 @@ export async function readTails(p: BaseParts, sessionIds: string[]): Promise<Log
 async function closeLog(
 	p: BaseParts,
 	folded: SessionLog,
-): Promise<{ open?: OpenLog; closed?: ClosedLog }> {
+): Promise<{ open?: OpenLog; closed?: ClosedLog; gone: boolean }> {
 	const sessionId = folded.session_id;
 	const result = await p.logs.update(p.logKey(sessionId), (cur) => {
 		// Gone, or a new log since (forgotten and captured again): its numbers are not these.
@@ -97,34 +98,51 @@ async function closeLog(
 			return undefined;
 		return { ...cur.doc, lexical };
 	});
-	return listingOf(sessionId, result.current.version === null ? null : result.current.doc);
+	const now = result.current.version === null ? null : result.current.doc;
+	return { ...listingOf(sessionId, now), gone: now?.created_at !== folded.created_at };
 }
 
 /**
  * After the logs' messages (as read) went into the manifest: each log's `through` moves up and it
  * closes if nothing newer came, then one manifest update unlists the closed ones and lists those
- * still open (after a Regenerate, whose new manifest may miss them).
+ * still open (after a Regenerate, whose new manifest may miss them). Returns the conversations whose
+ * log is gone since it was read (forgotten, perhaps captured into anew).
  */
-export async function settle(p: BaseParts, logs: readonly SessionLog[]): Promise<void> {
+export async function settle(p: BaseParts, logs: readonly SessionLog[]): Promise<Set<string>> {
 	const after = await Promise.all(logs.map((log) => closeLog(p, log)));
 	await p.lexical().add([], {
 		open: after.flatMap((a) => (a.open ? [a.open] : [])),
 		closed: after.flatMap((a) => (a.closed ? [a.closed] : [])),
 	});
+	return new Set(logs.filter((_, i) => after[i].gone).map((l) => l.session_id));
 }
 
-/** Folds open logs: their unfolded messages into the manifest, then each log closed and unlisted. */
+/**
+ * Takes out again what a fold or a seal put into the manifest from a log that is gone since it was
+ * read: a Forget removed the conversation's chunks before, and must not find them back.
+ */
+export async function unfold(p: BaseParts, sessionId: string, chunks: readonly IndexedChunk[]) {
+	if (chunks.length > 0)
+		await p.lexical().forgetSession(sessionId, new Set(chunks.map((c) => c.id)));
+}
+
+/**
+ * Folds open logs: their unfolded messages into the manifest, then each log closed and unlisted. It
+ * holds no lock: what it put back of a conversation forgotten meanwhile it takes out again.
+ */
 export async function fold(p: BaseParts, sessionIds: string[]): Promise<void> {
 	const read = await Promise.all(sessionIds.map((s) => readLog(p, s)));
-	const docs = read.flatMap(({ log }) =>
+	const added = read.map(({ log }) =>
 		lexicalChunks(p, log.session_id, unfolded(log.messages, lexicalState(log).through)),
 	);
-	if (docs.length > 0) await p.lexical().add(docs);
+	if (added.some((a) => a.length > 0)) await p.lexical().add(added.flat());
 	// A log read as missing has no creation time: one created since is not taken for it.
-	await settle(
+	const gone = await settle(
 		p,
 		read.map((r) => r.log),
 	);
+	for (const [i, { log }] of read.entries())
+		if (gone.has(log.session_id)) await unfold(p, log.session_id, added[i]);
 }
 
 /** Folds every open log the manifest lists, FOLD_BATCH at a time (a whole-base sync, before it ingests). */

@@ -295,11 +295,13 @@ export class LexicalIndex {
 	}
 
 	/**
-	 * Removes one conversation's chunks for good: the tail without them, and each segment that may hold
-	 * them rewritten without them (or dropped), in one compare-and-swap of the manifest; the old
+	 * Removes one conversation's chunks for good (or only those of `only`, by ID): the tail without
+	 * them, and each segment that may hold them rewritten without them (or dropped), in one
+	 * compare-and-swap of the manifest that also unlists the conversation (unless `only`); the old
 	 * segments are deleted after it. Returns the chunks removed.
 	 */
-	async forgetSession(sessionId: string): Promise<number> {
+	async forgetSession(sessionId: string, only?: ReadonlySet<string>): Promise<number> {
+		const keep = (d: IndexedChunk) => d.session_id !== sessionId || (only && !only.has(d.id));
 		const key = `s:${sessionId}`;
 		const position = bloomPositions(key);
 		let removed = 0;
@@ -309,9 +311,9 @@ export class LexicalIndex {
 			if (cur.version === null) return undefined;
 			removed = 0;
 			replaced = [];
-			const tail = cur.doc.tail.filter((d) => d.session_id !== sessionId);
+			const tail = cur.doc.tail.filter(keep);
 			removed += cur.doc.tail.length - tail.length;
-			const open = cur.doc.open?.filter((o) => o.session_id !== sessionId);
+			const open = only ? cur.doc.open : cur.doc.open?.filter((o) => o.session_id !== sessionId);
 			const refs: LexicalRef[] = [];
 			for (const ref of cur.doc.segments) {
 				if (!bloomMayHave(ref.bloom, position)) {
@@ -320,7 +322,7 @@ export class LexicalIndex {
 				}
 				const seg = await this.readSegment(ref.key);
 				if (!seg) throw new IndexDamagedError(this.baseId, [ref.key]);
-				const kept = seg.docs.filter((d) => d.session_id !== sessionId);
+				const kept = seg.docs.filter(keep);
 				if (kept.length === seg.docs.length) {
 					refs.push(ref);
 					continue;

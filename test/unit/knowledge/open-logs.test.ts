@@ -271,6 +271,94 @@ describe('flat capture: the lexical index reads open logs', () => {
 		assert.equal(await topFresh(base, 'words', { userId: 'u' }), 'kept words stay');
 	});
 
+	// Forget runs in "another process" (its own caches and in-process queues: the disk storage itself).
+	const racingForgets = {
+		// The fold read c0's log; Forget runs to its end before the fold writes the manifest.
+		'after a fold read the log': async (base: MemoryBase, storage: InstrumentedStorage) => {
+			const other = new MemoryBase({ storage: storage.inner, baseId: 'kb', threshold: 1e6 });
+			const get = storage.get.bind(storage) as typeof storage.get;
+			let armed = true;
+			storage.get = (async (key: string, options?: object) => {
+				const got = await get(key, options ?? {});
+				if (armed && key === captureLogKey('kb', 'c0')) {
+					armed = false;
+					await other.forget('c0');
+				}
+				return got;
+			}) as typeof storage.get;
+			await say(base, `c${OPEN_MAX}`, 'the one too many');
+			assert.equal(armed, false);
+		},
+		// A capture seals c50's log (its manifest update goes first); Forget runs right before it.
+		'before a seal writes the manifest': async (base: MemoryBase, storage: InstrumentedStorage) => {
+			const other = new MemoryBase({ storage: storage.inner, baseId: 'kb', threshold: 1e6 });
+			const put = storage.put.bind(storage);
+			let armed = true;
+			storage.put = async (key, body, options) => {
+				if (armed && key === MANIFEST) {
+					armed = false;
+					await other.forget('c0');
+				}
+				return put(key, body, options);
+			};
+			const r = await say(base, 'c0', 'arrives during the forget');
+			assert.equal(armed, false);
+			assert.equal(r.total, 1, 'a new log');
+		},
+		// The fold read c0's log; Forget then cleans the index and pauses before deleting the log, while
+		// the fold puts c0 back and closes its log (still there).
+		'while a fold runs between its steps': async (
+			base: MemoryBase,
+			storage: InstrumentedStorage,
+		) => {
+			let reached!: () => void;
+			let release!: () => void;
+			const atDelete = new Promise<void>((r) => (reached = r));
+			const paused = new Promise<void>((r) => (release = r));
+			const hooked = new Proxy(storage.inner, {
+				get(target, prop) {
+					if (prop === 'delete')
+						return async (key: string, options?: object) => {
+							if (key === captureLogKey('kb', 'c0')) {
+								reached();
+								await paused;
+							}
+							return target.delete(key, options);
+						};
+					const value: unknown = Reflect.get(target, prop);
+					return typeof value === 'function' ? value.bind(target) : value;
+				},
+			});
+			const other = new MemoryBase({ storage: hooked, baseId: 'kb', threshold: 1e6 });
+			const get = storage.get.bind(storage) as typeof storage.get;
+			let forgetting: Promise<unknown> | undefined;
+			storage.get = (async (key: string, options?: object) => {
+				const got = await get(key, options ?? {});
+				if (!forgetting && key === captureLogKey('kb', 'c0')) {
+					forgetting = other.forget('c0');
+					await atDelete;
+				}
+				return got;
+			}) as typeof storage.get;
+			await say(base, `c${OPEN_MAX}`, 'the one too many');
+			assert.ok(forgetting);
+			release();
+			await forgetting;
+		},
+	};
+
+	for (const [moment, race] of Object.entries(racingForgets))
+		it(`Forget ${moment}: what the fold or seal put back of the conversation goes again, no text stays`, async () => {
+			const { base, storage, root } = setup();
+			const secret = 'forgotten-zero';
+			for (let i = 0; i < OPEN_MAX; i++) await say(base, `c${i}`, `conversation ${i}`);
+			for (let i = 1; i < SEAL_AT; i++) await say(base, 'c0', `more ${secret} words ${i}`);
+			await race(base, storage);
+			for (const file of filesUnder(root))
+				assert.ok(!readFileSync(file).toString('latin1').includes(secret), file);
+			assert.equal(await topFresh(base, 'conversation', { sessionId: 'c2' }), 'conversation 2');
+		});
+
 	it('a manifest listing a bad conversation ID, or a log with messages past `through` outside it, is refused', async () => {
 		const { base, storage, root } = setup();
 		await say(base, 'c', 'some words');
