@@ -156,11 +156,16 @@ export class LexicalIndex {
 		return result.current;
 	}
 
-	/** While the newest FAN segments share a level, merges them into one of the next level. */
+	/**
+	 * While the newest FAN segments are of one level, or of two next to each other (adds of mixed
+	 * sizes, as a fold of many conversations beside a seal, must not stop merging), merges them into
+	 * one of the level above.
+	 */
 	private async mergeDue(refs: LexicalRef[], written: string[], merged: string[]) {
 		while (refs.length >= FAN) {
 			const group = refs.slice(-FAN);
-			if (!group.every((r) => r.level === group[0].level)) break;
+			const top = Math.max(...group.map((r) => r.level));
+			if (group.some((r) => r.level < top - 1)) break;
 			const loaded = await Promise.all(group.map((r) => this.readSegment(r.key)));
 			if (loaded.some((s) => s === null))
 				throw new IndexDamagedError(
@@ -173,7 +178,7 @@ export class LexicalIndex {
 					byId.delete(d.id); // a later copy wins and takes the later place
 					byId.set(d.id, d);
 				}
-			const ref = await this.writeSegment(group[0].level + 1, [...byId.values()]);
+			const ref = await this.writeSegment(top + 1, [...byId.values()]);
 			written.push(ref.key);
 			merged.push(...group.map((r) => r.key));
 			refs = [...refs.slice(0, -FAN), ref];
@@ -279,8 +284,7 @@ export class LexicalIndex {
 			const seg = present.has(r.key) ? await this.readSegment(r.key) : null;
 			if (seg) loaded.push(seg);
 		}
-		loaded.push(this.tailOf(manifest));
-		loaded.push(...logs);
+		loaded.push(this.tailOf(manifest), ...logs);
 		const live = this.liveOf(manifest, loaded);
 		const bySession: Record<string, number> = {};
 		let chunks = 0;
@@ -357,15 +361,13 @@ export class LexicalIndex {
 	async reset(): Promise<void> {
 		let listed: LexicalRef[] = [];
 		await this.manifests.update(this.manifestKey, (cur) => {
-			listed = cur.version === null ? [] : cur.doc.segments;
-			const open = cur.version === null ? undefined : cur.doc.open;
-			return { ...emptyManifest(), ...(open ? { open } : {}) };
+			listed = cur.doc.segments; // a missing manifest reads as an empty one
+			return { ...emptyManifest(), ...(cur.doc.open ? { open: cur.doc.open } : {}) };
 		});
 		const old = Date.now() - OPEN_STALE_MS;
-		const stale = (await this.storage.list(this.segmentsPrefix)).filter(
-			(o) => o.lastModified.getTime() < old,
-		);
-		for (const key of new Set([...listed.map((r) => r.key), ...stale.map((o) => o.key)]))
+		const all = await this.storage.list(this.segmentsPrefix);
+		const stale = all.filter((o) => o.lastModified.getTime() < old).map((o) => o.key);
+		for (const key of new Set([...listed.map((r) => r.key), ...stale]))
 			await this.deleteSegment(key);
 	}
 
