@@ -9,7 +9,7 @@ import { locked } from './locks';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
-import { foldedTo, foldListed } from './log-folding';
+import { foldedTo, foldListed, unfolded } from './log-folding';
 import { configure, ensureKnowledgeBase, recordDimensions } from './settings';
 import type { Embedder, SessionSyncResult, SyncResult } from './types';
 import { normaliseRows, SEGMENT_MAX_VECTORS } from './vector-segment';
@@ -181,9 +181,8 @@ export async function ingest(
 	// The unfolded ones into the lexical index's manifest (a search read them from the log until now),
 	// so the log may seal them. A log without a lexical state gets all of them again (its captures
 	// indexed them before their numbers were final). Idempotent: a chunk's copy replaces the earlier one.
-	const through = log.lexical?.through ?? 0;
-	const unfolded = messages.filter((m) => m.seq > through);
-	if (unfolded.length > 0) await p.lexical().add(lexicalChunks(p, sessionId, unfolded));
+	const lexical = unfolded(messages, log.lexical?.through ?? 0);
+	if (lexical.length > 0) await p.lexical().add(lexicalChunks(p, sessionId, lexical));
 	// Every chunk is confirmed by the index. The cursor goes last, if the lock is still ours.
 	await checkpoint(p, sessionId, lease);
 	await lease.confirm();

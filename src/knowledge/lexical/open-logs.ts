@@ -1,7 +1,7 @@
 // Open capture logs: conversations whose newest messages the lexical index reads from their capture
 // logs instead of holding them, so a capture writes its log and nothing else. The manifest lists
 // them; a search reads the listed logs in its scope (one conditional read each) beside the segments.
-// The rules that keep every captured message findable (see src/README.md, "Memory Base"):
+// The rules that keep every captured message findable (src/README.md, "Flat capture"):
 //   - a log is listed before it is opened (a capture lists it, then writes the log marked open);
 //   - a fold first puts a log's newest messages into the manifest, then closes the log (only if
 //     nothing newer came), then unlists it, and only for the opening it closed (`gen`).
