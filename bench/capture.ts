@@ -4,7 +4,9 @@
  * 1,000 messages already pending in the conversation, and the ratio to 0 pending. A capture writes a
  * bounded log whatever is pending, so the ratio should stay near 1.
  * Each measured capture goes to one of SESSIONS conversations seeded with the pending count, round
- * robin, so the count grows by at most TURNS / SESSIONS during the measurement.
+ * robin, so the count grows by at most TURNS / SESSIONS during the measurement. The rows of one
+ * storage are measured interleaved (one capture of each pending count in turn, in rotating order), so
+ * a shared machine's load changes weigh on every row alike and the ratio compares like with like.
  * CAPTURE_BENCH_TURNS (default 200) captures per row; needs RGW_ENDPOINT or starts its own radosgw.
  */
 import { performance } from 'node:perf_hooks';
@@ -55,21 +57,34 @@ async function seed(base: MemoryBase, sessionId: string, pending: number): Promi
 	}
 }
 
-async function row(name: string, storage: MemoryStorage, pending: number) {
+/** A base on its own storage whose SESSIONS conversations each have `pending` outputs waiting. */
+async function seeded(storage: MemoryStorage, pending: number) {
 	const counted = countRequests(storage);
 	const base = new MemoryBase({ storage: counted.storage, baseId: 'bench', autoCapture: false });
 	for (let s = 0; s < SESSIONS; s++) await seed(base, `p${pending}-s${s}`, pending);
-	const times: number[] = [];
-	let requests = '';
-	for (let i = 0; i < TURNS; i++) {
-		const sessionId = `p${pending}-s${i % SESSIONS}`;
-		counted.reset();
-		const t0 = performance.now();
-		await base.capture({ sessionId, runId: `turn-${i}`, texts: [`the answer of turn ${i}`] });
-		times.push(performance.now() - t0);
-		if (i === TURNS - 1) requests = counted.summary();
-	}
-	return { name, pending, p50: median(times), p95: percentile(times, 0.95), requests };
+	return { pending, base, counted, times: [] as number[], requests: '' };
+}
+
+/** The rows of one storage, measured interleaved: turn i captures once into each, in rotating order. */
+async function rows(make: () => Promise<MemoryStorage>) {
+	const all = [];
+	for (const pending of PENDING) all.push(await seeded(await make(), pending));
+	for (let i = 0; i < TURNS; i++)
+		for (let j = 0; j < all.length; j++) {
+			const r = all[(i + j) % all.length];
+			const sessionId = `p${r.pending}-s${i % SESSIONS}`;
+			r.counted.reset();
+			const t0 = performance.now();
+			await r.base.capture({ sessionId, runId: `turn-${i}`, texts: [`the answer of turn ${i}`] });
+			r.times.push(performance.now() - t0);
+			if (i === TURNS - 1) r.requests = r.counted.summary();
+		}
+	return all.map((r) => ({
+		pending: r.pending,
+		p50: median(r.times),
+		p95: percentile(r.times, 0.95),
+		requests: r.requests,
+	}));
 }
 
 export async function captureTable(): Promise<string[]> {
@@ -82,10 +97,10 @@ export async function captureTable(): Promise<string[]> {
 		{ name: 'local disk', make: async () => new LocalDiskStorage({ root: tempDir('cap-bench') }) },
 		{ name: 'radosgw', make: async () => rgwStorage() },
 	]) {
-		let zero = 0;
-		for (const pending of PENDING) {
-			const r = await row(b.name, await b.make(), pending);
-			if (pending === 0) zero = r.p50;
+		const measured = await rows(b.make);
+		const zero = measured[0].p50;
+		for (const r of measured) {
+			const pending = r.pending;
 			lines.push(
 				`| ${b.name} | ${pending.toLocaleString('en')} | ${f(r.p50)} ms | ${f(r.p95)} ms | ${f(r.p50 / zero)}× | ${r.requests} |`,
 			);

@@ -318,6 +318,8 @@ export {
 	TAIL_MAX,
 } from './knowledge/lexical/lexical-index';
 export type { LexicalStats } from './knowledge/lexical/lexical-index';
+export { FOLD_BATCH, OPEN_MAX } from './knowledge/lexical/open-logs';
+export type { LexicalManifest, OpenLog } from './knowledge/lexical/manifest';
 export { stem, termCounts, tokenize } from './knowledge/lexical/tokenize';
 export {
 	DEFAULT_EMBEDDING_BATCH,
@@ -372,6 +374,7 @@ export type {
 	IndexManifest,
 	KnowledgeBaseMetadata,
 	Lease,
+	LexicalState,
 	MemoryBaseConfig,
 	SegmentRef,
 	SessionLog,

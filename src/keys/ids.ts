@@ -43,6 +43,11 @@ export function validateId(field: string, value: unknown): string {
 	return value as string;
 }
 
+/** Whether a stored ID (read back from an object) passes validateId: readers refuse objects naming others. */
+export function isValidId(value: unknown): value is string {
+	return problem(value, MAX_ID_BYTES) === undefined;
+}
+
 /** The same check for an ID the engine derived from a valid one (it may carry a short suffix). */
 export function validateDerivedId(field: string, value: string): string {
 	const why = problem(value, MAX_ID_BYTES + DERIVED_ID_SUFFIX_BYTES);

@@ -1,19 +1,25 @@
-// Capture: one stride (one execution's outputs for one conversation) appended to the session's log.
-// The log keeps at most SEAL_AT messages inline; older ones go to write-once blocks first, so a capture
-// writes a bounded log however much is pending.
+// Capture: one stride (one execution's outputs for one conversation) appended to the session's log,
+// which is all a capture writes as a rule: the lexical index reads a log's newest messages from the
+// log itself (log-folding.ts). The log keeps at most SEAL_AT messages inline; older ones go to
+// write-once blocks (and into the lexical index) first, so a capture writes a bounded log however
+// much is pending.
 import { createHash, randomUUID } from 'node:crypto';
 
 import { InvalidInputError } from '../errors';
 import { validateDerivedId, validateId } from '../keys/ids';
 import { checkExpireAfterDays, withRule } from '../store/retention';
 import { lexicalChunks, writeBlock } from './capture-log';
-import { clockOf, expireSession } from './expiry';
+import { clockOf, expireSession, isLogExpired } from './expiry';
+import type { LexicalManifest, OpenLog } from './lexical/manifest';
+import { FOLD_BATCH, longestListed, OPEN_MAX } from './lexical/open-logs';
+import { fold, opening, unfold, unfolded } from './log-folding';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
 import { configure } from './settings';
 import { SEAL_AT, SEAL_AT_BYTES } from './types';
 import type { CaptureInput, CaptureMessageInput, CaptureResult } from './types';
+import type { IndexedChunk } from './vector-segment';
 
 /** Recent captures a log remembers, to recognise a retried execution capturing the same again. */
 const RECENT_RUNS = 16;
@@ -104,15 +110,45 @@ function messagesAt(stride: Stride, first: number): CapturedMessage[] {
 const bytesOf = (messages: readonly CapturedMessage[]) =>
 	messages.reduce((n, m) => n + Buffer.byteLength(m.text, 'utf8'), 0);
 
-/** Appends a stride to a session's log (sealing the inline messages first when they are too many). */
+/**
+ * Seals the log's inline messages into a write-once block, and puts those the lexical index does not
+ * hold into it (`folding`), side by side, with the listing `list` asks for; or only lists. Returns the
+ * block and the lexical manifest as stored, when written.
+ */
+async function sealAndList(
+	p: BaseParts,
+	log: SessionLog,
+	seal: boolean,
+	list: OpenLog | undefined,
+	folding: IndexedChunk[],
+): Promise<[SealedRange | undefined, LexicalManifest | undefined]> {
+	return Promise.all([
+		seal ? writeBlock(p, log.session_id, log.messages) : undefined,
+		folding.length > 0 || list
+			? p
+					.lexical()
+					.add(folding, list ? { open: [list] } : {})
+					.then((m) => m.doc)
+			: undefined,
+	]);
+}
+
+/**
+ * Appends a stride to a session's log, in one compare-and-swap. Before it: the lexical index lists
+ * the log when this capture opens it (or adds a user to it), and a full log seals its inline
+ * messages first; neither happens on most captures. Returns the log, what it stored, and open logs
+ * to fold when the manifest lists too many.
+ */
 async function append(
 	p: BaseParts,
 	stride: Stride,
-): Promise<{ log: SessionLog; stored: CapturedMessage[] }> {
+): Promise<{ log: SessionLog; stored: CapturedMessage[]; crowded: string[] }> {
 	const { sessionId, runId, now } = stride;
 	const key = p.logKey(sessionId);
 	const written: SealedRange[] = [];
+	const folded: Array<{ log: string; chunks: IndexedChunk[] }> = [];
 	let stored: CapturedMessage[] = [];
+	let manifest: LexicalManifest | undefined;
 	const result = await p.logs.update(
 		key,
 		async (cur) => {
@@ -120,10 +156,18 @@ async function append(
 			stored = [];
 			if (stride.messages.length === 0 || capturedBefore(log, stride)) return undefined;
 			stored = messagesAt(stride, log.next_seq);
+			const { state, list } = opening(log, stride.userId);
 			let { sealed, messages } = log;
 			const full = messages.length + stored.length > SEAL_AT;
-			if (messages.length > 0 && (full || bytesOf(messages) + bytesOf(stored) > SEAL_AT_BYTES)) {
-				const block = await writeBlock(p, sessionId, messages);
+			const seal =
+				messages.length > 0 && (full || bytesOf(messages) + bytesOf(stored) > SEAL_AT_BYTES);
+			const folding = seal
+				? lexicalChunks(p, sessionId, unfolded(log.messages, state.through))
+				: [];
+			folded.push({ log: log.created_at, chunks: folding });
+			const [block, listed] = await sealAndList(p, log, seal, list, folding);
+			manifest = listed ?? manifest;
+			if (block) {
 				written.push(block);
 				sealed = [...sealed, block];
 				messages = [];
@@ -138,6 +182,7 @@ async function append(
 				sealed,
 				messages: [...messages, ...stored],
 				runs,
+				lexical: { ...state, through: Math.max(state.through, block?.last ?? 0) },
 			};
 			delete next.captured_at;
 			// A rule counts from the last capture, which only a log with a rule records.
@@ -151,7 +196,11 @@ async function append(
 	for (const b of written)
 		if (!log.sealed.some((s) => s.key === b.key))
 			await p.blocks.deleteWriteOnce(b.key).catch(() => {});
-	return { log, stored: result.written ? stored : [] };
+	// What an attempt sealed of a log forgotten since (this capture started a new one) goes again.
+	for (const f of folded) if (f.log !== log.created_at) await unfold(p, sessionId, f.chunks);
+	const open = manifest?.open ?? [];
+	const crowded = open.length > OPEN_MAX ? longestListed(open, FOLD_BATCH, sessionId) : [];
+	return { log, stored: result.written ? stored : [], crowded };
 }
 
 /** Checks a capture's input and prepares its stride (nothing is read or written yet). */
@@ -173,29 +222,10 @@ function prepare(input: CaptureInput, now: Date): Stride {
 }
 
 /**
- * The stride into the lexical index, beside the log write when this process knows where the log
- * stands (a guess a concurrent writer may spoil: the next sync re-indexes with the true numbers),
- * else after it.
- */
-async function indexLexically(
-	p: BaseParts,
-	stride: Stride,
-	appended: Promise<{ stored: CapturedMessage[] }>,
-): Promise<void> {
-	if (stride.messages.length === 0) return;
-	const known = p.logs.lastKnown(p.logKey(stride.sessionId));
-	let messages: CapturedMessage[];
-	if (known && known.version !== null && !capturedBefore(known.doc, stride))
-		messages = messagesAt(stride, known.doc.next_seq);
-	else messages = (await appended).stored;
-	await p.lexical().add(lexicalChunks(p, stride.sessionId, messages));
-}
-
-/**
- * Appends one stride (this run's outputs for a session) to the session's capture log and the base's
- * lexical index, beside a conditional read of the configuration: each a compare-and-swap of a bounded
- * document, written side by side. The same run captured again with the same messages (a retried
- * execution) is not added twice. With auto capture on, an embedding model connected and the session's
+ * Appends one stride (this run's outputs for a session) to the session's capture log, beside a
+ * conditional read of the configuration: as a rule one compare-and-swap of a bounded document, and
+ * search finds the stride at once (the lexical index reads it from the log). The same run captured
+ * again with the same messages (a retried execution) is not added twice. With auto capture on, an embedding model connected and the session's
  * pending count at or above the threshold, the session is then synced by `sync`; a sync that is
  * already running (or fails) leaves the stride pending (see syncError).
  */
@@ -210,16 +240,21 @@ export async function capture(
 	// Captures past their Expire After go before this one lands, so it starts the log afresh: one
 	// conditional read of the log when nothing expired. (A sync of the conversation running right
 	// then keeps them, and this capture renews them: syncs follow captures, so that is rare.)
-	await expireSession(p, stride.sessionId, now);
+	// The log this process wrote or read last is checked first: not expired then, it is not expired
+	// now unless time passed its rule, and a newer version is newer still (no request either way).
+	const known = p.logs.lastKnown(p.logKey(stride.sessionId));
+	if (!known || known.version === null || isLogExpired(known.doc, now))
+		await expireSession(p, stride.sessionId, now);
 	// The settings and the log are independent objects: read and written side by side, so a capture
 	// costs about one request's time. (A base being deleted refuses the capture either way; a log
 	// written meanwhile goes with the base, as the delete lists the sessions after taking their locks.)
-	const appended = append(p, stride);
-	const [config, { log, stored }] = await Promise.all([
+	const [config, { log, stored, crowded }] = await Promise.all([
 		configure(p, settings),
-		appended,
-		indexLexically(p, stride, appended),
+		append(p, stride),
 	]);
+	// This capture listed one open log too many: it folds the longest listed. A failed fold loses
+	// nothing (the logs stay open and listed) and is tried again by the next capture that lists one.
+	if (crowded.length > 0) await fold(p, crowded).catch(() => {});
 	const out: CaptureResult = {
 		sessionId: stride.sessionId,
 		captured: stored.length,

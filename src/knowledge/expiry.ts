@@ -73,7 +73,8 @@ export async function expireSession(
 						);
 					result.vectors = ids.length;
 				} else result.vectors = await p.index(config.kb_id).forgetSession(id, p.maxAttempts);
-				result.lexical = await p.lexical().forgetSession(id, new Set(messages.map((m) => m.id)));
+				const held = new Set(messages.map((m) => m.id));
+				result.lexical = await p.lexical().forgetSession(id, (d) => held.has(d.message_id));
 			}
 			if (!(await deleteIfUnchanged(p.storage, p.logKey(id), version)))
 				return { ...result, expired: false, skipped: 'captured again since it was judged' };

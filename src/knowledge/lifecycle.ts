@@ -10,7 +10,10 @@ import { capturedChunks, chunksOf, lexicalChunks, readLog, readMessages } from '
 const LEXICAL_BATCH = 4096;
 import type { HeldLease } from './lease';
 import { locked, runningError, runningSyncs } from './locks';
+import { FOLD_BATCH } from './lexical/open-logs';
+import { settle } from './log-folding';
 import type { BaseParts } from './parts';
+import type { SessionLog } from './records';
 import { configure, ensureKnowledgeBase, markLexical } from './settings';
 import { ingest, summary } from './sync';
 import type { DeleteResult, ForgetResult, SessionSyncResult, SyncResult } from './types';
@@ -47,19 +50,25 @@ export async function regenerate(p: BaseParts): Promise<SyncResult> {
 	});
 }
 
-/** The lexical index anew from every session's capture log (every lock held). */
+/**
+ * The lexical index anew from every session's capture log (every lock held): emptied in one swap that
+ * keeps its open logs, then each log's messages added and the log settled (closed when nothing newer
+ * came, listed when still open).
+ */
 async function rebuildLexical(p: BaseParts, sessions: string[]): Promise<SessionSyncResult[]> {
 	const lexical = p.lexical();
 	const since = new Date().toISOString();
-	await lexical.clear();
-	await lexical.ensure();
+	await lexical.reset();
 	const out: SessionSyncResult[] = [];
+	const logs: SessionLog[] = [];
 	for (const s of sessions) {
 		const { log } = await readLog(p, s);
 		const all = await readMessages(p, log, 1, log.next_seq - 1);
 		const chunks = lexicalChunks(p, s, all);
 		for (let i = 0; i < chunks.length; i += LEXICAL_BATCH)
 			await lexical.add(chunks.slice(i, i + LEXICAL_BATCH));
+		logs.push(log);
+		if (logs.length >= FOLD_BATCH) await settle(p, logs.splice(0));
 		out.push({
 			sessionId: s,
 			messages: all.length,
@@ -71,6 +80,7 @@ async function rebuildLexical(p: BaseParts, sessions: string[]): Promise<Session
 			pending: log.next_seq - 1 - log.cursor,
 		});
 	}
+	await settle(p, logs);
 	// Captures since `since` went into the index as they came: it holds everything from now on.
 	await markLexical(p, since);
 	return out;
@@ -217,6 +227,9 @@ export async function forget(p: BaseParts, sessionId: string): Promise<ForgetRes
 		const folder = p.sessionPrefix(id);
 		const lease = p.sessionLeaseKey(id);
 		result.deleted.push(...(await deleteUnder(p, folder, new Set([lease]))));
+		// A fold or a seal that read the log before it went may have put its chunks back meanwhile (it
+		// takes out again what it put back once it finds the log gone, which it may not have yet).
+		result.lexical += await p.lexical().forgetSession(id);
 		return result;
 	});
 }

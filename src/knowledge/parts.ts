@@ -19,6 +19,7 @@ import type { KnowledgeBaseMetadata, MemoryBaseConfig, SessionLog } from './reco
 import { DEFAULT_EMBEDDING_BATCH, DEFAULT_LEASE_MS } from './types';
 import type { Embedder, MemoryBaseOptions } from './types';
 import { LexicalIndex } from './lexical/lexical-index';
+import { readTails } from './log-folding';
 import { EmbeddedIndex } from './vector-index';
 
 export function checkPositiveInt(option: string, value: number, min = 1): number {
@@ -113,7 +114,9 @@ export class BaseParts {
 	}
 
 	lexical(): LexicalIndex {
-		return new LexicalIndex(this.storage, this.baseId, this.keyPrefix, this.maxAttempts);
+		return new LexicalIndex(this.storage, this.baseId, this.keyPrefix, this.maxAttempts, (ids) =>
+			readTails(this, ids),
+		);
 	}
 
 	external(): ExternalIndex | undefined {

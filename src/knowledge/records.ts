@@ -56,6 +56,22 @@ export interface RecentRun {
 }
 
 /**
+ * How a capture log stands with the base's lexical index. Messages up to `through` are in the index's
+ * manifest; later ones are always inline in the log, and a search reads them from it, found through
+ * the manifest's list of open logs (knowledge/lexical/open-logs.ts). Logs written before it have
+ * none: every message they hold went into the index when captured (or goes at the next sync).
+ */
+export interface LexicalState {
+	through: number;
+	/** Whether the manifest lists the log (it was listed before it was opened). */
+	open: boolean;
+	/** Raised by each opening (never lowered, a time in ms at least): an older closing does not unlist it. */
+	gen: number;
+	/** Users of the messages captured since it was opened; null: too many to list. */
+	users: string[] | null;
+}
+
+/**
  * `memory_base/{base_id}/sessions/{session_id}/log.json`: a session's capture log and its sync state
  * (one per session and base). Messages 1 … next_seq − 1 are captured; those up to `cursor` are in
  * the knowledge base. The oldest live in write-once `sealed` blocks, at most SEAL_AT inline, so a
@@ -81,6 +97,8 @@ export interface SessionLog {
 	expire_after_days?: number;
 	/** When the last capture was appended (syncs move `updated_at`, not this); logs with a rule have it. */
 	captured_at?: string;
+	/** Where the lexical index stands (older logs have none). */
+	lexical?: LexicalState;
 }
 
 /** A sealed block: `…/sessions/{session_id}/sealed/{first}-{last}-{random}.json`, never rewritten. */
@@ -177,6 +195,14 @@ const logSchema = z.looseObject({
 	runs: z.array(z.looseObject({ run_id: z.string().min(1), digest: z.string().min(1) })).optional(),
 	expire_after_days: expireAfterDaysSchema.optional(),
 	captured_at: timestamp.optional(),
+	lexical: z
+		.looseObject({
+			through: z.number().int().min(0),
+			open: z.boolean(),
+			gen: z.number().int().min(0),
+			users: z.array(z.string().min(1)).nullable(),
+		})
+		.optional(),
 });
 
 const sealedSchema = z.looseObject({
@@ -240,6 +266,16 @@ function checkLog(key: string, log: SessionLog): SessionLog {
 		);
 	if (log.cursor >= log.next_seq)
 		throw new CorruptDocumentError(key, `the cursor ${log.cursor} is past the last message`);
+	// Messages past `through` are read from the log: they must all be inline.
+	const through = log.lexical?.through;
+	if (
+		through !== undefined &&
+		(through >= log.next_seq || through + 1 < (log.messages[0]?.seq ?? log.next_seq))
+	)
+		throw new CorruptDocumentError(
+			key,
+			`lexical.through ${through} is outside the inline messages`,
+		);
 	return log;
 }
 

@@ -9,6 +9,7 @@ import { locked } from './locks';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
+import { foldedTo, foldListed, unfolded } from './log-folding';
 import { configure, ensureKnowledgeBase, recordDimensions } from './settings';
 import type { Embedder, SessionSyncResult, SyncResult } from './types';
 import { normaliseRows, SEGMENT_MAX_VECTORS } from './vector-segment';
@@ -40,6 +41,8 @@ export async function sync(
 	return locked(p, sessionId, operation, async (sessions, leases) => {
 		const kbId = config?.kb_id ?? (await configure(p)).kb_id;
 		await ensureKnowledgeBase(p, kbId);
+		// A whole-base sync also folds the open logs, so searches read none until captures open them.
+		if (sessionId === undefined) await foldListed(p);
 		const results: SessionSyncResult[] = [];
 		for (const s of sessions)
 			results.push(await ingest(p, s, kbId, embedder, leases.sessions.get(s) as HeldLease));
@@ -138,6 +141,9 @@ function advanced(
 		updated_at: now,
 		sealed,
 		messages,
+		// The lexical index holds them now (added before this swap): a merge may seal them. The log
+		// stays open (closing is a fold's: here the cursor is the last write).
+		...foldedTo(d, to),
 	};
 }
 
@@ -172,9 +178,11 @@ export async function ingest(
 	const messages = await readMessages(p, log, from + 1, to);
 	const chunks = chunksOf(p, kbId, sessionId, messages);
 	await embedAll(p, sessionId, kbId, chunks, embedder, lease);
-	// The lexical index had these since their capture; again now with their final numbers (and any a
-	// crash between a capture's two writes lost). Idempotent: a chunk's copy replaces the earlier one.
-	await p.lexical().add(lexicalChunks(p, sessionId, messages));
+	// The unfolded ones into the lexical index's manifest (a search read them from the log until now),
+	// so the log may seal them. A log without a lexical state gets all of them again (its captures
+	// indexed them before their numbers were final). Idempotent: a chunk's copy replaces the earlier one.
+	const lexical = unfolded(messages, log.lexical?.through ?? 0);
+	if (lexical.length > 0) await p.lexical().add(lexicalChunks(p, sessionId, lexical));
 	// Every chunk is confirmed by the index. The cursor goes last, if the lock is still ours.
 	await checkpoint(p, sessionId, lease);
 	await lease.confirm();

@@ -1,7 +1,9 @@
-// The lexical index of a memory base, updated at every capture: a manifest (compare-and-swap) holding
-// the newest chunks inline (the tail) and the list of write-once segments; a full tail is sealed into
-// a segment, and FAN segments of one level are merged into one of the next, so a capture rewrites a
-// bounded manifest and the segments stay few. Works the same on disk and S3, from any number of processes.
+// The lexical index of a memory base: a manifest (compare-and-swap) holding chunks inline (the tail),
+// the list of write-once segments, and the open capture logs whose newest messages a search reads
+// from the logs themselves (open-logs.ts), so a capture writes only its log. Folded messages go into
+// the tail; a full tail is sealed into a segment, and FAN segments of one level are merged into one
+// of the next, so the manifest stays bounded and the segments few. Works the same on disk and S3,
+// from any number of processes.
 import { randomBytes } from 'node:crypto';
 
 import { BoundedCache } from '../../common/bounded-cache';
@@ -19,6 +21,8 @@ import type { ChunkFilter } from '../filter';
 import { laterMention } from './later-mentions';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
+import { logsInScope, OPEN_STALE_MS, relist } from './open-logs';
+import type { Listing, LogTails } from './open-logs';
 import { build, decode, encode, refOf, scopeKeys } from './segment';
 import type { LexicalRef, LexicalSegment } from './segment';
 
@@ -39,8 +43,8 @@ const segments = new BoundedCache<LexicalSegment>({
 	name: 'lexical segments',
 	maxWeight: LEXICAL_CACHE_BYTES,
 });
-/** The tail as a segment, per manifest version (what a stored version holds never changes). */
-const tails = new BoundedCache<LexicalSegment>({ name: 'lexical tails', maxEntries: 64 });
+/** The tail as a segment, per manifest version; an open log's newest messages, per log version. */
+const tails = new BoundedCache<LexicalSegment>({ name: 'lexical tails', maxEntries: 256 });
 /** Which documents are live, per manifest version and set of loaded segments. */
 const masks = new BoundedCache<Uint8Array[]>({ name: 'lexical live masks', maxEntries: 128 });
 /** Which documents a filter lets through, per live mask and filter (a user's searches reuse it). */
@@ -66,6 +70,8 @@ export class LexicalIndex {
 		readonly baseId: string,
 		readonly keyPrefix?: string,
 		maxAttempts = 12,
+		/** Reads open capture logs (none without it: an index read on its own). */
+		private readonly logTails: LogTails = async () => [],
 	) {
 		const prefix = `${memoryBasePrefix(baseId, keyPrefix)}lexical/`;
 		this.manifestKey = `${prefix}manifest.json`;
@@ -114,19 +120,22 @@ export class LexicalIndex {
 	}
 
 	/**
-	 * Adds chunks (a chunk ID already indexed is superseded by the new copy). Small adds go into the
-	 * tail; a full tail becomes a level-0 segment, and FAN segments of one level are merged into one of
-	 * the next, all in the one compare-and-swap of the manifest that lists them.
+	 * Adds chunks (a chunk ID already indexed is superseded by the new copy) and lists or unlists open
+	 * logs. Small adds go into the tail; a full tail becomes a level-0 segment, and FAN segments of one
+	 * level are merged into one of the next, all in the one compare-and-swap of the manifest that lists
+	 * them. Returns the manifest as stored after it.
 	 */
-	async add(docs: IndexedChunk[]): Promise<void> {
-		if (docs.length === 0) return;
+	async add(docs: IndexedChunk[], listing: Listing = {}): Promise<Versioned<LexicalManifest>> {
 		const written: string[] = [];
 		const merged: string[] = [];
 		const ids = new Set(docs.map((d) => d.id));
 		const result = await this.manifests.update(
 			this.manifestKey,
 			async (cur) => {
-				const m = cur.version === null ? emptyManifest() : cur.doc;
+				const found = cur.version === null ? emptyManifest() : cur.doc;
+				const open = relist(found.open ?? [], listing, new Date());
+				if (docs.length === 0 && open === undefined) return undefined;
+				const m = open ? { ...found, open } : found;
 				const tail = [...m.tail.filter((d) => !ids.has(d.id)), ...docs];
 				if (!tooBig(tail)) return { ...m, tail, updated_at: new Date().toISOString() };
 				let refs = [...m.segments];
@@ -145,13 +154,19 @@ export class LexicalIndex {
 		// Segments of attempts that lost their swap, and segments a merge replaced, are listed nowhere.
 		for (const key of [...written, ...merged])
 			if (!listed.has(key)) await this.deleteSegment(key).catch(() => {});
+		return result.current;
 	}
 
-	/** While the newest FAN segments share a level, merges them into one of the next level. */
+	/**
+	 * While the newest FAN segments are of one level, or of two next to each other (adds of mixed
+	 * sizes, as a fold of many conversations beside a seal, must not stop merging), merges them into
+	 * one of the level above.
+	 */
 	private async mergeDue(refs: LexicalRef[], written: string[], merged: string[]) {
 		while (refs.length >= FAN) {
 			const group = refs.slice(-FAN);
-			if (!group.every((r) => r.level === group[0].level)) break;
+			const top = Math.max(...group.map((r) => r.level));
+			if (group.some((r) => r.level < top - 1)) break;
 			const loaded = await Promise.all(group.map((r) => this.readSegment(r.key)));
 			if (loaded.some((s) => s === null))
 				throw new IndexDamagedError(
@@ -164,7 +179,7 @@ export class LexicalIndex {
 					byId.delete(d.id); // a later copy wins and takes the later place
 					byId.set(d.id, d);
 				}
-			const ref = await this.writeSegment(group[0].level + 1, [...byId.values()]);
+			const ref = await this.writeSegment(top + 1, [...byId.values()]);
 			written.push(ref.key);
 			merged.push(...group.map((r) => r.key));
 			refs = [...refs.slice(0, -FAN), ref];
@@ -178,8 +193,23 @@ export class LexicalIndex {
 		return tails.getOrSet(id, () => build(`${this.manifestKey}#tail`, manifest.doc.tail));
 	}
 
-	/** The segments a filter may need, loaded; retried once on a newer manifest when one is missing. */
+	/**
+	 * The newest messages of the open logs a filter reads (its conversation's, or those `manifest`
+	 * lists), as segments built once per log version.
+	 */
+	private async openLogs(manifest: LexicalManifest | undefined, filter: ChunkFilter) {
+		const read = await this.logTails(logsInScope(manifest?.open, filter));
+		return read.map((t) => tails.getOrSet(this.cacheId(t.key), () => build(t.key, t.docs())));
+	}
+
+	/**
+	 * The open logs in a filter's scope, then the segments it may need from the manifest read after
+	 * them (retried once on a newer manifest when a segment is missing). Logs first: a message a fold
+	 * or a seal takes out of a log is in every manifest read after it (that manifest write came first).
+	 */
 	private async load(filter: ChunkFilter) {
+		const listing = filter.sessionId === undefined ? await this.readManifest() : undefined;
+		const logs = await this.openLogs(listing?.doc, filter);
 		const want = [
 			...(filter.sessionId !== undefined ? [bloomPositions(`s:${filter.sessionId}`)] : []),
 			...(filter.userId !== undefined ? [bloomPositions(`u:${filter.userId}`)] : []),
@@ -196,7 +226,10 @@ export class LexicalIndex {
 			const loaded = await Promise.all(refs.map((r) => this.readSegment(r.key)));
 			const missing = refs.filter((_, i) => loaded[i] === null).map((r) => r.key);
 			if (missing.length === 0)
-				return { manifest, loaded: [...(loaded as LexicalSegment[]), this.tailOf(manifest)] };
+				return {
+					manifest,
+					loaded: [...(loaded as LexicalSegment[]), this.tailOf(manifest), ...logs],
+				};
 			// A merge may have replaced them since the manifest was read: look once more.
 			if (attempt >= 1) throw new IndexDamagedError(this.baseId, missing);
 		}
@@ -240,6 +273,7 @@ export class LexicalIndex {
 
 	/** What the index holds (every segment is read), and which listed segments storage lost. */
 	async stats(): Promise<LexicalStats> {
+		const logs = await this.openLogs((await this.readManifest()).doc, {}); // logs first, as load()
 		const manifest = await this.readManifest();
 		const none = { exists: false, chunks: 0, bySession: {}, segments: 0, missing: [] };
 		if (manifest.version === null) return none;
@@ -251,7 +285,7 @@ export class LexicalIndex {
 			const seg = present.has(r.key) ? await this.readSegment(r.key) : null;
 			if (seg) loaded.push(seg);
 		}
-		loaded.push(this.tailOf(manifest));
+		loaded.push(this.tailOf(manifest), ...logs);
 		const live = this.liveOf(manifest, loaded);
 		const bySession: Record<string, number> = {};
 		let chunks = 0;
@@ -266,15 +300,15 @@ export class LexicalIndex {
 	}
 
 	/**
-	 * Removes one conversation's chunks for good: the tail without them, and each segment that may hold
-	 * them rewritten without them (or dropped), in one compare-and-swap of the manifest; the old
-	 * segments are deleted after it. With `only`, just the chunks of those messages (by message ID):
-	 * what an expired capture log held, while later captures of the conversation stay. Returns the
-	 * chunks removed.
+	 * Removes one conversation's chunks for good (or only those `only` picks: the messages an expired
+	 * capture log held, or the chunks a fold put back of a log gone since): the tail without them, and
+	 * each segment that may hold them rewritten without them (or dropped), in one compare-and-swap of
+	 * the manifest that also unlists the conversation (unless `only`); the old segments are deleted
+	 * after it. Returns the chunks removed.
 	 */
-	async forgetSession(sessionId: string, only?: ReadonlySet<string>): Promise<number> {
-		const gone = (d: IndexedChunk) =>
-			d.session_id === sessionId && (only === undefined || only.has(d.message_id));
+	async forgetSession(sessionId: string, only?: (d: IndexedChunk) => boolean): Promise<number> {
+		const keep = (d: IndexedChunk) =>
+			d.session_id !== sessionId || (only !== undefined && !only(d));
 		const key = `s:${sessionId}`;
 		const position = bloomPositions(key);
 		let removed = 0;
@@ -284,8 +318,9 @@ export class LexicalIndex {
 			if (cur.version === null) return undefined;
 			removed = 0;
 			replaced = [];
-			const tail = cur.doc.tail.filter((d) => !gone(d));
+			const tail = cur.doc.tail.filter(keep);
 			removed += cur.doc.tail.length - tail.length;
+			const open = only ? cur.doc.open : cur.doc.open?.filter((o) => o.session_id !== sessionId);
 			const refs: LexicalRef[] = [];
 			for (const ref of cur.doc.segments) {
 				if (!bloomMayHave(ref.bloom, position)) {
@@ -294,7 +329,7 @@ export class LexicalIndex {
 				}
 				const seg = await this.readSegment(ref.key);
 				if (!seg) throw new IndexDamagedError(this.baseId, [ref.key]);
-				const kept = seg.docs.filter((d) => !gone(d));
+				const kept = seg.docs.filter(keep);
 				if (kept.length === seg.docs.length) {
 					refs.push(ref);
 					continue;
@@ -306,13 +341,37 @@ export class LexicalIndex {
 				written.push(fresh.key);
 				refs.push(fresh);
 			}
-			if (removed === 0) return undefined;
-			return { ...cur.doc, tail, segments: refs, updated_at: new Date().toISOString() };
+			if (removed === 0 && open?.length === cur.doc.open?.length) return undefined;
+			return {
+				...cur.doc,
+				tail,
+				segments: refs,
+				...(open ? { open } : {}),
+				updated_at: new Date().toISOString(),
+			};
 		});
 		const listed = new Set(result.current.doc.segments.map((r) => r.key));
 		for (const k of [...written, ...(result.written ? replaced : [])])
 			if (!listed.has(k)) await this.deleteSegment(k).catch(() => {});
 		return result.written ? removed : 0;
+	}
+
+	/**
+	 * Empties the index for a rebuild in one compare-and-swap to a new manifest that keeps the open logs
+	 * (one a capture lists meanwhile is never lost), then deletes the segments the old one listed, and
+	 * unlisted ones older than OPEN_STALE_MS (left by crashed writers; a running write is younger).
+	 */
+	async reset(): Promise<void> {
+		let listed: LexicalRef[] = [];
+		await this.manifests.update(this.manifestKey, (cur) => {
+			listed = cur.doc.segments; // a missing manifest reads as an empty one
+			return { ...emptyManifest(), ...(cur.doc.open ? { open: cur.doc.open } : {}) };
+		});
+		const old = Date.now() - OPEN_STALE_MS;
+		const all = await this.storage.list(this.segmentsPrefix);
+		const stale = all.filter((o) => o.lastModified.getTime() < old).map((o) => o.key);
+		for (const key of new Set([...listed.map((r) => r.key), ...stale]))
+			await this.deleteSegment(key);
 	}
 
 	/** Deletes the whole index: the manifest first (a writer holding it then fails its swap), then every segment. */

@@ -84,7 +84,9 @@ describe('lexical index: updated at capture, any language', () => {
 
 	it('seals the tail into segments and merges FAN of a level into one of the next; every chunk stays findable', async () => {
 		const { base, storage } = setup();
-		const n = TAIL_MAX * FAN + 10;
+		// Captured messages reach the manifest when their log seals them (SEAL_AT at a time); the
+		// newest stay in the logs. Twice what one merge needs, so the manifest sees one for sure.
+		const n = 2 * TAIL_MAX * FAN;
 		for (let i = 0; i < n; i++) await say(base, `s${i % 3}`, `note number${i} about topic${i}`);
 		const manifest = JSON.parse(
 			Buffer.from((await storage.get('memory_base/kb/lexical/manifest.json'))!.body).toString(),
@@ -182,14 +184,12 @@ describe('hybrid ranking', () => {
 	it('a newer statement of a fact outranks an older one under a half-life', async () => {
 		const { base, storage } = setup();
 		await say(base, 'c1', 'I live in Lyon near the old town', { userId: 'u' });
-		// Age the first statement by rewriting its capture time in the lexical tail (as if said in 2025).
-		const key = 'memory_base/kb/lexical/manifest.json';
-		const manifest = JSON.parse(Buffer.from((await storage.get(key))!.body).toString());
-		manifest.tail[0].created_at = '2025-01-10T10:00:00.000Z';
-		writeFileSync(
-			path.join((storage.inner as LocalDiskStorage).root, key),
-			JSON.stringify(manifest),
-		);
+		// Age the first statement by rewriting its capture time where the lexical index reads it, its
+		// capture log (as if said in 2025).
+		const key = captureLogKey('kb', 'c1');
+		const log = JSON.parse(Buffer.from((await storage.get(key))!.body).toString());
+		log.messages[0].created_at = '2025-01-10T10:00:00.000Z';
+		writeFileSync(path.join((storage.inner as LocalDiskStorage).root, key), JSON.stringify(log));
 		await say(base, 'c2', 'I moved from Lyon to Oslo, so I live in Oslo now', { userId: 'u' });
 		const plain = await base.search('where do I live', { userId: 'u' });
 		const recent = await base.search('where do I live', { userId: 'u', halfLifeDays: 30 });

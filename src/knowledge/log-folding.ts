@@ -1,0 +1,154 @@
+// The capture logs' side of the lexical index: a capture writes only its log, whose newest messages
+// a search reads from the log itself (the manifest lists the open logs, lexical/open-logs.ts); a fold
+// later puts them into the manifest and closes the log. Here: where a log stands (LexicalState), what
+// a capture changes in it, what a search reads from it, and the fold.
+import { lexicalChunks, readLog } from './capture-log';
+import type { OpenLog } from './lexical/manifest';
+import { FOLD_BATCH, mergeUsers } from './lexical/open-logs';
+import type { ClosedLog, LogTail } from './lexical/open-logs';
+import type { BaseParts } from './parts';
+import type { CapturedMessage, LexicalState, SessionLog } from './records';
+import type { IndexedChunk } from './vector-segment';
+
+/** Where a log stands; a log from before LexicalState had every message indexed at capture: closed. */
+export function lexicalState(log: SessionLog): LexicalState {
+	return log.lexical ?? { through: log.next_seq - 1, open: false, gen: 0, users: [] };
+}
+
+/** The messages of `messages` the manifest does not hold (all inline: see LexicalState). */
+export function unfolded(messages: readonly CapturedMessage[], through: number) {
+	return messages.filter((m) => m.seq > through);
+}
+
+const entryOf = (sessionId: string, s: LexicalState, at: number): OpenLog => ({
+	session_id: sessionId,
+	gen: s.gen,
+	users: s.users,
+	at: new Date(at).toISOString(),
+});
+
+/**
+ * What a capture by `userId` does to the log's state: nothing when the log is open for that user;
+ * otherwise it opens it (a new `gen`) or adds the user, and `list` is what the manifest must list
+ * before the log is written.
+ */
+export function opening(
+	log: SessionLog,
+	userId: string | undefined,
+	now = Date.now(),
+): { state: LexicalState; list?: OpenLog } {
+	const s = lexicalState(log);
+	const user = userId === undefined ? [] : [userId];
+	if (s.open && (s.users === null || user.every((u) => s.users?.includes(u)))) return { state: s };
+	const state = s.open
+		? { ...s, users: mergeUsers(s.users, user) }
+		: { ...s, open: true, gen: Math.max(s.gen + 1, now), users: user };
+	return { state, list: entryOf(log.session_id, state, now) };
+}
+
+/**
+ * The log's state once its messages up to `to` are in the manifest: `through` moves there, and with
+ * `close` an open log with nothing newer closes (a fold then unlists it). Logs without a state keep none.
+ */
+export function foldedTo(log: SessionLog, to: number, close = false): Pick<SessionLog, 'lexical'> {
+	const s = log.lexical;
+	if (!s) return {};
+	const through = Math.max(s.through, to);
+	return { lexical: { ...s, through, open: s.open && !(close && log.next_seq - 1 === through) } };
+}
+
+/** How the manifest must list a log: still open, or closed at its opening (gen null: gone). */
+function listingOf(
+	sessionId: string,
+	log: SessionLog | null,
+): { open?: OpenLog; closed?: ClosedLog } {
+	if (log === null) return { closed: { session_id: sessionId, gen: null } };
+	const s = lexicalState(log);
+	if (s.open) return { open: entryOf(sessionId, s, Date.now()) };
+	return { closed: { session_id: sessionId, gen: s.gen } };
+}
+
+/** What a search reads of these conversations' logs: each one's unfolded messages, as chunks. */
+export async function readTails(p: BaseParts, sessionIds: string[]): Promise<LogTail[]> {
+	const logs = await Promise.all(sessionIds.map((s) => p.logs.read(p.logKey(s))));
+	return logs.flatMap(({ doc, version }) => {
+		const messages = version === null ? [] : unfolded(doc.messages, lexicalState(doc).through);
+		if (messages.length === 0) return [];
+		const key = `${p.logKey(doc.session_id)}#${version}`;
+		return [{ key, docs: () => lexicalChunks(p, doc.session_id, messages) }];
+	});
+}
+
+/**
+ * One log after its messages up to `folded` (as it was read) went into the manifest: `through`
+ * moves there, and the log closes unless newer messages came meanwhile. Says how the manifest must
+ * list it: still open, or closed at its opening (gen null: the log is gone).
+ */
+async function closeLog(
+	p: BaseParts,
+	folded: SessionLog,
+): Promise<{ open?: OpenLog; closed?: ClosedLog; gone: boolean }> {
+	const sessionId = folded.session_id;
+	const result = await p.logs.update(p.logKey(sessionId), (cur) => {
+		// Gone, or a new log since (forgotten and captured again): its numbers are not these.
+		if (cur.version === null || cur.doc.created_at !== folded.created_at) return undefined;
+		const { lexical } = foldedTo(cur.doc, folded.next_seq - 1, true);
+		const s = cur.doc.lexical;
+		if (!lexical || !s || (lexical.through === s.through && lexical.open === s.open))
+			return undefined;
+		return { ...cur.doc, lexical };
+	});
+	const now = result.current.version === null ? null : result.current.doc;
+	return { ...listingOf(sessionId, now), gone: now?.created_at !== folded.created_at };
+}
+
+/**
+ * After the logs' messages (as read) went into the manifest: each log's `through` moves up and it
+ * closes if nothing newer came, then one manifest update unlists the closed ones and lists those
+ * still open (after a Regenerate, whose new manifest may miss them). Returns the conversations whose
+ * log is gone since it was read (forgotten, perhaps captured into anew).
+ */
+export async function settle(p: BaseParts, logs: readonly SessionLog[]): Promise<Set<string>> {
+	const after = await Promise.all(logs.map((log) => closeLog(p, log)));
+	await p.lexical().add([], {
+		open: after.flatMap((a) => (a.open ? [a.open] : [])),
+		closed: after.flatMap((a) => (a.closed ? [a.closed] : [])),
+	});
+	return new Set(logs.filter((_, i) => after[i].gone).map((l) => l.session_id));
+}
+
+/**
+ * Takes out again what a fold or a seal put into the manifest from a log that is gone since it was
+ * read: a Forget removed the conversation's chunks before, and must not find them back.
+ */
+export async function unfold(p: BaseParts, sessionId: string, chunks: readonly IndexedChunk[]) {
+	if (chunks.length === 0) return;
+	const ids = new Set(chunks.map((c) => c.id));
+	await p.lexical().forgetSession(sessionId, (d) => ids.has(d.id));
+}
+
+/**
+ * Folds open logs: their unfolded messages into the manifest, then each log closed and unlisted. It
+ * holds no lock: what it put back of a conversation forgotten meanwhile it takes out again.
+ */
+export async function fold(p: BaseParts, sessionIds: string[]): Promise<void> {
+	const read = await Promise.all(sessionIds.map((s) => readLog(p, s)));
+	const added = read.map(({ log }) =>
+		lexicalChunks(p, log.session_id, unfolded(log.messages, lexicalState(log).through)),
+	);
+	if (added.some((a) => a.length > 0)) await p.lexical().add(added.flat());
+	// A log read as missing has no creation time: one created since is not taken for it.
+	const gone = await settle(
+		p,
+		read.map((r) => r.log),
+	);
+	for (const [i, { log }] of read.entries())
+		if (gone.has(log.session_id)) await unfold(p, log.session_id, added[i]);
+}
+
+/** Folds every open log the manifest lists, FOLD_BATCH at a time (a whole-base sync, before it ingests). */
+export async function foldListed(p: BaseParts): Promise<void> {
+	const { doc } = await p.lexical().readManifest();
+	const ids = (doc.open ?? []).map((o) => o.session_id);
+	for (let i = 0; i < ids.length; i += FOLD_BATCH) await fold(p, ids.slice(i, i + FOLD_BATCH));
+}
