@@ -172,16 +172,13 @@ async function append(
 				sealed = [...sealed, block];
 				messages = [];
 			}
-			const runs = [...(log.runs ?? []), { run_id: runId, digest: stride.digest }].slice(
-				-RECENT_RUNS,
-			);
 			const next: SessionLog = {
 				...log,
 				next_seq: log.next_seq + stored.length,
 				updated_at: now,
 				sealed,
 				messages: [...messages, ...stored],
-				runs,
+				runs: [...(log.runs ?? []), { run_id: runId, digest: stride.digest }].slice(-RECENT_RUNS),
 				lexical: { ...state, through: Math.max(state.through, block?.last ?? 0) },
 			};
 			delete next.captured_at;
@@ -249,7 +246,7 @@ export async function capture(
 	// costs about one request's time. (A base being deleted refuses the capture either way; a log
 	// written meanwhile goes with the base, as the delete lists the sessions after taking their locks.)
 	const [config, { log, stored, crowded }] = await Promise.all([
-		configure(p, settings),
+		configure(p, { ...settings, expiring: (stride.expireAfterDays ?? 0) > 0 }),
 		append(p, stride),
 	]);
 	// This capture listed one open log too many: it folds the longest listed. A failed fold loses

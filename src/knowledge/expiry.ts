@@ -21,6 +21,16 @@ export function isLogExpired(log: SessionLog, now: Date): boolean {
 	return isExpired({ expire_after_days: log.expire_after_days, updated_at: log.captured_at }, now);
 }
 
+const nothingExpired = (p: BaseParts, sessionId: string): ExpireResult => ({
+	baseId: p.baseId,
+	sessionId,
+	expired: false,
+	messages: 0,
+	vectors: 0,
+	lexical: 0,
+	deleted: [],
+});
+
 /**
  * Deletes one conversation's captures if its log is past its rule at `now`. Holding the session's
  * lock (so no sync adds its vectors meanwhile), it reads the log again, removes the index entries of
@@ -36,15 +46,7 @@ export async function expireSession(
 	options: { dryRun?: boolean } = {},
 ): Promise<ExpireResult> {
 	const id = validateId('session_id', sessionId);
-	const result: ExpireResult = {
-		baseId: p.baseId,
-		sessionId: id,
-		expired: false,
-		messages: 0,
-		vectors: 0,
-		lexical: 0,
-		deleted: [],
-	};
+	const result = nothingExpired(p, id);
 	const first = await readLog(p, id);
 	if (first.version === null || !isLogExpired(first.log, now)) return result;
 	result.expired = true;

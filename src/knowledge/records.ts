@@ -21,6 +21,8 @@ export interface MemoryBaseConfig {
 	deleting?: { since: string; mode: 'wait' | 'cancel' };
 	/** Since when every capture also goes into the lexical index (bases older than it have none until Regenerate). */
 	lexical_since?: string;
+	/** Set by the first capture with an Expire After rule: searches then check the logs of their hits. */
+	expiring?: boolean;
 }
 
 /** One captured output: one message of a stride (one execution's outputs for one session). */
@@ -165,6 +167,7 @@ const configSchema = z.looseObject({
 	updated_at: timestamp,
 	deleting: z.looseObject({ since: timestamp, mode: z.enum(['wait', 'cancel']) }).optional(),
 	lexical_since: timestamp.optional(),
+	expiring: z.boolean().optional(),
 });
 
 const messageSchema = z.looseObject({

@@ -138,6 +138,8 @@ export async function search(
 		return view ? newerFirst(fused, top, view.laterMentions(top)) : fused;
 	};
 	const first = ranked(Math.max(k, LATER_MENTIONS_OF));
+	// Only a base where some capture has an Expire After rule needs the logs of its hits read.
+	if (!config?.expiring) return first.slice(0, k).map(toMatch);
 	const live = await withoutExpired(p, first, k);
 	// Expired conversations took places: rank everything (duplicates merged further down) and look again.
 	if (live.length < k && first.length >= Math.max(k, LATER_MENTIONS_OF))

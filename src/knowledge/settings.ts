@@ -12,13 +12,14 @@ import { DEFAULT_THRESHOLD } from './types';
 
 /**
  * Creates the base (and its knowledge base, flagged is_memory_base) when missing, or changes its
- * settings. Costs one conditional read when nothing changes. A new threshold is only compared with
+ * settings. `expiring` marks, once and for good, a base where some capture has an Expire After rule
+ * (searches of other bases never read capture logs). Costs one conditional read when nothing changes. A new threshold is only compared with
  * the pending count at the next capture: nothing is ingested because of the change itself, and a
  * running sync keeps the range it took.
  */
 export async function configure(
 	p: BaseParts,
-	settings: { threshold?: number; autoCapture?: boolean } = {},
+	settings: { threshold?: number; autoCapture?: boolean; expiring?: boolean } = {},
 ): Promise<MemoryBaseConfig> {
 	if (settings.threshold !== undefined) checkPositiveInt('threshold', settings.threshold);
 	let created = false;
@@ -34,13 +35,26 @@ export async function configure(
 				created_at: now,
 				updated_at: now,
 				lexical_since: now,
+				...(settings.expiring ? { expiring: true } : {}),
 			};
 		}
 		if (cur.doc.deleting) throw new MemoryBaseDeletingError(p.baseId);
 		const threshold = settings.threshold ?? cur.doc.threshold;
 		const auto = settings.autoCapture ?? cur.doc.auto_capture;
-		if (threshold === cur.doc.threshold && auto === cur.doc.auto_capture) return undefined;
-		return { ...cur.doc, threshold, auto_capture: auto, updated_at: now };
+		const expiring = cur.doc.expiring === true || settings.expiring === true;
+		if (
+			threshold === cur.doc.threshold &&
+			auto === cur.doc.auto_capture &&
+			expiring === (cur.doc.expiring === true)
+		)
+			return undefined;
+		return {
+			...cur.doc,
+			threshold,
+			auto_capture: auto,
+			updated_at: now,
+			...(expiring ? { expiring } : {}),
+		};
 	});
 	const config = result.current.doc;
 	if (created) await Promise.all([ensureKnowledgeBase(p, config.kb_id), p.lexical().ensure()]);

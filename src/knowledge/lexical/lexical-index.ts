@@ -17,6 +17,7 @@ import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../vector-segment';
 import { bm25, scopeOf } from './bm25';
 import type { LexicalMatch, SearchScope } from './bm25';
+import type { LexicalStats, LexicalView } from './types';
 import type { ChunkFilter } from '../filter';
 import { laterMention } from './later-mentions';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
@@ -400,24 +401,6 @@ export class LexicalIndex {
 	}
 }
 
-/** The chunks one search may see, loaded. */
-export interface LexicalView {
-	/** The `k` best matches of `query` (BM25), best first. */
-	search(query: string, k: number): LexicalMatch[];
-	/** For each chunk, the newer chunk in scope that names the most of what it names (later-mentions.ts). */
-	laterMentions(chunks: IndexedChunk[]): Array<IndexedChunk | undefined>;
-}
-
-export interface LexicalStats {
-	exists: boolean;
-	/** Live chunks (superseded copies not counted). */
-	chunks: number;
-	bySession: Record<string, number>;
-	segments: number;
-	/** Segments the manifest lists that storage does not hold. */
-	missing: string[];
-}
-
 function tooBig(tail: IndexedChunk[]): boolean {
 	if (tail.length > TAIL_MAX) return true;
 	let bytes = 0;
@@ -426,3 +409,5 @@ function tooBig(tail: IndexedChunk[]): boolean {
 }
 
 export { scopeKeys };
+
+export type { LexicalStats, LexicalView } from './types';
