@@ -24,15 +24,17 @@ export function workflowIdOf(ctx: IExecuteFunctions, i: number): string {
 }
 
 /** Memory Base IDs whose captures of the conversation a whole-conversation operation includes. */
-export function memoryBaseIdsProperty(show: Show): INodeProperties {
+export function memoryBaseIdsProperty(
+	show: Show,
+	description = 'Memory Bases whose captures of this conversation go with it, separated by commas. Empty: the Memory Base of the chosen workflow (Base ID = workflow ID, the default of the Memory Base nodes).',
+): INodeProperties {
 	return {
 		displayName: 'Memory Base IDs',
 		name: 'memoryBaseIds',
 		type: 'string',
 		default: '',
 		placeholder: 'e.g. support-kb, {{ $workflow.id }}',
-		description:
-			'Memory Bases whose captures of this conversation go with it, separated by commas. Empty: the Memory Base of the chosen workflow (Base ID = workflow ID, the default of the Memory Base nodes).',
+		description,
 		displayOptions: { show },
 	};
 }

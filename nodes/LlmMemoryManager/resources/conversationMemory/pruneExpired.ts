@@ -4,7 +4,7 @@ import { pruneExpired as sweep } from '../../../../src';
 import { showFor } from '../../../shared/display';
 import type { ItemOperation } from '../../../shared/operation';
 import { storageFor } from '../../../shared/storage';
-import { memoryBaseIdsOf } from '../parameters';
+import { memoryBaseIdsOf, memoryBaseIdsProperty } from '../parameters';
 import { RESOURCE } from './fields';
 import { pruneScopeProperties, pruneWorkflowOf } from './prune';
 
@@ -20,16 +20,10 @@ export const pruneExpired: ItemOperation = {
 	},
 	properties: [
 		...pruneScopeProperties(show),
-		{
-			displayName: 'Memory Base IDs',
-			name: 'memoryBaseIds',
-			type: 'string',
-			default: '',
-			placeholder: 'e.g. support-kb, {{ $workflow.id }}',
-			description:
-				'Memory Bases whose expired captures to delete, separated by commas. Empty: with One Workflow, that workflow’s Memory Base (Base ID = workflow ID, the default of the Memory Base nodes); with All Workflows, every Memory Base of this storage.',
-			displayOptions: { show },
-		},
+		memoryBaseIdsProperty(
+			show,
+			'Memory Bases whose expired captures to delete, separated by commas. Empty: with One Workflow, that workflow’s Memory Base (Base ID = workflow ID, the default of the Memory Base nodes); with All Workflows, every Memory Base of this storage.',
+		),
 		{
 			displayName: 'Dry Run',
 			name: 'dryRun',
