@@ -142,8 +142,10 @@ async function sealAndList(
 async function append(
 	p: BaseParts,
 	stride: Stride,
-): Promise<{ log: SessionLog; stored: CapturedMessage[]; crowded: string[] }> {
+	expiredAt?: Date,
+): Promise<{ log: SessionLog; stored: CapturedMessage[]; crowded: string[]; expired?: true }> {
 	const { sessionId, runId, now } = stride;
+	let expired = false;
 	const key = p.logKey(sessionId);
 	const written: SealedRange[] = [];
 	const folded: Array<{ log: string; chunks: IndexedChunk[] }> = [];
@@ -154,7 +156,9 @@ async function append(
 		async (cur) => {
 			const log = cur.version === null ? emptyLog(sessionId, now) : cur.doc;
 			stored = [];
-			if (stride.messages.length === 0 || capturedBefore(log, stride)) return undefined;
+			// Judged on the version this swap is conditioned on, not on a copy this process kept.
+			expired = expiredAt !== undefined && cur.version !== null && isLogExpired(log, expiredAt);
+			if (expired || stride.messages.length === 0 || capturedBefore(log, stride)) return undefined;
 			stored = messagesAt(stride, log.next_seq);
 			const { state, list } = opening(log, stride.userId);
 			let { sealed, messages } = log;
@@ -189,15 +193,27 @@ async function append(
 		p.logs.lastKnown(key),
 	);
 	const log = result.current.version === null ? emptyLog(sessionId, '') : result.current.doc;
-	// Blocks of attempts that lost their compare-and-swap are referenced by nothing.
+	await dropLosingAttempts(p, sessionId, log, written, folded);
+	const open = manifest?.open ?? [];
+	const crowded = open.length > OPEN_MAX ? longestListed(open, FOLD_BATCH, sessionId) : [];
+	if (expired) return { log, stored: [], crowded: [], expired: true };
+	return { log, stored: result.written ? stored : [], crowded };
+}
+
+/** Cleans up after the attempts of an append that lost their compare-and-swap. */
+async function dropLosingAttempts(
+	p: BaseParts,
+	sessionId: string,
+	log: SessionLog,
+	written: readonly SealedRange[],
+	folded: ReadonlyArray<{ log: string; chunks: IndexedChunk[] }>,
+): Promise<void> {
+	// Their blocks are referenced by nothing.
 	for (const b of written)
 		if (!log.sealed.some((s) => s.key === b.key))
 			await p.blocks.deleteWriteOnce(b.key).catch(() => {});
-	// What an attempt sealed of a log forgotten since (this capture started a new one) goes again.
+	// What one sealed of a log forgotten since (this capture started a new one) goes again.
 	for (const f of folded) if (f.log !== log.created_at) await unfold(p, sessionId, f.chunks);
-	const open = manifest?.open ?? [];
-	const crowded = open.length > OPEN_MAX ? longestListed(open, FOLD_BATCH, sessionId) : [];
-	return { log, stored: result.written ? stored : [], crowded };
 }
 
 /** Checks a capture's input and prepares its stride (nothing is read or written yet). */
@@ -234,21 +250,21 @@ export async function capture(
 ): Promise<CaptureResult> {
 	const now = clockOf(p);
 	const stride = prepare(input, now);
-	// Captures past their Expire After go before this one lands, so it starts the log afresh: one
-	// conditional read of the log when nothing expired. (A sync of the conversation running right
-	// then keeps them, and this capture renews them: syncs follow captures, so that is rare.)
-	// The log this process wrote or read last is checked first: not expired then, it is not expired
-	// now unless time passed its rule, and a newer version is newer still (no request either way).
-	const known = p.logs.lastKnown(p.logKey(stride.sessionId));
-	if (!known || known.version === null || isLogExpired(known.doc, now))
-		await expireSession(p, stride.sessionId, now);
 	// The settings and the log are independent objects: read and written side by side, so a capture
 	// costs about one request's time. (A base being deleted refuses the capture either way; a log
 	// written meanwhile goes with the base, as the delete lists the sessions after taking their locks.)
-	const [config, { log, stored, crowded }] = await Promise.all([
+	const [config, first] = await Promise.all([
 		configure(p, { ...settings, expiring: (stride.expireAfterDays ?? 0) > 0 }),
-		append(p, stride),
+		append(p, stride, now),
 	]);
+	let appended = first;
+	// Captures past their Expire After go before this one lands, so it starts the log afresh. (A sync
+	// of the conversation running right then keeps them, and this capture renews them: rare.)
+	if (appended.expired) {
+		await expireSession(p, stride.sessionId, now);
+		appended = await append(p, stride);
+	}
+	const { log, stored, crowded } = appended;
 	// This capture listed one open log too many: it folds the longest listed. A failed fold loses
 	// nothing (the logs stay open and listed) and is tried again by the next capture that lists one.
 	if (crowded.length > 0) await fold(p, crowded).catch(() => {});

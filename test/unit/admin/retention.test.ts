@@ -278,6 +278,36 @@ describe('Expire After: Memory Base captures', () => {
 	});
 });
 
+describe('Expire After: a capture judges the stored log', () => {
+	it('a log another process aged is expired by the next capture, though this process kept a fresh copy', async () => {
+		const storage = disk();
+		const b = base(storage, at(0.5));
+		await b.capture({ sessionId: 'old', runId: 'r1', texts: [`paint ${OLD}`], expireAfterDays: 1 });
+		// Another writer moves the last capture two days back: this process's copy says "fresh".
+		const key = 'memory_base/wf/sessions/old/log.json';
+		const aged = { ...(await stored(storage, key)), captured_at: at(-2).toISOString() };
+		await storage.put(key, new TextEncoder().encode(JSON.stringify(aged)));
+		await b.capture({ sessionId: 'old', runId: 'r2', texts: ['paint anew'] });
+		assert.equal(await storageHolds(storage, `paint ${OLD}`), false, 'the expired capture is gone');
+		const log = await stored(storage, key);
+		assert.deepEqual([log.expire_after_days, log.next_seq], [undefined, 2], 'a fresh log');
+		assert.deepEqual(
+			(await b.search('paint', { sessionId: 'old', k: 10 })).map((h) => h.text),
+			['paint anew'],
+		);
+	});
+
+	it('a log within its rule is appended to with no read before the write', async () => {
+		const storage = disk();
+		const b = base(storage, at(0));
+		await b.capture({ sessionId: 's', runId: 'r1', texts: ['first'], expireAfterDays: 3 });
+		const later = base(storage, at(1));
+		await later.capture({ sessionId: 's', runId: 'r2', texts: ['second'] });
+		const log = await stored(storage, 'memory_base/wf/sessions/s/log.json');
+		assert.deepEqual([log.expire_after_days, log.next_seq], [3, 3], 'kept, rule and all');
+	});
+});
+
 describe('Prune Expired', () => {
 	it('sweeps every kind, reports counts and IDs, and leaves live memory', async () => {
 		const storage = disk();
