@@ -13,7 +13,7 @@
 # `npm start` in test/e2e/start.test.ts, which pack the same bytes. One radosgw serves all suites.
 # Screenshots and logs land in .artifacts/.
 #   scripts/test.sh           everything (npm test, and CI)
-#   scripts/test.sh unit      the unit suite only: no services, under a minute (npm run test:unit)
+#   scripts/test.sh unit      the unit suite only: no services, about two minutes (npm run test:unit)
 #   scripts/test.sh storage   storage, concurrency, crash and fault injection on disk and radosgw (npm run test:storage)
 #   scripts/test.sh n8n       end to end, editor and queue mode on every n8n version, nothing else
 set -euo pipefail
