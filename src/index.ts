@@ -128,7 +128,7 @@ export {
 	NodeTokenBufferMemory,
 	TokenBufferMemory,
 } from './history/scopes';
-export type { SummaryReport, ThreadView } from './history/thread-view';
+export type { RecentTurn, SummaryReport, ThreadView } from './history/thread-view';
 export { summaryLimits } from './history/summarized';
 export type { Summarizer, SummaryOptions } from './history/summarized';
 export { MAX_SUMMARIES, SummaryStore } from './history/summary-store';
@@ -297,17 +297,31 @@ export {
 export { MemoryBase } from './knowledge/memory-base';
 export { listMemoryBases } from './knowledge/listing';
 export type { CapturedPage } from './knowledge/listing';
-export { RECALL_END, RECALL_HALF_LIFE_DAYS, RECALL_START, recallSection } from './knowledge/recall';
-export type { RecallOptions, RecallResult } from './knowledge/recall';
 export {
-	DUPLICATE_COSINE,
+	chooseRecall,
+	RECALL_END,
+	RECALL_HALF_LIFE_DAYS,
+	RECALL_START,
+	recallSection,
+} from './knowledge/recall';
+export type {
+	RecallCandidates,
+	RecallOptions,
+	RecallResult,
+	RecallSearch,
+} from './knowledge/recall';
+export { isSmallTalk } from './knowledge/small-talk';
+export {
 	fuse,
 	mergeDuplicates,
+	NEWER_WITHIN,
+	newerFirst,
 	RECENCY_WEIGHT,
 	recencyFactor,
-	RRF_K,
+	VECTOR_WEIGHT,
 } from './knowledge/fusion';
-export type { Ranked } from './knowledge/fusion';
+export type { LexicalCandidate, Ranked, VectorCandidate } from './knowledge/fusion';
+export { CONTEXT_WEIGHT } from './knowledge/lexical/context';
 export type { ChunkFilter } from './knowledge/filter';
 export {
 	clearLexicalCache,
@@ -336,6 +350,7 @@ export type {
 	CaptureMetadata,
 	CaptureResult,
 	DeleteResult,
+	EarlierTurn,
 	Embedder,
 	ExpireResult,
 	ForgetResult,

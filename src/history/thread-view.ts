@@ -43,6 +43,39 @@ export interface History {
 	parentMessageId: string | null;
 	/** With a summary of older turns (HistoryOptions.summary): what it is and what it did. */
 	summary?: SummaryReport;
+	/** The window's newest turns (at most RECENT_TURNS) as said: what long-term memory's capture catches up on. */
+	recentTurns: RecentTurn[];
+}
+
+/** A turn of the window: the user's message and the final answer, with their IDs and time. */
+export interface RecentTurn {
+	userMessageId: string;
+	userText: string;
+	/** The final answer's ID (the turn's message ID). */
+	messageId: string;
+	answer: string;
+	/** When the answer was stored. */
+	at: string;
+}
+
+/** Turns a History lists in recentTurns. */
+export const RECENT_TURNS = 8;
+
+/** The newest turns of a selection, as RecentTurn (a turn with no answer is left out). */
+function recentOf(turns: HistorySelection['turns']): RecentTurn[] {
+	return turns.slice(-RECENT_TURNS).flatMap((t) => {
+		const answer = [...t.replies].reverse().find((m) => m.role === 'assistant');
+		if (!answer) return [];
+		return [
+			{
+				userMessageId: t.user.message_id,
+				userText: t.user.content,
+				messageId: answer.message_id,
+				answer: answer.content,
+				at: answer.created_at,
+			},
+		];
+	});
 }
 
 /** The thread a new turn follows, read and checked (one conditional read of the document). */
@@ -79,5 +112,6 @@ export async function promptHistory(
 		droppedTurns: selection.droppedTurns,
 		skippedFiles,
 		parentMessageId: view.parentMessageId,
+		recentTurns: recentOf(selection.turns),
 	};
 }

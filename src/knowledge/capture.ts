@@ -16,6 +16,7 @@ import { fold, opening, unfold, unfolded } from './log-folding';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
+import type { Versioned } from '../store/document-store';
 import { configure } from './settings';
 import { SEAL_AT, SEAL_AT_BYTES } from './types';
 import type { CaptureInput, CaptureMessageInput, CaptureResult } from './types';
@@ -23,6 +24,8 @@ import type { IndexedChunk } from './vector-segment';
 
 /** Recent captures a log remembers, to recognise a retried execution capturing the same again. */
 const RECENT_RUNS = 16;
+/** Earlier turns one capture looks at (a capture remembers RECENT_RUNS runs: fewer than that). */
+export const MAX_EARLIER = 8;
 /** The most bytes of one message's metadata, as JSON. */
 export const MAX_METADATA_BYTES = 4096;
 
@@ -41,28 +44,33 @@ function checkMetadata(value: unknown, at: string): Record<string, unknown> | un
 	return JSON.parse(json) as Record<string, unknown>;
 }
 
+/** Messages, checked (`at` names the field in errors), empty texts left out. */
+function checkMessages(messages: unknown, at: string): CaptureMessageInput[] {
+	if (!Array.isArray(messages)) throw new InvalidInputError(at, 'must be an array');
+	return messages
+		.map((m: CaptureMessageInput, i) => {
+			if (typeof m?.text !== 'string')
+				throw new InvalidInputError(`${at}[${i}].text`, 'must be a string');
+			if (m.role !== undefined && typeof m.role !== 'string')
+				throw new InvalidInputError(`${at}[${i}].role`, 'must be a string');
+			return {
+				text: m.text,
+				role: m.role,
+				metadata: checkMetadata(m.metadata, `${at}[${i}].metadata`),
+			};
+		})
+		.filter((m) => m.text.trim() !== '');
+}
+
 /** The stride's messages, checked: `texts` then `messages`, empty texts left out. */
 function strideOf(input: CaptureInput): CaptureMessageInput[] {
 	const texts = input.texts ?? [];
 	if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string'))
 		throw new InvalidInputError('texts', 'must be an array of strings');
-	const messages = input.messages ?? [];
-	if (!Array.isArray(messages)) throw new InvalidInputError('messages', 'must be an array');
-	const all = [
-		...texts.map((text) => ({ text })),
-		...messages.map((m, i) => {
-			if (typeof m?.text !== 'string')
-				throw new InvalidInputError(`messages[${i}].text`, 'must be a string');
-			if (m.role !== undefined && typeof m.role !== 'string')
-				throw new InvalidInputError(`messages[${i}].role`, 'must be a string');
-			return {
-				text: m.text,
-				role: m.role,
-				metadata: checkMetadata(m.metadata, `messages[${i}].metadata`),
-			};
-		}),
+	return [
+		...texts.filter((t) => t.trim() !== '').map((text) => ({ text })),
+		...checkMessages(input.messages ?? [], 'messages'),
 	];
-	return all.filter((m) => m.text.trim() !== '');
 }
 
 function digestOf(stride: readonly CaptureMessageInput[]): string {
@@ -71,21 +79,29 @@ function digestOf(stride: readonly CaptureMessageInput[]): string {
 		.digest('hex');
 }
 
-/** One capture, checked and prepared: its messages get their IDs and time before any write. */
-interface Stride {
+/** One run's messages, checked and prepared: they get their IDs before any write. */
+interface Run {
+	runId: string;
+	messages: CaptureMessageInput[];
+	ids: string[];
+	digest: string;
+	/** For an earlier turn: when it was said (see CaptureInput.earlier). */
+	saidAt?: string;
+}
+
+/** One capture, checked and prepared: its runs' messages get their IDs and time before any write. */
+interface Stride extends Run {
 	sessionId: string;
 	/** Expire After (days) the log stores (see CaptureInput.expireAfterDays). */
 	expireAfterDays?: number;
-	runId: string;
 	userId?: string;
-	messages: CaptureMessageInput[];
-	ids: string[];
 	now: string;
-	digest: string;
+	/** Earlier turns that may not have been captured, oldest first. */
+	earlier: Run[];
 }
 
 /** Whether this run's stride is in the log already (a retried execution). */
-function capturedBefore(log: SessionLog, stride: Stride) {
+function capturedBefore(log: SessionLog, stride: Run) {
 	const { runId, digest, messages } = stride;
 	if (log.runs?.some((r) => r.run_id === runId && r.digest === digest)) return true;
 	// Logs written before runs were recorded: compare the run's inline messages.
@@ -93,18 +109,50 @@ function capturedBefore(log: SessionLog, stride: Stride) {
 	return ofRun.length === messages.length && ofRun.every((m, i) => m.text === messages[i].text);
 }
 
-/** The stride's messages as the log stores them, numbered from `first`. */
-function messagesAt(stride: Stride, first: number): CapturedMessage[] {
-	return stride.messages.map((m, i) => ({
-		seq: first + i,
-		id: stride.ids[i],
-		run_id: stride.runId,
-		text: m.text,
-		created_at: stride.now,
-		...(stride.userId !== undefined ? { user_id: stride.userId } : {}),
-		...(m.role !== undefined ? { role: m.role } : {}),
-		...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
-	}));
+/** When the log last took a capture (older logs: their newest message, or their last write). */
+function lastCaptureOf(log: SessionLog): string {
+	return (
+		log.runs?.at(-1)?.at ?? log.messages.at(-1)?.created_at ?? log.captured_at ?? log.updated_at
+	);
+}
+
+/** Whether the log holds a run: by its run ID, or by a chat message ID its messages carry. */
+function holds(log: SessionLog, run: Run, chatIds: Set<unknown>): boolean {
+	return capturedBefore(log, run) || run.messages.some((m) => chatIds.has(m.metadata?.messageId));
+}
+
+/**
+ * The earlier turns to capture now: newest first back to the first the log holds or one said before
+ * its last capture (captured then, or before long-term memory was on). None without a log: a
+ * conversation never captured, or forgotten, is not filled from its chat history.
+ */
+function missing(log: SessionLog | null, earlier: Run[]): Run[] {
+	if (!log || earlier.length === 0) return [];
+	const last = lastCaptureOf(log);
+	const chatIds = new Set(log.messages.map((m) => m.metadata?.messageId).filter((id) => id));
+	const out: Run[] = [];
+	for (let i = earlier.length - 1; i >= 0; i--) {
+		const run = earlier[i];
+		if (holds(log, run, chatIds) || (run.saidAt ?? '') <= last) break;
+		out.unshift(run);
+	}
+	return out;
+}
+
+/** The runs' messages as the log stores them, numbered from `first`. */
+function messagesAt(stride: Stride, runs: Run[], first: number): CapturedMessage[] {
+	return runs
+		.flatMap((run) => run.messages.map((m, i) => ({ run, m, id: run.ids[i] })))
+		.map(({ run, m, id }, i) => ({
+			seq: first + i,
+			id,
+			run_id: run.runId,
+			text: m.text,
+			created_at: stride.now,
+			...(stride.userId !== undefined ? { user_id: stride.userId } : {}),
+			...(m.role !== undefined ? { role: m.role } : {}),
+			...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
+		}));
 }
 
 const bytesOf = (messages: readonly CapturedMessage[]) =>
@@ -133,71 +181,101 @@ async function sealAndList(
 	]);
 }
 
+/** What the attempts of one append did: kept across compare-and-swap retries. */
+interface Attempts {
+	runs: Run[];
+	stored: CapturedMessage[];
+	expired: boolean;
+	written: SealedRange[];
+	folded: Array<{ log: string; chunks: IndexedChunk[] }>;
+	manifest?: LexicalManifest;
+}
+
 /**
- * Appends a stride to a session's log, in one compare-and-swap. Before it: the lexical index lists
- * the log when this capture opens it (or adds a user to it), and a full log seals its inline
- * messages first; neither happens on most captures. Returns the log, what it stored, and open logs
- * to fold when the manifest lists too many.
+ * The log after one attempt of an append (undefined: nothing to write), over the version `cur` the
+ * swap is conditioned on: the earlier turns it lacks, then the stride unless the log holds it; a full
+ * log seals first, and a log this capture opens is listed first.
+ */
+async function appended(
+	p: BaseParts,
+	stride: Stride,
+	cur: Versioned<SessionLog>,
+	expiredAt: Date | undefined,
+	a: Attempts,
+): Promise<SessionLog | undefined> {
+	const { sessionId, now } = stride;
+	const log = cur.version === null ? emptyLog(sessionId, now) : cur.doc;
+	a.stored = [];
+	// Judged on the version this swap is conditioned on, not on a copy this process kept.
+	a.expired = expiredAt !== undefined && cur.version !== null && isLogExpired(log, expiredAt);
+	if (a.expired) return undefined;
+	a.runs = [
+		...missing(cur.version === null ? null : log, stride.earlier),
+		...(stride.messages.length === 0 || capturedBefore(log, stride) ? [] : [stride]),
+	];
+	if (a.runs.length === 0) return undefined;
+	a.stored = messagesAt(stride, a.runs, log.next_seq);
+	const { state, list } = opening(log, stride.userId);
+	let { sealed, messages } = log;
+	const full = messages.length + a.stored.length > SEAL_AT;
+	const seal =
+		messages.length > 0 && (full || bytesOf(messages) + bytesOf(a.stored) > SEAL_AT_BYTES);
+	const folding = seal ? lexicalChunks(p, sessionId, unfolded(log.messages, state.through)) : [];
+	a.folded.push({ log: log.created_at, chunks: folding });
+	const [block, listed] = await sealAndList(p, log, seal, list, folding);
+	a.manifest = listed ?? a.manifest;
+	if (block) {
+		a.written.push(block);
+		sealed = [...sealed, block];
+		messages = [];
+	}
+	const runs = a.runs.map((r) => ({ run_id: r.runId, digest: r.digest, at: now }));
+	const next: SessionLog = {
+		...log,
+		next_seq: log.next_seq + a.stored.length,
+		updated_at: now,
+		sealed,
+		messages: [...messages, ...a.stored],
+		runs: [...(log.runs ?? []), ...runs].slice(-RECENT_RUNS),
+		lexical: { ...state, through: Math.max(state.through, block?.last ?? 0) },
+	};
+	delete next.captured_at;
+	// A rule counts from the last capture, which only a log with a rule records.
+	const ruled = withRule(next, stride.expireAfterDays);
+	return ruled.expire_after_days === undefined ? ruled : { ...ruled, captured_at: now };
+}
+
+/**
+ * Appends a stride (and the earlier turns its log lacks) to a session's log, in one compare-and-swap.
+ * Before it: the lexical index lists the log when this capture opens it (or adds a user to it), and a
+ * full log seals its inline messages first; neither happens on most captures. Returns the log, what
+ * it stored, and open logs to fold when the manifest lists too many.
  */
 async function append(
 	p: BaseParts,
 	stride: Stride,
 	expiredAt?: Date,
-): Promise<{ log: SessionLog; stored: CapturedMessage[]; crowded: string[]; expired?: true }> {
-	const { sessionId, runId, now } = stride;
-	let expired = false;
-	const key = p.logKey(sessionId);
-	const written: SealedRange[] = [];
-	const folded: Array<{ log: string; chunks: IndexedChunk[] }> = [];
-	let stored: CapturedMessage[] = [];
-	let manifest: LexicalManifest | undefined;
+): Promise<{
+	log: SessionLog;
+	stored: CapturedMessage[];
+	crowded: string[];
+	caughtUp: number;
+	expired?: true;
+}> {
+	const key = p.logKey(stride.sessionId);
+	const a: Attempts = { runs: [], stored: [], expired: false, written: [], folded: [] };
 	const result = await p.logs.update(
 		key,
-		async (cur) => {
-			const log = cur.version === null ? emptyLog(sessionId, now) : cur.doc;
-			stored = [];
-			// Judged on the version this swap is conditioned on, not on a copy this process kept.
-			expired = expiredAt !== undefined && cur.version !== null && isLogExpired(log, expiredAt);
-			if (expired || stride.messages.length === 0 || capturedBefore(log, stride)) return undefined;
-			stored = messagesAt(stride, log.next_seq);
-			const { state, list } = opening(log, stride.userId);
-			let { sealed, messages } = log;
-			const full = messages.length + stored.length > SEAL_AT;
-			const seal =
-				messages.length > 0 && (full || bytesOf(messages) + bytesOf(stored) > SEAL_AT_BYTES);
-			const folding = seal
-				? lexicalChunks(p, sessionId, unfolded(log.messages, state.through))
-				: [];
-			folded.push({ log: log.created_at, chunks: folding });
-			const [block, listed] = await sealAndList(p, log, seal, list, folding);
-			manifest = listed ?? manifest;
-			if (block) {
-				written.push(block);
-				sealed = [...sealed, block];
-				messages = [];
-			}
-			const next: SessionLog = {
-				...log,
-				next_seq: log.next_seq + stored.length,
-				updated_at: now,
-				sealed,
-				messages: [...messages, ...stored],
-				runs: [...(log.runs ?? []), { run_id: runId, digest: stride.digest }].slice(-RECENT_RUNS),
-				lexical: { ...state, through: Math.max(state.through, block?.last ?? 0) },
-			};
-			delete next.captured_at;
-			// A rule counts from the last capture, which only a log with a rule records.
-			const ruled = withRule(next, stride.expireAfterDays);
-			return ruled.expire_after_days === undefined ? ruled : { ...ruled, captured_at: now };
-		},
+		(cur) => appended(p, stride, cur, expiredAt, a),
 		p.logs.lastKnown(key),
 	);
-	const log = result.current.version === null ? emptyLog(sessionId, '') : result.current.doc;
-	await dropLosingAttempts(p, sessionId, log, written, folded);
-	const open = manifest?.open ?? [];
-	const crowded = open.length > OPEN_MAX ? longestListed(open, FOLD_BATCH, sessionId) : [];
-	if (expired) return { log, stored: [], crowded: [], expired: true };
-	return { log, stored: result.written ? stored : [], crowded };
+	const log = result.current.version === null ? emptyLog(stride.sessionId, '') : result.current.doc;
+	await dropLosingAttempts(p, stride.sessionId, log, a.written, a.folded);
+	const open = a.manifest?.open ?? [];
+	const crowded = open.length > OPEN_MAX ? longestListed(open, FOLD_BATCH, stride.sessionId) : [];
+	if (a.expired) return { log, stored: [], crowded: [], caughtUp: 0, expired: true };
+	if (!result.written) return { log, stored: [], crowded, caughtUp: 0 };
+	return { log, stored: a.stored, crowded, caughtUp: a.runs.filter((r) => r !== stride).length };
 }
 
 /** Cleans up after the attempts of an append that lost their compare-and-swap. */
@@ -216,21 +294,43 @@ async function dropLosingAttempts(
 	for (const f of folded) if (f.log !== log.created_at) await unfold(p, sessionId, f.chunks);
 }
 
+/** A run's messages with their new IDs and digest. */
+function runOf(runId: string, messages: CaptureMessageInput[], saidAt?: string): Run {
+	return {
+		runId,
+		messages,
+		ids: messages.map(() => randomUUID()),
+		digest: digestOf(messages),
+		...(saidAt !== undefined ? { saidAt } : {}),
+	};
+}
+
+/** The earlier turns of a capture, checked (at most MAX_EARLIER, the newest), oldest first. */
+function earlierOf(input: CaptureInput): Run[] {
+	const earlier = input.earlier ?? [];
+	if (!Array.isArray(earlier)) throw new InvalidInputError('earlier', 'must be an array');
+	return earlier.slice(-MAX_EARLIER).map((e, i) => {
+		const at = `earlier[${i}]`;
+		const runId = validateDerivedId(`${at}.runId`, String(e?.runId ?? ''));
+		const said = e?.saidAt instanceof Date ? e.saidAt : new Date(String(e?.saidAt ?? ''));
+		if (Number.isNaN(said.getTime()))
+			throw new InvalidInputError(`${at}.saidAt`, 'must be a date (a Date or an ISO 8601 text)');
+		return runOf(runId, checkMessages(e.messages ?? [], `${at}.messages`), said.toISOString());
+	});
+}
+
 /** Checks a capture's input and prepares its stride (nothing is read or written yet). */
 function prepare(input: CaptureInput, now: Date): Stride {
 	const sessionId = validateId('session_id', input?.sessionId);
 	const runId = validateDerivedId('run_id', String(input?.runId ?? ''));
 	const userId = input.userId === undefined ? undefined : validateId('user_id', input.userId);
-	const messages = strideOf(input);
 	return {
+		...runOf(runId, strideOf(input)),
 		sessionId,
-		runId,
 		userId,
-		messages,
-		ids: messages.map(() => randomUUID()),
 		now: now.toISOString(),
-		digest: digestOf(messages),
 		expireAfterDays: checkExpireAfterDays(input.expireAfterDays),
+		earlier: earlierOf(input),
 	};
 }
 
@@ -253,10 +353,14 @@ export async function capture(
 	// The settings and the log are independent objects: read and written side by side, so a capture
 	// costs about one request's time. (A base being deleted refuses the capture either way; a log
 	// written meanwhile goes with the base, as the delete lists the sessions after taking their locks.)
-	const [config, first] = await Promise.all([
+	// Both are awaited even when one fails: a capture never returns while one of its writes may land.
+	const [configured, appendedFirst] = await Promise.allSettled([
 		configure(p, { ...settings, expiring: (stride.expireAfterDays ?? 0) > 0 }),
 		append(p, stride, now),
 	]);
+	if (configured.status === 'rejected') throw configured.reason;
+	if (appendedFirst.status === 'rejected') throw appendedFirst.reason;
+	const [config, first] = [configured.value, appendedFirst.value];
 	let appended = first;
 	// Captures past their Expire After go before this one lands, so it starts the log afresh. (A sync
 	// of the conversation running right then keeps them, and this capture renews them: rare.)
@@ -264,7 +368,7 @@ export async function capture(
 		await expireSession(p, stride.sessionId, now);
 		appended = await append(p, stride);
 	}
-	const { log, stored, crowded } = appended;
+	const { log, stored, crowded, caughtUp } = appended;
 	// This capture listed one open log too many: it folds the longest listed. A failed fold loses
 	// nothing (the logs stay open and listed) and is tried again by the next capture that lists one.
 	if (crowded.length > 0) await fold(p, crowded).catch(() => {});
@@ -272,6 +376,7 @@ export async function capture(
 		sessionId: stride.sessionId,
 		captured: stored.length,
 		ids: stored.map((m) => m.id),
+		...(caughtUp > 0 ? { caughtUp } : {}),
 		total: log.next_seq - 1,
 		pending: log.next_seq - 1 - log.cursor,
 		processed: log.total_processed,

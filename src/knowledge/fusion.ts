@@ -1,39 +1,55 @@
-// Fusing rankings: reciprocal rank fusion of the lexical and the vector ranking, an optional recency
-// half-life, and near-duplicates merged, so one fact said twice takes one place in the results.
+// Fusing rankings: the word ranking and the vector ranking, each scaled over its own candidates (best
+// 1, last 0) and weighed, an optional recency half-life, and repeats (the same words) merged, so one
+// message said twice takes one place. Then, among matches about as good as each other that name the
+// same thing, the newer first.
+import { saidAfter } from './lexical/names';
+import { tokenize } from './lexical/tokenize';
+import { chunkKey } from './vector-segment';
 import type { IndexedChunk } from './vector-segment';
 
 /**
- * The constant of reciprocal rank fusion: a chunk ranked r-th in a list adds 1 / (RRF_K + r). The
- * textbook 60 suits lists of a thousand; ours hand over 50 candidates, where 60 flattens the top of
- * each list (rank 1 and rank 10 almost equal) and lets a chunk that is mediocre in both win.
+ * What the vector ranking weighs in hybrid search (the word ranking weighs the rest). Word matches
+ * are the stronger signal on real conversations with the embeddings we could measure; the vectors
+ * add what words miss (docs/benchmarks.md). Equal weights let the weaker ranking drag the other down.
  */
-export const RRF_K = 10;
+export const VECTOR_WEIGHT = 0.2;
+/** Candidates of each ranking its scale spans (search hands over at least this many). */
+export const SCALE_OVER = 50;
 /** How much recency can weigh: a chunk's score is kept at (1 − RECENCY_WEIGHT) at the least. */
 export const RECENCY_WEIGHT = 0.3;
-/** Two chunks whose vectors are at least this similar are one fact said twice. */
-export const DUPLICATE_COSINE = 0.95;
+/**
+ * Two matches of one query whose scores are within this share of each other, and that name the same
+ * rare thing (a city, an employer), are two statements of one fact: the newer goes first. A later
+ * message that answers the query less well does not move (on real conversations, later mentions of a
+ * name are mostly about something else: docs/benchmarks.md).
+ */
+export const NEWER_WITHIN = 0.85;
+/** The best matches whose newer statements are looked for. */
+export const NEWER_OF = 10;
 
 export interface Ranked extends IndexedChunk {
-	/** The fused score, 0 … 1 (1: first in every ranking, and new). */
+	/** The fused score, 0 … 1 (1: first in every ranking used, and new). */
 	score: number;
 	/** Its place (1 = first) in the lexical and the vector ranking, when it was in them. */
 	lexicalRank?: number;
 	vectorRank?: number;
-	/** Its normalised vector, when the vector ranking had it (for the near-duplicate check). */
-	vector?: Float32Array;
+	/** BM25 of its own words, when the word ranking had it (0: it came in beside a match). */
+	lexicalScore?: number;
+	/** Cosine similarity with the query, when known. */
+	similarity?: number;
+	/** It ranks for the message beside it, which matched the words. */
+	context?: true;
 }
 
-type Candidate = IndexedChunk & { vector?: Float32Array };
+/** A word-ranking candidate: its rank score, its own BM25, and whether it came in beside a match. */
+export type LexicalCandidate = IndexedChunk & { score: number; bm25?: number; context?: true };
+/** A vector-ranking candidate: its cosine similarity as its score. */
+export type VectorCandidate = IndexedChunk & { score: number };
 
-/** The two indexes name a chunk differently; its message and place in the message are the same. */
-const chunkKey = (c: IndexedChunk) => `${c.session_id}\n${c.message_id}\n${c.chunk_index}`;
-
-const normalText = (t: string) => t.toLowerCase().replace(/\s+/g, ' ').trim();
-
-function dot(a: Float32Array, b: Float32Array): number {
-	let s = 0;
-	for (let i = 0; i < a.length && i < b.length; i++) s += a[i] * b[i];
-	return s;
+/** The text's words in order, case and punctuation left out: what "the same text" compares. */
+function wordsOf(text: string): string {
+	const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu);
+	return words ? words.join(' ') : text.replace(/\s+/g, ' ').trim();
 }
 
 /**
@@ -47,79 +63,115 @@ export function recencyFactor(createdAt: string, now: Date, halfLifeDays: number
 }
 
 /**
- * Drops chunks that repeat a better-ranked one: the same text, or a vector at least DUPLICATE_COSINE
- * alike. Stops once `limit` are kept: each kept vector costs a comparison with every later one.
+ * Drops chunks that repeat a better-ranked one: the same words in the same order (case, spacing and
+ * punctuation aside). Similar vectors are not repeats: distinct messages can embed alike. Stops once
+ * `limit` are kept.
  */
 export function mergeDuplicates(ranked: Ranked[], limit = Infinity): Ranked[] {
 	const texts = new Set<string>();
 	const kept: Ranked[] = [];
 	for (const r of ranked) {
 		if (kept.length >= limit) break;
-		const text = normalText(r.text);
-		if (texts.has(text)) continue;
-		const v = r.vector;
-		if (v && kept.some((k) => k.vector && dot(k.vector, v) >= DUPLICATE_COSINE)) continue;
-		texts.add(text);
+		const words = wordsOf(r.text);
+		if (texts.has(words)) continue;
+		texts.add(words);
 		kept.push(r);
 	}
 	return kept;
 }
 
+/** Earlier said first: capture time, then conversation, then place in the conversation. */
+function saidOrder(a: IndexedChunk, b: IndexedChunk): number {
+	if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
+	if (a.session_id !== b.session_id) return a.session_id < b.session_id ? -1 : 1;
+	return a.seq - b.seq || a.chunk_index - b.chunk_index;
+}
+
 /**
- * One ranking from the lexical and the vector ranking (either may be empty), its first `limit` (all by
- * default). Scores are normalised by the best a chunk could get from the rankings given, so 1 means
- * first everywhere.
+ * Scales a ranking's scores to 0 … 1 over its candidates: its best 1, its last 0 (all 1 if equal), or
+ * `floor` 0 when the list holds every match (a word match it does not hold scores nothing).
+ */
+function scaler(
+	list: ReadonlyArray<{ score: number }>,
+	floor = Infinity,
+): (score: number) => number {
+	let hi = -Infinity;
+	let lo = floor;
+	for (const c of list) {
+		hi = Math.max(hi, c.score);
+		lo = Math.min(lo, c.score);
+	}
+	return (score) => (hi > lo ? Math.max(0, (score - lo) / (hi - lo)) : 1);
+}
+
+/**
+ * One ranking from the word and the vector ranking (either may be empty), its first `limit` (all by
+ * default): each ranking scaled over its own candidates, weighed VECTOR_WEIGHT for the vectors when
+ * both found something, recency applied, repeats merged. Ties: the earlier said first.
  */
 export function fuse(
-	lexical: readonly Candidate[],
-	vector: readonly Candidate[],
-	options: { halfLifeDays?: number; now: Date; limit?: number },
+	lexical: readonly LexicalCandidate[],
+	vector: readonly VectorCandidate[],
+	options: {
+		halfLifeDays?: number;
+		now: Date;
+		limit?: number;
+		/** The word ranking holds every chunk its words match (fewer than were asked for). */
+		allWordMatches?: boolean;
+	},
 ): Ranked[] {
+	const both = lexical.length > 0 && vector.length > 0;
+	const weight = { lexical: both ? 1 - VECTOR_WEIGHT : 1, vector: both ? VECTOR_WEIGHT : 1 };
 	const byId = new Map<string, Ranked>();
-	const lists = [lexical, vector].filter((l) => l.length > 0);
-	const add = (list: readonly Candidate[], rankField: 'lexicalRank' | 'vectorRank') =>
-		list.forEach((c, i) => {
-			const key = chunkKey(c);
-			const entry = byId.get(key) ?? { ...c, score: 0 };
-			entry.score += 1 / (RRF_K + i + 1);
-			entry[rankField] = i + 1;
-			if (c.vector) entry.vector = c.vector;
-			byId.set(key, entry);
+	const lexicalScale = scaler(lexical, options.allWordMatches ? 0 : Infinity);
+	lexical.forEach((c, i) => {
+		const { bm25, ...chunk } = c;
+		byId.set(chunkKey(c), {
+			...chunk,
+			score: weight.lexical * lexicalScale(c.score),
+			lexicalRank: i + 1,
+			lexicalScore: bm25 ?? c.score,
 		});
-	add(lexical, 'lexicalRank');
-	add(vector, 'vectorRank');
-	const best = lists.length / (RRF_K + 1);
-	const out = [...byId.values()].map((r) => {
-		let score = r.score / best;
-		if (options.halfLifeDays !== undefined)
-			score *= recencyFactor(r.created_at, options.now, options.halfLifeDays);
-		return { ...r, score };
 	});
-	out.sort((a, b) => b.score - a.score || (a.created_at < b.created_at ? 1 : -1));
+	const vectorScale = scaler(vector);
+	vector.forEach((c, i) => {
+		const key = chunkKey(c);
+		const entry = byId.get(key) ?? { ...c, score: 0 };
+		entry.score += weight.vector * vectorScale(c.score);
+		entry.vectorRank = i + 1;
+		entry.similarity = c.score;
+		byId.set(key, entry);
+	});
+	const out = [...byId.values()];
+	if (options.halfLifeDays !== undefined)
+		for (const r of out) r.score *= recencyFactor(r.created_at, options.now, options.halfLifeDays);
+	out.sort((a, b) => b.score - a.score || saidOrder(a, b));
 	return mergeDuplicates(out, options.limit);
 }
 
 /**
- * Puts each top match's later mention (`mentions[i]` of `top[i]`) right above it, unless it ranks
- * above it already: the newer statement of a fact before the older one, the answer after the request.
- * A mention the rankings did not have takes its match's score.
+ * For each of the first NEWER_OF matches, the newest later match that names what it names (`names`:
+ * its rare terms in the search's scope) and scores within NEWER_WITHIN of it goes right above it:
+ * "we moved from Lyon to Oslo" before "I live in Lyon" when both answer the query about as well.
+ * Only matches of the query move, and only past one about as good, so a later message that answers
+ * something else never comes first.
  */
-export function newerFirst(
-	fused: Ranked[],
-	top: readonly Ranked[],
-	mentions: ReadonlyArray<IndexedChunk | undefined>,
-): Ranked[] {
-	const out = [...fused];
-	top.forEach((match, i) => {
-		const newer = mentions[i];
-		if (!newer) return;
-		const at = out.findIndex((r) => chunkKey(r) === chunkKey(match));
-		const was = out.findIndex((r) => chunkKey(r) === chunkKey(newer));
-		if (at < 0 || (was >= 0 && was < at)) return;
-		// A copy of a result's text is the same fact: it is not added twice.
-		if (was < 0 && out.some((r) => normalText(r.text) === normalText(newer.text))) return;
-		const entry = was >= 0 ? out.splice(was, 1)[0] : { ...newer, score: match.score };
-		out.splice(at, 0, { ...entry, score: Math.max(entry.score, match.score) });
-	});
+export function newerFirst(ranked: Ranked[], names: (chunk: IndexedChunk) => string[]): Ranked[] {
+	const out = [...ranked];
+	for (const match of ranked.slice(0, NEWER_OF)) {
+		const wanted = names(match);
+		if (wanted.length === 0) continue;
+		let best: Ranked | undefined;
+		for (const c of out.slice(out.indexOf(match) + 1)) {
+			if (c.score < NEWER_WITHIN * match.score) continue;
+			if (!saidAfter(c, match) || (best && !saidAfter(c, best))) continue;
+			const terms = new Set(tokenize(c.text));
+			if (wanted.some((t) => terms.has(t))) best = c;
+		}
+		if (!best) continue;
+		out.splice(out.indexOf(best), 1);
+		best.score = Math.max(best.score, match.score);
+		out.splice(out.indexOf(match), 0, best);
+	}
 	return out;
 }

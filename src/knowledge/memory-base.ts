@@ -11,8 +11,8 @@ import type { CapturedMessage, MemoryBaseConfig } from './records';
 import { exportSession, importSession } from './transfer';
 import { listCaptured } from './listing';
 import type { CapturedPage } from './listing';
-import { recall } from './recall';
-import type { RecallOptions, RecallResult } from './recall';
+import { recall, recallCandidates } from './recall';
+import type { RecallCandidates, RecallOptions, RecallResult, RecallSearch } from './recall';
 import { search } from './search';
 import { configure } from './settings';
 import { status } from './status';
@@ -106,6 +106,11 @@ export class MemoryBase {
 	/** Long-term memory for a model call: the best matches of one user or conversation, as one section (see recall.ts). */
 	recall(options: RecallOptions): Promise<RecallResult> {
 		return recall(this.parts, options);
+	}
+
+	/** What automatic recall may use for a message, before the window and budget (see recall.ts). */
+	recallCandidates(options: RecallSearch): Promise<RecallCandidates> {
+		return recallCandidates(this.parts, options);
 	}
 
 	/** Where each session stands, and whether the index holds what the logs say (see status.ts). */

@@ -1,18 +1,23 @@
 // Automatic recall: before a model call, the captured messages that best match the user's message,
 // minus those the short-term window already holds, as one marked section with their dates, within a
-// token budget. What LLM with Memory and the LLM Memory Store put in front of the conversation.
+// token budget. What LLM with Memory and the LLM Memory Store put in front of the conversation. A
+// message with nothing to look up (small talk) recalls nothing, and a recall that finds nothing says
+// why.
 import { InvalidInputError } from '../errors';
 import type { TokenCounter } from '../tokens/tokens';
 import type { BaseParts } from './parts';
 import { search } from './search';
+import { isSmallTalk } from './small-talk';
 import type { SearchMatch } from './types';
 
 export const RECALL_START = '[Long-term memory]';
 export const RECALL_END = '[End of long-term memory]';
 /** Half-life of automatic recall: a newer statement of a fact outranks an older one of the same weight. */
 export const RECALL_HALF_LIFE_DAYS = 180;
+/** Candidates searched beyond Top K, for those the window already holds. */
+const EXTRA_CANDIDATES = 10;
 
-export interface RecallOptions {
+export interface RecallSearch {
 	/** What to look for: the user's message. */
 	query: string;
 	/** This user's conversations (all of them), or this conversation only. One of the two. */
@@ -20,15 +25,27 @@ export interface RecallOptions {
 	sessionId?: string;
 	/** Recalled entries at most (default 5). */
 	k?: number;
-	/** Tokens the section may take, markers included (default 500). */
-	tokenBudget?: number;
 	/** Chat message IDs already in the short-term window (a capture's metadata.messageId): left out. */
 	excludeMessageIds?: Iterable<string>;
 	/** Default RECALL_HALF_LIFE_DAYS; 0 turns recency off. */
 	halfLifeDays?: number;
+	/** Only matches at least this similar to the message (cosine; needs an embedding model). */
+	minSimilarity?: number;
+	now?: Date;
+}
+
+export interface RecallOptions extends RecallSearch {
+	/** Tokens the section may take, markers included (default 500). */
+	tokenBudget?: number;
 	/** Counts tokens as the node's budget does (default: about 4 characters a token). */
 	counter?: Pick<TokenCounter, 'count'>;
-	now?: Date;
+}
+
+/** What a recall search found, before the window and the budget: its matches, or why there are none. */
+export interface RecallCandidates {
+	hits: SearchMatch[];
+	/** Why nothing was found (set only when `hits` is empty). */
+	reason?: string;
 }
 
 export interface RecallResult {
@@ -40,6 +57,8 @@ export interface RecallResult {
 	tokens: number;
 	/** Matches left out: already in the window, or over the budget. */
 	skipped: number;
+	/** Why nothing was recalled (set only when `hits` is empty). */
+	reason?: string;
 }
 
 const approx = { count: (text: string) => Math.ceil(text.length / 4) };
@@ -73,28 +92,93 @@ export function recallSection(
 	return { section, hits: kept, tokens: counter.count(section) };
 }
 
-/** Searches the base for `query` in one user's (or one conversation's) memories and builds the section. */
-export async function recall(p: BaseParts, options: RecallOptions): Promise<RecallResult> {
+/**
+ * The matches automatic recall may use for `query` (Top K plus those the window may hold), or why
+ * there are none: small talk is not searched at all.
+ */
+export async function recallCandidates(
+	p: BaseParts,
+	options: RecallSearch,
+): Promise<RecallCandidates> {
+	if (typeof options.query !== 'string')
+		throw new InvalidInputError('query', 'must be the text of the message');
+	if (isSmallTalk(options.query))
+		return {
+			hits: [],
+			reason: 'nothing to look up: the message is small talk or has no words to recall by',
+		};
 	const k = options.k ?? 5;
-	const budget = options.tokenBudget ?? 500;
-	if (!Number.isSafeInteger(budget) || budget < 0)
-		throw new InvalidInputError('tokenBudget', 'must be a whole number of tokens, 0 or more');
-	const exclude = new Set(options.excludeMessageIds ?? []);
+	const exclude = [...(options.excludeMessageIds ?? [])];
 	const halfLife = options.halfLifeDays ?? RECALL_HALF_LIFE_DAYS;
-	if (budget === 0 || options.query.trim() === '')
-		return { section: '', hits: [], tokens: 0, skipped: 0 };
 	const found = await search(p, options.query, {
-		k: Math.min(1000, k + exclude.size + 10),
+		k: Math.min(1000, k + exclude.length + EXTRA_CANDIDATES),
 		userId: options.userId,
 		sessionId: options.userId === undefined ? options.sessionId : undefined,
 		halfLifeDays: halfLife > 0 ? halfLife : undefined,
+		minSimilarity: options.minSimilarity,
 		now: options.now,
 	});
-	const fresh = found.filter((h) => {
+	// A vector ranking always returns its best, however poor: a match needs a word in common, or a
+	// similarity above 0 (unrelated texts score about 0 with real models; Minimum Similarity sets more).
+	const hits = found.filter(
+		(h) => (h.lexicalScore ?? 0) > 0 || h.context || (h.similarity ?? 0) > 0,
+	);
+	if (hits.length > 0) return { hits };
+	const floor = options.minSimilarity;
+	return {
+		hits,
+		reason:
+			floor === undefined
+				? 'no captured message matches the message'
+				: `no captured message is at least ${floor} similar to the message (Minimum Similarity)`,
+	};
+}
+
+/**
+ * The section from recall candidates: the best `k` the window does not hold (`inWindow`: chat message
+ * IDs), within the budget; and why nothing was recalled, when nothing was.
+ */
+export function chooseRecall(
+	found: RecallCandidates,
+	options: {
+		k?: number;
+		tokenBudget?: number;
+		inWindow?: Iterable<string>;
+		counter?: Pick<TokenCounter, 'count'>;
+	},
+): RecallResult {
+	const k = options.k ?? 5;
+	const budget = options.tokenBudget ?? 500;
+	const inWindow = new Set(options.inWindow ?? []);
+	const fresh = found.hits.filter((h) => {
 		const id = h.metadata?.messageId;
-		return !(typeof id === 'string' && exclude.has(id));
+		return !(typeof id === 'string' && inWindow.has(id));
 	});
 	const chosen = recallSection(fresh.slice(0, k), budget, options.counter ?? approx);
 	const overBudget = Math.min(k, fresh.length) - chosen.hits.length;
-	return { ...chosen, skipped: found.length - fresh.length + overBudget };
+	const skipped = found.hits.length - fresh.length + overBudget;
+	const result = { ...chosen, skipped };
+	if (chosen.hits.length > 0) return result;
+	const reason =
+		found.reason ??
+		(fresh.length === 0
+			? `the ${found.hits.length === 1 ? 'match is' : `${found.hits.length} matches are`} already in the conversation's window`
+			: `no match fits the Recall Token Budget of ${budget} tokens`);
+	return { ...result, reason };
+}
+
+/** Searches the base for `query` in one user's (or one conversation's) memories and builds the section. */
+export async function recall(p: BaseParts, options: RecallOptions): Promise<RecallResult> {
+	const budget = options.tokenBudget ?? 500;
+	if (!Number.isSafeInteger(budget) || budget < 0)
+		throw new InvalidInputError('tokenBudget', 'must be a whole number of tokens, 0 or more');
+	if (budget === 0)
+		return { section: '', hits: [], tokens: 0, skipped: 0, reason: 'the Recall Token Budget is 0' };
+	const found = await recallCandidates(p, options);
+	return chooseRecall(found, {
+		k: options.k,
+		tokenBudget: budget,
+		inWindow: options.excludeMessageIds,
+		counter: options.counter,
+	});
 }

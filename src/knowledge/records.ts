@@ -55,6 +55,8 @@ export interface RecentRun {
 	run_id: string;
 	/** SHA-256 (hex) of what it captured, in order. */
 	digest: string;
+	/** When it was captured (runs recorded before this was kept have none). */
+	at?: string;
 }
 
 /**
@@ -195,7 +197,15 @@ const logSchema = z.looseObject({
 	updated_at: timestamp,
 	sealed: z.array(sealedRangeSchema),
 	messages: z.array(messageSchema),
-	runs: z.array(z.looseObject({ run_id: z.string().min(1), digest: z.string().min(1) })).optional(),
+	runs: z
+		.array(
+			z.looseObject({
+				run_id: z.string().min(1),
+				digest: z.string().min(1),
+				at: timestamp.optional(),
+			}),
+		)
+		.optional(),
 	expire_after_days: expireAfterDaysSchema.optional(),
 	captured_at: timestamp.optional(),
 	lexical: z

@@ -1,23 +1,22 @@
-// Search: lexical (BM25) and vector rankings of the captured chunks, fused by reciprocal rank, with an
-// optional recency half-life and near-duplicates merged. A search names its scope (one conversation,
-// one user, or every user on purpose), and refuses to answer from an index that is missing or behind.
+// Search: the word ranking (BM25, with the messages beside the best matches) and the vector ranking
+// (exact cosine) of the captured chunks, fused by weighed scaled scores, with an optional recency
+// half-life, repeats merged and updated facts first. A search names its scope (one conversation, one
+// user, or every user on purpose), and refuses to answer from an index that is missing or behind.
 import { CrossUserSearchError, InvalidInputError, InvalidOptionError } from '../errors';
 import { validateId } from '../keys/ids';
-import { fuse, newerFirst } from './fusion';
-import type { Ranked } from './fusion';
+import { fuse, newerFirst, SCALE_OVER } from './fusion';
+import type { Ranked, VectorCandidate } from './fusion';
 import { clockOf, liveSessions } from './expiry';
 import { checkIndexes } from './index-health';
 import type { ChunkFilter } from './filter';
 import type { LexicalView } from './lexical/lexical-index';
 import type { BaseParts } from './parts';
 import type { SearchMatch, SearchMode, SearchOptions } from './types';
-import { MAX_TOP_K } from './vector-segment';
-import type { VectorMatch } from './vector-segment';
+import type { Similarities } from './vector-index';
+import { chunkKey, MAX_TOP_K } from './vector-segment';
 
 /** Candidates each ranking hands to the fusion, at least (more when k is larger). */
-const CANDIDATES = 50;
-/** The best matches whose later mentions are looked for. */
-const LATER_MENTIONS_OF = 10;
+const CANDIDATES = SCALE_OVER;
 
 export function toMatch(m: Ranked): SearchMatch {
 	return {
@@ -32,6 +31,9 @@ export function toMatch(m: Ranked): SearchMatch {
 		capturedAt: m.created_at,
 		...(m.role !== undefined ? { role: m.role } : {}),
 		...(m.metadata !== undefined ? { metadata: m.metadata } : {}),
+		...(m.similarity !== undefined ? { similarity: m.similarity } : {}),
+		...(m.lexicalScore !== undefined ? { lexicalScore: m.lexicalScore } : {}),
+		...(m.context ? { context: true } : {}),
 		...(m.lexicalRank !== undefined ? { lexicalRank: m.lexicalRank } : {}),
 		...(m.vectorRank !== undefined ? { vectorRank: m.vectorRank } : {}),
 	};
@@ -79,27 +81,67 @@ function checkK(k: number): number {
 	return k;
 }
 
+/**
+ * A cosine as search reports and orders it: to 6 decimals. Float32 rows carry about 7 digits, so two
+ * texts with the same similarity can differ in the last ones by the order a sum was taken; rounded,
+ * they tie, and ties go by when they were said (fusion.ts).
+ */
+const rounded = (cosine: number) => Math.round(cosine * 1e6) / 1e6;
+
+interface VectorRanking {
+	matches: VectorCandidate[];
+	/** Scores more chunks of the scope (the embedded index; a connected store cannot). */
+	similarities?: Similarities;
+}
+
 async function vectorRanking(
 	p: BaseParts,
 	kbId: string,
 	query: string,
 	n: number,
 	filter: ChunkFilter,
-): Promise<VectorMatch[]> {
+): Promise<VectorRanking> {
 	const vector = await p.embedder('Search').embedQuery(query);
 	const external = p.external();
-	return external
-		? (await external.search(vector, n, filter.sessionId)).filter(
-				(m) => filter.userId === undefined || m.user_id === filter.userId,
-			)
-		: p.index(kbId).search(vector, n, filter, { withVectors: true });
+	if (!external) return p.index(kbId).ranking(vector, n, filter);
+	const found = await external.search(vector, n, filter.sessionId);
+	return {
+		matches: found.filter((m) => filter.userId === undefined || m.user_id === filter.userId),
+	};
+}
+
+function checkOptions(options: SearchOptions): void {
+	if (options.halfLifeDays !== undefined && !(options.halfLifeDays > 0))
+		throw new InvalidInputError('halfLifeDays', 'must be a number of days above 0');
+	const min = options.minSimilarity;
+	if (min !== undefined && !(typeof min === 'number' && min >= -1 && min <= 1))
+		throw new InvalidInputError('minSimilarity', 'must be a number from -1 to 1');
+}
+
+/** Fills in the cosine of the matches the vector ranking did not hand over (they ranked lower). */
+function withSimilarities(ranked: Ranked[], similarities: Similarities | undefined): Ranked[] {
+	if (!similarities) return ranked;
+	const wanted = new Map<string, Set<number>>();
+	for (const r of ranked) {
+		if (r.similarity !== undefined) continue;
+		const chunks = wanted.get(r.message_id) ?? new Set<number>();
+		wanted.set(r.message_id, chunks.add(r.chunk_index));
+	}
+	if (wanted.size === 0) return ranked;
+	const found = similarities(wanted);
+	for (const r of ranked) {
+		const cosine = found.get(chunkKey(r));
+		if (r.similarity === undefined && cosine !== undefined) r.similarity = rounded(cosine);
+	}
+	return ranked;
 }
 
 /**
  * The `k` captured chunks that best match `query`, best first. Hybrid by default when an embedding
- * model is connected (lexical otherwise): both rankings fused by reciprocal rank (k = RRF_K), then an
- * optional recency half-life, then near-duplicates merged (identical text, or cosine ≥ 0.95); then,
- * unless the search is vector-only, the newer message naming what a top match names goes above it.
+ * model is connected (lexical otherwise): both rankings scaled, weighed and fused (fusion.ts), then an
+ * optional recency half-life, then repeats merged (the same words); then, unless the search is
+ * vector-only, the newer of two matches naming the same thing goes first. With minSimilarity, matches
+ * whose cosine with the query is lower (or unknown) are left out.
  */
 export async function search(
 	p: BaseParts,
@@ -111,40 +153,43 @@ export async function search(
 	const k = checkK(options.k ?? 4);
 	const filter = searchScope(p, options);
 	const mode = searchMode(p, options.mode);
-	if (options.halfLifeDays !== undefined && !(options.halfLifeDays > 0))
-		throw new InvalidInputError('halfLifeDays', 'must be a number of days above 0');
+	checkOptions(options);
+	if (options.minSimilarity !== undefined && mode === 'lexical')
+		throw new InvalidInputError(
+			'minSimilarity',
+			'needs an embedding model (vector or hybrid search)',
+		);
 	const config = await p.config();
 	const kbId = await p.knowledgeBaseId(config);
-	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, 5 * k));
+	// The same candidates for any k up to CANDIDATES: a search for more results orders its first ones alike.
+	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, k));
 	// The health check and both rankings only read: run side by side, the check's verdict first.
 	const settled = await Promise.allSettled([
 		checkIndexes(p, config, kbId, mode, filter),
 		mode === 'vector' ? undefined : p.lexical().view(filter),
-		mode === 'lexical' ? [] : vectorRanking(p, kbId, query, n, filter),
+		mode === 'lexical' ? { matches: [] } : vectorRanking(p, kbId, query, n, filter),
 	] as const);
 	for (const r of settled) if (r.status === 'rejected') throw r.reason;
 	const [, view, vector] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
 		void,
 		LexicalView | undefined,
-		VectorMatch[],
+		VectorRanking,
 	];
 	const lexical = view?.search(query, n) ?? [];
-	const halfLifeDays = options.halfLifeDays;
-	const now = options.now ?? new Date();
-	// Newer messages that name what the best matches name go right above them (see later-mentions.ts).
-	const ranked = (limit: number) => {
-		const fused = fuse(lexical, vector, { halfLifeDays, now, limit });
-		const top = fused.slice(0, LATER_MENTIONS_OF);
-		return view ? newerFirst(fused, top, view.laterMentions(top)) : fused;
-	};
-	const first = ranked(Math.max(k, LATER_MENTIONS_OF));
+	const fused = fuse(lexical, vector.matches, {
+		halfLifeDays: options.halfLifeDays,
+		now: options.now ?? new Date(),
+		allWordMatches: lexical.length < CANDIDATES,
+	});
+	let ranked = mode === 'lexical' ? fused : withSimilarities(fused, vector.similarities);
+	// Newer statements first is part of preferring what is recent: only with a half-life.
+	if (view && options.halfLifeDays !== undefined) ranked = newerFirst(ranked, (c) => view.names(c));
+	const min = options.minSimilarity;
+	if (min !== undefined)
+		ranked = ranked.filter((r) => r.similarity !== undefined && r.similarity >= min);
 	// Only a base where some capture has an Expire After rule needs the logs of its hits read.
-	if (!config?.expiring) return first.slice(0, k).map(toMatch);
-	const live = await withoutExpired(p, first, k);
-	// Expired conversations took places: rank everything (duplicates merged further down) and look again.
-	if (live.length < k && first.length >= Math.max(k, LATER_MENTIONS_OF))
-		return (await withoutExpired(p, ranked(Infinity), k)).map(toMatch);
-	return live.map(toMatch);
+	if (!config?.expiring) return ranked.slice(0, k).map(toMatch);
+	return (await withoutExpired(p, ranked, k)).map(toMatch);
 }
 
 /**

@@ -77,6 +77,14 @@ export interface CaptureMessageInput {
 	metadata?: CaptureMetadata;
 }
 
+/** A turn said before the one being captured (see CaptureInput.earlier). */
+export interface EarlierTurn {
+	runId: string;
+	messages: CaptureMessageInput[];
+	/** When it was said (saved to chat memory). */
+	saidAt: string | Date;
+}
+
 export interface CaptureInput {
 	sessionId: string;
 	/**
@@ -90,6 +98,15 @@ export interface CaptureInput {
 	texts?: string[];
 	/** The same with a role and metadata each (used instead of, or after, `texts`). */
 	messages?: CaptureMessageInput[];
+	/**
+	 * Earlier turns of the conversation that may have missed their capture (a storage outage), oldest
+	 * first, at most 8 looked at: those the log does not hold and that were said after its last capture
+	 * are captured first, in the same write. So a turn saved to chat memory but not captured is made up
+	 * by the next. Give each its stable run ID (the same as its own capture used), so a turn is never
+	 * captured twice. Nothing is made up for a conversation with no capture log (never captured, or
+	 * forgotten).
+	 */
+	earlier?: EarlierTurn[];
 	/**
 	 * Expire After (days), stored with the conversation's capture log and counted from its last capture:
 	 * past it, its captures are left out of search and deleted (with their index entries) by the next
@@ -139,6 +156,8 @@ export interface CaptureResult {
 	captured: number;
 	/** The IDs of the messages this capture stored, in input order (empty texts left out). */
 	ids: string[];
+	/** Earlier turns this capture made up (they had missed their own capture). */
+	caughtUp?: number;
 	/** Messages ever captured for the session. */
 	total: number;
 	pending: number;
@@ -175,12 +194,28 @@ export interface SearchOptions {
 	halfLifeDays?: number;
 	/** "Now" for the half-life (default: the clock). */
 	now?: Date;
+	/**
+	 * Only matches whose cosine similarity with the query is at least this (−1 … 1; needs an embedding
+	 * model). A match whose similarity is unknown (a word match a connected vector store did not
+	 * return) is left out too.
+	 */
+	minSimilarity?: number;
 }
 
 export interface SearchMatch {
 	text: string;
-	/** Fused score, 0 … 1: 1 is first in every ranking used (and new, with a half-life). */
+	/**
+	 * Fused score, 0 … 1: each ranking used scaled over its candidates (its best 1), weighed, times the
+	 * recency factor with a half-life. It orders the results of one search; it is not comparable
+	 * across searches (see similarity and lexicalScore for that).
+	 */
 	score: number;
+	/** Cosine similarity of the chunk with the query (−1 … 1), when an embedding model ranked it. */
+	similarity?: number;
+	/** BM25 score of the chunk's own words for the query (0: it came in beside a match), in word and hybrid search. */
+	lexicalScore?: number;
+	/** Found as the message beside a match of the query's words (an answer after its question). */
+	context?: true;
 	sessionId: string;
 	/** The user the capture named, if any. */
 	userId?: string;

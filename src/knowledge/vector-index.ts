@@ -29,6 +29,8 @@ import {
 	rowOf,
 	SEGMENT_MAX_VECTORS,
 	topRows,
+	chunkKey,
+	dot,
 	weightOf,
 } from './vector-segment';
 import type { IndexedChunk, Segment, VectorMatch } from './vector-segment';
@@ -252,18 +254,34 @@ export class EmbeddedIndex {
 		options: { withVectors?: boolean } = {},
 	): Promise<VectorMatch[]> {
 		const filter: ChunkFilter = typeof scope === 'string' ? { sessionId: scope } : (scope ?? {});
+		return (await this.ranking(query, k, filter, options)).matches;
+	}
+
+	/**
+	 * As search, with a way to score more chunks of the same scope against the query afterwards
+	 * (similarities), without reading anything again.
+	 */
+	async ranking(
+		query: unknown,
+		k: number,
+		filter: ChunkFilter,
+		options: { withVectors?: boolean } = {},
+	): Promise<{ matches: VectorMatch[]; similarities: Similarities }> {
 		const { manifest, refs, loaded } = await this.load(filter);
-		if (manifest.version === null || refs.length === 0) return [];
+		if (manifest.version === null || refs.length === 0)
+			return { matches: [], similarities: () => new Map() };
 		const dims = manifest.doc.dimensions;
 		const q = normaliseRows([query], 1);
 		if (q.length !== dims) throw new DimensionMismatchError(this.kbId, dims, q.length);
+		const segs = loaded as Segment[];
 		const masks = this.liveMask(manifest.version, refs, loaded, filter);
-		const top = topRows(loaded as Segment[], masks, q, Math.max(1, Math.min(k, MAX_TOP_K)));
-		return top.map(({ score, a, b }) => ({
-			...(loaded[a] as Segment).chunks[b],
-			score: Math.max(-1, Math.min(1, score)),
-			...(options.withVectors ? { vector: Float32Array.from(rowOf(loaded[a] as Segment, b)) } : {}),
+		const top = topRows(segs, masks, q, Math.max(1, Math.min(k, MAX_TOP_K)));
+		const matches = top.map(({ score, a, b }) => ({
+			...segs[a].chunks[b],
+			score: clampCosine(score),
+			...(options.withVectors ? { vector: Float32Array.from(rowOf(segs[a], b)) } : {}),
 		}));
+		return { matches, similarities: (ids) => similaritiesOf(segs, masks, q, ids) };
 	}
 
 	/** What the index holds, and which listed segments storage lost (one listing of the index folder). */
@@ -331,4 +349,49 @@ export class EmbeddedIndex {
 	compact(): Promise<boolean> {
 		return compactIndex(this);
 	}
+}
+
+/** Cosine similarities with the query of the chunks named (message ID → chunk indexes), by chunkKey. */
+export type Similarities = (wanted: Map<string, Set<number>>) => Map<string, number>;
+
+const clampCosine = (score: number) => Math.max(-1, Math.min(1, score));
+
+/** Per decoded segment: its rows by message ID (built on first need; segments are never rewritten). */
+const rowsByMessage = new WeakMap<Segment, Map<string, number[]>>();
+
+function rowsOf(seg: Segment): Map<string, number[]> {
+	let map = rowsByMessage.get(seg);
+	if (map) return map;
+	map = new Map();
+	seg.chunks.forEach((c, r) => {
+		const rows = map!.get(c.message_id);
+		if (rows) rows.push(r);
+		else map!.set(c.message_id, [r]);
+	});
+	rowsByMessage.set(seg, map);
+	return map;
+}
+
+/**
+ * Cosine with `q` of the live, in-scope rows of the chunks `wanted` names (message ID → chunk
+ * indexes), by chunkKey. (The word index names chunks by their own IDs: the message is what they share.)
+ */
+function similaritiesOf(
+	segs: Segment[],
+	masks: Uint8Array[],
+	q: Float32Array,
+	wanted: Map<string, Set<number>>,
+): Map<string, number> {
+	const out = new Map<string, number>();
+	segs.forEach((seg, s) => {
+		const byMessage = rowsOf(seg);
+		for (const [message, chunks] of wanted)
+			for (const r of byMessage.get(message) ?? []) {
+				const c = seg.chunks[r];
+				if (masks[s][r] === 0 || !chunks.has(c.chunk_index)) continue;
+				const score = dot(seg.vectors, r * seg.dimensions, q, seg.dimensions);
+				out.set(chunkKey(c), clampCosine(score));
+			}
+	});
+	return out;
 }

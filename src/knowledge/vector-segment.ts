@@ -25,6 +25,9 @@ export interface IndexedChunk {
 	metadata?: Record<string, unknown>;
 }
 
+/** The two indexes name a chunk differently; its message and place in the message are the same. */
+export const chunkKey = (c: IndexedChunk) => `${c.session_id}\n${c.message_id}\n${c.chunk_index}`;
+
 export interface VectorMatch extends IndexedChunk {
 	/** Cosine similarity with the query, −1 … 1. */
 	score: number;

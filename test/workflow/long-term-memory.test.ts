@@ -3,6 +3,7 @@
 // leaves out what the window holds, captures each turn; the Memory Base node captures both sides with
 // a user, searches one user's conversations, lists and updates. The model is the scripted stand-in.
 import assert from 'node:assert/strict';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 
@@ -140,6 +141,48 @@ describe('LLM with Memory: Long-Term Memory', () => {
 		assert.doesNotMatch(systemOf(), /Long-term memory|Tromso/);
 		assert.equal(out.memory.longTermMemory.recalled, 0);
 		assert.equal(out.memory.longTermMemory.scope, 'conversation');
+	});
+});
+
+describe('LLM with Memory: recall says why, and a missed capture is made up', () => {
+	it('small talk recalls nothing and the output says why; a question recalls with its scores', async () => {
+		const folder = tempDir('ltm');
+		const wf = llmWorkflow(folder);
+		await turn(wf, chat('My order number is 4471 and it goes to Porto', 'a-1', 'alice'));
+		const thanks = await turn(wf, chat('thanks!', 'a-2', 'alice'));
+		assert.doesNotMatch(systemOf(), /Long-term memory/);
+		assert.equal(thanks.memory.longTermMemory.recalled, 0);
+		assert.match(thanks.memory.longTermMemory.notRecalled, /small talk/);
+		const asked = await turn(wf, chat('Where does order 4471 go?', 'a-3', 'alice'));
+		const [entry] = asked.memory.longTermMemory.entries;
+		assert.match(entry.text, /4471/);
+		assert.ok(entry.score > 0 && entry.lexicalScore > 0, JSON.stringify(entry));
+	});
+
+	it('a turn whose capture failed (the Memory Base unreachable) is captured by the next turn, once', async () => {
+		const folder = tempDir('ltm');
+		const wf = llmWorkflow(folder);
+		await turn(wf, chat('I was born in Tromso', 'c1', 'u'));
+		// The Memory Base's folder becomes a file: every read and write of it fails, chat memory does not.
+		const bases = path.join(folder, 'memory_base');
+		renameSync(bases, `${bases}.away`);
+		writeFileSync(bases, 'not a folder');
+		const down = await turn(wf, chat('My dog is called Biscuit', 'c1', 'u'));
+		assert.match(down.memory.longTermMemory.captureError, /ENOTDIR/);
+		assert.match(down.memory.longTermMemory.recallError, /./);
+		assert.ok(down.output.length > 0 && down.messageId, 'the turn itself was answered and saved');
+		rmSync(bases);
+		renameSync(`${bases}.away`, bases);
+		const next = await turn(wf, chat('And I like sailing', 'c1', 'u'));
+		assert.equal(next.memory.longTermMemory.caughtUp, 1);
+		assert.equal(next.memory.longTermMemory.captured, 4);
+		const again = await turn(wf, chat('ok', 'c1', 'u'));
+		assert.equal(again.memory.longTermMemory.caughtUp, undefined, 'made up once');
+		const found = await turn(wf, chat('What is my dog called? Biscuit?', 'c2', 'u'));
+		assert.ok(
+			found.memory.longTermMemory.entries.some((e: Json) => /Biscuit/.test(e.text)),
+			'the missed turn is recallable',
+		);
 	});
 });
 

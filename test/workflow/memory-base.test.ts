@@ -169,20 +169,30 @@ describe('Memory Base node (in-process n8n)', () => {
 		);
 		assert.equal(mine[0].text, FACTS[0]);
 		assert.ok(mine.every((m) => m.sessionId === 'alice'));
-		// Hybrid search (an embedding model is connected): each hit says where it ranked in both lists.
+		// Hybrid search (an embedding model is connected): each hit says where it ranked in both lists,
+		// its cosine with the query and its BM25 beside the fused score.
 		assert.deepEqual(Object.keys(mine[0]).sort(), [
 			'capturedAt',
 			'chunkIndex',
 			'lexicalRank',
+			'lexicalScore',
 			'messageId',
 			'role',
 			'runId',
 			'score',
 			'seq',
 			'sessionId',
+			'similarity',
 			'text',
 			'vectorRank',
 		]);
+		assert.ok(mine[0].similarity > 0 && mine[0].similarity <= 1 && mine[0].lexicalScore > 0);
+		const floor = ok(
+			await run({ operation: 'search', topK: 10, minSimilarity: mine[0].similarity }, [
+				{ sessionId: 'alice', chatInput: 'what is my favourite colour?' },
+			]),
+		);
+		assert.ok(floor.length >= 1 && floor.every((m) => m.similarity >= mine[0].similarity));
 		assert.match(mine[0].runId, /^test-exec-/, 'the run is the execution that captured it');
 		const all = ok(
 			await run({ operation: 'search', topK: 2, sessionScope: 'all' }, [

@@ -64,6 +64,8 @@ export class StoreChatHistory {
 		private readonly history: ChatHistory,
 		/** Called with every turn stored (long-term memory captures them). */
 		private readonly onStored: (turns: StoredTurn[]) => Promise<void> = async () => {},
+		/** More for the output of a stored turn (the turn's long-term memory report). */
+		private readonly report: () => IDataObject = () => ({}),
 	) {}
 
 	async getMessages(): Promise<StoreMessage[]> {
@@ -92,7 +94,11 @@ export class StoreChatHistory {
 				messages: chat as unknown as IDataObject[],
 			},
 			async () => await this.stored(await this.history.addMessages(chat)),
-			(added) => ({ storedTurns: turnIds(added), waitingForAnswer: this.history.hasOpenTurn }),
+			(added) => ({
+				storedTurns: turnIds(added),
+				waitingForAnswer: this.history.hasOpenTurn,
+				...this.report(),
+			}),
 			'ai-message-added-to-memory',
 		);
 	}
@@ -123,7 +129,7 @@ export class StoreChatHistory {
 			{ action: 'addAIMessage', message: text },
 			async () =>
 				await this.stored(await this.history.addMessages([{ role: 'assistant', content: text }])),
-			(added) => ({ storedTurns: turnIds(added) }),
+			(added) => ({ storedTurns: turnIds(added), ...this.report() }),
 			'ai-message-added-to-memory',
 		);
 	}

@@ -1,13 +1,16 @@
 import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
 import type {
+	CaptureResult,
 	ChatHistory,
 	History,
 	PromptMessage,
+	RecentTurn,
 	StoredTurn,
 	Summarizer,
 	TurnInput,
 } from '../../../src';
+import { failedRecall, notRecalled } from '../../shared/long-term/long-term';
 import type { LongTermMemory, Recalled } from '../../shared/long-term/long-term';
 import { rereadReport, summaryOutput } from '../../shared/summary';
 import type { SummarySettings } from '../../shared/summary';
@@ -52,6 +55,10 @@ export class StoreMemory {
 	readonly humanPrefix = 'Human';
 	readonly aiPrefix = 'AI';
 	readonly chatHistory: StoreChatHistory;
+	/** This turn's recall (the last load's), shown on every call of the turn. */
+	private recalled: Recalled | undefined;
+	/** The window's newest turns as the last load read them: what a capture catches up on. */
+	private recent: RecentTurn[] = [];
 
 	constructor(
 		private readonly ctx: ISupplyDataFunctions,
@@ -63,8 +70,12 @@ export class StoreMemory {
 		private readonly longTerm?: StoreLongTerm,
 		private readonly summary?: StoreSummary,
 	) {
-		this.chatHistory = new StoreChatHistory(ctx, itemIndex, history, (turns) =>
-			this.capture(turns),
+		this.chatHistory = new StoreChatHistory(
+			ctx,
+			itemIndex,
+			history,
+			(turns) => this.capture(turns),
+			() => this.longTermOutput(),
 		);
 	}
 
@@ -90,18 +101,21 @@ export class StoreMemory {
 	/** The history, with the recalled section in front when Long-Term Memory is on. */
 	private async load(query: string | undefined) {
 		const lt = this.longTerm;
-		if (!lt || !query?.trim())
-			return { h: this.warnSummary(await this.read()), recalled: undefined };
-		const [h, hits] = await Promise.all([
+		if (!lt) return { h: this.warnSummary(await this.read()), recalled: undefined };
+		if (!query?.trim()) {
+			const h = this.warnSummary(await this.read());
+			return { h, recalled: notRecalled(NO_QUERY) };
+		}
+		const [h, found] = await Promise.all([
 			this.read(),
 			lt.memory.search(query).catch((error: unknown) => error as Error),
 		]);
-		if (hits instanceof Error) {
-			this.ctx.logger.warn(`Long-term memory was not recalled: ${hits.message}`);
-			return { h, recalled: { section: '', tokens: 0, hits: [], skipped: 0, error: hits.message } };
+		if (found instanceof Error) {
+			this.ctx.logger.warn(`Long-term memory was not recalled: ${found.message}`);
+			return { h, recalled: failedRecall(found) };
 		}
 		this.warnSummary(h);
-		const recalled: Recalled = lt.memory.section(hits, h);
+		const recalled: Recalled = lt.memory.section(found, h);
 		// The recalled section counts against the history's budget: the oldest turns give way.
 		const used = h.tokens + (h.summary?.tokens ?? 0);
 		if (used + recalled.tokens <= this.limits.maxTokenLimit) return { h, recalled };
@@ -119,6 +133,8 @@ export class StoreMemory {
 			{ action: 'loadMemoryVariables', values, ...this.describe },
 			async () => {
 				const { h, recalled } = await this.load(query);
+				this.recalled = recalled;
+				this.recent = h.recentTurns;
 				const lead = [recalled?.section, h.summary?.section].filter((x) => x).join('\n\n');
 				const recall: PromptMessage[] = lead ? [{ role: 'user', content: lead }] : [];
 				return { h, recalled, messages: historyMessages([...recall, ...h.messages]) };
@@ -152,7 +168,7 @@ export class StoreMemory {
 				};
 				return await this.chatHistory.stored(await this.history.saveTurn(turn));
 			},
-			(added) => ({ storedTurns: [added.messageId], ...this.describe }),
+			(added) => ({ storedTurns: [added.messageId], ...this.describe, ...this.longTermOutput() }),
 			'ai-message-added-to-memory',
 		);
 	}
@@ -161,7 +177,17 @@ export class StoreMemory {
 		await this.chatHistory.clear();
 	}
 
-	/** Captures answered turns into long-term memory; a failure is reported, never undoes the turn. */
+	/** The turn's long-term memory report (recall, and the capture when there is one) for an output. */
+	private longTermOutput(captured?: CaptureResult | Error): IDataObject {
+		const lt = this.longTerm;
+		return lt ? { longTermMemory: lt.memory.summary(this.recalled, captured) } : {};
+	}
+
+	/**
+	 * Captures answered turns into long-term memory, with the window's earlier turns a failed capture
+	 * missed. A failure is reported on the pane (and in n8n's log), never undoes the turn: the next
+	 * turn of the conversation captures it.
+	 */
 	private async capture(turns: StoredTurn[]): Promise<void> {
 		const lt = this.longTerm;
 		if (!lt?.memory.settings.capture) return;
@@ -172,19 +198,26 @@ export class StoreMemory {
 				this.itemIndex,
 				{ action: 'captureIntoLongTermMemory', turn: t.messageId },
 				() =>
-					lt.memory.captureTurn({
-						runId: `${this.ctx.getExecutionId?.() ?? 'run'}:${t.messageId}`,
-						userText: t.userContent,
-						answer: t.assistantContent,
-						userMessageId: t.userMessageId,
-						messageId: t.messageId,
-					}),
-				(captured) => ({ longTermMemory: lt.memory.summary(undefined, captured) }),
-			).catch((error: unknown) =>
-				this.ctx.logger.warn(
-					`The turn was saved, but not captured into long-term memory: ${(error as Error).message}`,
-				),
+					lt.memory
+						.captureTurn(
+							{
+								userText: t.userContent,
+								answer: t.assistantContent,
+								userMessageId: t.userMessageId,
+								messageId: t.messageId,
+							},
+							this.recent,
+						)
+						.catch((error: unknown) => {
+							const message = `The turn was saved, but not captured into long-term memory (the next turn of this conversation captures it): ${(error as Error).message}`;
+							this.ctx.logger.warn(message);
+							return new Error(message);
+						}),
+				(captured) => this.longTermOutput(captured),
 			);
 		}
 	}
 }
+
+const NO_QUERY =
+	'nothing to recall for: the Recall Query is empty (the agent did not hand over the user’s message)';

@@ -8,7 +8,7 @@ import type {
 	History,
 	StoredDataVersion,
 } from '../../../src';
-import { LongTermMemory, optionalEmbedder } from '../../shared/long-term/long-term';
+import { failedRecall, LongTermMemory, optionalEmbedder } from '../../shared/long-term/long-term';
 import type { Recalled } from '../../shared/long-term/long-term';
 import { storageFor } from '../../shared/storage';
 import { nodeError } from '../../shared/errors';
@@ -70,17 +70,16 @@ export async function readMemory(
 		await optionalEmbedder(ctx),
 	);
 	// The history and the search are independent reads: side by side.
-	const [history, hits] = await Promise.all([
+	const [history, found] = await Promise.all([
 		read(),
 		longTerm.search(input.prompt).catch((error: unknown) => error as Error),
 	]);
 	warnSummary(ctx, history);
-	if (hits instanceof Error) {
-		warn(ctx, `Long-term memory was not recalled: ${hits.message}`);
-		const recalled = { section: '', tokens: 0, hits: [], skipped: 0, error: hits.message };
-		return { memory, history, longTerm, recalled };
+	if (found instanceof Error) {
+		warn(ctx, `Long-term memory was not recalled: ${found.message}`);
+		return { memory, history, longTerm, recalled: failedRecall(found) };
 	}
-	const recalled = longTerm.section(hits, history, modelNameOf(model));
+	const recalled = longTerm.section(found, history, modelNameOf(model));
 	// The recalled section counts against the history's budget: the oldest turns give way.
 	const budget = input.options.maxHistoryTokens ?? DEFAULT_MAX_TOKEN_LIMIT;
 	const used = history.tokens + (history.summary?.tokens ?? 0);
@@ -142,18 +141,20 @@ export async function persistTurn(
 	if (opened.longTerm?.settings.capture) {
 		// The turn is saved; a failed capture is reported, never undoes it.
 		opened.captured = await opened.longTerm
-			.captureTurn({
-				runId: `${ctx.getExecutionId() ?? 'run'}:${added.messageId}`,
-				userText: input.prompt,
-				answer,
-				userMessageId: added.userMessageId,
-				messageId: added.messageId,
-			})
+			.captureTurn(
+				{
+					userText: input.prompt,
+					answer,
+					userMessageId: added.userMessageId,
+					messageId: added.messageId,
+				},
+				opened.history.recentTurns,
+			)
 			.catch((e: unknown) => e as Error);
 		if (opened.captured instanceof Error)
 			warn(
 				ctx,
-				`The turn was saved, but not captured into long-term memory: ${opened.captured.message}`,
+				`The turn was saved, but not captured into long-term memory (the next turn of this conversation captures it): ${opened.captured.message}`,
 			);
 	}
 	return added;

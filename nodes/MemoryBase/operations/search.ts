@@ -9,6 +9,8 @@ import { MAX_TOP_K } from '../../../src';
 import type { MemoryBase, SearchMode } from '../../../src';
 import { showForOperations } from '../../shared/display';
 import { nodeError } from '../../shared/errors';
+import { minSimilarityOf } from '../../shared/long-term/long-term';
+import { minSimilarityProperty } from '../../shared/long-term/properties';
 import { numberParameter } from '../../shared/parameters';
 import { memoryBaseFor, scopeOf } from '../methods/base';
 import type { Connections } from '../methods/base';
@@ -66,6 +68,10 @@ export function searchProperties(
 			default: 'hybrid',
 			...displayOptions,
 		},
+		minSimilarityProperty(
+			'Only return matches at least this similar to the query: the cosine similarity of their embeddings (−1 … 1; each match carries its own as "similarity"). Needs an embedding model; a word match a connected vector store did not return has no similarity and is left out. 0: no minimum.',
+			displayOptions,
+		),
 		{
 			displayName: 'Recency Half-Life (Days)',
 			name: 'halfLifeDays',
@@ -94,11 +100,20 @@ export async function searchItem(
 	const mode =
 		chosen === 'hybrid' && !connections.embedder && !connections.vectorStore ? 'lexical' : chosen;
 	const halfLife = numberParameter(ctx, 'halfLifeDays', i, 'Recency Half-Life (Days)', 0, 0);
+	const floor = minSimilarityOf(ctx, 'minSimilarity', i);
+	if (floor.minSimilarity !== undefined && mode === 'lexical')
+		throw nodeError(
+			ctx,
+			'Minimum Similarity needs an embedding model',
+			i,
+			'Connect an embedding model to the Embedding input, or set Minimum Similarity to 0.',
+		);
 	const matches = await base.search(query, {
 		k: numberParameter(ctx, 'topK', i, 'Top K', 1, 4),
 		mode,
 		...scopeOf(ctx, i),
 		...(halfLife > 0 ? { halfLifeDays: halfLife } : {}),
+		...floor,
 	});
 	if (matches.length === 0)
 		ctx.addExecutionHints?.({ message: await emptySearchMessage(base), location: 'outputPane' });

@@ -107,6 +107,9 @@ export function longTermProperties(show: Show, forStore: boolean): INodeProperti
 					description:
 						'A statement this many days old weighs 0.85 of a new one of the same relevance (a very old one 0.7), so among close matches an updated fact comes before the one it replaces. 0: no recency.',
 				},
+				minSimilarityProperty(
+					'Only recall entries at least this similar to the user’s message (cosine similarity of their embeddings, −1 … 1; needs an embedding model). Small talk such as “thanks” or “ok” recalls nothing anyway. 0: no minimum.',
+				),
 				{
 					displayName: 'Capture Turns',
 					name: 'capture',
@@ -118,4 +121,17 @@ export function longTermProperties(show: Show, forStore: boolean): INodeProperti
 			],
 		},
 	];
+}
+
+/** Minimum Similarity: a cosine floor on matches (0, the default, is none). */
+export function minSimilarityProperty(description: string, extra: Partial<INodeProperties> = {}) {
+	return {
+		displayName: 'Minimum Similarity',
+		name: 'minSimilarity',
+		type: 'number',
+		default: 0,
+		typeOptions: { minValue: -1, maxValue: 1, numberPrecision: 2 },
+		description,
+		...extra,
+	} satisfies INodeProperties;
 }

@@ -1,10 +1,12 @@
 // BM25 over loaded lexical segments: statistics (document count, average length, document
 // frequencies) are taken over the chunks the search may return, so a search of one user ranks by that
-// user's own vocabulary rather than by everyone's.
+// user's own vocabulary rather than by everyone's. The best matches bring the messages beside them
+// (context.ts).
 import { TopK } from '../vector-segment';
 import type { IndexedChunk } from '../vector-segment';
 import { isUnfiltered, passes } from '../filter';
 import type { ChunkFilter } from '../filter';
+import { CONTEXT_WEIGHT, neighboursOf } from './context';
 import type { LexicalSegment } from './segment';
 import { tokenize } from './tokenize';
 
@@ -12,8 +14,12 @@ const K1 = 1.2;
 const B = 0.75;
 
 export interface LexicalMatch extends IndexedChunk {
-	/** BM25 score (0 or more; larger is better). */
+	/** Its rank score (0 or more; larger is better): its BM25, or its neighbour's share when more. */
 	score: number;
+	/** BM25 of its own words. */
+	bm25: number;
+	/** Ranked for the match beside it (its neighbour's share was more than its own BM25). */
+	context?: true;
 }
 
 /**
@@ -63,16 +69,9 @@ function termLists(terms: string[], segments: LexicalSegment[], ok: Uint8Array[]
 	});
 }
 
-/** The `k` best in-scope chunks for `query`. */
-export function bm25(
-	query: string,
-	segments: LexicalSegment[],
-	scope: SearchScope,
-	k: number,
-): LexicalMatch[] {
-	const terms = [...new Set(tokenize(query))];
+/** BM25 of every in-scope document holding a query term (rows: per segment, undefined if none). */
+function scoreAll(terms: string[], segments: LexicalSegment[], scope: SearchScope) {
 	const { ok, n } = scope;
-	if (terms.length === 0 || n === 0) return [];
 	const avg = scope.total / n || 1;
 	const scores = segments.map(() => undefined as Float64Array | undefined);
 	// Only documents holding a query term are scored and ranked (not every document in scope).
@@ -92,6 +91,19 @@ export function bm25(
 			}
 		});
 	}
+	return { scores, touched };
+}
+
+/** The `k` best in-scope chunks for `query`: by their own BM25, or as the neighbour of one of them. */
+export function bm25(
+	query: string,
+	segments: LexicalSegment[],
+	scope: SearchScope,
+	k: number,
+): LexicalMatch[] {
+	const terms = [...new Set(tokenize(query))];
+	if (terms.length === 0 || scope.n === 0) return [];
+	const { scores, touched } = scoreAll(terms, segments, scope);
 	const top = new TopK(k);
 	for (let i = 0; i < touched.length; i += 2) {
 		const s = touched[i];
@@ -99,5 +111,24 @@ export function bm25(
 		const score = scores[s]![d];
 		if (score > top.min) top.push(score, s, d);
 	}
-	return top.sorted().map(({ score, a, b }) => ({ ...segments[a].docs[b], score }));
+	// Only the k best can lift a neighbour into the k best: any other match is at most the k-th best,
+	// and its neighbour would get less.
+	const best = top.sorted();
+	const found = new Map<string, { s: number; d: number; score: number; context?: true }>();
+	for (const { score, a, b } of best) found.set(`${a},${b}`, { s: a, d: b, score });
+	for (const { score, a, b } of best)
+		for (const [s, d] of neighboursOf(segments, scope, a, b)) {
+			const lifted = score * CONTEXT_WEIGHT;
+			const key = `${s},${d}`;
+			if (lifted > (found.get(key)?.score ?? scores[s]?.[d] ?? 0))
+				found.set(key, { s, d, score: lifted, context: true });
+		}
+	// A stable sort: on a tie, a match of its own words stays before a neighbour.
+	const ranked = [...found.values()].sort((x, y) => y.score - x.score).slice(0, k);
+	return ranked.map(({ s, d, score, context }) => ({
+		...segments[s].docs[d],
+		score,
+		bm25: scores[s]?.[d] ?? 0,
+		...(context ? { context } : {}),
+	}));
 }

@@ -19,7 +19,7 @@ import { bm25, scopeOf } from './bm25';
 import type { LexicalMatch, SearchScope } from './bm25';
 import type { LexicalStats, LexicalView } from './types';
 import type { ChunkFilter } from '../filter';
-import { laterMention } from './later-mentions';
+import { namesOf } from './names';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
 import { logsInScope, OPEN_STALE_MS, relist } from './open-logs';
@@ -388,15 +388,14 @@ export class LexicalIndex {
 		return (await this.view(filter)).search(query, k);
 	}
 
-	/** The index as one search sees it: loaded once for its ranking and its later mentions. */
+	/** The index as one search sees it: loaded once for its ranking and the names of its matches. */
 	async view(filter: ChunkFilter): Promise<LexicalView> {
 		const { manifest, loaded } = await this.load(filter);
-		if (manifest.version === null)
-			return { search: () => [], laterMentions: (cs) => cs.map(() => undefined) };
+		if (manifest.version === null) return { search: () => [], names: () => [] };
 		const scope = this.scopeOf(manifest, loaded, filter);
 		return {
 			search: (query, k) => bm25(query, loaded, scope, k),
-			laterMentions: (chunks) => chunks.map((c) => laterMention(c, loaded, scope)),
+			names: (chunk) => namesOf(chunk, loaded, scope),
 		};
 	}
 }

@@ -4,10 +4,10 @@ import type { LexicalMatch } from './bm25';
 
 /** The chunks one search may see, loaded. */
 export interface LexicalView {
-	/** The `k` best matches of `query` (BM25), best first. */
+	/** The `k` best matches of `query` (BM25, with the messages beside the best), best first. */
 	search(query: string, k: number): LexicalMatch[];
-	/** For each chunk, the newer chunk in scope that names the most of what it names (later-mentions.ts). */
-	laterMentions(chunks: IndexedChunk[]): Array<IndexedChunk | undefined>;
+	/** The chunk's terms that name something in this scope (names.ts). */
+	names(chunk: IndexedChunk): string[];
 }
 
 /** What the index holds, for Status. */

@@ -1,5 +1,5 @@
 // Recall in the engine: a lexical index updated at every capture (any language), hybrid search fused
-// by reciprocal rank with a recency half-life and near-duplicates merged, user scope across
+// by weighed scaled scores with a recency half-life and repeats merged, user scope across
 // conversations (never another user's), refusals before anything is read, mismatch errors instead of
 // empty answers, and the recall section a model call gets.
 import assert from 'node:assert/strict';
@@ -20,7 +20,7 @@ import {
 	RECALL_END,
 	RECENCY_WEIGHT,
 	recencyFactor,
-	RRF_K,
+	VECTOR_WEIGHT,
 	RECALL_START,
 	TAIL_MAX,
 	tokenize,
@@ -198,8 +198,8 @@ describe('hybrid ranking', () => {
 		assert.equal(plain.length, 2);
 	});
 
-	it('rank fusion rewards the top of each list; recency only orders close matches', () => {
-		const chunk = (id: string, created_at = '2026-01-01T00:00:00.000Z') => ({
+	it('fusion scales each ranking over its candidates and weighs them; recency only orders close matches', () => {
+		const chunk = (id: string, score: number, created_at = '2026-01-01T00:00:00.000Z') => ({
 			id,
 			session_id: 's',
 			message_id: id,
@@ -208,27 +208,35 @@ describe('hybrid ranking', () => {
 			chunk_index: 0,
 			text: id,
 			created_at,
+			score,
 		});
-		const others = (n: number) => Array.from({ length: n }, (_, i) => chunk(`x${i}`));
-		// "a" is first lexically and tenth by vector; "b" is fifth in both. With the textbook k = 60
-		// "b" would win: every place in a 50-candidate list counts almost the same there.
+		const others = (n: number, top: number) =>
+			Array.from({ length: n }, (_, i) => chunk(`x${i}`, top - i * 0.01));
+		// "a" is first by its words and last of ten by vector; "b" is last by words and first by vector.
+		// Words weigh more, so "a" leads; a chunk in neither list is not there.
 		const fused = fuse(
-			[chunk('a'), ...others(3), chunk('b')],
-			[...others(4), chunk('b'), ...others(9).slice(5), chunk('a')],
+			[chunk('a', 9), ...others(3, 5), chunk('b', 1)],
+			[chunk('b', 0.9), ...others(8, 0.8), chunk('a', 0.1)],
 			{ now: new Date('2026-01-02T00:00:00Z') },
 		);
 		assert.deepEqual(
 			fused.filter((r) => r.text === 'a' || r.text === 'b').map((r) => r.text),
 			['a', 'b'],
 		);
+		const a = fused.find((r) => r.text === 'a')!;
+		assert.ok(Math.abs(a.score - (1 - VECTOR_WEIGHT)) < 1e-12, 'first by words, last by vector');
+		assert.equal(a.similarity, 0.1);
+		assert.equal(a.lexicalScore, 9);
+		// One ranking alone: its best scores 1.
+		assert.equal(fuse([chunk('a', 3), chunk('b', 1)], [], { now: new Date() })[0].score, 1);
 		const now = new Date('2026-07-01T00:00:00Z');
 		const day = (d: number) => new Date(now.getTime() - d * 86_400_000).toISOString();
 		assert.equal(recencyFactor(day(0), now, 90), 1);
 		assert.ok(Math.abs(recencyFactor(day(90), now, 90) - (1 - RECENCY_WEIGHT / 2)) < 1e-9);
 		assert.ok(recencyFactor(day(100_000), now, 90) >= 1 - RECENCY_WEIGHT - 1e-9);
-		// A first place from long ago still beats a tenth place from today.
-		const strongOld = (1 / (RRF_K + 1)) * recencyFactor(day(3650), now, 90);
-		const weakNew = (1 / (RRF_K + 10)) * recencyFactor(day(0), now, 90);
+		// A first place from long ago still beats a match half as good from today.
+		const strongOld = 1 * recencyFactor(day(3650), now, 90);
+		const weakNew = 0.5 * recencyFactor(day(0), now, 90);
 		assert.ok(strongOld > weakNew);
 	});
 

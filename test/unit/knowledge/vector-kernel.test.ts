@@ -10,6 +10,7 @@ import {
 	clearVectorCache,
 	EmbeddedIndex,
 	LocalDiskStorage,
+	SEGMENT_MAX_VECTORS,
 	simdAvailable,
 	useSimd,
 } from '../../../src';
@@ -189,6 +190,36 @@ describe('vector search: int8 first pass, exact rerank', () => {
 				fast.forEach((h, i) => assert.ok(Math.abs(h.score - expected[i].s) < 1e-12));
 			}
 		});
+
+	it('dense rows (cosines 0.90–0.99), 3 to 16 dimensions, more rows than a segment holds: top 30 exactly as brute force', async () => {
+		for (const dims of [3, 8, 16]) {
+			const rand = seededRandom(dims * 7);
+			const centre = Array.from({ length: dims }, () => 0.5 + rand());
+			// Rows and queries near one direction: the similarities crowd together, as real ones do.
+			const near = () => centre.map((x) => x + 0.25 * rand());
+			const rows = Array.from({ length: SEGMENT_MAX_VECTORS + 76 }, near);
+			const index = setup();
+			await index.add(
+				rows.map((_, i) => chunk(i)),
+				rows,
+			);
+			assert.ok((await index.stats()).segments >= 2, 'spans segments');
+			const ids = rows.map((_, i) => `c${i}`);
+			for (let q = 0; q < 20; q++) {
+				const query = near();
+				const { fast, plain } = await bothWays(index, query, 30);
+				assert.deepEqual(fast, plain);
+				const expected = bruteForce(rows, ids, query, 30);
+				assert.ok(expected[29].s > 0.9, `dense: the 30th is ${expected[29].s}`);
+				assert.deepEqual(
+					fast.map((h) => h.id),
+					expected.map((e) => e.id),
+					`${dims} dims, query ${q}`,
+				);
+				fast.forEach((h, i) => assert.ok(Math.abs(h.score - expected[i].s) < 1e-12));
+			}
+		}
+	});
 
 	it('exact duplicates tie: the earlier row first; near-duplicates below the int8 step are told apart', async () => {
 		const rand = seededRandom(5);
