@@ -1,0 +1,105 @@
+/**
+ * The chat turns scripts/house.ts follows through nodes/: LLM with Memory, and the stand-in agent
+ * with the LLM Memory Store, both with Long-Term Memory on, in-process with the scripted model.
+ */
+import type { INode } from 'n8n-workflow';
+
+import { TEST_IMAGE_AGENT_TYPE, TestImageAgent } from '../test/support/agent-stand-in';
+import { LlmMemoryStore, LlmWithMemory } from '../test/support/node-under-test';
+import { SCRIPTED_MODEL_TYPE } from '../test/support/scripted-model';
+import { tempDir } from '../test/support/storages';
+import { TRIGGER_NODE } from '../test/support/test-nodes';
+import { runWorkflow } from '../test/support/workflow-harness';
+import type { WorkflowJson } from '../test/support/workflow-harness';
+
+const LLM = 'n8n-nodes-llm-memory.llmWithMemory';
+const STORE = 'n8n-nodes-llm-memory.llmMemoryStore';
+const nodeTypes = {
+	[LLM]: new LlmWithMemory(),
+	[STORE]: new LlmMemoryStore(),
+	[TEST_IMAGE_AGENT_TYPE]: new TestImageAgent(),
+};
+
+const model = (name: string): INode => ({
+	id: name,
+	name,
+	type: SCRIPTED_MODEL_TYPE,
+	typeVersion: 1,
+	position: [200, 200],
+	parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
+});
+
+const longTerm = { longTermMemory: true, longTermUserId: 'ana' };
+
+function llmWorkflow(folder: string): WorkflowJson {
+	return {
+		id: 'wf-house-llm',
+		name: 'house',
+		nodes: [
+			TRIGGER_NODE,
+			{
+				id: 'llm',
+				name: 'LLM',
+				type: LLM,
+				typeVersion: 1,
+				position: [200, 0],
+				parameters: { localFolder: folder, ...longTerm },
+			},
+			model('Model'),
+		],
+		connections: {
+			Trigger: { main: [[{ node: 'LLM', type: 'main', index: 0 }]] },
+			Model: { ai_languageModel: [[{ node: 'LLM', type: 'ai_languageModel', index: 0 }]] },
+		},
+	};
+}
+
+function agentWorkflow(folder: string): WorkflowJson {
+	return {
+		id: 'wf-house-agent',
+		name: 'house agent',
+		nodes: [
+			TRIGGER_NODE,
+			{
+				id: 'agent',
+				name: 'Agent',
+				type: TEST_IMAGE_AGENT_TYPE,
+				typeVersion: 1,
+				position: [200, 0],
+				parameters: { save: 'saveContext' },
+			},
+			model('Model'),
+			{
+				id: 'store',
+				name: 'Memory',
+				type: STORE,
+				typeVersion: 1,
+				position: [400, 200],
+				parameters: { localFolder: folder, ...longTerm },
+			},
+		],
+		connections: {
+			Trigger: { main: [[{ node: 'Agent', type: 'main', index: 0 }]] },
+			Model: { ai_languageModel: [[{ node: 'Agent', type: 'ai_languageModel', index: 0 }]] },
+			Memory: { ai_memory: [[{ node: 'Agent', type: 'ai_memory', index: 0 }]] },
+		},
+	};
+}
+
+/** One turn each, in its own folder; each call is a new turn of the same conversation. */
+export function turns(): Record<string, () => Promise<void>> {
+	const run = (wf: WorkflowJson) => {
+		let n = 0;
+		return async () => {
+			const r = await runWorkflow(wf, {
+				nodeTypes,
+				triggerItems: [{ json: { chatInput: `My order ${++n} ships to Porto`, sessionId: 's1' } }],
+			});
+			if (r.status !== 'success') throw new Error(r.error?.message);
+		};
+	};
+	return {
+		'LLM with Memory (Long-Term Memory on)': run(llmWorkflow(tempDir('house'))),
+		'AI Agent + LLM Memory Store (Long-Term Memory on)': run(agentWorkflow(tempDir('house'))),
+	};
+}
