@@ -39,6 +39,7 @@ function loadsOf(nodeFile: string): { files: number; lines: number } {
 }
 
 function loadOne(nodeFile: string): void {
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	require(path.join(ROOT, nodeFile));
 	const files = Object.keys(require.cache).filter(ours);
 	console.log(
