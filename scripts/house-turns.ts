@@ -8,26 +8,26 @@ import { TEST_IMAGE_AGENT_TYPE, TestImageAgent } from '../test/support/agent-sta
 import { LlmMemoryStore, LlmWithMemory } from '../test/support/node-under-test';
 import { SCRIPTED_MODEL_TYPE } from '../test/support/scripted-model';
 import { tempDir } from '../test/support/storages';
+import { standInAgentWorkflow, STORE_NODE_TYPE } from '../test/support/stand-in-agent-workflow';
 import { TRIGGER_NODE } from '../test/support/test-nodes';
 import { runWorkflow } from '../test/support/workflow-harness';
 import type { WorkflowJson } from '../test/support/workflow-harness';
 
 const LLM = 'n8n-nodes-llm-memory.llmWithMemory';
-const STORE = 'n8n-nodes-llm-memory.llmMemoryStore';
 const nodeTypes = {
 	[LLM]: new LlmWithMemory(),
-	[STORE]: new LlmMemoryStore(),
+	[STORE_NODE_TYPE]: new LlmMemoryStore(),
 	[TEST_IMAGE_AGENT_TYPE]: new TestImageAgent(),
 };
 
-const model = (name: string): INode => ({
-	id: name,
-	name,
+const model: INode = {
+	id: 'model',
+	name: 'Model',
 	type: SCRIPTED_MODEL_TYPE,
 	typeVersion: 1,
 	position: [200, 200],
 	parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-});
+};
 
 const longTerm = { longTermMemory: true, longTermUserId: 'ana' };
 
@@ -45,7 +45,7 @@ function llmWorkflow(folder: string): WorkflowJson {
 				position: [200, 0],
 				parameters: { localFolder: folder, ...longTerm },
 			},
-			model('Model'),
+			model,
 		],
 		connections: {
 			Trigger: { main: [[{ node: 'LLM', type: 'main', index: 0 }]] },
@@ -54,37 +54,8 @@ function llmWorkflow(folder: string): WorkflowJson {
 	};
 }
 
-function agentWorkflow(folder: string): WorkflowJson {
-	return {
-		id: 'wf-house-agent',
-		name: 'house agent',
-		nodes: [
-			TRIGGER_NODE,
-			{
-				id: 'agent',
-				name: 'Agent',
-				type: TEST_IMAGE_AGENT_TYPE,
-				typeVersion: 1,
-				position: [200, 0],
-				parameters: { save: 'saveContext' },
-			},
-			model('Model'),
-			{
-				id: 'store',
-				name: 'Memory',
-				type: STORE,
-				typeVersion: 1,
-				position: [400, 200],
-				parameters: { localFolder: folder, ...longTerm },
-			},
-		],
-		connections: {
-			Trigger: { main: [[{ node: 'Agent', type: 'main', index: 0 }]] },
-			Model: { ai_languageModel: [[{ node: 'Agent', type: 'ai_languageModel', index: 0 }]] },
-			Memory: { ai_memory: [[{ node: 'Agent', type: 'ai_memory', index: 0 }]] },
-		},
-	};
-}
+const agentWorkflow = (folder: string): WorkflowJson =>
+	standInAgentWorkflow('wf-house-agent', { localFolder: folder, ...longTerm });
 
 /** One turn each, in its own folder; each call is a new turn of the same conversation. */
 export function turns(): Record<string, () => Promise<void>> {

@@ -394,3 +394,19 @@ export type {
 	SegmentRef,
 	SessionLog,
 } from './knowledge/records';
+export { captureTurn, ChatTurn, rereadReport, summaryReport } from './turn/turn';
+export type { TurnOptions, TurnReport } from './turn/turn';
+export { failedRecall, LongTermMemory, notRecalled, recallReport } from './turn/long-term';
+export type { CapturedTurn, LongTermSettings, Recalled } from './turn/long-term';
+export {
+	dataReport,
+	dataSection,
+	initializeData,
+	proposeChange,
+	readVersionedData,
+	UPDATE_DATA_TOOL,
+	updateDataTool,
+} from './turn/versioned';
+export type { DataChange, OpenedData, RecentChange, VersionedSettings } from './turn/versioned';
+export { changeOfCalls, followUp, parseJsonReply, toolCallsOf } from './turn/data-reply';
+export type { CallSeen, DataOutcome } from './turn/data-reply';

@@ -3,13 +3,12 @@
 // connected model, and what the output shows.
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type {
-	IDataObject,
 	IExecuteFunctions,
 	INodeProperties,
 	ISupplyDataFunctions,
 } from 'n8n-workflow';
 
-import type { PromptMessage, Summarizer, SummaryReport } from '../../src';
+import type { PromptMessage, Summarizer } from '../../src';
 import { optionalSubNode } from './connections';
 import { replyText } from './message-text';
 import { numberParameter } from './parameters';
@@ -104,25 +103,4 @@ export function modelSummarizer(model: Invokable, signal?: AbortSignal): Summari
 /** The chat model on the node's optional Summary Model input, or undefined when none is connected. */
 export async function optionalChatModel(ctx: Ctx, i = 0): Promise<Invokable | undefined> {
 	return await optionalSubNode(ctx, NodeConnectionTypes.AiLanguageModel, i, isInvokable);
-}
-
-/** The output's view of the summary: its size, what it covers, whether this turn made it, any failure. */
-export function summaryOutput(report: SummaryReport): IDataObject {
-	return {
-		tokens: report.tokens,
-		turns: report.turns,
-		refreshed: report.refreshed,
-		...(report.firstAt ? { firstAt: report.firstAt, lastAt: report.lastAt } : {}),
-		unsummarizedTurns: report.unsummarizedTurns,
-		...(report.error ? { error: report.error } : {}),
-	};
-}
-
-/**
- * The report of a read made again with a smaller budget (to leave room for long-term recall) and no
- * summarizing: its summary as now shown, with what the first read did (refreshed, or why not).
- */
-export function rereadReport(first: SummaryReport, again: SummaryReport): SummaryReport {
-	const error = first.error ?? again.error;
-	return { ...again, refreshed: first.refreshed, ...(error ? { error } : {}) };
 }

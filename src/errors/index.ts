@@ -85,6 +85,20 @@ export class StorageTimeoutError extends StorageError {}
 /** The storage server does not enforce conditional writes, so concurrent turns could be lost. */
 export class UnsafeStorageError extends StorageError {}
 
+/**
+ * A turn's answer was generated but the turn could not be written: `added` names it. The message says
+ * whether it may still have been saved (a timeout is not a refusal).
+ */
+export class TurnNotSavedError extends MemoryError {
+	constructor(
+		message: string,
+		readonly added: { messageId: string; userMessageId: string; parentMessageId: string | null },
+		options?: { cause?: unknown },
+	) {
+		super(message, options);
+	}
+}
+
 /** flush() kept losing races until its retries ran out. */
 export class FlushConflictError extends MemoryError {
 	constructor(

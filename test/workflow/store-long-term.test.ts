@@ -11,65 +11,26 @@ import type { INodeExecutionData } from 'n8n-workflow';
 
 import { TEST_IMAGE_AGENT_TYPE, TestImageAgent } from '../support/agent-stand-in';
 import { LlmMemoryStore } from '../support/node-under-test';
-import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
+import { scriptedModelLog } from '../support/scripted-model';
+import { STORE_NODE_TYPE, standInAgentWorkflow } from '../support/stand-in-agent-workflow';
 import { tempDir } from '../support/storages';
-import { TRIGGER_NODE } from '../support/test-nodes';
 import { runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson } from '../support/workflow-harness';
 
-const STORE_TYPE = 'n8n-nodes-llm-memory.llmMemoryStore';
 const nodeTypes = {
-	[STORE_TYPE]: new LlmMemoryStore(),
+	[STORE_NODE_TYPE]: new LlmMemoryStore(),
 	[TEST_IMAGE_AGENT_TYPE]: new TestImageAgent(),
 };
 
 type Json = Record<string, any>;
 
-function agentWorkflow(folder: string): WorkflowJson {
-	return {
-		id: 'wf-store-ltm',
-		name: 'store long-term memory',
-		nodes: [
-			TRIGGER_NODE,
-			{
-				id: 'agent',
-				name: 'Agent',
-				type: TEST_IMAGE_AGENT_TYPE,
-				typeVersion: 1,
-				position: [200, 0],
-				parameters: { save: 'saveContext' },
-			},
-			{
-				id: 'model',
-				name: 'Agent Model',
-				type: SCRIPTED_MODEL_TYPE,
-				typeVersion: 1,
-				position: [200, 200],
-				parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-			},
-			{
-				id: 'store',
-				name: 'Memory',
-				type: STORE_TYPE,
-				typeVersion: 1,
-				position: [400, 200],
-				parameters: {
-					memoryMode: 'conversation',
-					localFolder: folder,
-					longTermMemory: true,
-					longTermUserId: '={{ $json.user }}',
-				},
-			},
-		],
-		connections: {
-			Trigger: { main: [[{ node: 'Agent', type: 'main', index: 0 }]] },
-			'Agent Model': {
-				ai_languageModel: [[{ node: 'Agent', type: 'ai_languageModel', index: 0 }]],
-			},
-			Memory: { ai_memory: [[{ node: 'Agent', type: 'ai_memory', index: 0 }]] },
-		},
-	};
-}
+const agentWorkflow = (folder: string): WorkflowJson =>
+	standInAgentWorkflow('wf-store-ltm', {
+		memoryMode: 'conversation',
+		localFolder: folder,
+		longTermMemory: true,
+		longTermUserId: '={{ $json.user }}',
+	});
 
 const chat = (chatInput: string, sessionId: string): INodeExecutionData[] => [
 	{ json: { chatInput, sessionId, user: 'ana' } },

@@ -1,18 +1,14 @@
 import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
+import { captureTurn, ChatTurn } from '../../../src';
 import type {
 	CaptureResult,
 	ChatHistory,
-	History,
-	PromptMessage,
-	RecentTurn,
+	LongTermMemory,
 	StoredTurn,
 	Summarizer,
 	TurnInput,
 } from '../../../src';
-import { failedRecall, notRecalled } from '../../shared/long-term/long-term';
-import type { LongTermMemory, Recalled } from '../../shared/long-term/long-term';
-import { rereadReport, summaryOutput } from '../../shared/summary';
 import type { SummarySettings } from '../../shared/summary';
 import { contextContent, historyMessages } from './messages';
 import type { StoreMessage } from './messages';
@@ -37,15 +33,15 @@ export interface StoreSummary extends SummarySettings {
 	summarize: Summarizer;
 }
 
+const NO_QUERY =
+	'nothing to recall for: the Recall Query is empty (the agent did not hand over the user’s message)';
+
 /**
  * The object supplyData hands to n8n: LangChain's chat-memory interface, duck-typed.
  * loadMemoryVariables gives `chat_history` as messages (whole turns, window and token budget applied);
- * saveContext stores a turn without tools; tool turns arrive through chatHistory.addMessages.
- *
- * With Long-Term Memory or a summary of older turns, chat_history starts with the recalled section and
- * the summary as one user-role message: n8n's AI Agent puts chat_history right after its own system
- * message, and providers such as Anthropic and Google accept a system message only first, so a second
- * system message would break them. The summary's section says what it is.
+ * saveContext stores a turn without tools; tool turns arrive through chatHistory.addMessages. The turn
+ * itself is assembled by the engine (ChatTurn): with Long-Term Memory or a summary of older turns,
+ * chat_history starts with them as one user-role message, after the agent's own system message.
  */
 export class StoreMemory {
 	readonly memoryKey = 'chat_history';
@@ -55,10 +51,9 @@ export class StoreMemory {
 	readonly humanPrefix = 'Human';
 	readonly aiPrefix = 'AI';
 	readonly chatHistory: StoreChatHistory;
-	/** This turn's recall (the last load's), shown on every call of the turn. */
-	private recalled: Recalled | undefined;
-	/** The window's newest turns as the last load read them: what a capture catches up on. */
-	private recent: RecentTurn[] = [];
+	/** The turn the last load assembled: every call of the turn shows its recall, captures catch up from it. */
+	private turn: ChatTurn | undefined;
+	private captured: CaptureResult | Error | undefined;
 
 	constructor(
 		private readonly ctx: ISupplyDataFunctions,
@@ -83,45 +78,29 @@ export class StoreMemory {
 		return [this.memoryKey];
 	}
 
-	/** `refresh` false: a read again with less room uses the summary as stored, never a second call. */
-	private read(maxTokenLimit = this.limits.maxTokenLimit, refresh = true): Promise<History> {
-		return this.history.memory.getHistoryPromptMessages({
-			maxTokenLimit,
-			messageLimit: this.limits.messageLimit,
-			...(this.summary ? { summary: { ...this.summary, refresh } } : {}),
+	/** The turn: history, summary and recall read and fitted by the engine; what went wrong is logged. */
+	private async open(query: string | undefined): Promise<ChatTurn> {
+		const { messageLimit, maxTokenLimit } = this.limits;
+		const summary = this.summary;
+		const turn = await ChatTurn.open({
+			memory: this.history.memory,
+			read: { maxTokenLimit, messageLimit },
+			...(summary
+				? {
+						summary: {
+							summarize: summary.summarize,
+							threshold: summary.threshold,
+							maxTokens: summary.maxTokens,
+						},
+					}
+				: {}),
+			budget: maxTokenLimit,
+			...(this.longTerm
+				? { longTerm: { memory: this.longTerm.memory, query, emptyQuery: NO_QUERY } }
+				: {}),
 		});
-	}
-
-	/** A summary that could not be made is said in n8n's log and the pane; the turn goes on. */
-	private warnSummary(h: History): History {
-		if (h.summary?.error) this.ctx.logger.warn(h.summary.error);
-		return h;
-	}
-
-	/** The history, with the recalled section in front when Long-Term Memory is on. */
-	private async load(query: string | undefined) {
-		const lt = this.longTerm;
-		if (!lt) return { h: this.warnSummary(await this.read()), recalled: undefined };
-		if (!query?.trim()) {
-			const h = this.warnSummary(await this.read());
-			return { h, recalled: notRecalled(NO_QUERY) };
-		}
-		const [h, found] = await Promise.all([
-			this.read(),
-			lt.memory.search(query).catch((error: unknown) => error as Error),
-		]);
-		if (found instanceof Error) {
-			this.ctx.logger.warn(`Long-term memory was not recalled: ${found.message}`);
-			return { h, recalled: failedRecall(found) };
-		}
-		this.warnSummary(h);
-		const recalled: Recalled = lt.memory.section(found, h);
-		// The recalled section counts against the history's budget: the oldest turns give way.
-		const used = h.tokens + (h.summary?.tokens ?? 0);
-		if (used + recalled.tokens <= this.limits.maxTokenLimit) return { h, recalled };
-		const again = await this.read(Math.max(0, this.limits.maxTokenLimit - recalled.tokens), false);
-		if (h.summary && again.summary) again.summary = rereadReport(h.summary, again.summary);
-		return { h: again, recalled };
+		for (const w of turn.warnings) this.ctx.logger.warn(w);
+		return turn;
 	}
 
 	async loadMemoryVariables(values: IDataObject = {}): Promise<{ chat_history: StoreMessage[] }> {
@@ -132,21 +111,26 @@ export class StoreMemory {
 			this.itemIndex,
 			{ action: 'loadMemoryVariables', values, ...this.describe },
 			async () => {
-				const { h, recalled } = await this.load(query);
-				this.recalled = recalled;
-				this.recent = h.recentTurns;
-				const lead = [recalled?.section, h.summary?.section].filter((x) => x).join('\n\n');
-				const recall: PromptMessage[] = lead ? [{ role: 'user', content: lead }] : [];
-				return { h, recalled, messages: historyMessages([...recall, ...h.messages]) };
+				this.turn = await this.open(query);
+				return { turn: this.turn, messages: historyMessages(this.turn.agentHistory()) };
 			},
-			({ h, recalled, messages }) => ({
-				chatHistory: serialize(messages),
-				turns: h.turns,
-				tokens: h.tokens,
-				droppedTurns: h.droppedTurns,
-				...(h.summary ? { summary: summaryOutput(h.summary) } : {}),
-				...(this.longTerm ? { longTermMemory: this.longTerm.memory.summary(recalled) } : {}),
-			}),
+			({ turn, messages }) => {
+				const {
+					turns,
+					historyTokens: tokens,
+					droppedTurns,
+					summary,
+					longTermMemory,
+				} = turn.report();
+				return {
+					chatHistory: serialize(messages),
+					turns,
+					tokens,
+					droppedTurns,
+					...(summary ? { summary } : {}),
+					...(longTermMemory ? { longTermMemory } : {}),
+				} as IDataObject;
+			},
 			'ai-messages-retrieved-from-memory',
 		);
 		return { chat_history: loaded.messages };
@@ -177,47 +161,41 @@ export class StoreMemory {
 		await this.chatHistory.clear();
 	}
 
-	/** The turn's long-term memory report (recall, and the capture when there is one) for an output. */
-	private longTermOutput(captured?: CaptureResult | Error): IDataObject {
-		const lt = this.longTerm;
-		return lt ? { longTermMemory: lt.memory.summary(this.recalled, captured) } : {};
+	/** The turn's long-term memory report (its recall, and its capture once made) for an output. */
+	private longTermOutput(): IDataObject {
+		const lt = this.longTerm?.memory;
+		if (!lt) return {};
+		const report = this.turn?.report().longTermMemory ?? lt.report(undefined, this.captured);
+		return { longTermMemory: report as IDataObject };
 	}
 
 	/**
 	 * Captures answered turns into long-term memory, with the window's earlier turns a failed capture
-	 * missed. A failure is reported on the pane (and in n8n's log), never undoes the turn: the next
-	 * turn of the conversation captures it.
+	 * missed. A failure is reported on the pane (and in n8n's log), never undoes the turn: the next turn
+	 * of the conversation captures it. Without a loaded turn (Respond to Chat), the turn alone.
 	 */
 	private async capture(turns: StoredTurn[]): Promise<void> {
-		const lt = this.longTerm;
-		if (!lt?.memory.settings.capture) return;
+		const lt = this.longTerm?.memory;
+		if (!lt?.settings.capture) return;
 		for (const t of turns) {
 			if (!t.assistantContent.trim() && !t.userContent.trim()) continue;
+			const saved = {
+				userText: t.userContent,
+				answer: t.assistantContent,
+				userMessageId: t.userMessageId,
+				messageId: t.messageId,
+			};
 			await logged(
 				this.ctx,
 				this.itemIndex,
 				{ action: 'captureIntoLongTermMemory', turn: t.messageId },
-				() =>
-					lt.memory
-						.captureTurn(
-							{
-								userText: t.userContent,
-								answer: t.assistantContent,
-								userMessageId: t.userMessageId,
-								messageId: t.messageId,
-							},
-							this.recent,
-						)
-						.catch((error: unknown) => {
-							const message = `The turn was saved, but not captured into long-term memory (the next turn of this conversation captures it): ${(error as Error).message}`;
-							this.ctx.logger.warn(message);
-							return new Error(message);
-						}),
-				(captured) => this.longTermOutput(captured),
+				async () => {
+					this.captured = this.turn ? await this.turn.capture(saved) : await captureTurn(lt, saved);
+					if (this.captured instanceof Error) this.ctx.logger.warn(this.captured.message);
+					return this.captured;
+				},
+				() => this.longTermOutput(),
 			);
 		}
 	}
 }
-
-const NO_QUERY =
-	'nothing to recall for: the Recall Query is empty (the agent did not hand over the user’s message)';

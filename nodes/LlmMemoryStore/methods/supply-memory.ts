@@ -8,13 +8,8 @@ import type { ScopeMode } from '../../shared/memory-scope';
 import { numberParameter } from '../../shared/parameters';
 import { StoreMemory } from './store-memory';
 import type { StoreLongTerm } from './store-memory';
-import {
-	LongTermMemory,
-	longTermSettings,
-	optionalEmbedder,
-} from '../../shared/long-term/long-term';
+import { longTermFor, longTermSettings } from '../../shared/long-term/long-term';
 import { expireAfterDaysOf } from '../../shared/retention';
-import { storageFor } from '../../shared/storage';
 import { modelSummarizer, optionalChatModel, summarySettings } from '../../shared/summary';
 import type { StoreSummary } from './store-memory';
 
@@ -47,12 +42,7 @@ async function storeLongTerm(
 ): Promise<StoreLongTerm | undefined> {
 	const settings = longTermSettings(ctx, itemIndex);
 	if (!settings) return undefined;
-	const memory = new LongTermMemory(
-		await storageFor(ctx, itemIndex),
-		settings,
-		sessionId,
-		await optionalEmbedder(ctx, itemIndex),
-	);
+	const memory = await longTermFor(ctx, itemIndex, settings, sessionId);
 	return { memory, query: settings.recallQuery };
 }
 

@@ -1,39 +1,32 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { InvalidInputError } from '../../../src';
-import type { PromptMessage, ToolCall, VersionRecord } from '../../../src';
+import {
+	changeOfCalls,
+	dataReport,
+	dataSection,
+	followUp,
+	parseJsonReply,
+	toolCallsOf,
+	updateDataTool,
+} from '../../../src';
+import type { DataOutcome, OpenedData, PromptMessage, VersionRecord } from '../../../src';
 import { asNodeError, nodeError } from '../../shared/errors';
-import { savedWorkflowId } from '../../shared/memory-scope';
 import type { VersionedInput } from './input';
 import { persistTurn, readMemory } from './memory';
+import type { OpenedMemory } from './memory';
 import { callModel, invokeModel, isChatModel, replyText } from './model';
 import type { ChatModel } from './model';
 import { formatOutput } from './output';
 import { buildPrompt } from './prompt';
 import type { ChatStream } from './stream';
-import {
-	dataOutput,
-	dataSection,
-	openVersionedData,
-	proposeChange,
-	UPDATE_DATA_TOOL,
-	updateDataTool,
-} from './versioned-data';
-import type { DataChange, OpenedData } from './versioned-data';
-
-/** What the model made of the turn: its answer, and the checked change or why the change failed. */
-interface Outcome {
-	answer: string;
-	change?: DataChange;
-	failure?: unknown;
-}
 
 /**
- * One item with Versioned Data on: read chat memory and the data, let the model answer (and propose a
- * change), save the change as a new version, then the chat turn recording that version. Nothing is
- * written before the model answered, except Initial Data as the first version. A change that does not
- * apply or validate saves nothing (no version, no chat turn): the item fails, or with On Error →
- * Continue outputs the model's answer with the error.
+ * One item with Versioned Data on: the engine assembles the turn with the data beside the history and
+ * the recall; the model answers (and proposes a change, by the update_data tool or in a JSON reply);
+ * the change is saved as a new version, then the chat turn recording that version. Nothing is written
+ * before the model answered, except Initial Data as the first version. A change that does not apply or
+ * validate saves nothing (no version, no chat turn): the item fails, or with On Error → Continue
+ * outputs the model's answer with the error.
  */
 export async function answerWithData(
 	ctx: IExecuteFunctions,
@@ -49,70 +42,94 @@ export async function answerWithData(
 			i,
 			given.missingIdHelp,
 		);
-	const workflowId = savedWorkflowId(ctx, i);
 	const opened = await readMemory(ctx, i, given, model);
-	if (!opened) throw nodeError(ctx, 'Versioned Data needs memory', i); // unreachable: checked above
+	const data = opened?.turn.data;
+	if (!opened || !data) throw nodeError(ctx, 'Versioned Data needs memory', i); // unreachable: checked above
 	// The turn's ID is known before anything is saved: the version records it, the turn records the version.
-	const input: VersionedInput = {
-		...given,
-		messageId: given.messageId ?? opened.memory.newMessageId(),
-	};
-	const data = await openVersionedData(ctx, i, workflowId, given.conversationId, input.versioned);
+	const input = { ...given, messageId: given.messageId ?? opened.memory.newMessageId() };
 	const bound = input.versioned.method === 'auto' ? bindUpdateTool(model) : undefined;
 	const system = [input.system, dataSection(data, bound ? 'tool' : 'json')].filter(Boolean);
-	const messages = buildPrompt(
-		{ ...input, system: system.join('\n\n') },
-		opened.history,
-		opened.recalled?.section,
-	);
+	const messages = buildPrompt(input, opened, system.join('\n\n'));
 	const outcome = bound
 		? await withTool(ctx, i, bound, messages, data, stream)
 		: await withJsonReply(ctx, i, model, messages, data, stream);
+	if (outcome.failure !== undefined) throw unsavedFailure(ctx, i, input, data, outcome);
+	const saved = outcome.change ? await saveChange(ctx, i, input, data, outcome) : undefined;
+	return await saveTurn(ctx, i, opened, input, data, outcome, saved);
+}
 
-	const unsaved = (): IDataObject => ({
-		output: outcome.answer,
-		text: outcome.answer,
+/** The output of a turn whose change was not saved: the answer, the data as it stays. */
+function unsaved(input: VersionedInput, data: OpenedData, answer: string): IDataObject {
+	return {
+		output: answer,
+		text: answer,
 		conversationId: input.conversationId ?? null,
 		messageId: null,
 		parentMessageId: null,
-		...dataOutput(data, undefined, undefined),
-	});
-	if (outcome.failure !== undefined) {
-		const failure = asNodeError(ctx, outcome.failure, i);
-		failure.description = [
-			failure.description,
-			`Nothing was saved: the data stays at ${data.current ? `version ${data.current.version}` : 'no version'} and the turn was not added to memory.`,
-		]
-			.filter(Boolean)
-			.join(' ');
-		throw Object.assign(failure, { partialResult: unsaved() });
+		...(dataReport(data, undefined, undefined) as IDataObject),
+	};
+}
+
+/** A change that failed: nothing is saved, and the error says so (with the answer as a partial result). */
+function unsavedFailure(
+	ctx: IExecuteFunctions,
+	i: number,
+	input: VersionedInput,
+	data: OpenedData,
+	outcome: DataOutcome,
+): Error {
+	const failure = asNodeError(ctx, outcome.failure, i);
+	const at = data.current ? `version ${data.current.version}` : 'no version';
+	failure.description = [
+		failure.description,
+		`Nothing was saved: the data stays at ${at} and the turn was not added to memory.`,
+	]
+		.filter(Boolean)
+		.join(' ');
+	return Object.assign(failure, { partialResult: unsaved(input, data, outcome.answer) });
+}
+
+/** Saves the checked change as a new version, against the version the model saw. */
+async function saveChange(
+	ctx: IExecuteFunctions,
+	i: number,
+	input: VersionedInput & { messageId: string },
+	data: OpenedData,
+	outcome: DataOutcome,
+): Promise<VersionRecord> {
+	try {
+		return await data.versions.saveVersion({
+			data: outcome.change!.data,
+			summary: outcome.change!.summary,
+			branch: input.versioned.branch,
+			messageId: input.messageId,
+			// The model saw this version: a version saved meanwhile is a conflict, never overwritten.
+			expectedVersion: data.current?.version ?? null,
+			...input.versioned.rules,
+		});
+	} catch (error) {
+		throw Object.assign(asNodeError(ctx, error, i), {
+			partialResult: unsaved(input, data, outcome.answer),
+		});
 	}
-	let saved: VersionRecord | undefined;
-	if (outcome.change)
-		try {
-			saved = await data.versions.saveVersion({
-				data: outcome.change.data,
-				summary: outcome.change.summary,
-				branch: input.versioned.branch,
-				messageId: input.messageId,
-				// The model saw this version: a version saved meanwhile is a conflict, never overwritten.
-				expectedVersion: data.current?.version ?? null,
-				...input.versioned.rules,
-			});
-		} catch (error) {
-			throw Object.assign(asNodeError(ctx, error, i), { partialResult: unsaved() });
-		}
+}
+
+/** Saves the chat turn recording the version its answer is based on; the output with the data. */
+async function saveTurn(
+	ctx: IExecuteFunctions,
+	i: number,
+	opened: OpenedMemory,
+	input: VersionedInput,
+	data: OpenedData,
+	outcome: DataOutcome,
+	saved: VersionRecord | undefined,
+): Promise<IDataObject> {
 	const at = saved ?? data.current;
-	const fields = dataOutput(data, saved, outcome.change);
-	const added = await persistTurn(
-		ctx,
-		i,
-		opened,
-		input,
-		outcome.answer,
-		at ? { version: at.version, branch: input.versioned.branch, changed: !!saved } : undefined,
-		fields,
-	);
+	const fields = dataReport(data, saved, outcome.change) as IDataObject;
+	const version = at
+		? { version: at.version, branch: input.versioned.branch, changed: !!saved }
+		: undefined;
+	const added = await persistTurn(ctx, i, opened, input, outcome.answer, version, fields);
 	return { ...formatOutput(input, outcome.answer, opened, added), ...fields };
 }
 
@@ -125,40 +142,6 @@ function bindUpdateTool(model: ChatModel): ChatModel | undefined {
 	} catch {
 		return undefined; // LangChain models without tool support throw here
 	}
-}
-
-interface CallSeen {
-	id: string;
-	name: string;
-	args: Record<string, unknown>;
-	/** Why its arguments could not be read (LangChain's invalid_tool_calls). */
-	invalid?: string;
-}
-
-/** The tool calls of a LangChain AIMessage, the unreadable ones included (they fail the change). */
-function toolCallsOf(reply: unknown): CallSeen[] {
-	const r = reply as {
-		tool_calls?: Array<{ id?: string; name?: string; args?: unknown }>;
-		invalid_tool_calls?: Array<{ id?: string; name?: string; error?: string }>;
-	};
-	const calls: CallSeen[] = [];
-	for (const c of Array.isArray(r?.tool_calls) ? r.tool_calls : [])
-		calls.push({
-			id: c.id || `call_${calls.length}`,
-			name: String(c.name ?? ''),
-			args: (typeof c.args === 'object' && c.args !== null ? c.args : {}) as Record<
-				string,
-				unknown
-			>,
-		});
-	for (const c of Array.isArray(r?.invalid_tool_calls) ? r.invalid_tool_calls : [])
-		calls.push({
-			id: c.id || `call_${calls.length}`,
-			name: String(c.name ?? ''),
-			args: {},
-			invalid: c.error || 'its arguments are not valid JSON',
-		});
-	return calls;
 }
 
 /**
@@ -177,7 +160,7 @@ async function withTool(
 	messages: PromptMessage[],
 	data: OpenedData,
 	stream: ChatStream | undefined,
-): Promise<Outcome> {
+): Promise<DataOutcome> {
 	const first = await invokeModel(ctx, i, model, messages);
 	const calls = toolCallsOf(first);
 	if (calls.length === 0) {
@@ -185,48 +168,15 @@ async function withTool(
 		await stream?.item(answer);
 		return { answer };
 	}
-	let change: DataChange | undefined;
-	let failure: unknown;
-	try {
-		const unreadable = calls.find((c) => c.name === UPDATE_DATA_TOOL && c.invalid);
-		if (unreadable)
-			throw nodeError(ctx, `Invalid ${UPDATE_DATA_TOOL} call: ${unreadable.invalid}`, i);
-		change = proposeChange(
-			ctx,
-			i,
-			data,
-			calls.filter((c) => c.name === UPDATE_DATA_TOOL).map((c) => c.args),
-		);
-	} catch (error) {
-		failure = error;
-	}
-	if (failure !== undefined && !ctx.continueOnFail()) return { answer: '', failure };
-	const result = (c: CallSeen): string =>
-		JSON.stringify(
-			c.name !== UPDATE_DATA_TOOL
-				? { ok: false, error: `Unknown tool "${c.name}"` }
-				: failure !== undefined
-					? { ok: false, error: (failure as Error).message, saved: false }
-					: change
-						? { ok: true, summary: change.summary, changes: change.changes }
-						: { ok: true, changes: [], note: 'The data already looked like this: nothing changed' },
-		);
-	const toolCalls: ToolCall[] = calls.map((c) => ({ id: c.id, name: c.name, args: c.args }));
-	const followUp: PromptMessage[] = [
-		...messages,
-		{ role: 'assistant', content: safeText(first), tool_calls: toolCalls },
-		...calls.map((c): PromptMessage => ({
-			role: 'tool',
-			content: result(c),
-			tool_call_id: c.id,
-			name: c.name,
-		})),
-	];
-	const { text } = await callModel(ctx, i, model, followUp, stream);
-	if (text.trim()) return { answer: text, change, failure };
+	const checked = changeOfCalls(data, calls);
+	if (checked.failure !== undefined && !ctx.continueOnFail()) return { answer: '', ...checked };
+	const next = followUp(messages, safeText(first), calls, checked);
+	const { text } = await callModel(ctx, i, model, next, stream);
+	if (text.trim()) return { answer: text, ...checked };
+	const { change, failure } = checked;
 	const answer = failure !== undefined ? (failure as Error).message : (change?.summary ?? '');
 	await stream?.item(answer);
-	return { answer, change, failure };
+	return { answer, ...checked };
 }
 
 /** A reply's text, or '' when it has none (a tool-call message). */
@@ -238,11 +188,7 @@ function safeText(reply: unknown): string {
 	}
 }
 
-/**
- * JSON reply (models without tool calling): the model replies {"answer", "patch", "summary"}. A reply
- * that is not JSON at all is taken as the answer, with no change (models often answer questions in
- * prose); a reply that starts as JSON but does not parse, or has no "answer", fails the change.
- */
+/** JSON reply (models without tool calling): see parseJsonReply. */
 async function withJsonReply(
 	ctx: IExecuteFunctions,
 	i: number,
@@ -250,53 +196,8 @@ async function withJsonReply(
 	messages: PromptMessage[],
 	data: OpenedData,
 	stream: ChatStream | undefined,
-): Promise<Outcome> {
-	const text = replyText(await invokeModel(ctx, i, model, messages));
-	const outcome = parseJsonReply(ctx, i, text, data);
+): Promise<DataOutcome> {
+	const outcome = parseJsonReply(replyText(await invokeModel(ctx, i, model, messages)), data);
 	await stream?.item(outcome.answer);
 	return outcome;
-}
-
-/** The JSON inside a reply: the whole text, or the inside of a ```json fence around it. */
-function unfenced(text: string): string {
-	const fenced = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/i.exec(text.trim());
-	return (fenced ? fenced[1] : text).trim();
-}
-
-function parseJsonReply(
-	ctx: IExecuteFunctions,
-	i: number,
-	text: string,
-	data: OpenedData,
-): Outcome {
-	const body = unfenced(text);
-	if (!body.startsWith('{')) return { answer: text };
-	let value: Record<string, unknown>;
-	try {
-		value = JSON.parse(body) as Record<string, unknown>;
-	} catch (error) {
-		return {
-			answer: text,
-			failure: new InvalidInputError(
-				'reply',
-				`the model's JSON reply does not parse (${(error as Error).message})`,
-			),
-		};
-	}
-	if (typeof value !== 'object' || value === null || typeof value.answer !== 'string')
-		return {
-			answer: text,
-			failure: new InvalidInputError('reply', 'the model\'s JSON reply has no "answer" text'),
-		};
-	const answer = value.answer;
-	const empty =
-		value.patch === undefined ||
-		value.patch === null ||
-		(Array.isArray(value.patch) && value.patch.length === 0);
-	if (empty) return { answer };
-	try {
-		return { answer, change: proposeChange(ctx, i, data, [value]) };
-	} catch (failure) {
-		return { answer, failure };
-	}
 }

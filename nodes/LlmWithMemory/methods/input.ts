@@ -1,19 +1,17 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
 import { DEFAULT_MAX_TOKEN_LIMIT } from '../../../src';
-import type { FileInput, PdfAndAudio } from '../../../src';
+import type { FileInput, LongTermSettings, PdfAndAudio, VersionedSettings } from '../../../src';
 import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import { missingSessionIdHelp } from '../../shared/parameters';
 import { expireAfterDaysOf } from '../../shared/retention';
 import { longTermSettings } from '../../shared/long-term/long-term';
-import type { LongTermSettings } from '../../shared/long-term/long-term';
 import { summarySettings } from '../../shared/summary';
 import type { SummarySettings } from '../../shared/summary';
 import type { MemoryMode } from '../description';
 import { itemFiles } from './binary-files';
 import { versionedSettings } from './versioned-data';
-import type { VersionedSettings } from './versioned-data';
 
 export interface Options {
 	maxHistoryTokens?: number;

@@ -1,39 +1,28 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { DEFAULT_MAX_TOKEN_LIMIT, StorageTimeoutError } from '../../../src';
-import type {
-	AddedTurn,
-	BufferMemory,
-	CaptureResult,
-	History,
-	StoredDataVersion,
-} from '../../../src';
-import { failedRecall, LongTermMemory, optionalEmbedder } from '../../shared/long-term/long-term';
-import type { Recalled } from '../../shared/long-term/long-term';
-import { storageFor } from '../../shared/storage';
-import { nodeError } from '../../shared/errors';
+import { ChatTurn, DEFAULT_MAX_TOKEN_LIMIT, TurnNotSavedError } from '../../../src';
+import type { AddedTurn, BufferMemory, StoredDataVersion } from '../../../src';
+import { asNodeError, nodeError } from '../../shared/errors';
+import { longTermFor } from '../../shared/long-term/long-term';
 import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';
-import { modelSummarizer, rereadReport } from '../../shared/summary';
+import { storageFor } from '../../shared/storage';
+import { modelSummarizer } from '../../shared/summary';
 import type { ItemInput } from './input';
 import { formatOutput } from './output';
 import { modelNameOf } from './model';
 import type { ChatModel, ModelAnswer } from './model';
 
+/** The item's memory and its turn, assembled by the engine (history, summary, recall, data). */
 export interface OpenedMemory {
 	memory: BufferMemory;
-	history: History;
-	/** Long-Term Memory of the conversation, when the option is on. */
-	longTerm?: LongTermMemory;
-	/** What it recalled for this turn (the section goes into the system message). */
-	recalled?: Recalled;
-	/** What capturing the turn gave (or why it failed), once the turn is saved. */
-	captured?: CaptureResult | Error;
+	turn: ChatTurn;
 }
 
 /**
- * Step 1b: opens the item's memory and reads its history in one conditional read, which also checks
- * every ID the turn will use (format, new message ID, known parent) before the model is called.
- * Undefined when the item runs without memory.
+ * Step 1b: opens the item's memories and assembles the turn (one conditional read of the history, which
+ * also checks every ID the turn will use, beside the recall and the versioned data) before the model is
+ * called. Undefined when the item runs without memory. What went wrong without stopping the turn
+ * (a summary, a recall) is said on the output pane.
  */
 export async function readMemory(
 	ctx: IExecuteFunctions,
@@ -42,9 +31,11 @@ export async function readMemory(
 	model: ChatModel,
 ): Promise<OpenedMemory | undefined> {
 	if (input.mode === 'none' || !input.conversationId) return undefined;
-	const at = { workflowId: savedWorkflowId(ctx, i), conversationId: input.conversationId };
+	const workflowId = savedWorkflowId(ctx, i);
+	const at = { workflowId, conversationId: input.conversationId };
+	const modelName = modelNameOf(model);
 	const memory = await openNodeMemory(ctx, i, input.mode, at, {
-		model: modelNameOf(model),
+		model: modelName,
 		gzip: input.options.gzip === true,
 		expireAfterDays: input.expireAfterDays,
 		files: {
@@ -53,47 +44,38 @@ export async function readMemory(
 		},
 	});
 	const summarize = modelSummarizer(model, ctx.getExecutionCancelSignal());
-	// refresh false: a read again with less room uses the summary as stored, never a second call.
-	const read = (maxTokenLimit = input.options.maxHistoryTokens, refresh = true) =>
-		memory.getHistoryPromptMessages({
+	const turn = await ChatTurn.open({
+		memory,
+		read: {
 			messageId: input.messageId,
 			parentMessageId: input.parentMessageId,
-			maxTokenLimit,
+			maxTokenLimit: input.options.maxHistoryTokens,
 			messageLimit: input.options.window,
-			...(input.summary ? { summary: { ...input.summary, summarize, refresh } } : {}),
-		});
-	if (!input.longTerm) return { memory, history: warnSummary(ctx, await read()) };
-	const longTerm = new LongTermMemory(
-		await storageFor(ctx, i),
-		input.longTerm,
-		input.conversationId,
-		await optionalEmbedder(ctx),
-	);
-	// The history and the search are independent reads: side by side.
-	const [history, found] = await Promise.all([
-		read(),
-		longTerm.search(input.prompt).catch((error: unknown) => error as Error),
-	]);
-	warnSummary(ctx, history);
-	if (found instanceof Error) {
-		warn(ctx, `Long-term memory was not recalled: ${found.message}`);
-		return { memory, history, longTerm, recalled: failedRecall(found) };
-	}
-	const recalled = longTerm.section(found, history, modelNameOf(model));
-	// The recalled section counts against the history's budget: the oldest turns give way.
-	const budget = input.options.maxHistoryTokens ?? DEFAULT_MAX_TOKEN_LIMIT;
-	const used = history.tokens + (history.summary?.tokens ?? 0);
-	if (used + recalled.tokens <= budget) return { memory, history, longTerm, recalled };
-	const again = await read(Math.max(0, budget - recalled.tokens), false);
-	if (history.summary && again.summary)
-		again.summary = rereadReport(history.summary, again.summary);
-	return { memory, history: again, longTerm, recalled };
-}
-
-/** A summary that could not be made (or read) is said in the output pane; the turn goes on. */
-function warnSummary(ctx: IExecuteFunctions, history: History): History {
-	if (history.summary?.error) warn(ctx, history.summary.error);
-	return history;
+		},
+		...(input.summary ? { summary: { ...input.summary, summarize } } : {}),
+		budget: input.options.maxHistoryTokens ?? DEFAULT_MAX_TOKEN_LIMIT,
+		...(input.longTerm
+			? {
+					longTerm: {
+						memory: await longTermFor(ctx, i, input.longTerm, input.conversationId),
+						query: input.prompt,
+						model: modelName,
+					},
+				}
+			: {}),
+		...(input.versioned
+			? {
+					data: {
+						storage: await storageFor(ctx, i),
+						workflowId,
+						conversationId: input.conversationId,
+						settings: input.versioned,
+					},
+				}
+			: {}),
+	});
+	for (const w of turn.warnings) warn(ctx, w);
+	return { memory, turn };
 }
 
 /** A warning on the output pane (and in n8n's log): the turn goes on, but not silently. */
@@ -103,9 +85,9 @@ export function warn(ctx: IExecuteFunctions, message: string): void {
 }
 
 /**
- * Step 4: appends the turn and flushes it, with the files the user sent and those the model returned.
- * A failed write keeps the answer (and `extra`, the output's other fields) as a partial result.
- * `dataVersion` is the versioned data the answer is based on.
+ * Step 4: saves the turn, with the files the user sent and those the model returned, then captures it
+ * into long-term memory. A failed write keeps the answer (and `extra`, the output's other fields) as a
+ * partial result. `dataVersion` is the versioned data the answer is based on.
  */
 export async function persistTurn(
 	ctx: IExecuteFunctions,
@@ -117,45 +99,29 @@ export async function persistTurn(
 	extra: IDataObject = {},
 ): Promise<AddedTurn> {
 	const { text: answer, files } = typeof reply === 'string' ? { text: reply, files: [] } : reply;
-	const added = await opened.memory.addMessages({
-		messageId: input.messageId,
-		parentMessageId: input.parentMessageId,
-		userContent: input.prompt,
-		userFiles: input.files,
-		assistantContent: answer,
-		assistantFiles: files,
-		dataVersion,
-	});
+	let added: AddedTurn;
 	try {
-		await opened.memory.flush();
+		added = await opened.turn.save({
+			messageId: input.messageId,
+			parentMessageId: input.parentMessageId,
+			userContent: input.prompt,
+			userFiles: input.files,
+			assistantContent: answer,
+			assistantFiles: files,
+			dataVersion,
+		});
 	} catch (error) {
-		// A timeout is not a refusal: the write may still land, and a resend would store it twice.
-		const message =
-			error instanceof StorageTimeoutError
-				? `The answer was generated, but saving it to memory timed out, so it may or may not have been saved (the storage may still store it): ${error.message}`
-				: `The answer was generated but could not be saved to memory: ${(error as Error).message}`;
-		throw Object.assign(nodeError(ctx, message, i), {
-			partialResult: { ...formatOutput(input, answer, opened, added), ...extra },
+		if (!(error instanceof TurnNotSavedError)) throw asNodeError(ctx, error, i);
+		throw Object.assign(nodeError(ctx, error.message, i), {
+			partialResult: { ...formatOutput(input, answer, opened, error.added), ...extra },
 		});
 	}
-	if (opened.longTerm?.settings.capture) {
-		// The turn is saved; a failed capture is reported, never undoes it.
-		opened.captured = await opened.longTerm
-			.captureTurn(
-				{
-					userText: input.prompt,
-					answer,
-					userMessageId: added.userMessageId,
-					messageId: added.messageId,
-				},
-				opened.history.recentTurns,
-			)
-			.catch((e: unknown) => e as Error);
-		if (opened.captured instanceof Error)
-			warn(
-				ctx,
-				`The turn was saved, but not captured into long-term memory (the next turn of this conversation captures it): ${opened.captured.message}`,
-			);
-	}
+	const captured = await opened.turn.capture({
+		userText: input.prompt,
+		answer,
+		userMessageId: added.userMessageId,
+		messageId: added.messageId,
+	});
+	if (captured instanceof Error) warn(ctx, captured.message);
 	return added;
 }

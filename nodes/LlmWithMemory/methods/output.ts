@@ -1,7 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { AddedTurn } from '../../../src';
-import { summaryOutput } from '../../shared/summary';
 import type { OpenedMemory } from './memory';
 import type { ItemInput } from './input';
 
@@ -33,20 +32,13 @@ export function formatOutput(
 					};
 		return { ...result, messageId: null, parentMessageId: null, memory };
 	}
-	const { history, memory, longTerm } = opened;
+	// The output counts messages; the store's pane counts turns.
+	const { turns, ...report } = opened.turn.report();
+	void turns;
 	return {
 		...result,
 		messageId: added.messageId,
 		parentMessageId: added.parentMessageId,
-		memory: {
-			mode: input.mode,
-			key: memory.key,
-			historyMessages: history.messages.length,
-			historyTokens: history.tokens,
-			droppedTurns: history.droppedTurns,
-			...(history.skippedFiles.length ? { skippedFiles: history.skippedFiles } : {}),
-			...(history.summary ? { summary: summaryOutput(history.summary) } : {}),
-			...(longTerm ? { longTermMemory: longTerm.summary(opened.recalled, opened.captured) } : {}),
-		},
+		memory: { mode: input.mode, key: opened.memory.key, ...report } as IDataObject,
 	};
 }

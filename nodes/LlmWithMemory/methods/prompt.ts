@@ -1,27 +1,27 @@
 import { inputFileParts } from '../../../src';
-import type { ContentPart, History, PromptMessage } from '../../../src';
+import type { ContentPart, PromptMessage } from '../../../src';
 import type { ItemInput } from './input';
+import type { OpenedMemory } from './memory';
 
 /**
- * Step 2: system message (with the recalled long-term memory and the summary of older turns after it:
- * one system message, first, as every provider accepts; the summary last, right before the history it
- * continues), history, then the user's message with its files first.
+ * Step 2: the model's messages: the system message (the turn's recalled long-term memory and summary
+ * after it), the history, then the user's message with its files first. `system` replaces the input's
+ * system message (versioned data adds its section).
  */
 export function buildPrompt(
 	input: ItemInput,
-	history: History | undefined,
-	recalled?: string,
+	opened: OpenedMemory | undefined,
+	system = input.system,
 ): PromptMessage[] {
-	const system = [input.system, recalled, history?.summary?.section].filter((s) => s).join('\n\n');
-	const userContent: PromptMessage['content'] = input.files.length
+	const user: PromptMessage['content'] = input.files.length
 		? [
 				...inputFileParts(input.files, { pdfAndAudio: input.options.pdfAndAudio }),
 				...(input.prompt ? [{ type: 'text', text: input.prompt } as ContentPart] : []),
 			]
 		: input.prompt;
+	if (opened) return opened.turn.messages(system, user);
 	return [
 		...(system ? [{ role: 'system' as const, content: system }] : []),
-		...(history?.messages ?? []),
-		{ role: 'user', content: userContent },
+		{ role: 'user', content: user },
 	];
 }

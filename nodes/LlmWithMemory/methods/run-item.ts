@@ -79,7 +79,7 @@ async function answerItem(
 	if (input.versioned)
 		return await answerWithData(ctx, i, model, { ...input, versioned: input.versioned }, stream);
 	const opened = await readMemory(ctx, i, input, model);
-	const prompt = buildPrompt(input, opened?.history, opened?.recalled?.section);
+	const prompt = buildPrompt(input, opened);
 	const answer = await callModel(ctx, i, model, prompt, stream);
 	if (!opened) {
 		if (input.mode !== 'none') hintNoMemory(ctx, i, input);

@@ -1,0 +1,238 @@
+// One chat turn, assembled once for every caller (LLM with Memory, the LLM Memory Store for n8n's
+// agents, the versioned-data tool loop): it reads the history (with its summary), the long-term recall
+// and the versioned data side by side, fits them into one token budget, gives the model's messages,
+// then saves the turn, captures it into long-term memory and reports what each memory did.
+import { StorageTimeoutError, TurnNotSavedError } from '../errors';
+import type { BufferMemory } from '../history/buffer-memory';
+import type { AddedTurn, HistoryOptions, TurnInput } from '../history/memory-types';
+import type { SummaryOptions } from '../history/summarized';
+import type { History, SummaryReport } from '../history/thread-view';
+import type { CaptureResult } from '../knowledge/types';
+import type { PromptMessage } from '../prompt/types';
+import type { MemoryStorage } from '../store/storage';
+import { failedRecall, notRecalled } from './long-term';
+import type { CapturedTurn, LongTermMemory, Recalled } from './long-term';
+import { initializeData, readVersionedData } from './versioned';
+import type { OpenedData, VersionedSettings } from './versioned';
+
+export interface TurnOptions {
+	memory: BufferMemory;
+	/** How the history is read: the turn's IDs, the window, the token budget. */
+	read: Omit<HistoryOptions, 'summary'>;
+	/** Summarize Older Turns (undefined: the oldest turns are dropped). */
+	summary?: Omit<SummaryOptions, 'refresh'>;
+	/** The budget history, summary and recall share (tokens). */
+	budget: number;
+	longTerm?: {
+		memory: LongTermMemory;
+		/** What to recall for: the user's message (empty: nothing is recalled, `emptyQuery` says why). */
+		query?: string;
+		emptyQuery?: string;
+		/** The model, for counting the section's tokens as it will. */
+		model?: string;
+	};
+	/** Versioned data of the conversation. */
+	data?: {
+		storage: MemoryStorage;
+		workflowId: string;
+		conversationId: string;
+		settings: VersionedSettings;
+	};
+}
+
+/** Why a turn's recall is empty by default: there was no message to recall for. */
+const NO_QUERY = 'nothing to recall for: the message is empty';
+
+export class ChatTurn {
+	/** What went wrong but did not stop the turn (a summary that could not be made, a failed recall or capture). */
+	readonly warnings: string[] = [];
+	private captured: CaptureResult | Error | undefined;
+
+	private constructor(
+		private readonly options: TurnOptions,
+		readonly history: History,
+		readonly recalled: Recalled | undefined,
+		readonly data: OpenedData | undefined,
+	) {
+		if (history.summary?.error) this.warnings.push(history.summary.error);
+		if (recalled?.error) this.warnings.push(`Long-term memory was not recalled: ${recalled.error}`);
+	}
+
+	/**
+	 * Reads the turn's memories side by side (the history read also checks the turn's IDs), then fits the
+	 * recalled section into the budget: when history, summary and recall do not fit together, the history
+	 * is read again with less room and the stored summary (no second summary call). Saves Initial Data of
+	 * versioned data only after the reads succeeded.
+	 */
+	static async open(options: TurnOptions): Promise<ChatTurn> {
+		const lt = options.longTerm;
+		const query = lt?.query?.trim() ? lt.query : undefined;
+		const [history, found, data] = await Promise.all([
+			ChatTurn.read(options, options.read.maxTokenLimit, true),
+			lt && query ? lt.memory.search(query).catch((error: unknown) => error as Error) : undefined,
+			options.data
+				? readVersionedData(
+						options.data.storage,
+						options.data.workflowId,
+						options.data.conversationId,
+						options.data.settings,
+					)
+				: undefined,
+		]);
+		const recalled = !lt
+			? undefined
+			: found instanceof Error
+				? failedRecall(found)
+				: found
+					? lt.memory.section(found, history, lt.model)
+					: notRecalled(lt.emptyQuery ?? NO_QUERY);
+		const fitted = await ChatTurn.fit(options, history, recalled);
+		return new ChatTurn(options, fitted, recalled, data && (await initializeData(data)));
+	}
+
+	/** The history, with the summary when asked; `refresh` false uses the stored summary, never a call. */
+	private static read(options: TurnOptions, maxTokenLimit: number | undefined, refresh: boolean) {
+		return options.memory.getHistoryPromptMessages({
+			...options.read,
+			maxTokenLimit,
+			...(options.summary ? { summary: { ...options.summary, refresh } } : {}),
+		});
+	}
+
+	/** The history again with less room when the recalled section does not fit beside it. */
+	private static async fit(options: TurnOptions, history: History, recalled?: Recalled) {
+		const used = history.tokens + (history.summary?.tokens ?? 0);
+		if (!recalled || used + recalled.tokens <= options.budget) return history;
+		const again = await ChatTurn.read(
+			options,
+			Math.max(0, options.budget - recalled.tokens),
+			false,
+		);
+		if (history.summary && again.summary)
+			again.summary = rereadReport(history.summary, again.summary);
+		return again;
+	}
+
+	/** What goes before the history: the recalled section, then the summary of older turns. */
+	sections(): string[] {
+		return [this.recalled?.section, this.history.summary?.section].filter((s): s is string => !!s);
+	}
+
+	/**
+	 * The model's messages, with the sections in the system message (one system message, first, as
+	 * every provider accepts; the summary last, right before the history it continues), then the
+	 * history, then the user's message.
+	 */
+	messages(system: string | undefined, user: PromptMessage['content']): PromptMessage[] {
+		const lead = [system, ...this.sections()].filter((s) => s).join('\n\n');
+		return [
+			...(lead ? [{ role: 'system' as const, content: lead }] : []),
+			...this.history.messages,
+			{ role: 'user', content: user },
+		];
+	}
+
+	/**
+	 * The history an agent gets, with the sections as one user-role message first: the agent puts it
+	 * right after its own system message, and providers such as Anthropic and Google accept a system
+	 * message only first.
+	 */
+	agentHistory(): PromptMessage[] {
+		const lead = this.sections().join('\n\n');
+		return [...(lead ? [{ role: 'user' as const, content: lead }] : []), ...this.history.messages];
+	}
+
+	/**
+	 * Appends the turn and writes it. A write that fails is a TurnNotSavedError saying whether the
+	 * turn may still have been saved (a timeout is not a refusal: a resend could store it twice).
+	 */
+	async save(turn: TurnInput): Promise<AddedTurn> {
+		const added = await this.options.memory.addMessages(turn);
+		try {
+			await this.options.memory.flush();
+		} catch (error) {
+			const message =
+				error instanceof StorageTimeoutError
+					? `The answer was generated, but saving it to memory timed out, so it may or may not have been saved (the storage may still store it): ${error.message}`
+					: `The answer was generated but could not be saved to memory: ${(error as Error).message}`;
+			throw new TurnNotSavedError(message, added, { cause: error });
+		}
+		return added;
+	}
+
+	/**
+	 * Captures a saved turn into long-term memory (when it captures), with the window's turns a failed
+	 * capture missed. A failure is reported (returned, and in `warnings`), never undoes the turn.
+	 */
+	async capture(turn: CapturedTurn): Promise<CaptureResult | Error | undefined> {
+		const lt = this.options.longTerm?.memory;
+		if (!lt) return undefined;
+		this.captured = await captureTurn(lt, turn, this.history.recentTurns);
+		if (this.captured instanceof Error) this.warnings.push(this.captured.message);
+		return this.captured;
+	}
+
+	/** What the turn's memories did, for the output. */
+	report(): TurnReport {
+		const h = this.history;
+		const lt = this.options.longTerm?.memory;
+		return {
+			historyMessages: h.messages.length,
+			historyTokens: h.tokens,
+			turns: h.turns,
+			droppedTurns: h.droppedTurns,
+			...(h.skippedFiles.length ? { skippedFiles: h.skippedFiles } : {}),
+			...(h.summary ? { summary: summaryReport(h.summary) } : {}),
+			...(lt ? { longTermMemory: lt.report(this.recalled, this.captured) } : {}),
+		};
+	}
+}
+
+/**
+ * Captures a saved turn (with the window's `recent` turns a failed capture missed) when the memory
+ * captures turns; a failure comes back as an Error saying the next turn makes it up.
+ */
+export async function captureTurn(
+	lt: LongTermMemory,
+	turn: CapturedTurn,
+	recent: History['recentTurns'] = [],
+): Promise<CaptureResult | Error | undefined> {
+	if (!lt.settings.capture) return undefined;
+	return await lt.captureTurn(turn, recent).catch((error: unknown) => {
+		const why = (error as Error).message;
+		return new Error(
+			`The turn was saved, but not captured into long-term memory (the next turn of this conversation captures it): ${why}`,
+		);
+	});
+}
+
+export interface TurnReport {
+	historyMessages: number;
+	historyTokens: number;
+	turns: number;
+	droppedTurns: number;
+	skippedFiles?: History['skippedFiles'];
+	summary?: Record<string, unknown>;
+	longTermMemory?: Record<string, unknown>;
+}
+
+/** The summary's report: its size, what it covers, whether this turn made it, any failure. */
+export function summaryReport(report: SummaryReport): Record<string, unknown> {
+	return {
+		tokens: report.tokens,
+		turns: report.turns,
+		refreshed: report.refreshed,
+		...(report.firstAt ? { firstAt: report.firstAt, lastAt: report.lastAt } : {}),
+		unsummarizedTurns: report.unsummarizedTurns,
+		...(report.error ? { error: report.error } : {}),
+	};
+}
+
+/**
+ * The report of a read made again with a smaller budget (to leave room for long-term recall) and no
+ * summarizing: its summary as now shown, with what the first read did (refreshed, or why not).
+ */
+export function rereadReport(first: SummaryReport, again: SummaryReport): SummaryReport {
+	const error = first.error ?? again.error;
+	return { ...again, refreshed: first.refreshed, ...(error ? { error } : {}) };
+}
