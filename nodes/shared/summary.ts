@@ -2,11 +2,7 @@
 // summarize them with a chat model. The fields, the settings read from them, the summarizer over a
 // connected model, and what the output shows.
 import { NodeConnectionTypes } from 'n8n-workflow';
-import type {
-	IExecuteFunctions,
-	INodeProperties,
-	ISupplyDataFunctions,
-} from 'n8n-workflow';
+import type { IExecuteFunctions, INodeProperties, ISupplyDataFunctions } from 'n8n-workflow';
 
 import type { PromptMessage, Summarizer } from '../../src';
 import { optionalSubNode } from './connections';
