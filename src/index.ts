@@ -396,7 +396,13 @@ export type {
 } from './knowledge/records';
 export { captureTurn, ChatTurn, rereadReport, summaryReport } from './turn/turn';
 export type { TurnOptions, TurnReport } from './turn/turn';
-export { failedRecall, LongTermMemory, notRecalled, recallReport } from './turn/long-term';
+export {
+	EMPTY_USER_ID_WARNING,
+	failedRecall,
+	LongTermMemory,
+	notRecalled,
+	recallReport,
+} from './turn/long-term';
 export type { CapturedTurn, LongTermSettings, Recalled } from './turn/long-term';
 export {
 	dataReport,

@@ -24,6 +24,9 @@ import type { IndexedChunk } from './vector-segment';
 
 /** Recent captures a log remembers, to recognise a retried execution capturing the same again. */
 const RECENT_RUNS = 16;
+/** What `pending` means when no embedding model is connected (see CaptureResult.pendingNote). */
+export const PENDING_WITHOUT_EMBEDDER =
+	'pending counts messages not yet embedded: with no embedding model connected they are searchable by words already, and are embedded once one is connected (Sync Now, or the next capture past the threshold)';
 /** Earlier turns one capture looks at (a capture remembers RECENT_RUNS runs: fewer than that). */
 export const MAX_EARLIER = 8;
 /** The most bytes of one message's metadata, as JSON. */
@@ -384,6 +387,7 @@ export async function capture(
 		autoCapture: config.auto_capture,
 	};
 	const canSync = p.options.embedder !== undefined;
+	if (!canSync && out.pending > 0) out.pendingNote = PENDING_WITHOUT_EMBEDDER;
 	if (!config.auto_capture || !canSync || out.pending < config.threshold) return out;
 	try {
 		out.sync = await sync(stride.sessionId);

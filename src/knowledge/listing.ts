@@ -53,20 +53,51 @@ async function sessionPage(p: BaseParts, sessionId: string, offset: number, limi
 }
 
 /**
- * Captured messages, oldest first, a page at a time: of one conversation, or of one user across every
- * conversation of the base (the conversations are read in order of their IDs). One of the two is needed.
+ * Every conversation's captured messages, a page: the conversations in order of their IDs, each log
+ * read for its count, and only the blocks the page needs.
+ */
+async function allPage(p: BaseParts, offset: number, limit: number): Promise<CapturedPage> {
+	const messages: CapturedPage['messages'] = [];
+	let total = 0;
+	for (const s of await listSessions(p)) {
+		const { log } = await readLog(p, s);
+		const count = log.next_seq - 1;
+		const from = Math.max(offset - total, 0) + 1;
+		const to = Math.min(count, offset + limit - total);
+		if (from <= to && messages.length < limit)
+			for (const m of await readMessages(p, log, from, to)) messages.push({ ...m, session_id: s });
+		total += count;
+	}
+	const end = Math.min(total, offset + limit);
+	return { messages, total, nextOffset: end < total ? end : null };
+}
+
+/**
+ * Captured messages, oldest first, a page at a time: of one conversation, of one user across every
+ * conversation of the base, or of every conversation (`allUsers`, asked for by name, as search does);
+ * the conversations are read in order of their IDs.
  */
 export async function listCaptured(
 	p: BaseParts,
-	options: { sessionId?: string; userId?: string; offset?: number; limit?: number },
+	options: {
+		sessionId?: string;
+		userId?: string;
+		allUsers?: boolean;
+		offset?: number;
+		limit?: number;
+	},
 ): Promise<CapturedPage> {
 	const offset = options.offset ?? 0;
 	const limit = options.limit ?? 50;
 	checkPage(offset, limit);
 	if (options.sessionId !== undefined)
 		return sessionPage(p, validateId('session_id', options.sessionId), offset, limit);
+	if (options.userId === undefined && options.allUsers === true) return allPage(p, offset, limit);
 	if (options.userId === undefined)
-		throw new InvalidInputError('sessionId', 'name a conversation or a user to list');
+		throw new InvalidInputError(
+			'sessionId',
+			'name a conversation or a user to list, or ask for every conversation (allUsers)',
+		);
 	const userId = validateId('user_id', options.userId);
 	const all: Array<CapturedMessage & { session_id: string }> = [];
 	for (const s of await listSessions(p)) {

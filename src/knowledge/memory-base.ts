@@ -81,9 +81,15 @@ export class MemoryBase {
 		return log.next_seq - 1;
 	}
 
-	/** Captured messages, a page at a time: of one conversation, or of one user across conversations. */
+	/** Captured messages, a page at a time: of one conversation, of one user, or of all (allUsers). */
 	listMessages(
-		options: { sessionId?: string; userId?: string; offset?: number; limit?: number } = {},
+		options: {
+			sessionId?: string;
+			userId?: string;
+			allUsers?: boolean;
+			offset?: number;
+			limit?: number;
+		} = {},
 	): Promise<CapturedPage> {
 		return listCaptured(this.parts, options);
 	}

@@ -161,6 +161,8 @@ export interface CaptureResult {
 	/** Messages ever captured for the session. */
 	total: number;
 	pending: number;
+	/** Without an embedding model: what `pending` means (searchable by words now, embedded later). */
+	pendingNote?: string;
 	processed: number;
 	threshold: number;
 	autoCapture: boolean;

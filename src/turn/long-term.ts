@@ -71,6 +71,10 @@ function turnMessages(t: CapturedTurn) {
 	];
 }
 
+/** Said when Recall Scope is This User but no User ID came with the turn. */
+export const EMPTY_USER_ID_WARNING =
+	'Recall Scope is This User, but the User ID is empty, so recall covered this conversation only. Set the User ID (n8n’s hosted chat page sends none: use the chat widget’s metadata, a webhook field or the n8n login), or set When User ID Is Empty to Fail.';
+
 /** One conversation's long-term memory: recall before the model call, capture after the turn is saved. */
 export class LongTermMemory {
 	readonly base: MemoryBase;
@@ -82,6 +86,12 @@ export class LongTermMemory {
 		embedder: Embedder | undefined,
 	) {
 		this.base = new MemoryBase({ storage, baseId: settings.baseId, embedder });
+	}
+
+	/** Why the scope is narrower than asked (This User without a User ID), or undefined. */
+	get warning(): string | undefined {
+		const { scope, userId } = this.settings;
+		return scope === 'user' && userId === undefined ? EMPTY_USER_ID_WARNING : undefined;
 	}
 
 	/** The scope recall searches: the user's conversations when a User ID is set and asked for. */
@@ -138,6 +148,7 @@ export class LongTermMemory {
 			baseId: this.settings.baseId,
 			scope: 'userId' in this.scope ? 'user' : 'conversation',
 			...(this.settings.userId !== undefined ? { userId: this.settings.userId } : {}),
+			...(this.warning ? { warning: this.warning } : {}),
 			...(recalled ? recallReport(recalled) : {}),
 			...(captured instanceof Error
 				? { captureError: captured.message }
@@ -145,6 +156,7 @@ export class LongTermMemory {
 					? {
 							captured: captured.captured,
 							pending: captured.pending,
+							...(captured.pendingNote ? { pendingNote: captured.pendingNote } : {}),
 							...(captured.caughtUp ? { caughtUp: captured.caughtUp } : {}),
 						}
 					: {}),

@@ -55,6 +55,8 @@ export class ChatTurn {
 		readonly data: OpenedData | undefined,
 	) {
 		if (history.summary?.error) this.warnings.push(history.summary.error);
+		const narrowed = options.longTerm?.memory.warning;
+		if (narrowed) this.warnings.push(narrowed);
 		if (recalled?.error) this.warnings.push(`Long-term memory was not recalled: ${recalled.error}`);
 	}
 

@@ -99,6 +99,8 @@ describe('LLM with Memory: Long-Term Memory', () => {
 		assert.ok(out.memory.longTermMemory.recalled >= 1);
 		assert.ok(out.memory.longTermMemory.recallTokens > 0);
 		assert.equal(out.memory.longTermMemory.captured, 2, 'both sides of the turn');
+		// No Embedding input: pending says what it means (searchable by words, embedded later).
+		assert.match(out.memory.longTermMemory.pendingNote, /searchable by words already/);
 		await turn(wf, chat('What is my order number? 4471? Porto?', 'bob-2', 'bob'));
 		assert.doesNotMatch(systemOf(), /4471|Porto/, 'bob never sees alice’s memories');
 	});
@@ -183,6 +185,63 @@ describe('LLM with Memory: recall says why, and a missed capture is made up', ()
 			found.memory.longTermMemory.entries.some((e: Json) => /Biscuit/.test(e.text)),
 			'the missed turn is recallable',
 		);
+	});
+});
+
+describe('LLM with Memory: where the user ID comes from, and an empty one', () => {
+	it('This User with an empty User ID: the turn runs on this conversation, and the output and pane say so', async () => {
+		const folder = tempDir('ltm');
+		const wf = llmWorkflow(folder);
+		const r = await runWorkflow(wf, { nodeTypes, triggerItems: chat('My cat is Miso', 'c1') });
+		assert.equal(r.status, 'success', r.error?.message);
+		const out = r.output('LLM')[0].json as Json;
+		assert.equal(out.memory.longTermMemory.scope, 'conversation');
+		assert.match(out.memory.longTermMemory.warning, /User ID is empty/);
+		const hints = r.runData['LLM'][0].hints?.map((h) => h.message) ?? [];
+		assert.ok(
+			hints.some((h) => /User ID is empty/.test(h)),
+			JSON.stringify(hints),
+		);
+	});
+
+	it('When User ID Is Empty = Fail stops before the model is called', async () => {
+		const folder = tempDir('ltm');
+		const wf = llmWorkflow(folder, { longTermEmptyUserId: 'fail' });
+		const r = await runWorkflow(wf, { nodeTypes, triggerItems: chat('My cat is Miso', 'c1') });
+		assert.equal(r.status, 'error');
+		assert.equal(r.error?.message, 'The User ID is empty');
+		assert.equal(scriptedModelLog.forNode('LLM Model').length, 0);
+	});
+
+	it('User ID From: the chat widget’s metadata, or the n8n login of the hosted chat', async () => {
+		const folder = tempDir('ltm');
+		const widget = llmWorkflow(folder, { longTermUserIdSource: 'metadata' });
+		await turn(widget, [
+			{ json: { chatInput: 'I was born in Tromso', sessionId: 'w1', metadata: { userId: 'ana' } } },
+		]);
+		const fromWidget = await turn(widget, [
+			{
+				json: {
+					chatInput: 'Where was I born? Tromso?',
+					sessionId: 'w2',
+					metadata: { userId: 'ana' },
+				},
+			},
+		]);
+		assert.equal(fromWidget.memory.longTermMemory.userId, 'ana');
+		assert.ok(fromWidget.memory.longTermMemory.entries.some((e: Json) => /Tromso/.test(e.text)));
+		const login = llmWorkflow(folder, { longTermUserIdSource: 'n8nUser' });
+		const fromLogin = await turn(login, [
+			{
+				json: {
+					chatInput: 'Where was I born? Tromso?',
+					sessionId: 'w3',
+					user: { id: 'ana', email: 'a@x' },
+				},
+			},
+		]);
+		assert.equal(fromLogin.memory.longTermMemory.userId, 'ana');
+		assert.ok(fromLogin.memory.longTermMemory.entries.some((e: Json) => /Tromso/.test(e.text)));
 	});
 });
 

@@ -202,8 +202,17 @@ describe('Memory Base node (in-process n8n)', () => {
 		assert.deepEqual(all.map((m) => m.sessionId).sort(), ['alice', 'bob']);
 	});
 
-	it('Search with nothing found says why in the output pane: an empty base, or no match', async () => {
+	it('Search says why it found nothing: an unknown base is an error, an empty base or no match a hint', async () => {
 		const hint = (r: WorkflowRunResult) => r.runData['Memory Base'][0].hints?.map((h) => h.message);
+		for (const operation of ['search', 'status', 'listMessages']) {
+			const unknown = await run({ operation, sessionScope: 'all' }, [{ chatInput: 'x' }]);
+			assert.equal(unknown.status, 'error', operation);
+			assert.equal(
+				unknown.error?.message,
+				'No Memory Base named "wf-mb" (bases in this storage: none yet)',
+			);
+		}
+		ok(await run({ operation: 'updateSettings' }, [{}]));
 		const empty = await run({ operation: 'search', sessionScope: 'all' }, [{ chatInput: 'x' }]);
 		assert.deepEqual(ok(empty), []);
 		assert.deepEqual(hint(empty), [
@@ -215,6 +224,32 @@ describe('Memory Base node (in-process n8n)', () => {
 		]);
 		assert.deepEqual(ok(none), []);
 		assert.deepEqual(hint(none), ['No memories matched.']);
+	});
+
+	it('List Captured Messages across all conversations, on purpose, a page at a time', async () => {
+		ok(await say('alice', 'one'));
+		ok(await say('bob', 'two'));
+		ok(await say('carol', 'three'));
+		const page = ok(
+			await run({ operation: 'listMessages', sessionScope: 'all', returnAll: false, limit: 2 }, [
+				{},
+			]),
+		);
+		assert.deepEqual(
+			page.map((m) => [m.session_id, m.text]),
+			[
+				['alice', 'one'],
+				['bob', 'two'],
+			],
+		);
+		assert.deepEqual([page[0].total, page[0].nextOffset], [3, 2]);
+		const all = ok(
+			await run({ operation: 'listMessages', sessionScope: 'all', returnAll: true }, [{}]),
+		);
+		assert.deepEqual(
+			all.map((m) => m.session_id),
+			['alice', 'bob', 'carol'],
+		);
 	});
 
 	it('items of one execution and conversation are one stride; other conversations their own', async () => {
@@ -332,8 +367,8 @@ describe('Memory Base node (in-process n8n)', () => {
 		for (const f of FACTS) ok(await say('s1', f));
 		const deleted = ok(await run({ operation: 'deleteBase' }))[0];
 		assert.ok(deleted.deleted >= 6);
-		const status = ok(await run({ operation: 'status' }))[0];
-		assert.deepEqual([status.exists, status.sessions], [false, []]);
+		const status = await run({ operation: 'status' });
+		assert.match(String(status.error?.message), /^No Memory Base named "wf-mb"/, 'it is gone');
 		assert.equal(ok(await say('s1', 'again'))[0].memoryBase.pending, 1);
 	});
 
@@ -375,6 +410,7 @@ describe('Memory Base node (in-process n8n)', () => {
 		const noSession = await run({ operation: 'capture' }, [{ output: 'x' }]);
 		assert.match(noSession.error?.message ?? '', /No session ID found/);
 		// Status needs no embedding model.
+		ok(await run({ operation: 'updateSettings' }, [{}], { embeddings: false }));
 		ok(await run({ operation: 'status' }, [{}], { embeddings: false }));
 	});
 

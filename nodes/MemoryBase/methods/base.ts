@@ -1,8 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { MemoryBase } from '../../../src';
+import { listMemoryBases, MemoryBase } from '../../../src';
 import type { Embedder, ExternalVectorStore } from '../../../src';
 import { chatTriggerField } from '../../shared/chat-trigger';
+import { nodeError } from '../../shared/errors';
 import { idParameter, idValue, requiredIdParameter } from '../../shared/ids';
 import { conversationIdOf, numberParameter } from '../../shared/parameters';
 import { storageFor } from '../../shared/storage';
@@ -93,11 +94,44 @@ export async function memoryBaseFor(
 	});
 }
 
+/**
+ * The item's memory base, which must exist: a mistyped Memory Base ID is an error naming the bases this
+ * storage holds, never an empty answer. (A base exists once something was captured into it or its
+ * settings were saved; one emptied since keeps existing.)
+ */
+export async function existingBaseFor(
+	ctx: IExecuteFunctions,
+	i: number,
+	connections: Connections,
+): Promise<MemoryBase> {
+	const base = await memoryBaseFor(ctx, i, connections);
+	if ((await base.config()) !== null) return base;
+	const bases = await listMemoryBases(base.storage);
+	const names = bases.map((b) => `"${b}"`).join(', ');
+	throw nodeError(
+		ctx,
+		`No Memory Base named "${base.baseId}" (bases in this storage: ${names || 'none yet'})`,
+		i,
+		bases.length
+			? 'Check "Memory Base ID" (by default the workflow ID: a Memory Base of another workflow needs that workflow’s ID) and the storage settings.'
+			: 'Nothing was captured into this storage yet: capture first (Memory Base → Capture, or Long-Term Memory on LLM with Memory or the LLM Memory Store), or check the storage settings.',
+	);
+}
+
 /** An operation's execute that opens the item's memory base, then gives `run`'s result as its one item. */
 export function onItemBase(
 	run: (base: MemoryBase, ctx: IExecuteFunctions, i: number) => Promise<IDataObject>,
 ): (ctx: IExecuteFunctions, i: number, connections: Connections) => Promise<INodeExecutionData[]> {
 	return async (ctx, i, connections) => [
 		{ json: await run(await memoryBaseFor(ctx, i, connections), ctx, i) },
+	];
+}
+
+/** The same, for an operation that reads a base that must exist (see existingBaseFor). */
+export function onExistingBase(
+	run: (base: MemoryBase, ctx: IExecuteFunctions, i: number) => Promise<IDataObject>,
+): (ctx: IExecuteFunctions, i: number, connections: Connections) => Promise<INodeExecutionData[]> {
+	return async (ctx, i, connections) => [
+		{ json: await run(await existingBaseFor(ctx, i, connections), ctx, i) },
 	];
 }

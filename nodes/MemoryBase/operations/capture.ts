@@ -123,6 +123,7 @@ async function captureStride(
 		...(s.userId !== undefined ? { userId: s.userId } : {}),
 		captured: r.captured,
 		pending: r.pending,
+		...(r.pendingNote ? { pendingNote: r.pendingNote } : {}),
 		processed: r.processed,
 		threshold: r.threshold,
 		autoCapture: r.autoCapture,

@@ -5,7 +5,7 @@ import { showForOperations } from '../../shared/display';
 import { pageOf, pageProperties } from '../../shared/paging';
 import { numberParameter } from '../../shared/parameters';
 import { storageFor } from '../../shared/storage';
-import { memoryBaseFor, onItemBase, scopeOf } from '../methods/base';
+import { existingBaseFor, onItemBase, scopeOf } from '../methods/base';
 import type { Connections } from '../methods/base';
 import { sessionScopeProperty } from './fields';
 import type { MemoryBaseOperation } from './types';
@@ -31,7 +31,7 @@ export const listMessages: MemoryBaseOperation = {
 		name: 'List Captured Messages',
 		value: 'listMessages',
 		description:
-			'What the memory base captured, oldest first, a page at a time: of one conversation, or of one user across their conversations',
+			'What the memory base captured, oldest first, a page at a time: of one conversation, of one user across their conversations, or of all conversations',
 		action: 'List captured messages',
 	},
 	needsEmbedder: false,
@@ -46,11 +46,10 @@ export const listMessages: MemoryBaseOperation = {
 		connections: Connections,
 	): Promise<INodeExecutionData[]> {
 		const scope = scopeOf(ctx, i);
-		const base = await memoryBaseFor(ctx, i, connections);
+		const base = await existingBaseFor(ctx, i, connections);
 		const offset = pageOf(ctx, i);
 		const page = await base.listMessages({
-			sessionId: scope.sessionId,
-			userId: scope.userId,
+			...scope,
 			offset: offset.offset,
 			limit: offset.limit ?? 10_000,
 		});

@@ -12,7 +12,7 @@ import { nodeError } from '../../shared/errors';
 import { minSimilarityOf } from '../../shared/long-term/long-term';
 import { minSimilarityProperty } from '../../shared/long-term/properties';
 import { numberParameter } from '../../shared/parameters';
-import { memoryBaseFor, scopeOf } from '../methods/base';
+import { existingBaseFor, scopeOf } from '../methods/base';
 import type { Connections } from '../methods/base';
 import { sessionScopeProperty } from './fields';
 import type { MemoryBaseOperation } from './types';
@@ -94,7 +94,8 @@ export async function searchItem(
 	const query = ctx.getNodeParameter('query', i, '');
 	if (typeof query !== 'string' || query.trim() === '')
 		throw nodeError(ctx, 'The query is empty', i, 'Give the text to look for in "Query".');
-	const base = await memoryBaseFor(ctx, i, connections);
+	const scope = scopeOf(ctx, i); // checked before anything is read
+	const base = await existingBaseFor(ctx, i, connections);
 	const chosen = ctx.getNodeParameter('searchMode', i, 'hybrid') as SearchMode;
 	// Hybrid without an embedding model is lexical: the panel's default works with nothing connected.
 	const mode =
@@ -111,7 +112,7 @@ export async function searchItem(
 	const matches = await base.search(query, {
 		k: numberParameter(ctx, 'topK', i, 'Top K', 1, 4),
 		mode,
-		...scopeOf(ctx, i),
+		...scope,
 		...(halfLife > 0 ? { halfLifeDays: halfLife } : {}),
 		...floor,
 	});
@@ -120,9 +121,10 @@ export async function searchItem(
 	return matches.map((m) => ({ json: { ...m } }));
 }
 
-/** Why a search found nothing, in words: a base that never captured anything is not "no match". */
+/** Why a search found nothing, in words: a base that holds nothing is not "no match". */
 export async function emptySearchMessage(base: MemoryBase): Promise<string> {
-	return (await base.config()) === null
+	// One listing: a base whose conversations were all forgotten (or never captured) holds nothing.
+	return (await base.sessions()).length === 0
 		? `Nothing captured yet: memory base "${base.baseId}" is empty, so there is nothing to search.`
 		: 'No memories matched.';
 }

@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import { onItemBase, sessionOf } from '../methods/base';
+import { onExistingBase, sessionOf } from '../methods/base';
 import { sessionScopeProperty } from './fields';
 import type { MemoryBaseOperation } from './types';
 
@@ -15,7 +15,7 @@ export const status: MemoryBaseOperation = {
 	needsEmbedder: false,
 	properties: [sessionScopeProperty('all', ['status'])],
 
-	execute: onItemBase(async (base, ctx, i) => {
+	execute: onExistingBase(async (base, ctx, i) => {
 		const result = await base.status({ sessionId: sessionOf(ctx, i, false) });
 		return result as unknown as IDataObject;
 	}),

@@ -5,7 +5,7 @@ import { isEmbedder, LongTermMemory } from '../../../src';
 import type { Embedder, LongTermSettings } from '../../../src';
 import { optionalSubNode } from '../connections';
 import { nodeError } from '../errors';
-import { idParameter } from '../ids';
+import { idParameter, idValue } from '../ids';
 import { savedWorkflowId } from '../memory-scope';
 import { storageFor } from '../storage';
 import { numberParameter } from '../parameters';
@@ -16,19 +16,37 @@ type Ctx = IExecuteFunctions | ISupplyDataFunctions;
 /** The node's Long-Term Memory settings; the store adds its Recall Query. */
 export type NodeLongTermSettings = LongTermSettings & { recallQuery?: string };
 
+const EMPTY_USER_ID_HELP =
+	'Recall Scope is This User and When User ID Is Empty is Fail. n8n’s hosted chat page sends no user ID: set User ID From to Chat Widget Metadata (an embedded widget created with metadata: { userId }), to n8n Login (Hosted Chat), or define it from a webhook field.';
+
+/** Where the user ID comes from (User ID From), checked like every ID. */
+function userIdOf(ctx: Ctx, i: number): string | undefined {
+	const source = ctx.getNodeParameter('longTermUserIdSource', i, 'define');
+	if (source === 'define') return idParameter(ctx, 'longTermUserId', i, 'User ID');
+	const json = ctx.getInputData?.()[i]?.json as
+		| { metadata?: { userId?: unknown }; user?: { id?: unknown } }
+		| undefined;
+	const value = source === 'metadata' ? json?.metadata?.userId : json?.user?.id;
+	return idValue(ctx, value ?? '', i, 'User ID');
+}
+
+const emptyUserIdFails = (ctx: Ctx, i: number) =>
+	ctx.getNodeParameter('longTermEmptyUserId', i, 'conversation') === 'fail';
+
 /** The item's Long-Term Memory settings; undefined when the option is off. IDs are checked here. */
 export function longTermSettings(ctx: Ctx, i: number): NodeLongTermSettings | undefined {
 	if (ctx.getNodeParameter('longTermMemory', i, false) !== true) return undefined;
-	const userId = idParameter(ctx, 'longTermUserId', i, 'User ID');
+	const userId = userIdOf(ctx, i);
 	const baseId = idParameter(ctx, 'longTermOptions.baseId', i, 'Memory Base ID');
 	const query = ctx.getNodeParameter('longTermQuery', i, '') as unknown;
+	const scope =
+		ctx.getNodeParameter('longTermOptions.scope', i, 'user') === 'conversation' ? 'conversation' : 'user';
+	if (scope === 'user' && userId === undefined && emptyUserIdFails(ctx, i))
+		throw nodeError(ctx, 'The User ID is empty', i, EMPTY_USER_ID_HELP);
 	return {
 		baseId: baseId ?? savedWorkflowId(ctx, i),
 		userId,
-		scope:
-			ctx.getNodeParameter('longTermOptions.scope', i, 'user') === 'conversation'
-				? 'conversation'
-				: 'user',
+		scope,
 		topK: numberParameter(ctx, 'longTermOptions.topK', i, 'Top K', 1, 5),
 		tokenBudget: numberParameter(
 			ctx,
