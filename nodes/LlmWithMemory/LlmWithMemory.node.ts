@@ -10,6 +10,7 @@ import { ON_ENCRYPTION, ON_S3, WITH_MEMORY } from '../shared/display';
 import { storageCredentialTests } from '../shared/credential-test';
 import { runItems } from '../shared/run-items';
 import { properties } from './description';
+import { LLM_INPUTS } from './methods/inputs';
 import { connectedChatModel } from './methods/model';
 import { itemOutput } from './methods/run-item';
 
@@ -27,22 +28,7 @@ export class LlmWithMemory implements INodeType {
 		description:
 			'Calls a chat model with conversation- or node-scoped memory kept on local disk or S3',
 		defaults: { name: 'LLM with Memory' },
-		inputs: [
-			NodeConnectionTypes.Main,
-			{
-				type: NodeConnectionTypes.AiLanguageModel,
-				displayName: 'Model',
-				required: true,
-				maxConnections: 1,
-			},
-			// Optional: Long-Term Memory recalls lexically without it, and fuses semantic search with it.
-			{
-				type: NodeConnectionTypes.AiEmbedding,
-				displayName: 'Embedding',
-				required: false,
-				maxConnections: 1,
-			},
-		],
+		inputs: LLM_INPUTS,
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
 			{

@@ -23,6 +23,14 @@ export class InvalidOptionError extends MemoryError {
 	}
 }
 
+/** An operation that embeds (vector or hybrid search, sync, regenerate) ran without an embedding model. */
+export class NoEmbeddingModelError extends InvalidOptionError {
+	constructor(readonly what: string) {
+		super('embedder', `${what} needs an embedding model`);
+		this.message = `${what} needs an embedding model: connect one to the node's Embedding input (the same model the Memory Base embeds with)`;
+	}
+}
+
 /**
  * A stored object is encrypted with a key this storage does not hold (or encryption is off). It is
  * left untouched: never read as empty, never overwritten. Names the object and the key ID only.

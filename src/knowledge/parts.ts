@@ -1,6 +1,6 @@
 // What every Memory Base operation works on: the checked options, the keys, and the document stores of
 // one base. The operations (capture, sync, search, status, lifecycle) are functions over these parts.
-import { InvalidOptionError } from '../errors';
+import { InvalidOptionError, NoEmbeddingModelError } from '../errors';
 import {
 	captureLogKey,
 	knowledgeBasePrefix,
@@ -126,8 +126,7 @@ export class BaseParts {
 	}
 
 	embedder(what: string): Embedder {
-		if (!this.options.embedder)
-			throw new InvalidOptionError('embedder', `${what} needs an embedding model`);
+		if (!this.options.embedder) throw new NoEmbeddingModelError(what);
 		return this.options.embedder;
 	}
 }

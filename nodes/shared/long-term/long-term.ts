@@ -24,8 +24,7 @@ function userIdOf(ctx: Ctx, i: number): string | undefined {
 	const source = ctx.getNodeParameter('longTermUserIdSource', i, 'define');
 	if (source === 'define') return idParameter(ctx, 'longTermUserId', i, 'User ID');
 	const json = ctx.getInputData?.()[i]?.json as
-		| { metadata?: { userId?: unknown }; user?: { id?: unknown } }
-		| undefined;
+		{ metadata?: { userId?: unknown }; user?: { id?: unknown } } | undefined;
 	const value = source === 'metadata' ? json?.metadata?.userId : json?.user?.id;
 	return idValue(ctx, value ?? '', i, 'User ID');
 }
@@ -40,7 +39,9 @@ export function longTermSettings(ctx: Ctx, i: number): NodeLongTermSettings | un
 	const baseId = idParameter(ctx, 'longTermOptions.baseId', i, 'Memory Base ID');
 	const query = ctx.getNodeParameter('longTermQuery', i, '') as unknown;
 	const scope =
-		ctx.getNodeParameter('longTermOptions.scope', i, 'user') === 'conversation' ? 'conversation' : 'user';
+		ctx.getNodeParameter('longTermOptions.scope', i, 'user') === 'conversation'
+			? 'conversation'
+			: 'user';
 	if (scope === 'user' && userId === undefined && emptyUserIdFails(ctx, i))
 		throw nodeError(ctx, 'The User ID is empty', i, EMPTY_USER_ID_HELP);
 	return {

@@ -71,12 +71,14 @@ export function longTermProperties(show: Show, forStore: boolean): INodeProperti
 				{
 					name: 'Recall This Conversation',
 					value: 'conversation',
-					description: 'Run the turn with recall from this conversation only, and say so in the output',
+					description:
+						'Run the turn with recall from this conversation only, and say so in the output',
 				},
 				{
 					name: 'Fail',
 					value: 'fail',
-					description: 'Stop before the model is called: for workflows where every turn must have a user',
+					description:
+						'Stop before the model is called: for workflows where every turn must have a user',
 				},
 			],
 			default: 'conversation',
