@@ -10,8 +10,7 @@ import { capturedChunks, chunksOf, lexicalChunks, readLog, readMessages } from '
 const LEXICAL_BATCH = 4096;
 import type { HeldLease } from './lease';
 import { locked, runningError, runningSyncs } from './locks';
-import { FOLD_BATCH } from './lexical/open-logs';
-import { settle } from './log-folding';
+import { FOLD_BATCH, settle } from './log-folding';
 import type { BaseParts } from './parts';
 import type { SessionLog } from './records';
 import { configure, ensureKnowledgeBase, markLexical } from './settings';

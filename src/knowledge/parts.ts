@@ -1,6 +1,7 @@
 // What every Memory Base operation works on: the checked options, the keys, and the document stores of
 // one base. The operations (capture, sync, search, status, lifecycle) are functions over these parts.
 import { InvalidOptionError } from '../errors';
+import { EmbeddedIndex, ExternalIndex, LexicalIndex } from '../indexes';
 import {
 	captureLogKey,
 	knowledgeBasePrefix,
@@ -9,18 +10,16 @@ import {
 	memoryBasePrefix,
 	memoryBaseSessionPrefix,
 	sessionLeaseKey,
+	vectorIndexPrefix,
 } from '../keys/layout';
 import { DocumentStore } from '../store/document-store';
 import type { MemoryStorage } from '../store/storage';
 import { checkChunking, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE } from './chunking';
-import { ExternalIndex } from './external-store';
 import { configCodec, logCodec, metadataCodec } from './records';
 import type { KnowledgeBaseMetadata, MemoryBaseConfig, SessionLog } from './records';
 import { DEFAULT_EMBEDDING_BATCH, DEFAULT_LEASE_MS } from './types';
 import type { Embedder, MemoryBaseOptions } from './types';
-import { LexicalIndex } from './lexical/lexical-index';
 import { readTails } from './log-folding';
-import { EmbeddedIndex } from './vector-index';
 
 export function checkPositiveInt(option: string, value: number, min = 1): number {
 	if (!Number.isSafeInteger(value) || value < min)
@@ -107,14 +106,18 @@ export class BaseParts {
 		return c?.kb_id ?? this.options.knowledgeBaseId ?? this.baseId;
 	}
 
+	/** The knowledge base's embedded vector index, in its folder of the key layout. */
 	index(kbId: string): EmbeddedIndex {
-		return new EmbeddedIndex(this.storage, kbId, this.keyPrefix, this.maxAttempts, {
+		const folder = vectorIndexPrefix(kbId, this.keyPrefix);
+		return new EmbeddedIndex(this.storage, kbId, folder, this.maxAttempts, {
 			cacheBytes: this.options.vectorCacheBytes,
 		});
 	}
 
+	/** The base's lexical index: `lexical/` in the base's folder; its open sources are capture logs. */
 	lexical(): LexicalIndex {
-		return new LexicalIndex(this.storage, this.baseId, this.keyPrefix, this.maxAttempts, (ids) =>
+		const folder = `${memoryBasePrefix(this.baseId, this.keyPrefix)}lexical/`;
+		return new LexicalIndex(this.storage, this.baseId, folder, this.maxAttempts, (ids) =>
 			readTails(this, ids),
 		);
 	}

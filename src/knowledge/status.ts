@@ -1,5 +1,6 @@
 // Status: where each session's sync stands, whether a sync runs, and whether the index still holds
 // what the logs say was processed (a mismatch that Regenerate repairs).
+import type { IndexStats, LexicalStats } from '../indexes';
 import { knowledgeBaseMetadataKey } from '../keys/layout';
 import { validateId } from '../keys/ids';
 import { listSessions } from './capture-log';
@@ -7,10 +8,8 @@ import { isFresh, readLease } from './lease';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { MemoryBaseConfig, SessionLog } from './records';
-import type { LexicalStats } from './lexical/lexical-index';
 import { PARALLEL } from './types';
 import type { BaseStatus, SessionStatus } from './types';
-import type { IndexStats } from './vector-index';
 
 /** Each session's log (null when it has none) and whether a sync of it runs. */
 async function readSessions(p: BaseParts, ids: string[]) {

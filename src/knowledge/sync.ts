@@ -2,6 +2,8 @@
 // last, and only if nobody moved it meanwhile. Failures leave the cursor: the retry re-ingests from it
 // and its chunks replace their earlier copies (chunk IDs derive from message IDs).
 import { MemoryBaseDeletingError, SyncCancelledError } from '../errors';
+import { normaliseRows, SEGMENT_MAX_VECTORS } from '../indexes';
+import type { IndexedChunk } from '../indexes';
 import { validateId } from '../keys/ids';
 import { chunksOf, lexicalChunks, mergeProcessed, readMessages } from './capture-log';
 import type { HeldLease } from './lease';
@@ -12,8 +14,6 @@ import type { CapturedMessage, SealedRange, SessionLog } from './records';
 import { foldedTo, foldListed, unfolded } from './log-folding';
 import { configure, ensureKnowledgeBase, recordDimensions } from './settings';
 import type { Embedder, SessionSyncResult, SyncResult } from './types';
-import { normaliseRows, SEGMENT_MAX_VECTORS } from './vector-segment';
-import type { IndexedChunk } from './vector-segment';
 
 export function summary(p: BaseParts, sessions: SessionSyncResult[]): SyncResult {
 	return {

@@ -73,9 +73,21 @@ const LAYERS: Record<string, string[]> = {
 	// The three memories stand side by side on store/: none imports another.
 	history: ['common', 'keys', 'store', 'tokens', 'prompt'],
 	snapshots: ['common', 'keys', 'store'],
-	knowledge: ['common', 'keys', 'store', 'tokens'],
+	// The index room: the Memory Base's word and vector indexes and rank fusion, below the memory.
+	indexes: ['common', 'keys', 'store', 'tokens'],
+	knowledge: ['common', 'keys', 'store', 'tokens', 'indexes'],
 	// The only folder above all three.
-	admin: ['common', 'keys', 'store', 'tokens', 'prompt', 'history', 'snapshots', 'knowledge'],
+	admin: [
+		'common',
+		'keys',
+		'store',
+		'tokens',
+		'prompt',
+		'history',
+		'snapshots',
+		'indexes',
+		'knowledge',
+	],
 };
 
 /** The src/ folders a file imports (relative imports only). */
