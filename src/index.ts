@@ -384,11 +384,11 @@ export type { VectorMatch } from './indexes/vector/vector-segment';
 export { simdAvailable, useSimd } from './indexes/vector/simd';
 export { listKnowledgeBases } from './knowledge/knowledge-bases';
 export type { ListKnowledgeBasesOptions } from './knowledge/knowledge-bases';
-export { acquireLease, HeldLease, isFresh, readLease } from './knowledge/lease';
+export { acquireLease, HeldLease, isFresh, readLease } from './store/lease';
+export type { Lease } from './store/lease';
 export type {
 	CapturedMessage,
 	KnowledgeBaseMetadata,
-	Lease,
 	LexicalState,
 	MemoryBaseConfig,
 	SessionLog,

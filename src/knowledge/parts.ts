@@ -1,6 +1,6 @@
 // What every Memory Base operation works on: the checked options, the keys, and the document stores of
 // one base. The operations (capture, sync, search, status, lifecycle) are functions over these parts.
-import { InvalidOptionError } from '../errors';
+import { InvalidOptionError, SyncRunningError } from '../errors';
 import { EmbeddedIndex, ExternalIndex, LexicalIndex } from '../indexes';
 import {
 	captureLogKey,
@@ -13,11 +13,14 @@ import {
 	vectorIndexPrefix,
 } from '../keys/layout';
 import { DocumentStore } from '../store/document-store';
+import type { Lease } from '../store/lease';
+import type { LeaseLocks } from '../store/lease-locks';
 import type { MemoryStorage } from '../store/storage';
+import { listSessions } from './capture-log';
 import { checkChunking, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE } from './chunking';
 import { configCodec, logCodec, metadataCodec } from './records';
 import type { KnowledgeBaseMetadata, MemoryBaseConfig, SessionLog } from './records';
-import { DEFAULT_EMBEDDING_BATCH, DEFAULT_LEASE_MS } from './types';
+import { DEFAULT_EMBEDDING_BATCH, DEFAULT_LEASE_MS, PARALLEL } from './types';
 import type { Embedder, MemoryBaseOptions } from './types';
 import { readTails } from './log-folding';
 
@@ -25,6 +28,21 @@ export function checkPositiveInt(option: string, value: number, min = 1): number
 	if (!Number.isSafeInteger(value) || value < min)
 		throw new InvalidOptionError(option, `must be a whole number ≥ ${min}, got ${String(value)}`);
 	return value;
+}
+
+/** What a sync finds when another holds the lock of a session (or of the whole base: null). */
+export function runningError(
+	p: BaseParts,
+	sessionId: string | null,
+	lease: Lease | undefined,
+): SyncRunningError {
+	return new SyncRunningError(
+		p.baseId,
+		sessionId,
+		lease?.acquired_at,
+		lease?.expires_at,
+		lease?.operation,
+	);
 }
 
 export class BaseParts {
@@ -42,6 +60,8 @@ export class BaseParts {
 	readonly batchSize: number;
 	readonly leaseMs: number;
 	readonly maxAttempts: number;
+	/** The base's locks: one per session (its sync), one for the whole base (store/lease-locks.ts). */
+	readonly locks: LeaseLocks;
 
 	constructor(options: MemoryBaseOptions) {
 		this.options = options;
@@ -68,6 +88,15 @@ export class BaseParts {
 		this.logs = new DocumentStore(this.storage, logCodec, o);
 		this.metadata = new DocumentStore(this.storage, metadataCodec, o);
 		this.blocks = new DocumentStore<unknown>(this.storage, configCodec);
+		this.locks = {
+			storage: this.storage,
+			wholeKey: this.baseLeaseKey,
+			partKey: (s) => this.sessionLeaseKey(s),
+			parts: () => listSessions(this),
+			ttlMs: this.leaseMs,
+			parallel: PARALLEL,
+			held: (s, lease) => runningError(this, s, lease),
+		};
 	}
 
 	get configKey(): string {

@@ -113,14 +113,6 @@ export interface SealedMessages {
 	messages: CapturedMessage[];
 }
 
-/** `lease.json`: who holds a sync lock and until when (a crashed holder's lock expires). */
-export interface Lease {
-	holder: string;
-	operation: string;
-	acquired_at: string;
-	expires_at: string;
-}
-
 /** `knowledge_base/{kb_id}/embedding_metadata.json`: the knowledge base's vectors and chunking. */
 export interface KnowledgeBaseMetadata {
 	kb_id: string;
@@ -203,13 +195,6 @@ const sealedSchema = z.looseObject({
 	first: seq,
 	last: seq,
 	messages: z.array(messageSchema).min(1),
-});
-
-const leaseSchema = z.looseObject({
-	holder: z.string().min(1),
-	operation: z.string(),
-	acquired_at: timestamp,
-	expires_at: timestamp,
 });
 
 const metadataSchema = z.looseObject({
@@ -330,8 +315,4 @@ export function decodeSealedMessages(
 	)
 		throw new CorruptDocumentError(key, `it does not hold messages ${range.first}-${range.last}`);
 	return block;
-}
-
-export function decodeLease(key: string, bytes: Uint8Array): Lease {
-	return parse(key, leaseSchema, decodeJsonObject(key, bytes));
 }

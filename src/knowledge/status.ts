@@ -3,8 +3,8 @@
 import type { IndexStats, LexicalStats } from '../indexes';
 import { knowledgeBaseMetadataKey } from '../keys/layout';
 import { validateId } from '../keys/ids';
+import { isFresh, readLease } from '../store/lease';
 import { listSessions } from './capture-log';
-import { isFresh, readLease } from './lease';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { MemoryBaseConfig, SessionLog } from './records';
