@@ -20,6 +20,7 @@ import {
 	LocalDiskStorage,
 	MemoryBase,
 	SEGMENT_MAX_VECTORS,
+	vectorIndexPrefix,
 } from '../src';
 import type { Embedder, IndexedChunk, MemoryStorage } from '../src';
 import { randomRows, seededRandom } from '../test/support/embeddings';
@@ -57,7 +58,7 @@ async function searchTable(): Promise<string[]> {
 	];
 	for (const size of SIZES) {
 		const storage = new LocalDiskStorage({ root: tempDir('mb-bench-index') });
-		const index = new EmbeddedIndex(storage, 'kb');
+		const index = new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'));
 		const rand = seededRandom(size);
 		const t0 = performance.now();
 		for (let from = 0; from < size; from += SEGMENT_MAX_VECTORS) {

@@ -33,9 +33,8 @@
 import { rmSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 
-import { LocalDiskStorage, MemoryBase, TiktokenCounter } from '../src';
+import { LocalDiskStorage, MemoryBase, TiktokenCounter, tokenize } from '../src';
 import type { Embedder, SearchMode } from '../src';
-import { tokenize } from '../src/knowledge/lexical/tokenize';
 import { TestEmbedder } from '../test/support/embeddings';
 import { tempDir } from '../test/support/storages';
 import { Bm25, exactCosine, plainWords, sameUpToTies } from './baselines';

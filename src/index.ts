@@ -275,7 +275,7 @@ export type {
 	ImportOptions,
 	ImportResult,
 } from './admin/memory-transfer';
-// Memory Base (src/knowledge): per-session capture log, sync into a knowledge base, embedded vector index.
+// Memory Base (src/knowledge): per-session capture log, sync into a knowledge base; its indexes (src/indexes).
 export {
 	captureLogKey,
 	captureSealedKey,
@@ -319,10 +319,10 @@ export {
 	RECENCY_WEIGHT,
 	recencyFactor,
 	VECTOR_WEIGHT,
-} from './knowledge/fusion';
-export type { LexicalCandidate, Ranked, VectorCandidate } from './knowledge/fusion';
-export { CONTEXT_WEIGHT } from './knowledge/lexical/context';
-export type { ChunkFilter } from './knowledge/filter';
+} from './indexes/fusion';
+export type { LexicalCandidate, Ranked, VectorCandidate } from './indexes/fusion';
+export { CONTEXT_WEIGHT } from './indexes/lexical/context';
+export type { ChunkFilter } from './indexes/chunks/filter';
 export {
 	clearLexicalCache,
 	FAN,
@@ -330,11 +330,11 @@ export {
 	LEXICAL_CACHE_BYTES,
 	TAIL_BYTES,
 	TAIL_MAX,
-} from './knowledge/lexical/lexical-index';
-export type { LexicalStats } from './knowledge/lexical/lexical-index';
-export { FOLD_BATCH, OPEN_MAX } from './knowledge/lexical/open-logs';
-export type { LexicalManifest, OpenLog } from './knowledge/lexical/manifest';
-export { stem, termCounts, tokenize } from './knowledge/lexical/tokenize';
+} from './indexes/lexical/lexical-index';
+export type { LexicalStats } from './indexes/lexical/lexical-index';
+export { FOLD_BATCH, OPEN_MAX } from './knowledge/log-folding';
+export type { LexicalManifest, OpenSource as OpenLog } from './indexes/lexical/manifest';
+export { stem, termCounts, tokenize } from './indexes/lexical/tokenize';
 export {
 	DEFAULT_EMBEDDING_BATCH,
 	DEFAULT_LEASE_MS,
@@ -368,30 +368,29 @@ export {
 	DEFAULT_CHUNK_OVERLAP,
 	DEFAULT_CHUNK_SIZE,
 } from './knowledge/chunking';
-export { isExternalVectorStore } from './knowledge/external-store';
-export type { ExternalDocument, ExternalVectorStore } from './knowledge/external-store';
-export { clearVectorCache, EmbeddedIndex, VECTOR_CACHE_BYTES } from './knowledge/vector-index';
-export type { IndexStats } from './knowledge/vector-index';
+export { isExternalVectorStore } from './indexes/vector/external-store';
+export type { ExternalDocument, ExternalVectorStore } from './indexes/vector/external-store';
+export { clearVectorCache, EmbeddedIndex, VECTOR_CACHE_BYTES } from './indexes/vector/vector-index';
+export type { IndexStats } from './indexes/vector/vector-index';
 export {
 	decodeSegment,
 	encodeSegment,
 	MAX_SEGMENTS,
 	MAX_TOP_K,
 	SEGMENT_MAX_VECTORS,
-} from './knowledge/vector-segment';
-export type { IndexedChunk, VectorMatch } from './knowledge/vector-segment';
-export { simdAvailable, useSimd } from './knowledge/simd';
+} from './indexes/vector/vector-segment';
+export type { IndexedChunk } from './indexes/chunks/chunk';
+export type { VectorMatch } from './indexes/vector/vector-segment';
+export { simdAvailable, useSimd } from './indexes/vector/simd';
 export { listKnowledgeBases } from './knowledge/knowledge-bases';
 export type { ListKnowledgeBasesOptions } from './knowledge/knowledge-bases';
-export { acquireLease, HeldLease, isFresh, readLease } from './knowledge/lease';
+export { acquireLease, HeldLease, isFresh, readLease } from './store/lease';
+export type { Lease } from './store/lease';
 export type {
 	CapturedMessage,
-	IndexManifest,
 	KnowledgeBaseMetadata,
-	Lease,
 	LexicalState,
 	MemoryBaseConfig,
-	SegmentRef,
 	SessionLog,
 } from './knowledge/records';
 export { captureTurn, ChatTurn, rereadReport, summaryReport } from './turn/turn';
@@ -416,3 +415,4 @@ export {
 export type { DataChange, OpenedData, RecentChange, VersionedSettings } from './turn/versioned';
 export { changeOfCalls, followUp, parseJsonReply, toolCallsOf } from './turn/data-reply';
 export type { CallSeen, DataOutcome } from './turn/data-reply';
+export type { IndexManifest, SegmentRef } from './indexes/vector/manifest';

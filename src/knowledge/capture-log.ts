@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { CorruptDocumentError } from '../errors';
+import type { IndexedChunk } from '../indexes';
 import { captureSealedKey, memoryBaseSessionsPrefix } from '../keys/layout';
 import { encodeJson } from '../store/codec';
 import { chunkId, chunkText } from './chunking';
@@ -10,7 +11,6 @@ import type { BaseParts } from './parts';
 import { decodeSealedMessages, emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
 import { SEAL_AT } from './types';
-import type { IndexedChunk } from './vector-segment';
 
 /** Sealed blocks are merged up to this many messages; larger ones stay as they are. */
 export const MERGED_BLOCK_MAX = 1024;

@@ -6,13 +6,20 @@
 import { createHash, randomUUID } from 'node:crypto';
 
 import { InvalidInputError } from '../errors';
+import type { IndexedChunk, LexicalManifest, OpenSource } from '../indexes';
 import { validateDerivedId, validateId } from '../keys/ids';
 import { checkExpireAfterDays, withRule } from '../store/retention';
 import { lexicalChunks, writeBlock } from './capture-log';
 import { clockOf, expireSession, isLogExpired } from './expiry';
-import type { LexicalManifest, OpenLog } from './lexical/manifest';
-import { FOLD_BATCH, longestListed, OPEN_MAX } from './lexical/open-logs';
-import { fold, opening, unfold, unfolded } from './log-folding';
+import {
+	fold,
+	FOLD_BATCH,
+	longestListed,
+	OPEN_MAX,
+	opening,
+	unfold,
+	unfolded,
+} from './log-folding';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
@@ -20,7 +27,6 @@ import type { Versioned } from '../store/document-store';
 import { configure } from './settings';
 import { SEAL_AT, SEAL_AT_BYTES } from './types';
 import type { CaptureInput, CaptureMessageInput, CaptureResult } from './types';
-import type { IndexedChunk } from './vector-segment';
 
 /** Recent captures a log remembers, to recognise a retried execution capturing the same again. */
 const RECENT_RUNS = 16;
@@ -170,7 +176,7 @@ async function sealAndList(
 	p: BaseParts,
 	log: SessionLog,
 	seal: boolean,
-	list: OpenLog | undefined,
+	list: OpenSource | undefined,
 	folding: IndexedChunk[],
 ): Promise<[SealedRange | undefined, LexicalManifest | undefined]> {
 	return Promise.all([

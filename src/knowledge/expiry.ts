@@ -3,10 +3,10 @@
 // the conversation or by Prune Expired. Only the log as judged goes (a conditional delete).
 import { InvalidOptionError, SyncRunningError } from '../errors';
 import { validateId } from '../keys/ids';
+import { locked } from '../store/lease-locks';
 import { deleteIfUnchanged, isExpired } from '../store/retention';
 import { chunksOf, readLog, readMessages } from './capture-log';
 import { refuseUnreachableStore } from './lifecycle';
-import { locked } from './locks';
 import type { BaseParts } from './parts';
 import type { SessionLog } from './records';
 import { PARALLEL } from './types';
@@ -58,7 +58,7 @@ export async function expireSession(
 	const config = await p.config();
 	if (config) await refuseUnreachableStore(p, config.kb_id);
 	try {
-		return await locked(p, id, 'expire', async () => {
+		return await locked(p.locks, id, 'expire', async () => {
 			const { log, version } = await readLog(p, id);
 			if (version === null || !isLogExpired(log, now))
 				return { ...result, expired: false, skipped: 'captured again since it was judged' };

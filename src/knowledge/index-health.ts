@@ -1,8 +1,8 @@
 // Before a search answers: are the indexes it reads there, and do they hold what the capture logs say
 // they should? A search of a missing or lagging index would return too little without saying so.
 import { IndexMismatchError } from '../errors';
+import type { ChunkFilter } from '../indexes';
 import { knowledgeBaseMetadataKey } from '../keys/layout';
-import type { ChunkFilter } from './filter';
 import type { BaseParts } from './parts';
 import type { MemoryBaseConfig } from './records';
 import type { SearchMode } from './types';

@@ -4,19 +4,19 @@ import { InvalidOptionError, MemoryBaseDeletingError, SyncRunningError } from '.
 import { knowledgeBaseMetadataKey, knowledgeBasePrefix, memoryBasePrefix } from '../keys/layout';
 import { validateId } from '../keys/ids';
 import { sleep } from '../common/sleep';
+import type { HeldLease } from '../store/lease';
+import { heldLocks, locked } from '../store/lease-locks';
 import { capturedChunks, chunksOf, lexicalChunks, readLog, readMessages } from './capture-log';
-
-/** Chunks per lexical add when a whole base is re-indexed. */
-const LEXICAL_BATCH = 4096;
-import type { HeldLease } from './lease';
-import { locked, runningError, runningSyncs } from './locks';
-import { FOLD_BATCH } from './lexical/open-logs';
-import { settle } from './log-folding';
+import { FOLD_BATCH, settle } from './log-folding';
+import { runningError } from './parts';
 import type { BaseParts } from './parts';
 import type { SessionLog } from './records';
 import { configure, ensureKnowledgeBase, markLexical } from './settings';
 import { ingest, summary } from './sync';
 import type { DeleteResult, ForgetResult, SessionSyncResult, SyncResult } from './types';
+
+/** Chunks per lexical add when a whole base is re-indexed. */
+const LEXICAL_BATCH = 4096;
 
 /**
  * Rebuilds the knowledge base from the capture log (the node's Regenerate): with every lock held,
@@ -27,7 +27,7 @@ import type { DeleteResult, ForgetResult, SessionSyncResult, SyncResult } from '
 export async function regenerate(p: BaseParts): Promise<SyncResult> {
 	const config = await p.config();
 	if (config?.deleting) throw new MemoryBaseDeletingError(p.baseId);
-	return locked(p, undefined, 'regenerate', async (sessions, leases) => {
+	return locked(p.locks, undefined, 'regenerate', async (sessions, leases) => {
 		const kbId = config?.kb_id ?? (await configure(p)).kb_id;
 		await ensureKnowledgeBase(p, kbId);
 		const lexical = await rebuildLexical(p, sessions);
@@ -45,7 +45,7 @@ export async function regenerate(p: BaseParts): Promise<SyncResult> {
 		);
 		const results: SessionSyncResult[] = [];
 		for (const s of sessions)
-			results.push(await ingest(p, s, kbId, embedder, leases.sessions.get(s) as HeldLease));
+			results.push(await ingest(p, s, kbId, embedder, leases.parts.get(s) as HeldLease));
 		return summary(p, results);
 	});
 }
@@ -148,11 +148,11 @@ export async function deleteBase(
 	const deadline = Date.now() + timeoutMs;
 	let waitedFor = 0;
 	for (let first = true; ; first = false) {
-		const running = await runningSyncs(p);
+		const running = await heldLocks(p.locks);
 		if (first) waitedFor = running.length;
 		if (running.length === 0) {
 			try {
-				const deleted = await locked(p, undefined, 'delete', async (sessions) =>
+				const deleted = await locked(p.locks, undefined, 'delete', async (sessions) =>
 					deleteAll(p, kbId, sessions),
 				);
 				return { baseId: p.baseId, deleted: deleted.length, waitedFor };
@@ -166,7 +166,7 @@ export async function deleteBase(
 		if (Date.now() > deadline) {
 			if (marked.written) await unmark();
 			const lease = running[0];
-			throw runningError(p, lease?.sessionId ?? null, lease?.lease);
+			throw runningError(p, lease?.part ?? null, lease?.lease);
 		}
 		await sleep(Math.min(250, Math.max(10, deadline - Date.now())));
 	}
@@ -206,7 +206,7 @@ export async function forget(p: BaseParts, sessionId: string): Promise<ForgetRes
 	};
 	if (!config) return result;
 	await refuseUnreachableStore(p, config.kb_id);
-	return locked(p, id, 'forget', async () => {
+	return locked(p.locks, id, 'forget', async () => {
 		const captured = await capturedChunks(p, config.kb_id, id);
 		result.messages = captured.messages;
 		const external = p.external();

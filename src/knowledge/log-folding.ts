@@ -1,14 +1,17 @@
 // The capture logs' side of the lexical index: a capture writes only its log, whose newest messages
-// a search reads from the log itself (the manifest lists the open logs, lexical/open-logs.ts); a fold
-// later puts them into the manifest and closes the log. Here: where a log stands (LexicalState), what
-// a capture changes in it, what a search reads from it, and the fold.
+// a search reads from the log itself (the index lists the open logs as its open sources and reads
+// them through readTails); a fold later puts them into the manifest and closes the log. Here: where a
+// log stands (LexicalState), what a capture changes in it, what a search reads from it, and the fold.
+import { mergeUsers } from '../indexes';
+import type { ClosedSource, IndexedChunk, OpenSource, SourceTail } from '../indexes';
 import { lexicalChunks, readLog } from './capture-log';
-import type { OpenLog } from './lexical/manifest';
-import { FOLD_BATCH, mergeUsers } from './lexical/open-logs';
-import type { ClosedLog, LogTail } from './lexical/open-logs';
 import type { BaseParts } from './parts';
 import type { CapturedMessage, LexicalState, SessionLog } from './records';
-import type { IndexedChunk } from './vector-segment';
+
+/** Open logs the lexical manifest lists; the capture that lists one more folds the longest listed first. */
+export const OPEN_MAX = 64;
+/** How many open logs that capture folds at once. */
+export const FOLD_BATCH = 32;
 
 /** Where a log stands; a log from before LexicalState had every message indexed at capture: closed. */
 export function lexicalState(log: SessionLog): LexicalState {
@@ -20,7 +23,7 @@ export function unfolded(messages: readonly CapturedMessage[], through: number) 
 	return messages.filter((m) => m.seq > through);
 }
 
-const entryOf = (sessionId: string, s: LexicalState, at: number): OpenLog => ({
+const entryOf = (sessionId: string, s: LexicalState, at: number): OpenSource => ({
 	session_id: sessionId,
 	gen: s.gen,
 	users: s.users,
@@ -36,7 +39,7 @@ export function opening(
 	log: SessionLog,
 	userId: string | undefined,
 	now = Date.now(),
-): { state: LexicalState; list?: OpenLog } {
+): { state: LexicalState; list?: OpenSource } {
 	const s = lexicalState(log);
 	const user = userId === undefined ? [] : [userId];
 	if (s.open && (s.users === null || user.every((u) => s.users?.includes(u)))) return { state: s };
@@ -61,7 +64,7 @@ export function foldedTo(log: SessionLog, to: number, close = false): Pick<Sessi
 function listingOf(
 	sessionId: string,
 	log: SessionLog | null,
-): { open?: OpenLog; closed?: ClosedLog } {
+): { open?: OpenSource; closed?: ClosedSource } {
 	if (log === null) return { closed: { session_id: sessionId, gen: null } };
 	const s = lexicalState(log);
 	if (s.open) return { open: entryOf(sessionId, s, Date.now()) };
@@ -69,7 +72,7 @@ function listingOf(
 }
 
 /** What a search reads of these conversations' logs: each one's unfolded messages, as chunks. */
-export async function readTails(p: BaseParts, sessionIds: string[]): Promise<LogTail[]> {
+export async function readTails(p: BaseParts, sessionIds: string[]): Promise<SourceTail[]> {
 	const logs = await Promise.all(sessionIds.map((s) => p.logs.read(p.logKey(s))));
 	return logs.flatMap(({ doc, version }) => {
 		const messages = version === null ? [] : unfolded(doc.messages, lexicalState(doc).through);
@@ -87,7 +90,7 @@ export async function readTails(p: BaseParts, sessionIds: string[]): Promise<Log
 async function closeLog(
 	p: BaseParts,
 	folded: SessionLog,
-): Promise<{ open?: OpenLog; closed?: ClosedLog; gone: boolean }> {
+): Promise<{ open?: OpenSource; closed?: ClosedSource; gone: boolean }> {
 	const sessionId = folded.session_id;
 	const result = await p.logs.update(p.logKey(sessionId), (cur) => {
 		// Gone, or a new log since (forgotten and captured again): its numbers are not these.
@@ -151,4 +154,13 @@ export async function foldListed(p: BaseParts): Promise<void> {
 	const { doc } = await p.lexical().readManifest();
 	const ids = (doc.open ?? []).map((o) => o.session_id);
 	for (let i = 0; i < ids.length; i += FOLD_BATCH) await fold(p, ids.slice(i, i + FOLD_BATCH));
+}
+
+/** The `n` longest listed open logs, other than `except`. */
+export function longestListed(open: readonly OpenSource[], n: number, except: string): string[] {
+	return [...open]
+		.filter((o) => o.session_id !== except)
+		.sort((a, b) => a.at.localeCompare(b.at))
+		.slice(0, n)
+		.map((o) => o.session_id);
 }

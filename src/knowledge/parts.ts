@@ -1,6 +1,7 @@
 // What every Memory Base operation works on: the checked options, the keys, and the document stores of
 // one base. The operations (capture, sync, search, status, lifecycle) are functions over these parts.
-import { InvalidOptionError, NoEmbeddingModelError } from '../errors';
+import { InvalidOptionError, NoEmbeddingModelError, SyncRunningError } from '../errors';
+import { EmbeddedIndex, ExternalIndex, LexicalIndex } from '../indexes';
 import {
 	captureLogKey,
 	knowledgeBasePrefix,
@@ -9,23 +10,39 @@ import {
 	memoryBasePrefix,
 	memoryBaseSessionPrefix,
 	sessionLeaseKey,
+	vectorIndexPrefix,
 } from '../keys/layout';
 import { DocumentStore } from '../store/document-store';
+import type { Lease } from '../store/lease';
+import type { LeaseLocks } from '../store/lease-locks';
 import type { MemoryStorage } from '../store/storage';
+import { listSessions } from './capture-log';
 import { checkChunking, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE } from './chunking';
-import { ExternalIndex } from './external-store';
 import { configCodec, logCodec, metadataCodec } from './records';
 import type { KnowledgeBaseMetadata, MemoryBaseConfig, SessionLog } from './records';
-import { DEFAULT_EMBEDDING_BATCH, DEFAULT_LEASE_MS } from './types';
+import { DEFAULT_EMBEDDING_BATCH, DEFAULT_LEASE_MS, PARALLEL } from './types';
 import type { Embedder, MemoryBaseOptions } from './types';
-import { LexicalIndex } from './lexical/lexical-index';
 import { readTails } from './log-folding';
-import { EmbeddedIndex } from './vector-index';
 
 export function checkPositiveInt(option: string, value: number, min = 1): number {
 	if (!Number.isSafeInteger(value) || value < min)
 		throw new InvalidOptionError(option, `must be a whole number ≥ ${min}, got ${String(value)}`);
 	return value;
+}
+
+/** What a sync finds when another holds the lock of a session (or of the whole base: null). */
+export function runningError(
+	p: BaseParts,
+	sessionId: string | null,
+	lease: Lease | undefined,
+): SyncRunningError {
+	return new SyncRunningError(
+		p.baseId,
+		sessionId,
+		lease?.acquired_at,
+		lease?.expires_at,
+		lease?.operation,
+	);
 }
 
 export class BaseParts {
@@ -43,6 +60,8 @@ export class BaseParts {
 	readonly batchSize: number;
 	readonly leaseMs: number;
 	readonly maxAttempts: number;
+	/** The base's locks: one per session (its sync), one for the whole base (store/lease-locks.ts). */
+	readonly locks: LeaseLocks;
 
 	constructor(options: MemoryBaseOptions) {
 		this.options = options;
@@ -69,6 +88,15 @@ export class BaseParts {
 		this.logs = new DocumentStore(this.storage, logCodec, o);
 		this.metadata = new DocumentStore(this.storage, metadataCodec, o);
 		this.blocks = new DocumentStore<unknown>(this.storage, configCodec);
+		this.locks = {
+			storage: this.storage,
+			wholeKey: this.baseLeaseKey,
+			partKey: (s) => this.sessionLeaseKey(s),
+			parts: () => listSessions(this),
+			ttlMs: this.leaseMs,
+			parallel: PARALLEL,
+			held: (s, lease) => runningError(this, s, lease),
+		};
 	}
 
 	get configKey(): string {
@@ -107,14 +135,18 @@ export class BaseParts {
 		return c?.kb_id ?? this.options.knowledgeBaseId ?? this.baseId;
 	}
 
+	/** The knowledge base's embedded vector index, in its folder of the key layout. */
 	index(kbId: string): EmbeddedIndex {
-		return new EmbeddedIndex(this.storage, kbId, this.keyPrefix, this.maxAttempts, {
+		const folder = vectorIndexPrefix(kbId, this.keyPrefix);
+		return new EmbeddedIndex(this.storage, kbId, folder, this.maxAttempts, {
 			cacheBytes: this.options.vectorCacheBytes,
 		});
 	}
 
+	/** The base's lexical index: `lexical/` in the base's folder; its open sources are capture logs. */
 	lexical(): LexicalIndex {
-		return new LexicalIndex(this.storage, this.baseId, this.keyPrefix, this.maxAttempts, (ids) =>
+		const folder = `${memoryBasePrefix(this.baseId, this.keyPrefix)}lexical/`;
+		return new LexicalIndex(this.storage, this.baseId, folder, this.maxAttempts, (ids) =>
 			readTails(this, ids),
 		);
 	}

@@ -62,7 +62,7 @@ export interface RecentRun {
 /**
  * How a capture log stands with the base's lexical index. Messages up to `through` are in the index's
  * manifest; later ones are always inline in the log, and a search reads them from it, found through
- * the manifest's list of open logs (knowledge/lexical/open-logs.ts). Logs written before it have
+ * the manifest's list of open sources (indexes/lexical/open-sources.ts). Logs written before it have
  * none: every message they hold went into the index when captured (or goes at the next sync).
  */
 export interface LexicalState {
@@ -113,14 +113,6 @@ export interface SealedMessages {
 	messages: CapturedMessage[];
 }
 
-/** `lease.json`: who holds a sync lock and until when (a crashed holder's lock expires). */
-export interface Lease {
-	holder: string;
-	operation: string;
-	acquired_at: string;
-	expires_at: string;
-}
-
 /** `knowledge_base/{kb_id}/embedding_metadata.json`: the knowledge base's vectors and chunking. */
 export interface KnowledgeBaseMetadata {
 	kb_id: string;
@@ -134,26 +126,6 @@ export interface KnowledgeBaseMetadata {
 	chunk_size: number;
 	chunk_overlap: number;
 	created_at: string;
-	updated_at: string;
-}
-
-/** One segment of the embedded index, as the manifest lists it. */
-export interface SegmentRef {
-	key: string;
-	/** Vectors in the segment (superseded ones included). */
-	count: number;
-	/** Sessions with chunks in it (a session-filtered search reads only these segments). */
-	sessions: string[];
-	/** Users with chunks in it (older segments have none listed: a user-filtered search reads them). */
-	users?: string[];
-	bytes: number;
-	created_at: string;
-}
-
-/** `knowledge_base/{kb_id}/index/manifest.json`: the segments, oldest first (a later chunk ID wins). */
-export interface IndexManifest {
-	dimensions: number;
-	segments: SegmentRef[];
 	updated_at: string;
 }
 
@@ -225,13 +197,6 @@ const sealedSchema = z.looseObject({
 	messages: z.array(messageSchema).min(1),
 });
 
-const leaseSchema = z.looseObject({
-	holder: z.string().min(1),
-	operation: z.string(),
-	acquired_at: timestamp,
-	expires_at: timestamp,
-});
-
 const metadataSchema = z.looseObject({
 	kb_id: z.string().min(1),
 	is_memory_base: z.boolean(),
@@ -241,21 +206,6 @@ const metadataSchema = z.looseObject({
 	chunk_size: z.number().int().min(1),
 	chunk_overlap: z.number().int().min(0),
 	created_at: timestamp,
-	updated_at: timestamp,
-});
-
-const manifestSchema = z.looseObject({
-	dimensions: z.number().int().min(1),
-	segments: z.array(
-		z.looseObject({
-			key: z.string().min(1),
-			count: z.number().int().min(1),
-			sessions: z.array(z.string().min(1)),
-			users: z.array(z.string().min(1)).optional(),
-			bytes: z.number().int().min(0),
-			created_at: timestamp,
-		}),
-	),
 	updated_at: timestamp,
 });
 
@@ -350,11 +300,6 @@ export const metadataCodec = codec<KnowledgeBaseMetadata>(
 	}),
 );
 
-export const manifestCodec = codec<IndexManifest>(
-	(key, value) => parse(key, manifestSchema, value),
-	() => ({ dimensions: 1, segments: [], updated_at: EPOCH }),
-);
-
 export function decodeSealedMessages(
 	key: string,
 	bytes: Uint8Array,
@@ -370,8 +315,4 @@ export function decodeSealedMessages(
 	)
 		throw new CorruptDocumentError(key, `it does not hold messages ${range.first}-${range.last}`);
 	return block;
-}
-
-export function decodeLease(key: string, bytes: Uint8Array): Lease {
-	return parse(key, leaseSchema, decodeJsonObject(key, bytes));
 }

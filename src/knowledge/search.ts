@@ -3,17 +3,13 @@
 // half-life, repeats merged and updated facts first. A search names its scope (one conversation, one
 // user, or every user on purpose), and refuses to answer from an index that is missing or behind.
 import { CrossUserSearchError, InvalidInputError, InvalidOptionError } from '../errors';
+import { chunkKey, fuse, MAX_TOP_K, newerFirst, SCALE_OVER } from '../indexes';
+import type { ChunkFilter, LexicalView, Ranked, Similarities, VectorCandidate } from '../indexes';
 import { validateId } from '../keys/ids';
-import { fuse, newerFirst, SCALE_OVER } from './fusion';
-import type { Ranked, VectorCandidate } from './fusion';
 import { clockOf, liveSessions } from './expiry';
 import { checkIndexes } from './index-health';
-import type { ChunkFilter } from './filter';
-import type { LexicalView } from './lexical/lexical-index';
 import type { BaseParts } from './parts';
 import type { SearchMatch, SearchMode, SearchOptions } from './types';
-import type { Similarities } from './vector-index';
-import { chunkKey, MAX_TOP_K } from './vector-segment';
 
 /** Candidates each ranking hands to the fusion, at least (more when k is larger). */
 const CANDIDATES = SCALE_OVER;
@@ -138,7 +134,7 @@ function withSimilarities(ranked: Ranked[], similarities: Similarities | undefin
 
 /**
  * The `k` captured chunks that best match `query`, best first. Hybrid by default when an embedding
- * model is connected (lexical otherwise): both rankings scaled, weighed and fused (fusion.ts), then an
+ * model is connected (lexical otherwise): both rankings scaled, weighed and fused (indexes/fusion.ts), then an
  * optional recency half-life, then repeats merged (the same words); then, unless the search is
  * vector-only, the newer of two matches naming the same thing goes first. With minSimilarity, matches
  * whose cosine with the query is lower (or unknown) are left out.

@@ -4,7 +4,7 @@
 // memories every turn. Judged on the message's terms (tokenize.ts: common English words are already
 // left out); any other word makes it worth a search. English, with a few greetings and thanks of other
 // languages; a message in another language is searched as usual.
-import { tokenize } from './lexical/tokenize';
+import { tokenize } from '../indexes';
 
 const WORDS = [
 	// greetings and goodbyes

@@ -1,16 +1,15 @@
 // Status: where each session's sync stands, whether a sync runs, and whether the index still holds
 // what the logs say was processed (a mismatch that Regenerate repairs).
+import type { IndexStats, LexicalStats } from '../indexes';
 import { knowledgeBaseMetadataKey } from '../keys/layout';
 import { validateId } from '../keys/ids';
+import { isFresh, readLease } from '../store/lease';
 import { listSessions } from './capture-log';
-import { isFresh, readLease } from './lease';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { MemoryBaseConfig, SessionLog } from './records';
-import type { LexicalStats } from './lexical/lexical-index';
 import { PARALLEL } from './types';
 import type { BaseStatus, SessionStatus } from './types';
-import type { IndexStats } from './vector-index';
 
 /** Each session's log (null when it has none) and whether a sync of it runs. */
 async function readSessions(p: BaseParts, ids: string[]) {

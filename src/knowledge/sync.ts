@@ -2,18 +2,18 @@
 // last, and only if nobody moved it meanwhile. Failures leave the cursor: the retry re-ingests from it
 // and its chunks replace their earlier copies (chunk IDs derive from message IDs).
 import { MemoryBaseDeletingError, SyncCancelledError } from '../errors';
+import { normaliseRows, SEGMENT_MAX_VECTORS } from '../indexes';
+import type { IndexedChunk } from '../indexes';
 import { validateId } from '../keys/ids';
+import type { HeldLease } from '../store/lease';
+import { locked } from '../store/lease-locks';
 import { chunksOf, lexicalChunks, mergeProcessed, readMessages } from './capture-log';
-import type { HeldLease } from './lease';
-import { locked } from './locks';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
 import { foldedTo, foldListed, unfolded } from './log-folding';
 import { configure, ensureKnowledgeBase, recordDimensions } from './settings';
 import type { Embedder, SessionSyncResult, SyncResult } from './types';
-import { normaliseRows, SEGMENT_MAX_VECTORS } from './vector-segment';
-import type { IndexedChunk } from './vector-segment';
 
 export function summary(p: BaseParts, sessions: SessionSyncResult[]): SyncResult {
 	return {
@@ -38,14 +38,14 @@ export async function sync(
 	const config = await p.config();
 	if (config?.deleting) throw new MemoryBaseDeletingError(p.baseId);
 	const operation = sessionId === undefined ? 'sync of the whole base' : 'sync';
-	return locked(p, sessionId, operation, async (sessions, leases) => {
+	return locked(p.locks, sessionId, operation, async (sessions, leases) => {
 		const kbId = config?.kb_id ?? (await configure(p)).kb_id;
 		await ensureKnowledgeBase(p, kbId);
 		// A whole-base sync also folds the open logs, so searches read none until captures open them.
 		if (sessionId === undefined) await foldListed(p);
 		const results: SessionSyncResult[] = [];
 		for (const s of sessions)
-			results.push(await ingest(p, s, kbId, embedder, leases.sessions.get(s) as HeldLease));
+			results.push(await ingest(p, s, kbId, embedder, leases.parts.get(s) as HeldLease));
 		return summary(p, results);
 	});
 }

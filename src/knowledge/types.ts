@@ -1,6 +1,6 @@
 // The Memory Base's public shapes: options, inputs and results of its operations, and its defaults.
 import type { MemoryStorage } from '../store/storage';
-import type { ExternalVectorStore } from './external-store';
+import type { ExternalVectorStore } from '../indexes';
 
 /** An embedding model (n8n's embedding sub-nodes hand over LangChain Embeddings; duck-typed). */
 export interface Embedder {

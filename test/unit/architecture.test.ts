@@ -1,7 +1,7 @@
 // The layering rules of src/ (see src/README.md), checked with the project's own ESLint config, so
 // that `npm run lint` failing on them is proven here rather than assumed.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
@@ -73,21 +73,85 @@ const LAYERS: Record<string, string[]> = {
 	// The three memories stand side by side on store/: none imports another.
 	history: ['common', 'keys', 'store', 'tokens', 'prompt'],
 	snapshots: ['common', 'keys', 'store'],
-	knowledge: ['common', 'keys', 'store', 'tokens'],
+	// The index room: the Memory Base's word and vector indexes and rank fusion, below knowledge/.
+	indexes: ['common', 'keys', 'store', 'tokens'],
+	knowledge: ['common', 'keys', 'store', 'tokens', 'indexes'],
 	// The two folders above all three: whole conversations, and one chat turn.
 	admin: ['common', 'keys', 'store', 'tokens', 'prompt', 'history', 'snapshots', 'knowledge'],
 	turn: ['common', 'keys', 'store', 'tokens', 'prompt', 'history', 'snapshots', 'knowledge'],
 };
 
-/** The src/ folders a file imports (relative imports only). */
-function importedFolders(file: string): string[] {
+const SRC = path.join(ROOT, 'src');
+
+/** What a file imports from src/ (relative imports only), as paths relative to src/ with "/". */
+function importedPaths(file: string): string[] {
 	const text = readFileSync(file, 'utf8');
 	const out = new Set<string>();
 	for (const m of text.matchAll(/from '(\.{1,2}\/[^']*)'/g)) {
-		const target = path.relative(path.join(ROOT, 'src'), path.resolve(path.dirname(file), m[1]));
-		if (!target.startsWith('..') && target.includes(path.sep)) out.add(target.split(path.sep)[0]);
+		const target = path.relative(SRC, path.resolve(path.dirname(file), m[1]));
+		if (!target.startsWith('..')) out.add(target.split(path.sep).join('/'));
 	}
 	return [...out];
+}
+
+/** The folder an import reaches, relative to src/ ('' for src/ itself): a folder's index.ts is in it. */
+function folderOf(target: string): string {
+	const abs = path.join(SRC, target);
+	if (existsSync(abs) && statSync(abs).isDirectory()) return target;
+	return path.posix.dirname(target) === '.' ? '' : path.posix.dirname(target);
+}
+
+/** The src/ folders a file imports (top level; relative imports only). */
+function importedFolders(file: string): string[] {
+	const folders = importedPaths(file).map((t) => folderOf(t).split('/')[0]);
+	return [...new Set(folders.filter((f) => f !== ''))];
+}
+
+/** Folder → the folders its own files import, over every folder and subfolder of src/ ('' is src/). */
+function folderGraph(): Map<string, Set<string>> {
+	const graph = new Map<string, Set<string>>();
+	for (const file of sourceFiles(SRC)) {
+		const from = path.relative(SRC, path.dirname(file)).split(path.sep).join('/');
+		const edges = graph.get(from) ?? new Set<string>();
+		graph.set(from, edges);
+		for (const to of importedPaths(file).map(folderOf)) if (to !== from) edges.add(to);
+	}
+	return graph;
+}
+
+/** The import cycles of a folder graph: its strongly connected parts of two folders or more (Tarjan). */
+function folderCycles(graph: Map<string, Set<string>>): string[][] {
+	const index = new Map<string, number>();
+	const low = new Map<string, number>();
+	const stack: string[] = [];
+	const out: string[][] = [];
+	const visit = (v: string) => {
+		index.set(v, index.size);
+		low.set(v, index.get(v)!);
+		stack.push(v);
+		for (const w of graph.get(v) ?? []) {
+			if (!index.has(w)) {
+				visit(w);
+				low.set(v, Math.min(low.get(v)!, low.get(w)!));
+			} else if (stack.includes(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+		}
+		if (low.get(v) !== index.get(v)) return;
+		const part: string[] = [];
+		for (let w = stack.pop()!; ; w = stack.pop()!) {
+			part.push(w === '' ? 'src/' : w);
+			if (w === v) break;
+		}
+		if (part.length > 1) out.push(part.sort());
+	};
+	for (const v of graph.keys()) if (!index.has(v)) visit(v);
+	return out;
+}
+
+/** The graph with one more import, as a probe. */
+function withImport(graph: Map<string, Set<string>>, from: string, to: string) {
+	const copy = new Map([...graph].map(([k, v]) => [k, new Set(v)]));
+	copy.set(from, (copy.get(from) ?? new Set()).add(to));
+	return copy;
 }
 
 /** Functions longer than this many lines, and files longer than FILE_LINES, must be listed in src/README.md. */
@@ -156,6 +220,48 @@ describe('src/ layout: three memories side by side, small files and functions', 
 		assert.equal(LAYERS.history.includes('knowledge'), false);
 		assert.equal(LAYERS.knowledge.includes('history'), false);
 		assert.equal(LAYERS.snapshots.includes('admin'), false);
+		// The index room is below the Memory Base, which reaches it through its door (a folder import).
+		assert.equal(LAYERS.indexes.includes('knowledge'), false);
+		assert.ok(importedFolders(path.join(SRC, 'knowledge/parts.ts')).includes('indexes'));
+	});
+
+	it('no import cycle between folders, nor between a folder and its subfolders', () => {
+		const graph = folderGraph();
+		assert.ok(graph.has('indexes/lexical') && graph.has('indexes/vector'), 'subfolders are seen');
+		assert.deepEqual(folderCycles(graph), []);
+	});
+
+	it('the cycle rule can fail: one import back is reported', () => {
+		// As the word index once was: knowledge/lexical imported knowledge/, which imported it.
+		const old = new Map([
+			['knowledge', new Set(['knowledge/lexical', 'store'])],
+			['knowledge/lexical', new Set(['knowledge', 'store'])],
+		]);
+		assert.deepEqual(folderCycles(old), [['knowledge', 'knowledge/lexical']]);
+		// Today's graph, with a word-index file importing the room's door, or the capture log.
+		const graph = folderGraph();
+		assert.deepEqual(folderCycles(withImport(graph, 'indexes/lexical', 'indexes')), [
+			['indexes', 'indexes/lexical'],
+		]);
+		assert.deepEqual(folderCycles(withImport(graph, 'indexes/lexical', 'knowledge')), [
+			['indexes', 'indexes/lexical', 'knowledge'],
+		]);
+	});
+
+	it('the index room knows nothing of the Memory Base, which uses it only through src/indexes/index.ts', () => {
+		const broken: string[] = [];
+		for (const file of sourceFiles(SRC)) {
+			const rel = path.relative(SRC, file).split(path.sep).join('/');
+			const room = rel.startsWith('indexes/');
+			for (const target of importedPaths(file)) {
+				// The key layout is the Memory Base's: it hands the indexes their folders.
+				if (room && target === 'keys/layout') broken.push(`${rel} imports ${target}`);
+				// src/index.ts, the package's public face, may name the room's files.
+				const deep = target.startsWith('indexes/') && target !== 'indexes/index';
+				if (!room && rel.includes('/') && deep) broken.push(`${rel} imports ${target}`);
+			}
+		}
+		assert.deepEqual(broken, []);
 	});
 
 	it(`no function over ${FUNCTION_LINES} lines and no file over ${FILE_LINES}, except those src/README.md lists with a reason`, () => {

@@ -7,7 +7,7 @@ import { CorruptDocumentError } from '../../errors';
 import { bloomOf } from '../../store/bloom';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
 import { parse } from '../../store/parse';
-import type { IndexedChunk } from '../vector-segment';
+import type { IndexedChunk } from '../chunks/chunk';
 import { termCounts } from './tokenize';
 
 /** Chunks ready to score: postings per term as (document, count) pairs, and each document's length. */

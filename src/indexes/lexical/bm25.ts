@@ -2,10 +2,10 @@
 // frequencies) are taken over the chunks the search may return, so a search of one user ranks by that
 // user's own vocabulary rather than by everyone's. The best matches bring the messages beside them
 // (context.ts).
-import { TopK } from '../vector-segment';
-import type { IndexedChunk } from '../vector-segment';
-import { isUnfiltered, passes } from '../filter';
-import type { ChunkFilter } from '../filter';
+import { TopK } from '../chunks/top-k';
+import type { IndexedChunk } from '../chunks/chunk';
+import { isUnfiltered, passes } from '../chunks/filter';
+import type { ChunkFilter } from '../chunks/filter';
 import { CONTEXT_WEIGHT, neighboursOf } from './context';
 import type { LexicalSegment } from './segment';
 import { tokenize } from './tokenize';

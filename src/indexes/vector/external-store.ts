@@ -1,8 +1,9 @@
 // A connected vector store (n8n's vector store sub-nodes hand over a LangChain VectorStore) used instead
 // of the embedded index. Duck-typed: no LangChain import. Vectors come from the memory base's own
 // embedding model (addVectors, similaritySearchVectorWithScore), so both kinds of index behave alike.
-import { EmbeddingError, InvalidOptionError } from '../errors';
-import type { IndexedChunk, VectorMatch } from './vector-segment';
+import { EmbeddingError, InvalidOptionError } from '../../errors';
+import type { IndexedChunk } from '../chunks/chunk';
+import type { VectorMatch } from './vector-segment';
 
 /** A LangChain Document as vector stores take and return it. */
 export interface ExternalDocument {

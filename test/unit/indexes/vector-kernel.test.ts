@@ -13,9 +13,10 @@ import {
 	SEGMENT_MAX_VECTORS,
 	simdAvailable,
 	useSimd,
+	vectorIndexPrefix,
 } from '../../../src';
 import type { ChunkFilter, IndexedChunk, VectorMatch } from '../../../src';
-import { QuantizedRows, quantizeQuery, strideOf } from '../../../src/knowledge/simd';
+import { QuantizedRows, quantizeQuery, strideOf } from '../../../src/indexes/vector/simd';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 
@@ -80,7 +81,8 @@ function bruteForce(rows: number[][], ids: string[], query: number[], k: number)
 }
 
 function setup(): EmbeddedIndex {
-	return new EmbeddedIndex(new LocalDiskStorage({ root: tempDir('vector-kernel') }), 'kb');
+	const storage = new LocalDiskStorage({ root: tempDir('vector-kernel') });
+	return new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'));
 }
 
 /** A new index holding `rows` as chunks c0, c1, … */

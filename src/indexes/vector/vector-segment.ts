@@ -3,30 +3,11 @@
 // available, for a first pass that an exact rerank over the Float32 rows corrects).
 import { endianness } from 'node:os';
 
-import { CorruptDocumentError, EmbeddingError } from '../errors';
+import { CorruptDocumentError, EmbeddingError } from '../../errors';
+import type { IndexedChunk } from '../chunks/chunk';
+import { TopK } from '../chunks/top-k';
 import { QuantizedRows, quantizeQuery, simdAvailable } from './simd';
 import type { QuantizedQuery } from './simd';
-
-/** One chunk of a captured message, as the index keeps it beside its vector. */
-export interface IndexedChunk {
-	/** Derived from the message ID (chunkId): the same chunk ingested twice has the same ID. */
-	id: string;
-	session_id: string;
-	/** The user the message belongs to, when the capture named one. */
-	user_id?: string;
-	message_id: string;
-	seq: number;
-	run_id: string;
-	chunk_index: number;
-	created_at: string;
-	text: string;
-	/** What the capture said of the message (see CapturedMessage). */
-	role?: string;
-	metadata?: Record<string, unknown>;
-}
-
-/** The two indexes name a chunk differently; its message and place in the message are the same. */
-export const chunkKey = (c: IndexedChunk) => `${c.session_id}\n${c.message_id}\n${c.chunk_index}`;
 
 export interface VectorMatch extends IndexedChunk {
 	/** Cosine similarity with the query, −1 … 1. */
@@ -35,7 +16,7 @@ export interface VectorMatch extends IndexedChunk {
 	vector?: Float32Array;
 }
 
-/** A sync writes at most this many vectors per segment. */
+/** An add writes at most this many vectors per segment. */
 export const SEGMENT_MAX_VECTORS = 1024;
 /** Past this many segments, small neighbouring segments are merged. */
 export const MAX_SEGMENTS = 16;
@@ -183,33 +164,6 @@ export function dot(v: Float32Array, offset: number, q: Float32Array, dims: numb
 	}
 	for (; j < dims; j++) s0 += row[j] * q[j];
 	return s0 + s1 + s2 + s3;
-}
-
-/** The k best (score, a, b) seen, kept sorted best first; ties keep the earlier one. */
-export class TopK {
-	private readonly scores: number[] = [];
-	private readonly refs: Array<[number, number]> = [];
-
-	constructor(private readonly k: number) {}
-
-	get min(): number {
-		return this.scores.length < this.k ? -Infinity : this.scores[this.scores.length - 1];
-	}
-
-	push(score: number, a: number, b: number): void {
-		let i = this.scores.length;
-		while (i > 0 && this.scores[i - 1] < score) i--;
-		this.scores.splice(i, 0, score);
-		this.refs.splice(i, 0, [a, b]);
-		if (this.scores.length > this.k) {
-			this.scores.pop();
-			this.refs.pop();
-		}
-	}
-
-	sorted(): Array<{ score: number; a: number; b: number }> {
-		return this.scores.map((score, i) => ({ score, a: this.refs[i][0], b: this.refs[i][1] }));
-	}
 }
 
 /**

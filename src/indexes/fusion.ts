@@ -2,10 +2,10 @@
 // 1, last 0) and weighed, an optional recency half-life, and repeats (the same words) merged, so one
 // message said twice takes one place. Then, among matches about as good as each other that name the
 // same thing, the newer first.
+import { chunkKey } from './chunks/chunk';
+import type { IndexedChunk } from './chunks/chunk';
 import { saidAfter } from './lexical/names';
 import { tokenize } from './lexical/tokenize';
-import { chunkKey } from './vector-segment';
-import type { IndexedChunk } from './vector-segment';
 
 /**
  * What the vector ranking weighs in hybrid search (the word ranking weighs the rest). Word matches

@@ -1,29 +1,29 @@
 // The lexical index of a memory base: a manifest (compare-and-swap) holding chunks inline (the tail),
-// the list of write-once segments, and the open capture logs whose newest messages a search reads
-// from the logs themselves (open-logs.ts), so a capture writes only its log. Folded messages go into
-// the tail; a full tail is sealed into a segment, and FAN segments of one level are merged into one
-// of the next, so the manifest stays bounded and the segments few. Works the same on disk and S3,
-// from any number of processes.
+// the list of write-once segments, and the open sources whose newest chunks a search reads from the
+// sources themselves through the reader its owner injects (open-sources.ts), so adding to a
+// conversation needs no write here. Added chunks go into the tail; a full tail is sealed into a
+// segment, and FAN segments of one level are merged into one of the next, so the manifest stays
+// bounded and the segments few. Works the same on disk and S3, from any number of processes.
 import { randomBytes } from 'node:crypto';
 
 import { BoundedCache } from '../../common/bounded-cache';
 import { IndexDamagedError } from '../../errors';
-import { memoryBasePrefix } from '../../keys/layout';
+import { validateKeyPrefix } from '../../keys/ids';
 import { bloomMayHave, bloomPositions } from '../../store/bloom';
 import { DocumentStore } from '../../store/document-store';
 import type { Versioned } from '../../store/document-store';
 import { storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
-import type { IndexedChunk } from '../vector-segment';
+import type { IndexedChunk } from '../chunks/chunk';
 import { bm25, scopeOf } from './bm25';
 import type { LexicalMatch, SearchScope } from './bm25';
 import type { LexicalStats, LexicalView } from './types';
-import type { ChunkFilter } from '../filter';
+import type { ChunkFilter } from '../chunks/filter';
 import { namesOf } from './names';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
-import { logsInScope, OPEN_STALE_MS, relist } from './open-logs';
-import type { Listing, LogTails } from './open-logs';
+import { OPEN_STALE_MS, relist, sourcesInScope } from './open-sources';
+import type { Listing, SourceReader } from './open-sources';
 import { build, decode, encode, refOf, scopeKeys } from './segment';
 import type { LexicalRef, LexicalSegment } from './segment';
 
@@ -44,7 +44,7 @@ const segments = new BoundedCache<LexicalSegment>({
 	name: 'lexical segments',
 	maxWeight: LEXICAL_CACHE_BYTES,
 });
-/** The tail as a segment, per manifest version; an open log's newest messages, per log version. */
+/** The tail as a segment, per manifest version; an open source's newest chunks, per source version. */
 const tails = new BoundedCache<LexicalSegment>({ name: 'lexical tails', maxEntries: 256 });
 /** Which documents are live, per manifest version and set of loaded segments. */
 const masks = new BoundedCache<Uint8Array[]>({ name: 'lexical live masks', maxEntries: 128 });
@@ -66,17 +66,18 @@ export class LexicalIndex {
 	readonly segmentsPrefix: string;
 	private readonly manifests: DocumentStore<LexicalManifest>;
 
+	/** `name` is for errors; `prefix` the folder of its manifest and segments (its owner's choice). */
 	constructor(
 		readonly storage: MemoryStorage,
-		readonly baseId: string,
-		readonly keyPrefix?: string,
+		readonly name: string,
+		prefix: string,
 		maxAttempts = 12,
-		/** Reads open capture logs (none without it: an index read on its own). */
-		private readonly logTails: LogTails = async () => [],
+		/** Reads the open sources (none without it: an index read on its own). */
+		private readonly readSources: SourceReader = async () => [],
 	) {
-		const prefix = `${memoryBasePrefix(baseId, keyPrefix)}lexical/`;
-		this.manifestKey = `${prefix}manifest.json`;
-		this.segmentsPrefix = `${prefix}segments/`;
+		const folder = validateKeyPrefix('lexical index folder', prefix);
+		this.manifestKey = `${folder}manifest.json`;
+		this.segmentsPrefix = `${folder}segments/`;
 		this.manifests = new DocumentStore(storage, lexicalManifestCodec, { maxAttempts });
 	}
 
@@ -88,7 +89,7 @@ export class LexicalIndex {
 		return this.manifests.read(this.manifestKey);
 	}
 
-	/** Creates the (empty) index when it does not exist: a base that has one is a base that captures. */
+	/** Creates the (empty) index when it does not exist: from then on, a missing manifest is a lost one. */
 	async ensure(): Promise<void> {
 		await this.manifests.update(this.manifestKey, (cur) =>
 			cur.version === null ? emptyManifest() : undefined,
@@ -122,7 +123,7 @@ export class LexicalIndex {
 
 	/**
 	 * Adds chunks (a chunk ID already indexed is superseded by the new copy) and lists or unlists open
-	 * logs. Small adds go into the tail; a full tail becomes a level-0 segment, and FAN segments of one
+	 * sources. Small adds go into the tail; a full tail becomes a level-0 segment, and FAN segments of one
 	 * level are merged into one of the next, all in the one compare-and-swap of the manifest that lists
 	 * them. Returns the manifest as stored after it.
 	 */
@@ -160,7 +161,7 @@ export class LexicalIndex {
 
 	/**
 	 * While the newest FAN segments are of one level, or of two next to each other (adds of mixed
-	 * sizes, as a fold of many conversations beside a seal, must not stop merging), merges them into
+	 * sizes, as many conversations' chunks at once beside a few, must not stop merging), merges them into
 	 * one of the level above.
 	 */
 	private async mergeDue(refs: LexicalRef[], written: string[], merged: string[]) {
@@ -171,7 +172,7 @@ export class LexicalIndex {
 			const loaded = await Promise.all(group.map((r) => this.readSegment(r.key)));
 			if (loaded.some((s) => s === null))
 				throw new IndexDamagedError(
-					this.baseId,
+					this.name,
 					group.map((r) => r.key),
 				);
 			const byId = new Map<string, IndexedChunk>();
@@ -195,22 +196,22 @@ export class LexicalIndex {
 	}
 
 	/**
-	 * The newest messages of the open logs a filter reads (its conversation's, or those `manifest`
-	 * lists), as segments built once per log version.
+	 * The newest chunks of the open sources a filter reads (its conversation's, or those `manifest`
+	 * lists), as segments built once per source version.
 	 */
-	private async openLogs(manifest: LexicalManifest | undefined, filter: ChunkFilter) {
-		const read = await this.logTails(logsInScope(manifest?.open, filter));
+	private async openSources(manifest: LexicalManifest | undefined, filter: ChunkFilter) {
+		const read = await this.readSources(sourcesInScope(manifest?.open, filter));
 		return read.map((t) => tails.getOrSet(this.cacheId(t.key), () => build(t.key, t.docs())));
 	}
 
 	/**
-	 * The open logs in a filter's scope, then the segments it may need from the manifest read after
-	 * them (retried once on a newer manifest when a segment is missing). Logs first: a message a fold
-	 * or a seal takes out of a log is in every manifest read after it (that manifest write came first).
+	 * The open sources in a filter's scope, then the segments it may need from the manifest read after
+	 * them (retried once on a newer manifest when a segment is missing). Sources first: a chunk its
+	 * owner takes out of a source is in every manifest read after it (that manifest write came first).
 	 */
 	private async load(filter: ChunkFilter) {
 		const listing = filter.sessionId === undefined ? await this.readManifest() : undefined;
-		const logs = await this.openLogs(listing?.doc, filter);
+		const sources = await this.openSources(listing?.doc, filter);
 		const want = [
 			...(filter.sessionId !== undefined ? [bloomPositions(`s:${filter.sessionId}`)] : []),
 			...(filter.userId !== undefined ? [bloomPositions(`u:${filter.userId}`)] : []),
@@ -229,10 +230,10 @@ export class LexicalIndex {
 			if (missing.length === 0)
 				return {
 					manifest,
-					loaded: [...(loaded as LexicalSegment[]), this.tailOf(manifest), ...logs],
+					loaded: [...(loaded as LexicalSegment[]), this.tailOf(manifest), ...sources],
 				};
 			// A merge may have replaced them since the manifest was read: look once more.
-			if (attempt >= 1) throw new IndexDamagedError(this.baseId, missing);
+			if (attempt >= 1) throw new IndexDamagedError(this.name, missing);
 		}
 	}
 
@@ -274,7 +275,7 @@ export class LexicalIndex {
 
 	/** What the index holds (every segment is read), and which listed segments storage lost. */
 	async stats(): Promise<LexicalStats> {
-		const logs = await this.openLogs((await this.readManifest()).doc, {}); // logs first, as load()
+		const sources = await this.openSources((await this.readManifest()).doc, {}); // sources first, as load()
 		const manifest = await this.readManifest();
 		const none = { exists: false, chunks: 0, bySession: {}, segments: 0, missing: [] };
 		if (manifest.version === null) return none;
@@ -286,7 +287,7 @@ export class LexicalIndex {
 			const seg = present.has(r.key) ? await this.readSegment(r.key) : null;
 			if (seg) loaded.push(seg);
 		}
-		loaded.push(this.tailOf(manifest), ...logs);
+		loaded.push(this.tailOf(manifest), ...sources);
 		const live = this.liveOf(manifest, loaded);
 		const bySession: Record<string, number> = {};
 		let chunks = 0;
@@ -301,8 +302,8 @@ export class LexicalIndex {
 	}
 
 	/**
-	 * Removes one conversation's chunks for good (or only those `only` picks: the messages an expired
-	 * capture log held, or the chunks a fold put back of a log gone since): the tail without them, and
+	 * Removes one conversation's chunks for good (or only those `only` picks: say, the messages of an
+	 * expired conversation, or chunks put back of a source gone since): the tail without them, and
 	 * each segment that may hold them rewritten without them (or dropped), in one compare-and-swap of
 	 * the manifest that also unlists the conversation (unless `only`); the old segments are deleted
 	 * after it. Returns the chunks removed.
@@ -329,7 +330,7 @@ export class LexicalIndex {
 					continue;
 				}
 				const seg = await this.readSegment(ref.key);
-				if (!seg) throw new IndexDamagedError(this.baseId, [ref.key]);
+				if (!seg) throw new IndexDamagedError(this.name, [ref.key]);
 				const kept = seg.docs.filter(keep);
 				if (kept.length === seg.docs.length) {
 					refs.push(ref);
@@ -358,8 +359,8 @@ export class LexicalIndex {
 	}
 
 	/**
-	 * Empties the index for a rebuild in one compare-and-swap to a new manifest that keeps the open logs
-	 * (one a capture lists meanwhile is never lost), then deletes the segments the old one listed, and
+	 * Empties the index for a rebuild in one compare-and-swap to a new manifest that keeps the open
+	 * sources (one listed meanwhile is never lost), then deletes the segments the old one listed, and
 	 * unlisted ones older than OPEN_STALE_MS (left by crashed writers; a running write is younger).
 	 */
 	async reset(): Promise<void> {

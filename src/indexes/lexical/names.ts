@@ -2,7 +2,7 @@
 // employer, the booking code): held by a few chunks in scope, at least two, and not common. Two
 // matches of a query that share a name are two statements about one thing, which is how search tells
 // an updated fact (fusion.ts, newerFirst).
-import type { IndexedChunk } from '../vector-segment';
+import type { IndexedChunk } from '../chunks/chunk';
 import type { SearchScope } from './bm25';
 import type { LexicalSegment } from './segment';
 import { tokenize } from './tokenize';

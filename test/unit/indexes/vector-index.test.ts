@@ -1,11 +1,8 @@
-// The embedded vector index (exact cosine search over write-once Float32 segments), chunking and the
-// sync lock, on local disk.
+// The embedded vector index (exact cosine search over write-once Float32 segments), on local disk.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import {
-	acquireLease,
-	chunkText,
 	clearVectorCache,
 	CorruptDocumentError,
 	decodeSegment,
@@ -13,13 +10,12 @@ import {
 	EmbeddedIndex,
 	EmbeddingError,
 	encodeSegment,
-	LeaseLostError,
 	LocalDiskStorage,
 	MAX_SEGMENTS,
-	readLease,
 	SEGMENT_MAX_VECTORS,
 	simdAvailable,
 	useSimd,
+	vectorIndexPrefix,
 	vectorManifestKey,
 } from '../../../src';
 import type { IndexedChunk } from '../../../src';
@@ -44,7 +40,7 @@ const makeRows = (n: number, dims: number, seed = 1) => randomRows(n, dims, seed
 
 function setup() {
 	const storage = new LocalDiskStorage({ root: tempDir('vector-index') });
-	return { storage, index: new EmbeddedIndex(storage, 'kb') };
+	return { storage, index: new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb')) };
 }
 
 describe('embedded vector index', () => {
@@ -148,46 +144,5 @@ describe('embedded vector index', () => {
 		assert.equal(deleted[0], vectorManifestKey('kb'));
 		assert.deepEqual(await storage.list('knowledge_base/kb/index/'), []);
 		assert.deepEqual(await index.search([1, 0], 1), []);
-	});
-});
-
-describe('chunking', () => {
-	it('short text is one chunk; long text overlapping windows without cut words or surrogate pairs', () => {
-		assert.deepEqual(chunkText('hello', 10, 2), ['hello']);
-		const text = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
-		const chunks = chunkText(text, 50, 10);
-		assert.ok(chunks.every((c) => c.length <= 50));
-		assert.ok(
-			chunks.slice(0, -1).every((c) => /\s$/.test(c)),
-			'windows end after a space',
-		);
-		assert.equal(chunks.join('').replace(/\s+/g, ' ').includes('w59'), true);
-		const emoji = '😀'.repeat(30);
-		assert.ok(chunkText(emoji, 7, 2).every((c) => Array.from(c).every((ch) => ch === '😀')));
-	});
-});
-
-describe('sync lock', () => {
-	it('one holder at a time; an expired lock is taken over; release keeps a taken-over lock', async () => {
-		const storage = new LocalDiskStorage({ root: tempDir('lease') });
-		const busy = () => new Error('busy');
-		const a = await acquireLease(storage, 'l.json', { ttlMs: 150, operation: 'sync' }, busy);
-		await assert.rejects(
-			acquireLease(storage, 'l.json', { ttlMs: 150, operation: 'sync' }, busy),
-			/busy/,
-		);
-		await a.renew(); // renewing keeps it
-		await a.release();
-		assert.equal(await readLease(storage, 'l.json'), null);
-		const b = await acquireLease(storage, 'l.json', { ttlMs: 100, operation: 'sync' }, busy);
-		await new Promise((r) => setTimeout(r, 10));
-		// b's process "crashes": no more renewals; the lock expires.
-		clearInterval((b as unknown as { timer: NodeJS.Timeout }).timer);
-		await new Promise((r) => setTimeout(r, 150));
-		const c = await acquireLease(storage, 'l.json', { ttlMs: 5000, operation: 'sync' }, busy);
-		await assert.rejects(b.confirm(), LeaseLostError);
-		await b.release();
-		assert.equal((await readLease(storage, 'l.json'))?.lease.holder, c.holder);
-		await c.release();
 	});
 });

@@ -3,22 +3,19 @@
 // (cosine similarity over L2-normalised vectors). Pure TypeScript: no native module, no server.
 import { randomBytes } from 'node:crypto';
 
-import { BoundedCache } from '../common/bounded-cache';
-import { DimensionMismatchError, IndexDamagedError } from '../errors';
-import {
-	vectorIndexPrefix,
-	vectorManifestKey,
-	vectorSegmentKey,
-	vectorSegmentsPrefix,
-} from '../keys/layout';
-import { DocumentStore } from '../store/document-store';
-import type { Versioned } from '../store/document-store';
-import { storageIdentity } from '../store/storage';
-import type { MemoryStorage } from '../store/storage';
-import { manifestCodec } from './records';
-import type { IndexManifest, SegmentRef } from './records';
-import { isUnfiltered, passes } from './filter';
-import type { ChunkFilter } from './filter';
+import { BoundedCache } from '../../common/bounded-cache';
+import { DimensionMismatchError, IndexDamagedError } from '../../errors';
+import { validateKeyPrefix } from '../../keys/ids';
+import { DocumentStore } from '../../store/document-store';
+import type { Versioned } from '../../store/document-store';
+import { storageIdentity } from '../../store/storage';
+import type { MemoryStorage } from '../../store/storage';
+import type { IndexedChunk } from '../chunks/chunk';
+import { chunkKey } from '../chunks/chunk';
+import { isUnfiltered, passes } from '../chunks/filter';
+import type { ChunkFilter } from '../chunks/filter';
+import { manifestCodec } from './manifest';
+import type { IndexManifest, SegmentRef } from './manifest';
 import { compactIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
 import {
 	decodeSegment,
@@ -29,11 +26,10 @@ import {
 	rowOf,
 	SEGMENT_MAX_VECTORS,
 	topRows,
-	chunkKey,
 	dot,
 	weightOf,
 } from './vector-segment';
-import type { IndexedChunk, Segment, VectorMatch } from './vector-segment';
+import type { Segment, VectorMatch } from './vector-segment';
 
 /** Bytes of decoded segments this process keeps, for every index together (LLM_MEMORY_VECTOR_CACHE_MB). */
 export const VECTOR_CACHE_BYTES = (Number(process.env.LLM_MEMORY_VECTOR_CACHE_MB) || 512) * 2 ** 20;
@@ -74,18 +70,24 @@ export interface IndexStats {
 export class EmbeddedIndex {
 	/** Internal to the index and its maintenance (vector-maintenance.ts). */
 	readonly manifests: DocumentStore<IndexManifest>;
+	/** The folder of everything the index stores: its manifest, and its segments under `segments/`. */
+	readonly prefix: string;
 	readonly manifestKey: string;
+	readonly segmentsPrefix: string;
 	/** This index's cap within the process-wide segment cache (its own setting; others keep theirs). */
 	private readonly cacheBytes?: number;
 
+	/** `kbId` names the index in errors; `prefix` is its folder (its owner's key layout decides where). */
 	constructor(
 		readonly storage: MemoryStorage,
 		readonly kbId: string,
-		readonly keyPrefix?: string,
+		prefix: string,
 		readonly maxAttempts = 12,
 		options: { cacheBytes?: number } = {},
 	) {
-		this.manifestKey = vectorManifestKey(kbId, keyPrefix);
+		this.prefix = validateKeyPrefix('vector index folder', prefix);
+		this.manifestKey = `${this.prefix}manifest.json`;
+		this.segmentsPrefix = `${this.prefix}segments/`;
 		this.manifests = new DocumentStore(storage, manifestCodec, { maxAttempts });
 		this.cacheBytes = options.cacheBytes;
 	}
@@ -132,7 +134,7 @@ export class EmbeddedIndex {
 		vectors: Float32Array,
 	): Promise<{ ref: SegmentRef; segment: Segment }> {
 		const body = encodeSegment(dims, chunks, vectors);
-		const key = vectorSegmentKey(this.kbId, randomBytes(12).toString('hex'), this.keyPrefix);
+		const key = `${this.segmentsPrefix}${randomBytes(12).toString('hex')}.vec`;
 		await this.storage.put(key, body, { ifVersion: null, contentType: 'application/octet-stream' });
 		return {
 			ref: {
@@ -297,9 +299,7 @@ export class EmbeddedIndex {
 				exists: false,
 			};
 		const refs = manifest.doc.segments;
-		const present = new Set(
-			(await this.storage.list(vectorSegmentsPrefix(this.kbId, this.keyPrefix))).map((o) => o.key),
-		);
+		const present = new Set((await this.storage.list(this.segmentsPrefix)).map((o) => o.key));
 		const missing = refs.filter((r) => !present.has(r.key)).map((r) => r.key);
 		const loaded: Array<Segment | null> = [];
 		for (const r of refs) loaded.push(present.has(r.key) ? await this.readSegment(r.key) : null);
@@ -327,7 +327,7 @@ export class EmbeddedIndex {
 	/** Deletes the whole index: the manifest first (a writer holding it then fails its swap), then every segment. */
 	async clear(): Promise<string[]> {
 		await this.manifests.delete(this.manifestKey);
-		const listed = await this.storage.list(vectorIndexPrefix(this.kbId, this.keyPrefix));
+		const listed = await this.storage.list(this.prefix);
 		for (const o of listed) {
 			this.uncacheSegment(o.key);
 			await this.storage.delete(o.key);

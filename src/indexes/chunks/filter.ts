@@ -1,5 +1,5 @@
 // Which captured chunks a search may return.
-import type { IndexedChunk } from './vector-segment';
+import type { IndexedChunk } from './chunk';
 
 /** Which chunks a search may return: one conversation, one user, a time range. */
 export interface ChunkFilter {

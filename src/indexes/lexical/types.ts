@@ -1,5 +1,5 @@
 // What the lexical index hands out: a loaded view for one search, and its statistics for Status.
-import type { IndexedChunk } from '../vector-segment';
+import type { IndexedChunk } from '../chunks/chunk';
 import type { LexicalMatch } from './bm25';
 
 /** The chunks one search may see, loaded. */

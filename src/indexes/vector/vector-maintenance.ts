@@ -2,12 +2,12 @@
 // segments nobody lists, and merging small segments. Each rewrites write-once segments and swaps them
 // into the manifest by compare-and-swap; a concurrent change of the same segments makes it start over
 // (forget) or give up (compaction).
-import { ConflictError, FlushConflictError, IndexDamagedError } from '../errors';
-import { vectorSegmentsPrefix } from '../keys/layout';
-import type { SegmentRef } from './records';
+import { ConflictError, FlushConflictError, IndexDamagedError } from '../../errors';
+import type { IndexedChunk } from '../chunks/chunk';
+import type { SegmentRef } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
 import { COMPACT_BELOW, copyRows, MAX_SEGMENTS } from './vector-segment';
-import type { IndexedChunk, Segment } from './vector-segment';
+import type { Segment } from './vector-segment';
 
 /**
  * Removes one session's chunks for good (text and vectors): each segment listing the session is
@@ -86,8 +86,7 @@ export async function sweepOrphanSegments(
 	const listed = new Set(manifest.version === null ? [] : manifest.doc.segments.map((s) => s.key));
 	const cutoff = new Date(Date.now() - olderThanMs);
 	const swept: string[] = [];
-	const prefix = vectorSegmentsPrefix(index.kbId, index.keyPrefix);
-	for (const o of await index.storage.list(prefix)) {
+	for (const o of await index.storage.list(index.segmentsPrefix)) {
 		if (listed.has(o.key) || o.lastModified > cutoff) continue;
 		try {
 			await index.storage.delete(o.key, { ifUnmodifiedSince: cutoff });

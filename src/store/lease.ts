@@ -1,12 +1,35 @@
-// Sync locks that expire: a lease object taken by compare-and-swap, renewed while its holder works,
-// and taken over once expired, so a crashed sync never blocks the next one for longer than its duration.
+// Locks that expire, on any storage: a lease object taken by compare-and-swap, renewed while its
+// holder works, and taken over once expired, so a crashed holder (a sync killed mid-way) never blocks
+// the next one for longer than the lease's duration. Unlike file-lock.ts, they work on S3 too.
 import { randomUUID } from 'node:crypto';
 
+import { z } from 'zod';
+
 import { ConflictError, CorruptDocumentError, LeaseLostError } from '../errors';
-import { encodeJson } from '../store/codec';
-import type { MemoryStorage } from '../store/storage';
-import { decodeLease } from './records';
-import type { Lease } from './records';
+import { decodeJsonObject, encodeJson } from './codec';
+import { parse } from './parse';
+import type { MemoryStorage } from './storage';
+
+/** A lease object (a Memory Base's `lease.json`): who holds the lock and until when. */
+export interface Lease {
+	holder: string;
+	operation: string;
+	acquired_at: string;
+	expires_at: string;
+}
+
+const timestamp = z.iso.datetime({ offset: true });
+
+const leaseSchema = z.looseObject({
+	holder: z.string().min(1),
+	operation: z.string(),
+	acquired_at: timestamp,
+	expires_at: timestamp,
+});
+
+export function decodeLease(key: string, bytes: Uint8Array): Lease {
+	return parse(key, leaseSchema, decodeJsonObject(key, bytes));
+}
 
 /** A lease as stored, with the version a compare-and-swap must name to replace or delete it. */
 export interface StoredLease {
@@ -37,7 +60,7 @@ export function isFresh(lease: Lease, now = Date.now()): boolean {
 export interface LeaseOptions {
 	/** How long the lease lasts without renewal (renewed every third of it while held). */
 	ttlMs: number;
-	/** What the holder does ("sync", "regenerate", "delete"), shown to whoever finds it held. */
+	/** What the holder does (a Memory Base's "sync", "regenerate", "delete"), shown to whoever finds it held. */
 	operation: string;
 }
 

@@ -1,5 +1,5 @@
-// The lexical index's manifest: the newest chunks inline (the tail), its segments, and the capture logs
-// whose newest messages are read from the logs themselves (open logs, see open-logs.ts).
+// The lexical index's manifest: the newest chunks inline (the tail), its segments, and the open
+// sources whose newest chunks are read from the sources themselves (open-sources.ts).
 import { randomUUID } from 'node:crypto';
 
 import { z } from 'zod';
@@ -8,32 +8,33 @@ import { isValidId } from '../../keys/ids';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
 import type { DocumentCodec } from '../../store/document-store';
 import { parse } from '../../store/parse';
-import type { IndexedChunk } from '../vector-segment';
+import type { IndexedChunk } from '../chunks/chunk';
 import { chunksSchema } from './segment';
 import type { LexicalRef } from './segment';
 
 /**
- * A conversation whose capture log holds messages the manifest does not: a search reads them from
- * the log. Listed before the log is opened, unlisted only after it was closed (see open-logs.ts).
+ * A conversation whose source (the Memory Base: its capture log) holds chunks the manifest does not:
+ * a search reads them from the source. Listed before the source is opened, unlisted only after it was
+ * closed (see open-sources.ts).
  */
-export interface OpenLog {
+export interface OpenSource {
 	session_id: string;
-	/** The log's opening it was listed for (LexicalState.gen): an older closing does not unlist it. */
+	/** The source's opening it was listed for: an older closing does not unlist it. */
 	gen: number;
-	/** Users of the conversation's captures since it was opened; null: too many to list (any user). */
+	/** Users of the chunks added since it was opened; null: too many to list (any user). */
 	users: string[] | null;
-	/** When it was listed: the longest listed are folded first, and an opening that never came expires. */
+	/** When it was listed: the owner folds the longest listed first, and an opening that never came expires. */
 	at: string;
 }
 
-/** `memory_base/{base_id}/lexical/manifest.json` */
+/** `manifest.json` in the index's folder (a Memory Base's: `memory_base/{base_id}/lexical/`). */
 export interface LexicalManifest {
 	/** Random, new whenever the index is created or cleared (what a cached view is valid for). */
 	generation: string;
 	tail: IndexedChunk[];
 	segments: LexicalRef[];
-	/** Open capture logs (manifests written before there were any have none). */
-	open?: OpenLog[];
+	/** Open sources (manifests written before there were any have none). */
+	open?: OpenSource[];
 	updated_at: string;
 }
 

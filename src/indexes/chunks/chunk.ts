@@ -1,0 +1,22 @@
+// What both indexes hold: chunks of captured messages, each with where it came from.
+
+/** One chunk of a captured message, as an index keeps it (beside its vector, or its terms). */
+export interface IndexedChunk {
+	/** Derived from the message ID (chunkId): the same chunk ingested twice has the same ID. */
+	id: string;
+	session_id: string;
+	/** The user the message belongs to, when the capture named one. */
+	user_id?: string;
+	message_id: string;
+	seq: number;
+	run_id: string;
+	chunk_index: number;
+	created_at: string;
+	text: string;
+	/** What the capture said of the message (see CapturedMessage). */
+	role?: string;
+	metadata?: Record<string, unknown>;
+}
+
+/** The two indexes name a chunk differently; its message and place in the message are the same. */
+export const chunkKey = (c: IndexedChunk) => `${c.session_id}\n${c.message_id}\n${c.chunk_index}`;

@@ -1,0 +1,22 @@
+// The index room's door: everything the Memory Base (src/knowledge) uses of its indexes. Behind it
+// are the word index (lexical/: BM25 over segments, with the chunks of its open sources read through
+// a reader its owner injects), the vector indexes (vector/: the embedded one with its SIMD kernel, and
+// a connected vector store), rank fusion, and what they share (chunks/). The room knows nothing of
+// capture logs, sync, leases or lifecycle: its owner names the folders it keeps its objects in and
+// decides what an open source is.
+export { chunkKey } from './chunks/chunk';
+export type { IndexedChunk } from './chunks/chunk';
+export type { ChunkFilter } from './chunks/filter';
+export { fuse, newerFirst, SCALE_OVER } from './fusion';
+export type { Ranked, VectorCandidate } from './fusion';
+export { LexicalIndex } from './lexical/lexical-index';
+export type { LexicalManifest, OpenSource } from './lexical/manifest';
+export { mergeUsers } from './lexical/open-sources';
+export type { ClosedSource, Listing, SourceReader, SourceTail } from './lexical/open-sources';
+export { tokenize } from './lexical/tokenize';
+export type { LexicalStats, LexicalView } from './lexical/types';
+export { ExternalIndex } from './vector/external-store';
+export type { ExternalVectorStore } from './vector/external-store';
+export { EmbeddedIndex } from './vector/vector-index';
+export type { IndexStats, Similarities } from './vector/vector-index';
+export { MAX_TOP_K, normaliseRows, SEGMENT_MAX_VECTORS } from './vector/vector-segment';

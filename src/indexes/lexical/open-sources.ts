@@ -1,0 +1,97 @@
+// Open sources: conversations whose newest chunks the lexical index does not hold but reads, at search
+// time, from where their owner keeps them (the Memory Base: the conversation's capture log), so
+// adding to a conversation needs no write of the index. The manifest lists them; a search asks the
+// reader its owner injected (SourceReader) for the listed ones in its scope, beside the segments.
+// The index knows nothing of what a source is: only its listing (OpenSource) and what the reader
+// gives back. The owner keeps every chunk findable by two rules (src/README.md, "Flat capture"):
+//   - a source is listed before it holds chunks the index lacks;
+//   - it is unlisted only after those chunks went into the index and the source was closed, and
+//     only for the opening it closed (`gen`).
+import type { ChunkFilter } from '../chunks/filter';
+import type { IndexedChunk } from '../chunks/chunk';
+import type { OpenSource } from './manifest';
+
+/** Users listed per open source; past it, a search of any user reads the source. */
+const USERS_MAX = 16;
+/** A listing whose opening never came (its owner failed or crashed before it) goes after this. */
+export const OPEN_STALE_MS = 15 * 60_000;
+
+/**
+ * The chunks one source holds that the index does not, named by a key that changes whenever they
+ * may (the Memory Base: the log's key and stored version); the index caches their segment under it.
+ */
+export interface SourceTail {
+	key: string;
+	docs: () => IndexedChunk[];
+}
+
+/** Reads the sources of these conversations: each one's chunks the index does not hold (none: left out). */
+export type SourceReader = (sessionIds: string[]) => Promise<SourceTail[]>;
+
+/** A source its owner closed at opening `gen` (null: the source is gone). */
+export interface ClosedSource {
+	session_id: string;
+	gen: number | null;
+}
+
+/** What a manifest update lists and unlists beside the chunks it adds. */
+export interface Listing {
+	open?: OpenSource[];
+	closed?: ClosedSource[];
+}
+
+/** The users of an opening: both lists together, null (any user) past USERS_MAX. */
+export function mergeUsers(a: string[] | null, b: string[] | null): string[] | null {
+	if (a === null || b === null) return null;
+	const all = [...new Set([...a, ...b])];
+	return all.length > USERS_MAX ? null : all;
+}
+
+const covers = (listed: OpenSource, entry: OpenSource) =>
+	listed.gen >= entry.gen &&
+	(listed.users === null ||
+		(entry.users !== null && entry.users.every((u) => listed.users?.includes(u))));
+
+/** The open sources with `listing` applied; undefined when nothing changes. */
+export function relist(
+	open: readonly OpenSource[],
+	listing: Listing,
+	now: Date,
+): OpenSource[] | undefined {
+	let next = [...open];
+	let changed = false;
+	for (const entry of listing.open ?? []) {
+		const i = next.findIndex((o) => o.session_id === entry.session_id);
+		if (i < 0) next.push(entry);
+		else if (!covers(next[i], entry))
+			next[i] = {
+				...next[i],
+				gen: Math.max(next[i].gen, entry.gen),
+				users: mergeUsers(next[i].users, entry.users),
+			};
+		else continue;
+		changed = true;
+	}
+	for (const c of listing.closed ?? []) {
+		const kept = next.filter(
+			(o) =>
+				o.session_id !== c.session_id ||
+				!((c.gen !== null && o.gen <= c.gen) || now.getTime() - Date.parse(o.at) > OPEN_STALE_MS),
+		);
+		changed ||= kept.length !== next.length;
+		next = kept;
+	}
+	return changed ? next : undefined;
+}
+
+/** The conversations whose sources a search in `filter` reads: its own, or the listed ones of its user (or all). */
+export function sourcesInScope(
+	open: readonly OpenSource[] | undefined,
+	filter: ChunkFilter,
+): string[] {
+	if (filter.sessionId !== undefined) return [filter.sessionId];
+	const user = filter.userId;
+	return (open ?? [])
+		.filter((o) => user === undefined || o.users === null || o.users.includes(user))
+		.map((o) => o.session_id);
+}

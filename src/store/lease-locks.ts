@@ -1,0 +1,107 @@
+// Locks in two levels, made of expiring leases (lease.ts): one per part and one for the whole, which
+// takes every part's too. A Memory Base's parts are its conversations: a sync of one takes that
+// conversation's lock; a sync of the whole base, Regenerate and Delete take the base's. Expiring, so a
+// crashed holder blocks the others for one lease duration at most.
+import { acquireLease, isFresh, readLease } from './lease';
+import type { HeldLease, Lease } from './lease';
+import type { MemoryStorage } from './storage';
+
+/** The locks of one whole: where its leases are, how long they last, what finding one held throws. */
+export interface LeaseLocks {
+	storage: MemoryStorage;
+	/** The whole's lease. */
+	wholeKey: string;
+	/** A part's lease. */
+	partKey(part: string): string;
+	/** Every part there is now: the whole's lock takes each one's. */
+	parts(): Promise<string[]>;
+	/** How long a lease lasts without renewal (renewed every third of it while held). */
+	ttlMs: number;
+	/** How many parts' leases are taken or read side by side. */
+	parallel: number;
+	/** The error for a lock another holder has: a part's, or the whole's (null), with its lease if readable. */
+	held(part: string | null, lease: Lease | undefined): Error;
+}
+
+/** The leases a locked function holds. */
+export interface HeldLocks {
+	whole?: HeldLease;
+	parts: Map<string, HeldLease>;
+}
+
+/** A lock another holder has, as found: a part's, or the whole's (null). */
+export interface FoundLock {
+	part: string | null;
+	lease: Lease;
+}
+
+function takePart(locks: LeaseLocks, part: string, operation: string): Promise<HeldLease> {
+	return acquireLease(
+		locks.storage,
+		locks.partKey(part),
+		{ ttlMs: locks.ttlMs, operation },
+		(lease) => locks.held(part, lease),
+	);
+}
+
+async function release(held: HeldLocks): Promise<void> {
+	await Promise.all([...held.parts.values()].map((l) => l.release().catch(() => {})));
+	await held.whole?.release().catch(() => {});
+}
+
+/**
+ * Runs `fn` holding the locks it needs: for one part, that part's lock (and no whole lock held by
+ * anyone); for the whole (`part` undefined), the whole's lock and every part's. Any of them held by
+ * another holder: the error `held` gives, with nothing changed. Released when `fn` ends.
+ */
+export async function locked<T>(
+	locks: LeaseLocks,
+	part: string | undefined,
+	operation: string,
+	fn: (parts: string[], held: HeldLocks) => Promise<T>,
+): Promise<T> {
+	const held: HeldLocks = { parts: new Map() };
+	try {
+		if (part !== undefined) {
+			held.parts.set(part, await takePart(locks, part, operation));
+			const whole = await readLease(locks.storage, locks.wholeKey);
+			if (whole && isFresh(whole.lease)) throw locks.held(null, whole.lease);
+			return await fn([part], held);
+		}
+		held.whole = await acquireLease(
+			locks.storage,
+			locks.wholeKey,
+			{ ttlMs: locks.ttlMs, operation },
+			(lease) => locks.held(null, lease),
+		);
+		const parts = await locks.parts();
+		for (let i = 0; i < parts.length; i += locks.parallel) {
+			const batch = parts.slice(i, i + locks.parallel);
+			const taken = await Promise.allSettled(batch.map((s) => takePart(locks, s, operation)));
+			taken.forEach((t, j) => {
+				if (t.status === 'fulfilled') held.parts.set(batch[j], t.value);
+			});
+			const failed = taken.find((t) => t.status === 'rejected');
+			if (failed) throw (failed as PromiseRejectedResult).reason;
+		}
+		return await fn(parts, held);
+	} finally {
+		await release(held);
+	}
+}
+
+/** The locks others hold right now (unexpired leases): the whole's first, then the parts'. */
+export async function heldLocks(locks: LeaseLocks): Promise<FoundLock[]> {
+	const out: FoundLock[] = [];
+	const whole = await readLease(locks.storage, locks.wholeKey);
+	if (whole && isFresh(whole.lease)) out.push({ part: null, lease: whole.lease });
+	const parts = await locks.parts();
+	for (let i = 0; i < parts.length; i += locks.parallel) {
+		const batch = parts.slice(i, i + locks.parallel);
+		const found = await Promise.all(batch.map((s) => readLease(locks.storage, locks.partKey(s))));
+		found.forEach((l, j) => {
+			if (l && isFresh(l.lease)) out.push({ part: batch[j], lease: l.lease });
+		});
+	}
+	return out;
+}
