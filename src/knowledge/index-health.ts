@@ -1,7 +1,7 @@
 // Before a search answers: are the indexes it reads there, and do they hold what the capture logs say
 // they should? A search of a missing or lagging index would return too little without saying so.
 import { IndexMismatchError } from '../errors';
-import { knowledgeBaseMetadataKey } from '../keys/layout';
+import { knowledgeBaseMetadataKey } from './keys';
 import type { ChunkFilter } from './filter';
 import type { BaseParts } from './parts';
 import type { MemoryBaseConfig } from './records';

@@ -9,7 +9,7 @@ import {
 	memoryBasePrefix,
 	memoryBaseSessionPrefix,
 	sessionLeaseKey,
-} from '../keys/layout';
+} from './keys';
 import { DocumentStore } from '../store/document-store';
 import type { MemoryStorage } from '../store/storage';
 import { checkChunking, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE } from './chunking';

@@ -1,6 +1,6 @@
 // Status: where each session's sync stands, whether a sync runs, and whether the index still holds
 // what the logs say was processed (a mismatch that Regenerate repairs).
-import { knowledgeBaseMetadataKey } from '../keys/layout';
+import { knowledgeBaseMetadataKey } from './keys';
 import { validateId } from '../keys/ids';
 import { listSessions } from './capture-log';
 import { isFresh, readLease } from './lease';
