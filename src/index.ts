@@ -9,24 +9,24 @@ export {
 	validateId,
 	validateKeyPrefix,
 } from './keys/ids';
+export { appPrefixes, parseKey } from './admin/keys';
+export type { ParsedKey } from './admin/keys';
 export {
-	appPrefixes,
-	branchKey,
 	conversationFilesPrefix,
 	conversationMemoryKey,
 	conversationNodesPrefix,
-	isSealedKeyOf,
+	nodeMemoryKey,
+	summariesKey,
+} from './history/keys';
+export { isSealedKeyOf, sealedPrefix } from './store/log-keys';
+export {
+	branchKey,
 	isVersionNumber,
 	MAX_VERSION_NUMBER,
-	nodeMemoryKey,
-	parseKey,
-	sealedPrefix,
-	summariesKey,
 	versionCounterKey,
 	versionedDataPrefix,
 	versionKey,
-} from './keys/layout';
-export type { ParsedKey } from './keys/layout';
+} from './snapshots/keys';
 export {
 	DOCUMENT_VERSION,
 	emptyDocument,
@@ -175,7 +175,6 @@ export { S3Storage } from './store/s3';
 export type { ConditionalWriteSupport, S3StorageOptions } from './store/s3';
 export {
 	deleteConversationMemory,
-	LEFTOVER_SAFE_AGE_MS,
 	listAppKeys,
 	listConversationKeys,
 	pruneMemory,
@@ -188,6 +187,7 @@ export {
 	DAY_MS,
 	expiresAt,
 	isExpired,
+	LEFTOVER_SAFE_AGE_MS,
 	MAX_EXPIRE_AFTER_DAYS,
 } from './store/retention';
 export type { RetentionFields } from './store/retention';
@@ -249,9 +249,10 @@ export type {
 export {
 	clearConversationMemories,
 	listConversationMemories,
-	listNodesWithMemory,
 	readConversationMemories,
 } from './admin/conversation-memories';
+export { listNodesWithMemory } from './history/objects';
+export type { NodeWithMemory } from './history/objects';
 export type {
 	ClearedMemory,
 	ConversationMemories,
@@ -259,7 +260,6 @@ export type {
 	ConversationMemoryPages,
 	ListedMemory,
 	MemoryScopeKind,
-	NodeWithMemory,
 } from './admin/conversation-memories';
 export {
 	exportConversationMemory,
@@ -268,32 +268,35 @@ export {
 	MEMORY_EXPORT_VERSION,
 	missingFilesOf,
 	parseConversationMemoryExport,
-} from './admin/memory-transfer';
+} from './history/memory-transfer';
 export type {
 	ConversationMemoryExport,
 	ExportedFile,
 	ImportOptions,
 	ImportResult,
-} from './admin/memory-transfer';
+} from './history/memory-transfer';
 // Memory Base (src/knowledge): per-session capture log, sync into a knowledge base; its indexes (src/indexes).
 export {
 	captureLogKey,
 	captureSealedKey,
-	KNOWLEDGE_BASE_ROOT,
 	knowledgeBaseMetadataKey,
-	knowledgeBasePrefix,
-	MEMORY_BASE_ROOT,
 	memoryBaseConfigKey,
 	memoryBaseLeaseKey,
-	memoryBasePrefix,
 	memoryBaseSessionPrefix,
 	memoryBaseSessionsPrefix,
 	sessionLeaseKey,
+} from './knowledge/keys';
+// The folders of a base and of its knowledge base, and the vector index's keys: shared with the index code.
+export {
+	KNOWLEDGE_BASE_ROOT,
+	knowledgeBasePrefix,
+	MEMORY_BASE_ROOT,
+	memoryBasePrefix,
 	vectorIndexPrefix,
 	vectorManifestKey,
 	vectorSegmentKey,
 	vectorSegmentsPrefix,
-} from './keys/layout';
+} from './knowledge/keys';
 export { MemoryBase } from './knowledge/memory-base';
 export { listMemoryBases } from './knowledge/listing';
 export type { CapturedPage } from './knowledge/listing';

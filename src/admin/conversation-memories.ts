@@ -1,6 +1,6 @@
 import { MessageNotFoundError } from '../errors';
-import { validateId, validateKeyPrefix } from '../keys/ids';
-import { conversationMemoryKey, NODE_MEMORY_ROOT, parseKey } from '../keys/layout';
+import { validateId } from '../keys/ids';
+import { conversationMemoryKey } from '../history/keys';
 import { readLiveHead } from '../history/expiry';
 import { headCodec } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
@@ -8,7 +8,7 @@ import { sealedCountOf } from '../store/schema';
 import type { MemoryStorage } from '../store/storage';
 import { clearMemory, readMessages } from './conversation-memory';
 import type { MemoryAddress, MessagePage, ReadMessagesOptions } from './conversation-memory';
-import { listConversationKeys } from './housekeeping';
+import { conversationObjects } from './housekeeping';
 import type { ScopeOptions } from './housekeeping';
 
 /** The two kinds of memory document a conversation has: its shared one, and each node's own. */
@@ -47,16 +47,15 @@ export async function listConversationMemories(
 	conversationId: string,
 	options: ScopeOptions & { counts?: boolean } = {},
 ): Promise<ConversationMemories> {
-	const objects = await listConversationKeys(storage, appId, conversationId, options);
+	const objects = await conversationObjects(storage, appId, conversationId, options);
 	const memories: ListedMemory[] = [];
-	for (const o of objects) {
-		const k = parseKey(o.key, options.keyPrefix);
-		if (!k || (k.kind !== 'conversation' && k.kind !== 'node')) continue;
+	for (const { object: o, kind, nodeId } of objects) {
+		if (kind !== 'conversation' && kind !== 'node') continue;
 		const address: MemoryAddress = { appId, conversationId, keyPrefix: options.keyPrefix };
-		if (k.kind === 'node') address.nodeId = k.nodeId;
+		if (kind === 'node') address.nodeId = nodeId;
 		memories.push({
-			memory: k.kind,
-			...(k.nodeId !== undefined ? { nodeId: k.nodeId } : {}),
+			memory: kind,
+			...(nodeId !== undefined ? { nodeId } : {}),
 			key: o.key,
 			address,
 			size: o.size,
@@ -159,44 +158,4 @@ export async function clearConversationMemories(
 		cleared.push({ memory: m.memory, ...scopeNode(m), key, existed });
 	}
 	return { exists, cleared };
-}
-
-/** A node with Node-mode memory in an app, over all its conversations. */
-export interface NodeWithMemory {
-	nodeId: string;
-	/** Conversations in which it has memory. */
-	conversations: number;
-	/** When its memory was last written, in any conversation. */
-	lastModified: Date;
-}
-
-/**
- * The nodes that keep Node-mode memory in an app (n8n workflow), the most recently written first (ties
- * by ID), from one listing of the app's node memory. It lists every conversation's node documents, so
- * its cost grows with the number of conversations.
- */
-export async function listNodesWithMemory(
-	storage: MemoryStorage,
-	appId: string,
-	options: ScopeOptions = {},
-): Promise<NodeWithMemory[]> {
-	const root = validateKeyPrefix('key prefix', options.keyPrefix);
-	const prefix = `${root}${NODE_MEMORY_ROOT}/${validateId('app_id', appId)}/`;
-	const byId = new Map<string, NodeWithMemory>();
-	for (const o of await storage.list(prefix)) {
-		const k = parseKey(o.key, options.keyPrefix);
-		if (k?.kind !== 'node' || k.appId !== appId || k.nodeId === undefined) continue;
-		const n = byId.get(k.nodeId);
-		if (!n)
-			byId.set(k.nodeId, { nodeId: k.nodeId, conversations: 1, lastModified: o.lastModified });
-		else {
-			n.conversations++;
-			if (o.lastModified > n.lastModified) n.lastModified = o.lastModified;
-		}
-	}
-	return [...byId.values()].sort(
-		(a, b) =>
-			b.lastModified.getTime() - a.lastModified.getTime() ||
-			(a.nodeId < b.nodeId ? -1 : a.nodeId > b.nodeId ? 1 : 0),
-	);
 }

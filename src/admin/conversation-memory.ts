@@ -1,6 +1,6 @@
 import { InvalidOptionError, MessageNotFoundError, UnknownParentMessageError } from '../errors';
 import { validateId } from '../keys/ids';
-import { conversationMemoryKey, nodeMemoryKey, parseKey } from '../keys/layout';
+import { conversationMemoryKey, nodeMemoryKey } from '../history/keys';
 import type { BufferMemory } from '../history/buffer-memory';
 import { readLiveHead } from '../history/expiry';
 import { ConversationMemory, NodeMemory } from '../history/scopes';
@@ -11,8 +11,9 @@ import { MessageLog } from '../store/message-log';
 import { sealedCountOf } from '../store/schema';
 import type { HeadDocument, StoredMessage } from '../store/schema';
 import type { MemoryStorage } from '../store/storage';
-import { listAppKeys } from './housekeeping';
+import { documentStored } from '../history/objects';
 import type { ScopeOptions } from './housekeeping';
+import { memoriesOf } from './memories';
 
 /**
  * One memory document, addressed the way the nodes address it: the conversation's own (Conversation
@@ -185,7 +186,7 @@ export async function clearMemory(
 	address: MemoryAddress,
 ): Promise<{ key: string; existed: boolean }> {
 	const key = memoryKeyOf(address);
-	const existed = (await storage.list(key)).some((o) => o.key === key);
+	const existed = await documentStored(storage, key);
 	await openMemory(storage, address).clear();
 	return { key, existed };
 }
@@ -214,7 +215,7 @@ export interface ConversationList {
 
 /**
  * The conversations an app (n8n workflow) has stored, the most recently written first (ties by ID),
- * one page of them. Built from one listing of the app's keys.
+ * one page of them. Built from one listing of what each memory keeps of the app.
  */
 export async function listConversations(
 	storage: MemoryStorage,
@@ -224,13 +225,15 @@ export async function listConversations(
 	validateId('app_id', appId);
 	const page = pageOf(options);
 	const byId = new Map<string, ConversationSummary>();
-	for (const o of await listAppKeys(storage, appId, options)) {
-		const parsed = parseKey(o.key, options.keyPrefix);
-		if (!parsed || parsed.appId !== appId) continue;
-		let c = byId.get(parsed.conversationId);
+	const { all: memories } = memoriesOf(storage, options.keyPrefix);
+	const held = await Promise.all(memories.map((m) => m.listWorkflow(appId)));
+	for (const h of held.flat()) {
+		if (h.kind === undefined) continue;
+		const o = h.object;
+		let c = byId.get(h.conversationId);
 		if (!c) {
 			c = {
-				conversationId: parsed.conversationId,
+				conversationId: h.conversationId,
 				conversationMemory: false,
 				nodeIds: [],
 				files: 0,
@@ -238,14 +241,14 @@ export async function listConversations(
 				bytes: 0,
 				lastModified: o.lastModified,
 			};
-			byId.set(parsed.conversationId, c);
+			byId.set(h.conversationId, c);
 		}
 		c.objects++;
 		c.bytes += o.size;
 		if (o.lastModified > c.lastModified) c.lastModified = o.lastModified;
-		if (parsed.kind === 'conversation') c.conversationMemory = true;
-		else if (parsed.kind === 'node') c.nodeIds.push(parsed.nodeId as string);
-		else if (parsed.kind === 'file') c.files++;
+		if (h.kind === 'conversation') c.conversationMemory = true;
+		else if (h.kind === 'node') c.nodeIds.push(h.nodeId as string);
+		else if (h.kind === 'file') c.files++;
 	}
 	const all = [...byId.values()].sort(
 		(a, b) =>

@@ -1,35 +1,21 @@
-// Export and import of one whole conversation as one JSON value: its chat memory (the Memory Manager's
-// conversation-memory export: documents and copied files) and its versioned data (every version object,
-// every branch head, the counter).
-import { InvalidExportError, NoMemoryStoredError } from '../errors';
+// Export and import of one whole conversation as one JSON value, one section per memory: its chat
+// memory (the Memory Manager's conversation-memory export: documents and copied files), its versioned
+// data (every version object, every branch head, the counter) and its Memory Base captures. Each memory
+// reads, checks and writes its own section (store/memory-admin.ts).
+import { ConversationExistsError } from '../errors';
 import { validateId } from '../keys/ids';
-import { at, invalid, isRecord } from '../store/parse';
-import type { ListedObject, MemoryStorage } from '../store/storage';
-import { captureLogKey } from '../keys/layout';
-import {
-	exportVersionedData,
-	parseVersionedDataExport,
-	writeVersionedData,
-} from '../snapshots/transfer';
-import type { VersionedDataExport } from '../snapshots/transfer';
-import {
-	deleteConversationMemory,
-	forgetConversationCache,
-	listConversationKeys,
-} from './housekeeping';
-import type { ScopeOptions } from './housekeeping';
-import { exportCaptures, importCaptures, parseCaptures } from './conversation-captures';
-import type { ExportedCaptures } from './conversation-captures';
-import {
-	exportConversationMemory,
-	importConversationMemory,
-	parseConversationMemoryExport,
-} from './memory-transfer';
 import type {
 	ConversationMemoryExport,
 	ImportResult as MemoryImportResult,
-} from './memory-transfer';
-import { ConversationExistsError } from '../errors';
+} from '../history/memory-transfer';
+import type { ExportedCaptures } from '../knowledge/admin';
+import type { VersionedDataExport } from '../snapshots/transfer';
+import { invalid, isRecord } from '../store/parse';
+import type { MemoryStorage } from '../store/storage';
+import { deleteConversationMemory, forgetConversationCache } from './housekeeping';
+import type { ScopeOptions } from './housekeeping';
+import { memoriesOf } from './memories';
+import type { Memories } from './memories';
 
 export const CONVERSATION_EXPORT_FORMAT = 'n8n-nodes-llm-memory/conversation';
 export const CONVERSATION_EXPORT_VERSION = 1;
@@ -81,13 +67,13 @@ export async function exportConversation(
 	conversationId: string,
 	options: ConversationExportOptions = {},
 ): Promise<ConversationExport> {
+	const ref = { appId, conversationId, memoryBaseIds: options.memoryBaseIds };
+	const { history, snapshots, knowledge } = memoriesOf(storage, options.keyPrefix);
+	// Each memory reads its own section, side by side.
 	const [memory, versionedData, captures] = await Promise.all([
-		exportConversationMemory(storage, appId, conversationId, options).catch((error: unknown) => {
-			if (error instanceof NoMemoryStoredError) return null;
-			throw error;
-		}),
-		exportVersionedData(storage, appId, conversationId, options),
-		exportCaptures(storage, appId, conversationId, options),
+		history.exportConversation(ref),
+		snapshots.exportConversation(ref),
+		knowledge.exportConversation(ref),
 	]);
 	return {
 		format: CONVERSATION_EXPORT_FORMAT,
@@ -99,21 +85,8 @@ export async function exportConversation(
 	};
 }
 
-/** The capture logs the conversation already has in the bases an export names. */
-async function capturedIn(
-	storage: MemoryStorage,
-	conversationId: string,
-	captures: ExportedCaptures[],
-	keyPrefix?: string,
-): Promise<ListedObject[]> {
-	const out: ListedObject[] = [];
-	for (const c of captures)
-		out.push(...(await storage.list(captureLogKey(c.baseId, conversationId, keyPrefix))));
-	return out;
-}
-
 /** Checks a whole export before anything is read or written: InvalidExportError naming where. */
-function parseConversationExport(value: unknown) {
+function parseConversationExport(m: Memories, value: unknown) {
 	if (!isRecord(value)) invalid('', 'must be an exported conversation (an object)');
 	if (value.format !== CONVERSATION_EXPORT_FORMAT)
 		invalid('format', `must be "${CONVERSATION_EXPORT_FORMAT}": this is not a conversation export`);
@@ -122,20 +95,10 @@ function parseConversationExport(value: unknown) {
 			'version',
 			`must be ${CONVERSATION_EXPORT_VERSION} (this package reads version ${CONVERSATION_EXPORT_VERSION})`,
 		);
-	const memory =
-		value.memory === null
-			? null
-			: at('memory', () => {
-					try {
-						return parseConversationMemoryExport(value.memory);
-					} catch (error) {
-						if (error instanceof InvalidExportError)
-							invalid(error.path === '' ? 'memory' : `memory.${error.path}`, error.reason);
-						throw error;
-					}
-				});
-	const data = parseVersionedDataExport(value.versionedData);
-	const captures = parseCaptures(value.memoryBase, 'memoryBase');
+	// Each memory checks its own section, in the order they are written.
+	const memory = m.history.parseExport(value.memory, 'memory');
+	const data = m.snapshots.parseExport(value.versionedData, 'versionedData');
+	const captures = m.knowledge.parseExport(value.memoryBase, 'memoryBase');
 	return { memory, data, captures };
 }
 
@@ -155,43 +118,42 @@ export async function importConversation(
 	value: unknown,
 	options: ConversationImportOptions = {},
 ): Promise<ConversationImportResult> {
-	const { memory, data, captures } = parseConversationExport(value);
+	const m = memoriesOf(storage, options.keyPrefix);
+	const { memory, data, captures } = parseConversationExport(m, value);
 	validateId('app_id', appId);
 	const conversationId = validateId(
 		'conversation_id',
 		options.conversationId ?? ((value as { conversationId?: unknown }).conversationId as unknown),
 	);
 	const scope = { keyPrefix: options.keyPrefix };
-	const existing = [
-		...(await listConversationKeys(storage, appId, conversationId, scope)),
-		...(await capturedIn(storage, conversationId, captures, options.keyPrefix)),
-	];
+	// What it holds already: everything under the workflow's keys, and its captures in the bases the
+	// export names.
+	const held = { appId, conversationId, memoryBaseIds: captures.map((c) => c.baseId) };
+	const existing = (await Promise.all(m.all.map((x) => x.listConversation(held)))).flat();
 	let replaced: string[] = [];
 	if (existing.length > 0) {
 		if (!options.overwrite)
 			throw new ConversationExistsError(
 				appId,
 				conversationId,
-				existing.map((o) => o.key),
+				existing.map((h) => h.object.key),
 			);
 		replaced = await deleteConversationMemory(storage, appId, conversationId, scope);
 	}
 	// Whatever this process still holds of an earlier life of this conversation is stale now.
 	forgetConversationCache(storage, appId, conversationId, scope);
-	const memoryResult = memory
-		? await importConversationMemory(storage, appId, memory, { ...scope, conversationId })
-		: null;
-	await writeVersionedData(storage, appId, conversationId, data, options.keyPrefix);
-	const imported = await importCaptures(storage, conversationId, captures, {
-		keyPrefix: options.keyPrefix,
+	const ref = { appId, conversationId };
+	const memoryResult = await m.history.importConversation(ref, memory);
+	const versioned = await m.snapshots.importConversation(ref, data);
+	const imported = await m.knowledge.importConversation(ref, captures, {
 		overwrite: options.overwrite,
 		path: 'memoryBase',
 	});
 	return {
 		conversationId,
 		memory: memoryResult,
-		versions: data.versions.length,
-		branches: data.branches.length,
+		versions: versioned.versions,
+		branches: versioned.branches,
 		replaced,
 		captures: imported,
 	};

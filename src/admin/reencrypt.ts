@@ -3,10 +3,9 @@
 // meanwhile wins and its write, made with the current key, stands.
 import { ConflictError, InvalidOptionError } from '../errors';
 import { validateKeyPrefix } from '../keys/ids';
-import { appPrefixes } from '../keys/layout';
 import { isSealed, sealedKeyId } from '../store/encrypted';
 import type { EncryptedStorage } from '../store/encrypted';
-import { conversationPrefixes } from './housekeeping';
+import { memoriesOf } from './memories';
 
 export interface ReencryptScope {
 	keyPrefix?: string;
@@ -25,11 +24,12 @@ export interface ReencryptResult {
 	changedMeanwhile: string[];
 }
 
-function prefixesOf(scope: ReencryptScope): string[] {
+/** Everything under the key prefix, or the folders each memory keeps of the workflow or conversation. */
+function prefixesOf(storage: EncryptedStorage, scope: ReencryptScope): string[] {
 	const prefix = validateKeyPrefix('key prefix', scope.keyPrefix);
-	if (scope.appId === undefined) return [prefix];
-	if (scope.conversationId === undefined) return appPrefixes(scope.appId, prefix);
-	return conversationPrefixes(scope.appId, scope.conversationId, { keyPrefix: prefix });
+	const { appId, conversationId } = scope;
+	if (appId === undefined) return [prefix];
+	return memoriesOf(storage, prefix).all.flatMap((m) => m.prefixes({ appId, conversationId }));
 }
 
 /**
@@ -48,7 +48,7 @@ export async function reencrypt(
 		);
 	const result: ReencryptResult = { keyId, rewritten: 0, current: 0, changedMeanwhile: [] };
 	const seen = new Set<string>();
-	for (const prefix of prefixesOf(scope))
+	for (const prefix of prefixesOf(storage, scope))
 		for (const o of await storage.inner.list(prefix)) {
 			if (seen.has(o.key)) continue;
 			seen.add(o.key);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 
 import { defaultWarn } from '../common/warn';
 import { DuplicateMessageIdError, UnknownParentMessageError } from '../errors';
-import { sealedPrefix } from '../keys/layout';
+import { sealedPrefix } from '../store/log-keys';
 import { historyToText } from '../prompt/text';
 import type { TextPrefixes } from '../prompt/text';
 import { headCodec } from '../store/codec';

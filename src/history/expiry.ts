@@ -2,7 +2,8 @@
 // Only a document as it was judged is deleted: a write since (a new turn from another workflow, say)
 // makes the conditional delete fail, and the written document stays.
 import { FlushConflictError } from '../errors';
-import { sealedPrefix, summariesKey } from '../keys/layout';
+import { sealedPrefix } from '../store/log-keys';
+import { summariesKey } from './keys';
 import type { DocumentStore, Versioned } from '../store/document-store';
 import { MessageLog } from '../store/message-log';
 import { deleteIfUnchanged, isExpired } from '../store/retention';

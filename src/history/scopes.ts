@@ -1,6 +1,6 @@
 import { isMissing } from '../common/missing';
 import { MissingConversationIdError } from '../errors';
-import { conversationFilesPrefix, conversationMemoryKey, nodeMemoryKey } from '../keys/layout';
+import { conversationFilesPrefix, conversationMemoryKey, nodeMemoryKey } from './keys';
 import { BufferMemory } from './buffer-memory';
 import type { MemoryOptions } from './buffer-memory';
 

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 
 import { CorruptDocumentError } from '../errors';
-import { summariesKey } from '../keys/layout';
+import { summariesKey } from './keys';
 import { decodeJsonObject, encodeJson } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
 import type { DocumentCodec, DocumentStoreOptions, Versioned } from '../store/document-store';

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 
 import { CorruptDocumentError } from '../errors';
 import type { IndexedChunk } from '../indexes';
-import { captureSealedKey, memoryBaseSessionsPrefix } from '../keys/layout';
+import { captureSealedKey, memoryBaseSessionsPrefix } from './keys';
 import { encodeJson } from '../store/codec';
 import { chunkId, chunkText } from './chunking';
 import type { BaseParts } from './parts';

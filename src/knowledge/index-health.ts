@@ -2,7 +2,7 @@
 // they should? A search of a missing or lagging index would return too little without saying so.
 import { IndexMismatchError } from '../errors';
 import type { ChunkFilter } from '../indexes';
-import { knowledgeBaseMetadataKey } from '../keys/layout';
+import { knowledgeBaseMetadataKey } from './keys';
 import type { BaseParts } from './parts';
 import type { MemoryBaseConfig } from './records';
 import type { SearchMode } from './types';

@@ -1,7 +1,7 @@
 // Knowledge bases on a storage, as general retrieval sees them: those a memory base created are left out.
 import { CorruptDocumentError } from '../errors';
 import { validateKeyPrefix } from '../keys/ids';
-import { KNOWLEDGE_BASE_ROOT } from '../keys/layout';
+import { KNOWLEDGE_BASE_ROOT } from './keys';
 import { DocumentStore } from '../store/document-store';
 import type { MemoryStorage } from '../store/storage';
 import { metadataCodec } from './records';

@@ -1,7 +1,7 @@
 // A base's life cycle: Regenerate (rebuild the index from the capture logs), Delete (everything of the
 // base), Forget (one conversation, for good). Each holds the locks it needs, so no sync runs meanwhile.
 import { InvalidOptionError, MemoryBaseDeletingError, SyncRunningError } from '../errors';
-import { knowledgeBaseMetadataKey, knowledgeBasePrefix, memoryBasePrefix } from '../keys/layout';
+import { knowledgeBaseMetadataKey, knowledgeBasePrefix, memoryBasePrefix } from './keys';
 import { validateId } from '../keys/ids';
 import { sleep } from '../common/sleep';
 import type { HeldLease } from '../store/lease';

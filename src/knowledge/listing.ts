@@ -2,7 +2,7 @@
 // page, for one conversation or one user.
 import { InvalidInputError } from '../errors';
 import { validateId, validateKeyPrefix } from '../keys/ids';
-import { MEMORY_BASE_ROOT } from '../keys/layout';
+import { MEMORY_BASE_ROOT } from './keys';
 import type { MemoryStorage } from '../store/storage';
 import { listSessions, readLog, readMessages } from './capture-log';
 import type { BaseParts } from './parts';

@@ -11,7 +11,7 @@ import {
 	memoryBaseSessionPrefix,
 	sessionLeaseKey,
 	vectorIndexPrefix,
-} from '../keys/layout';
+} from './keys';
 import { DocumentStore } from '../store/document-store';
 import type { Lease } from '../store/lease';
 import type { LeaseLocks } from '../store/lease-locks';

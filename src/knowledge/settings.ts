@@ -4,7 +4,7 @@ import {
 	KnowledgeBaseInUseError,
 	MemoryBaseDeletingError,
 } from '../errors';
-import { knowledgeBaseMetadataKey } from '../keys/layout';
+import { knowledgeBaseMetadataKey } from './keys';
 import { checkPositiveInt } from './parts';
 import type { BaseParts } from './parts';
 import type { KnowledgeBaseMetadata, MemoryBaseConfig } from './records';

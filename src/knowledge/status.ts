@@ -1,7 +1,7 @@
 // Status: where each session's sync stands, whether a sync runs, and whether the index still holds
 // what the logs say was processed (a mismatch that Regenerate repairs).
 import type { IndexStats, LexicalStats } from '../indexes';
-import { knowledgeBaseMetadataKey } from '../keys/layout';
+import { knowledgeBaseMetadataKey } from './keys';
 import { validateId } from '../keys/ids';
 import { isFresh, readLease } from '../store/lease';
 import { listSessions } from './capture-log';

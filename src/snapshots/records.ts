@@ -2,7 +2,7 @@
 import { z } from 'zod';
 
 import { CorruptDocumentError } from '../errors';
-import { isVersionNumber, MAX_VERSION_NUMBER } from '../keys/layout';
+import { isVersionNumber, MAX_VERSION_NUMBER } from './keys';
 import { decodeJsonObject, encodeJson } from '../store/codec';
 import { parse } from '../store/parse';
 import { expireAfterDaysSchema } from '../store/retention';

@@ -3,11 +3,11 @@
 import { validateBranchName } from '../keys/ids';
 import {
 	branchKey,
-	parseKey,
+	parseVersionedDataKey,
 	versionCounterKey,
 	versionedDataPrefix,
 	versionKey,
-} from '../keys/layout';
+} from './keys';
 import { decodeJsonObject, encodeJson } from '../store/codec';
 import { arrayAt, at, invalid, isRecord } from '../store/parse';
 import type { MemoryStorage } from '../store/storage';
@@ -43,7 +43,7 @@ export async function exportVersionedData(
 ): Promise<VersionedDataExport> {
 	const prefix = options.keyPrefix;
 	const listed = (await storage.list(versionedDataPrefix(appId, conversationId, prefix)))
-		.map((o) => ({ key: o.key, parsed: parseKey(o.key, prefix) }))
+		.map((o) => ({ key: o.key, parsed: parseVersionedDataKey(o.key, prefix) }))
 		.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 	const read = async (key: string) => {
 		const got = await storage.get(key);
@@ -76,9 +76,14 @@ export async function exportVersionedData(
 	};
 }
 
-/** Checks versioned data: records, unique numbers, every parent and branch target present. */
-export function parseVersionedDataExport(value: unknown): VersionedDataExport {
-	const base = 'versionedData';
+/**
+ * Checks versioned data: records, unique numbers, every parent and branch target present. Errors name
+ * where, under `base` (the field of a whole-conversation export that holds it).
+ */
+export function parseVersionedDataExport(
+	value: unknown,
+	base = 'versionedData',
+): VersionedDataExport {
 	if (!isRecord(value)) invalid(base, 'must be an object');
 	const numbers = new Set<number>();
 	const versions = arrayAt(value.versions, `${base}.versions`).map((v, i) => {

@@ -2,7 +2,7 @@
 import { isMissing } from '../common/missing';
 import { InvalidIdError, InvalidInputError } from '../errors';
 import { validateDerivedId } from '../keys/ids';
-import { isVersionNumber, MAX_VERSION_NUMBER } from '../keys/layout';
+import { isVersionNumber, MAX_VERSION_NUMBER } from './keys';
 import type { MemoryStorage } from '../store/storage';
 import type { JsonPatch } from './patch';
 import type { VersionRecord } from './records';

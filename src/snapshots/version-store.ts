@@ -3,11 +3,11 @@
 import { CorruptDocumentError, InvalidOptionError, UnknownBranchError } from '../errors';
 import {
 	branchKey,
-	parseKey,
+	parseVersionedDataKey,
 	versionCounterKey,
 	versionedDataPrefix,
 	versionKey,
-} from '../keys/layout';
+} from './keys';
 import { DocumentStore } from '../store/document-store';
 import { isExpired } from '../store/retention';
 import type { Versioned } from '../store/document-store';
@@ -118,7 +118,7 @@ export class VersionStore {
 	async listBranches(): Promise<BranchHead[]> {
 		const listed = await this.storage.list(`${this.prefix}branches/`);
 		const names = listed
-			.map((o) => parseKey(o.key, this.keyPrefix))
+			.map((o) => parseVersionedDataKey(o.key, this.keyPrefix))
 			.filter((p) => p?.kind === 'branch')
 			.map((p) => p?.branch as string)
 			.sort();

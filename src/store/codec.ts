@@ -1,7 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 
 import { CorruptDocumentError } from '../errors';
-import { isSealedKeyOf } from '../keys/layout';
+import { isSealedKeyOf } from './log-keys';
 import { BLOOM_BITS, bloomMayHave, bloomPositions, isBloom } from './bloom';
 import { validateHead, validateSealed } from './schema';
 import type { DocumentCodec } from './document-store';

@@ -2,7 +2,7 @@
 // become, and the indexes that fold full groups of references (a binary-counter cascade).
 import { randomBytes } from 'node:crypto';
 
-import { sealedKey } from '../keys/layout';
+import { sealedKey } from './log-keys';
 import { bloomOf, bloomUnion } from './bloom';
 import type { LogOptions, ThreadFacts } from './log-options';
 import { LOG_DOCUMENT_VERSION } from './schema';

@@ -1,7 +1,7 @@
 export { DEFAULT_LOG_OPTIONS, NO_THREAD_FACTS, resolveLogOptions } from './log-options';
 export type { LogOptions, ThreadFacts } from './log-options';
 import { CorruptDocumentError } from '../errors';
-import { sealedPrefix } from '../keys/layout';
+import { sealedPrefix } from './log-keys';
 import { bloomMayHave, bloomPositions } from './bloom';
 import { NO_THREAD_FACTS, resolveLogOptions } from './log-options';
 import type { LogOptions, ThreadFacts } from './log-options';

@@ -8,6 +8,11 @@ import { ConflictError, InvalidOptionError } from '../errors';
 import type { MemoryStorage } from './storage';
 
 export const DAY_MS = 86_400_000;
+/**
+ * Temporary copies and unreferenced write-once objects younger than this may belong to a write in
+ * progress, so housekeeping leaves them (no write takes that long).
+ */
+export const LEFTOVER_SAFE_AGE_MS = 15 * 60_000;
 /** The longest expiry a memory may carry (100 years): longer is "never", say so with 0. */
 export const MAX_EXPIRE_AFTER_DAYS = 36_500;
 

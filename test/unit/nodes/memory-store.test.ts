@@ -402,7 +402,7 @@ describe('LLM Memory Store settings panel', () => {
 	const d = new LlmMemoryStore().description;
 	const field = (name: string): any[] => d.properties.filter((p) => p.name === name);
 
-	it('is an ai_memory sub-node (an optional Embedding input, a Summary Model input when summarizing), under AI › Memory, with the mode in its subtitle', () => {
+	it('is an ai_memory sub-node (an optional Embedding input with Long-Term Memory, a required Summary Model input when summarizing), under AI › Memory, with the mode in its subtitle', () => {
 		assert.equal(d.name, 'llmMemoryStore');
 		// Long-Term Memory may use an embedding model; without one it recalls lexically.
 		// The inputs follow the parameters: Summary Model appears with Summarize Older Turns.
@@ -418,11 +418,21 @@ describe('LLM Memory Store settings panel', () => {
 			required: false,
 			maxConnections: 1,
 		};
-		assert.deepEqual(inputsFor({}), [embedding]);
-		assert.deepEqual(inputsFor({ historyOverflow: 'dropOldest' }), [embedding]);
-		assert.deepEqual(inputsFor({ historyOverflow: 'summarize' }), [
+		const summaryModel = {
+			type: 'ai_languageModel',
+			displayName: 'Summary Model',
+			required: true,
+			maxConnections: 1,
+		};
+		assert.deepEqual(inputsFor({}), []);
+		assert.deepEqual(inputsFor({ longTermMemory: true }), [embedding]);
+		assert.deepEqual(inputsFor({ longTermMemory: true, historyOverflow: 'dropOldest' }), [
 			embedding,
-			{ type: 'ai_languageModel', displayName: 'Summary Model', required: true, maxConnections: 1 },
+		]);
+		assert.deepEqual(inputsFor({ historyOverflow: 'summarize' }), [summaryModel]);
+		assert.deepEqual(inputsFor({ longTermMemory: true, historyOverflow: 'summarize' }), [
+			embedding,
+			summaryModel,
 		]);
 		assert.deepEqual(d.outputs, ['ai_memory']);
 		assert.deepEqual(d.outputNames, ['Memory']);

@@ -32,10 +32,24 @@ describe('LLM with Memory settings panel', () => {
 		const d = load(undefined);
 		assert.equal(d.name, 'llmWithMemory');
 		assert.equal(d.displayName, 'LLM with Memory');
-		assert.deepEqual(d.inputs, [
+		// The inputs follow the parameters: the Embedding input only with Long-Term Memory (which may
+		// use an embedding model; without one it recalls lexically).
+		const inputsFor = (parameter: object) => {
+			const body = String(d.inputs)
+				.replace(/^=\{\{/, '')
+				.replace(/\}\}$/, '');
+			return new Function('$parameter', `return (${body});`)(parameter);
+		};
+		const model = {
+			type: 'ai_languageModel',
+			displayName: 'Model',
+			required: true,
+			maxConnections: 1,
+		};
+		assert.deepEqual(inputsFor({}), ['main', model]);
+		assert.deepEqual(inputsFor({ longTermMemory: true }), [
 			'main',
-			{ type: 'ai_languageModel', displayName: 'Model', required: true, maxConnections: 1 },
-			// Long-Term Memory may use an embedding model; without one it recalls lexically.
+			model,
 			{ type: 'ai_embedding', displayName: 'Embedding', required: false, maxConnections: 1 },
 		]);
 		assert.deepEqual(d.icon, {

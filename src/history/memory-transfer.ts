@@ -8,19 +8,19 @@ import {
 	NoMemoryStoredError,
 } from '../errors';
 import { validateId } from '../keys/ids';
-import {
-	conversationFilesPrefix,
-	conversationMemoryKey,
-	nodeMemoryKey,
-	parseKey,
-} from '../keys/layout';
-import { exportDocument, importDocument } from '../history/document-transfer';
+import { forgetCachedUnder } from '../store/document-store';
 import { validateDocument } from '../store/schema';
 import type { MemoryDocument, StoredMessage } from '../store/schema';
 import type { LogOptions } from '../store/message-log';
 import type { MemoryStorage } from '../store/storage';
-import { forgetConversationCache, listConversationKeys } from './housekeeping';
-import type { ScopeOptions } from './housekeeping';
+import { exportDocument, importDocument } from './document-transfer';
+import { conversationFilesPrefix, conversationMemoryKey, nodeMemoryKey } from './keys';
+import { chatConversationPrefixes, listChatConversation } from './objects';
+
+/** Where in storage: the key prefix every key starts with. */
+interface ScopeOptions {
+	keyPrefix?: string;
+}
 
 /** What an export says it is, so an import never mistakes another file for one. */
 export const MEMORY_EXPORT_FORMAT = 'n8n-nodes-llm-memory/conversation-memory';
@@ -105,9 +105,9 @@ export async function exportConversationMemory(
 	options: ScopeOptions = {},
 ): Promise<ConversationMemoryExport> {
 	const filesPrefix = conversationFilesPrefix(appId, conversationId, options.keyPrefix);
-	const heads = (await listConversationKeys(storage, appId, conversationId, options))
-		.map((o) => ({ key: o.key, parsed: parseKey(o.key, options.keyPrefix) }))
-		.filter((h) => h.parsed?.kind === 'conversation' || h.parsed?.kind === 'node');
+	const heads = (
+		await listChatConversation(storage, appId, conversationId, options.keyPrefix)
+	).filter((h) => h.kind === 'conversation' || h.kind === 'node');
 	const relative = (key: string, at: string): string => {
 		const name = key.startsWith(filesPrefix) ? key.slice(filesPrefix.length) : '';
 		if (!FILE_NAME.test(name))
@@ -120,12 +120,11 @@ export async function exportConversationMemory(
 	let conversation: MemoryDocument | null = null;
 	const nodes: ConversationMemoryExport['nodes'] = [];
 	for (const h of heads) {
-		const doc = await exportDocument(storage, h.key);
+		const doc = await exportDocument(storage, h.object.key);
 		if (!doc) continue; // deleted since the listing
-		if (h.parsed?.kind === 'conversation')
-			conversation = withFileKeys(doc, relative, 'conversation');
+		if (h.kind === 'conversation') conversation = withFileKeys(doc, relative, 'conversation');
 		else {
-			const nodeId = h.parsed?.nodeId as string;
+			const nodeId = h.nodeId as string;
 			nodes.push({ nodeId, memory: withFileKeys(doc, relative, `nodes["${nodeId}"].memory`) });
 		}
 	}
@@ -314,27 +313,25 @@ async function clearForImport(
 	conversationId: string,
 	options: ImportOptions,
 ): Promise<string[]> {
-	const memoryKinds = new Set(['conversation', 'node', 'sealed', 'summary', 'file']);
-	const kind = (key: string) => parseKey(key, options.keyPrefix)?.kind as string;
-	const existing = (await listConversationKeys(storage, appId, conversationId, options)).filter(
-		(o) => memoryKinds.has(kind(o.key)),
-	);
-	const documents = existing.filter(
-		(o) => kind(o.key) === 'conversation' || kind(o.key) === 'node',
-	);
+	// What chat memory names of the conversation (a stray object in its folders is left alone).
+	const existing = (
+		await listChatConversation(storage, appId, conversationId, options.keyPrefix)
+	).filter((h) => h.kind !== undefined);
+	const documents = existing.filter((h) => h.kind === 'conversation' || h.kind === 'node');
 	if (documents.length > 0 && !options.overwrite)
 		throw new ConversationExistsError(
 			appId,
 			conversationId,
-			documents.map((o) => o.key),
+			documents.map((h) => h.object.key),
 		);
 	const replaced: string[] = [];
 	if (options.overwrite)
-		for (const o of existing) {
-			await storage.delete(o.key);
-			replaced.push(o.key);
+		for (const h of existing) {
+			await storage.delete(h.object.key);
+			replaced.push(h.object.key);
 		}
-	forgetConversationCache(storage, appId, conversationId, options);
+	for (const prefix of chatConversationPrefixes(appId, conversationId, options.keyPrefix))
+		forgetCachedUnder(storage, prefix);
 	return replaced;
 }
 

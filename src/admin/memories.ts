@@ -1,0 +1,27 @@
+// The three memories, as admin/ works on them: each one's side of every whole-storage and
+// whole-conversation operation (store/memory-admin.ts), over one storage and key prefix.
+import { HistoryAdmin } from '../history/admin';
+import { KnowledgeAdmin } from '../knowledge/admin';
+import { SnapshotsAdmin } from '../snapshots/admin';
+import type { MemoryAdmin } from '../store/memory-admin';
+import type { MemoryStorage } from '../store/storage';
+
+export interface Memories {
+	history: HistoryAdmin;
+	snapshots: SnapshotsAdmin;
+	knowledge: KnowledgeAdmin;
+	/**
+	 * All three, in the order passes visit them: chat memory, versioned data, then the Memory Base
+	 * (its captures are what finds a user's conversations, so Forget deletes them last; and Prune's
+	 * versioned data stays while the chat of its conversation is recent).
+	 */
+	all: readonly MemoryAdmin[];
+}
+
+/** The memories of one storage under one key prefix, for one pass. */
+export function memoriesOf(storage: MemoryStorage, keyPrefix?: string): Memories {
+	const history = new HistoryAdmin(storage, keyPrefix);
+	const snapshots = new SnapshotsAdmin(storage, keyPrefix);
+	const knowledge = new KnowledgeAdmin(storage, keyPrefix);
+	return { history, snapshots, knowledge, all: [history, snapshots, knowledge] };
+}
