@@ -11,8 +11,8 @@
  */
 import { performance } from 'node:perf_hooks';
 
-import { LocalDiskStorage, MemoryBase } from '../src';
-import type { MemoryStorage } from '../src';
+import { LocalDiskStorage, MemoryBase } from '../src/internal';
+import type { MemoryStorage } from '../src/internal';
 import { ensureRgw, rgwStorage } from '../test/support/rgw';
 import { tempDir } from '../test/support/storages';
 import { loadLine, machineLine, median, percentile } from './stats';

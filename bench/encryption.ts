@@ -13,8 +13,8 @@ import {
 	LocalDiskStorage,
 	parseEncryptionKey,
 	TokenBufferMemory,
-} from '../src';
-import type { MemoryStorage } from '../src';
+} from '../src/internal';
+import type { MemoryStorage } from '../src/internal';
 import { rgwStorage } from '../test/support/rgw';
 import { tempDir } from '../test/support/storages';
 import { loadLine, machineLine, median } from './stats';

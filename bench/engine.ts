@@ -26,7 +26,7 @@ import {
 	TokenBufferMemory,
 	tokenizerStats,
 	walkThread,
-} from '../src';
+} from '../src/internal';
 import type {
 	GetOptions,
 	ListedObject,
@@ -35,7 +35,7 @@ import type {
 	PutOptions,
 	StoredMessage,
 	StoredObject,
-} from '../src';
+} from '../src/internal';
 import { ensureRgw, rgwStorage } from '../test/support/rgw';
 import { tempDir } from '../test/support/storages';
 import { seedMessages } from './seed';

@@ -21,8 +21,8 @@ import {
 	MemoryBase,
 	SEGMENT_MAX_VECTORS,
 	vectorIndexPrefix,
-} from '../src';
-import type { Embedder, IndexedChunk, MemoryStorage } from '../src';
+} from '../src/internal';
+import type { Embedder, IndexedChunk, MemoryStorage } from '../src/internal';
 import { randomRows, seededRandom } from '../test/support/embeddings';
 import { ensureRgw, rgwStorage } from '../test/support/rgw';
 import { tempDir } from '../test/support/storages';

@@ -37,7 +37,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { LocalDiskStorage, NodeMemory } from '../src';
+import { LocalDiskStorage, NodeMemory } from '../src/internal';
 import {
 	agentChatWorkflow,
 	postgresCredential,

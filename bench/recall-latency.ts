@@ -10,8 +10,8 @@ import { rmSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 import { fakeEmbedding } from '../demo/model-server';
-import { clearLexicalCache, clearVectorCache, LocalDiskStorage, MemoryBase } from '../src';
-import type { Embedder, SearchMode, SearchOptions } from '../src';
+import { clearLexicalCache, clearVectorCache, LocalDiskStorage, MemoryBase } from '../src/internal';
+import type { Embedder, SearchMode, SearchOptions } from '../src/internal';
 import { tempDir } from '../test/support/storages';
 import { generate } from './recall-data';
 import type { Turn } from './recall-data';

@@ -4,8 +4,8 @@
  * default search's top 5; and what it puts there for 50 small-talk messages (bench/small-talk.ts),
  * which should be nothing.
  */
-import { TiktokenCounter } from '../src';
-import type { MemoryBase } from '../src';
+import { TiktokenCounter } from '../src/internal';
+import type { MemoryBase } from '../src/internal';
 import type { Conversation } from './locomo-data';
 import { SMALL_TALK } from './small-talk';
 

@@ -33,8 +33,8 @@
 import { rmSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 
-import { LocalDiskStorage, MemoryBase, TiktokenCounter, tokenize } from '../src';
-import type { Embedder, SearchMode } from '../src';
+import { LocalDiskStorage, MemoryBase, TiktokenCounter, tokenize } from '../src/internal';
+import type { Embedder, SearchMode } from '../src/internal';
 import { TestEmbedder } from '../test/support/embeddings';
 import { tempDir } from '../test/support/storages';
 import { Bm25, exactCosine, plainWords, sameUpToTies } from './baselines';

@@ -25,8 +25,13 @@
 import { rmSync } from 'node:fs';
 import { mock } from 'node:test';
 
-import { LocalDiskStorage, MemoryBase, RECALL_HALF_LIFE_DAYS, TiktokenCounter } from '../src';
-import type { Embedder, SearchMatch, SearchOptions } from '../src';
+import {
+	LocalDiskStorage,
+	MemoryBase,
+	RECALL_HALF_LIFE_DAYS,
+	TiktokenCounter,
+} from '../src/internal';
+import type { Embedder, SearchMatch, SearchOptions } from '../src/internal';
 import { TestEmbedder } from '../test/support/embeddings';
 import { tempDir } from '../test/support/storages';
 import { generate } from './recall-data';

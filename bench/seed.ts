@@ -1,6 +1,6 @@
 // A linear thread of stored messages with real token counts, built directly (no turns appended), for
 // the benchmarks that need long conversations.
-import type { StoredMessage, TokenCounter } from '../src';
+import type { StoredMessage, TokenCounter } from '../src/internal';
 
 /** n messages (n/2 turns): `text(i)` for message i, each turn a second after the last. */
 export function seedMessages(

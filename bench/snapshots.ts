@@ -13,7 +13,7 @@
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
-import { clearDocumentCache, LocalDiskStorage, VersionedData } from '../src';
+import { clearDocumentCache, LocalDiskStorage, VersionedData } from '../src/internal';
 import type {
 	GetOptions,
 	ListedObject,
@@ -21,7 +21,7 @@ import type {
 	NotModified,
 	PutOptions,
 	StoredObject,
-} from '../src';
+} from '../src/internal';
 import { ensureRgw, rgwStorage } from '../test/support/rgw';
 import { tempDir } from '../test/support/storages';
 import { toxicity } from '../test/unit/snapshots/support';

@@ -14,8 +14,13 @@ import { performance } from 'node:perf_hooks';
 
 import { extractiveSummary } from '../demo/summaries';
 import type { ChatMessage } from '../demo/messages';
-import { importDocument, LocalDiskStorage, TiktokenCounter, TokenBufferMemory } from '../src';
-import type { History, Summarizer } from '../src';
+import {
+	importDocument,
+	LocalDiskStorage,
+	TiktokenCounter,
+	TokenBufferMemory,
+} from '../src/internal';
+import type { History, Summarizer } from '../src/internal';
 import { tempDir } from '../test/support/storages';
 import { seedMessages } from './seed';
 import { loadLine, machineLine, median, percentile } from './stats';

@@ -8,7 +8,7 @@ import { performance } from 'node:perf_hooks';
 
 import { Tiktoken } from 'js-tiktoken/lite';
 
-import { TiktokenCounter } from '../src';
+import { TiktokenCounter } from '../src/internal';
 import { machineLine, median } from './stats';
 
 /* eslint-disable @typescript-eslint/no-require-imports */

@@ -13,7 +13,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import type { Embedder } from '../src';
+import type { Embedder } from '../src/internal';
 
 const DIMS = 100;
 /** The smoothing constant of SIF weighting (Arora et al. use 1e-3 of the probability mass). */

@@ -8,7 +8,8 @@
  *    the LLM Memory Store, run in-process (n8n-core's WorkflowExecute, the scripted model); V8's precise
  *    coverage taken around the turn (after a first turn, so loading and first-use code are not counted):
  *    the files of nodes/ with a function that ran, and the lines those functions' executed blocks span.
- * 3. Imports of keys/layout.ts (files that import it), and the values src/index.ts exports.
+ * 3. Imports of a key layout module (keys/layout.ts before each memory kept its own keys; files
+ *    importing keys/layout or a memory's keys.ts), and the values src/index.ts exports.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -60,6 +61,18 @@ function layoutImports(): number {
 	return dirs
 		.flatMap(sourceFiles)
 		.filter((f) => /from '[^']*keys\/layout'/.test(readFileSync(f, 'utf8'))).length;
+}
+
+/** Files that import some memory's keys module (history/keys, snapshots/keys, knowledge/keys). */
+function memoryKeyImports(): number {
+	const dirs = ['src', 'nodes', 'test', 'bench', 'demo'].map((d) => path.join(ROOT, d));
+	return dirs
+		.flatMap(sourceFiles)
+		.filter((f) =>
+			/from '[^']*(history|snapshots|knowledge)\/keys'|from '\.\/keys'/.test(
+				readFileSync(f, 'utf8'),
+			),
+		).length;
 }
 
 interface Range {
@@ -137,7 +150,9 @@ async function main(): Promise<void> {
 		console.log(`| ${name} | ${w.files} | ${w.lines} |`);
 	// eslint-disable-next-line @typescript-eslint/no-require-imports
 	const index = require(path.join(ROOT, 'src/index.ts')) as Record<string, unknown>;
-	console.log(`\nFiles importing keys/layout: ${layoutImports()}`);
+	console.log(
+		`\nFiles importing keys/layout: ${layoutImports()}; a memory's keys.ts: ${memoryKeyImports()}`,
+	);
 	console.log(`Values src/index.ts exports: ${Object.keys(index).length}`);
 }
 

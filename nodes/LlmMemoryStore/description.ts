@@ -1,6 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_MAX_TOKEN_LIMIT } from '../../src';
+import { DEFAULT_MAX_TOKEN_LIMIT } from '../../src/history/truncate';
 import {
 	gzipOption,
 	MEMORY_MODE_OPTIONS,

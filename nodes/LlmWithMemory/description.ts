@@ -1,6 +1,8 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { DEFAULT_MAX_TOKEN_LIMIT, DEFAULT_MAX_TOKENS_PER_FILE, MAIN_BRANCH } from '../../src';
+import { DEFAULT_MAX_TOKEN_LIMIT } from '../../src/history/truncate';
+import { DEFAULT_MAX_TOKENS_PER_FILE } from '../../src/prompt/file-kinds';
+import { MAIN_BRANCH } from '../../src/snapshots/types';
 import {
 	PROMPT_DEFINED_BELOW,
 	PROMPT_FROM_CHAT_TRIGGER,

@@ -4,7 +4,7 @@ import type {
 	INodeCredentialTestResult,
 } from 'n8n-workflow';
 
-import { parseEncryptionKey } from '../../src';
+import { parseEncryptionKey } from '../../src/store/encrypted';
 import { encryptionKeys, s3Storage } from './storage';
 
 /** The LLM Memory S3 Storage credential's Test button: reach the bucket and check conditional writes. */

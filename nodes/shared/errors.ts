@@ -3,16 +3,18 @@ import type { INode } from 'n8n-workflow';
 
 import {
 	ConversationExistsError,
+	InvalidIdError,
+	SchemaViolationError,
+	VersionConflictError,
+} from '../../src/errors';
+import {
 	DimensionMismatchError,
 	IndexDamagedError,
-	InvalidIdError,
-	MAX_ID_BYTES,
 	MemoryBaseDeletingError,
-	SchemaViolationError,
 	SyncCancelledError,
 	SyncRunningError,
-	VersionConflictError,
-} from '../../src';
+} from '../../src/errors/knowledge';
+import { MAX_ID_BYTES } from '../../src/keys/ids';
 
 /** What a node needs to raise errors: its own description. */
 interface HasNode {

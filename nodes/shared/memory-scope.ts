@@ -1,7 +1,9 @@
 import type { IExecuteFunctions, ISupplyDataFunctions } from 'n8n-workflow';
 
-import { ConversationMemory, NodeMemory } from '../../src';
-import type { BufferMemory, MemoryAddress, MemoryOptions } from '../../src';
+import { ConversationMemory, NodeMemory } from '../../src/history/scopes';
+import type { MemoryAddress } from '../../src/admin/conversation-memory';
+import type { BufferMemory } from '../../src/history/buffer-memory';
+import type { MemoryOptions } from '../../src/history/memory-types';
 import { nodeError } from './errors';
 import { storageFor } from './storage';
 

@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, INodeProperties, ISupplyDataFunctions } from 'n8n-workflow';
 
-import { MAX_EXPIRE_AFTER_DAYS, MAX_KEEP_LAST } from '../../src';
+import { MAX_KEEP_LAST } from '../../src/snapshots/types';
+import { MAX_EXPIRE_AFTER_DAYS } from '../../src/store/retention';
 import { nodeError } from './errors';
 
 type Ctx = IExecuteFunctions | ISupplyDataFunctions;

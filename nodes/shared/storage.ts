@@ -8,14 +8,12 @@ import type {
 	ISupplyDataFunctions,
 } from 'n8n-workflow';
 
-import {
-	BoundedCache,
-	EncryptedStorage,
-	LocalDiskStorage,
-	parseEncryptionKey,
-	S3Storage,
-} from '../../src';
-import type { EncryptionKey, MemoryStorage } from '../../src';
+import { BoundedCache } from '../../src/common/bounded-cache';
+import { EncryptedStorage, parseEncryptionKey } from '../../src/store/encrypted';
+import { LocalDiskStorage } from '../../src/store/local-disk';
+import { S3Storage } from '../../src/store/s3';
+import type { EncryptionKey } from '../../src/store/encrypted';
+import type { MemoryStorage } from '../../src/store/storage';
 
 /** n8n's user folder, as n8n itself resolves it. */
 function n8nFolder(): string {

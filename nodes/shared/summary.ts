@@ -4,7 +4,8 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeProperties, ISupplyDataFunctions } from 'n8n-workflow';
 
-import type { PromptMessage, Summarizer } from '../../src';
+import type { Summarizer } from '../../src/history/summarized';
+import type { PromptMessage } from '../../src/prompt/types';
 import { optionalSubNode } from './connections';
 import { replyText } from './message-text';
 import { numberParameter } from './parameters';

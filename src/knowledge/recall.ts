@@ -8,12 +8,12 @@ import type { TokenCounter } from '../tokens/tokens';
 import type { BaseParts } from './parts';
 import { search } from './search';
 import { isSmallTalk } from './small-talk';
+import { RECALL_HALF_LIFE_DAYS } from './types';
 import type { SearchMatch } from './types';
 
 export const RECALL_START = '[Long-term memory]';
 export const RECALL_END = '[End of long-term memory]';
-/** Half-life of automatic recall: a newer statement of a fact outranks an older one of the same weight. */
-export const RECALL_HALF_LIFE_DAYS = 180;
+export { RECALL_HALF_LIFE_DAYS } from './types';
 /** Candidates searched beyond Top K, for those the window already holds. */
 const EXTRA_CANDIDATES = 10;
 

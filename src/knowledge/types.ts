@@ -19,6 +19,8 @@ export function isEmbedder(value: unknown): value is Embedder {
 }
 
 export const DEFAULT_THRESHOLD = 10;
+/** Half-life of automatic recall: a newer statement of a fact outranks an older one of the same weight. */
+export const RECALL_HALF_LIFE_DAYS = 180;
 /** Chunks per embedDocuments call. */
 export const DEFAULT_EMBEDDING_BATCH = 64;
 /** How long a sync lock lasts without renewal (renewed every third of it while its holder works). */

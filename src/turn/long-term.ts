@@ -3,7 +3,9 @@
 import { MemoryBase } from '../knowledge/memory-base';
 import { chooseRecall } from '../knowledge/recall';
 import type { RecallCandidates } from '../knowledge/recall';
-import type { CaptureResult, Embedder, SearchMatch } from '../knowledge/types';
+import type { CaptureResult, Embedder } from '../knowledge/types';
+import { recallReport } from './recalled';
+import type { Recalled } from './recalled';
 import type { History } from '../history/thread-view';
 import type { RecentTurn } from '../history/thread-view';
 import type { MemoryStorage } from '../store/storage';
@@ -23,32 +25,6 @@ export interface LongTermSettings {
 	/** Minimum Similarity of recalled entries (cosine); undefined: none. */
 	minSimilarity?: number;
 }
-
-/** What a turn's recall found and put in front of the model. */
-export interface Recalled {
-	section: string;
-	tokens: number;
-	hits: SearchMatch[];
-	skipped: number;
-	/** Why nothing was recalled, when nothing was. */
-	reason?: string;
-	error?: string;
-}
-
-/** Nothing recalled, and why. */
-export const notRecalled = (reason: string): Recalled => ({
-	section: '',
-	tokens: 0,
-	hits: [],
-	skipped: 0,
-	reason,
-});
-
-/** A recall that failed: the turn goes on without it, and says why. */
-export const failedRecall = (error: Error): Recalled => ({
-	...notRecalled('the recall failed'),
-	error: error.message,
-});
 
 /** A saved turn, as long-term memory captures it. */
 export interface CapturedTurn {
@@ -162,28 +138,4 @@ export class LongTermMemory {
 					: {}),
 		};
 	}
-}
-
-const round = (x: number | undefined) => (x === undefined ? undefined : Math.round(x * 1e4) / 1e4);
-
-/** What a recall did, for the output: the entries with their scores, or why there are none. */
-export function recallReport(recalled: Recalled): Record<string, unknown> {
-	return {
-		recalled: recalled.hits.length,
-		recallTokens: recalled.tokens,
-		...(recalled.hits.length
-			? {
-					entries: recalled.hits.map((h) => ({
-						text: h.text,
-						capturedAt: h.capturedAt,
-						role: h.role ?? null,
-						score: round(h.score),
-						...(h.similarity !== undefined ? { similarity: round(h.similarity) } : {}),
-						...(h.lexicalScore !== undefined ? { lexicalScore: round(h.lexicalScore) } : {}),
-					})),
-				}
-			: { notRecalled: recalled.reason ?? 'nothing matched' }),
-		...(recalled.skipped ? { skipped: recalled.skipped } : {}),
-		...(recalled.error ? { recallError: recalled.error } : {}),
-	};
 }

@@ -10,9 +10,9 @@ import type { History, SummaryReport } from '../history/thread-view';
 import type { CaptureResult } from '../knowledge/types';
 import type { PromptMessage } from '../prompt/types';
 import type { MemoryStorage } from '../store/storage';
-import { failedRecall, notRecalled } from './long-term';
-import type { CapturedTurn, LongTermMemory, Recalled } from './long-term';
-import { initializeData, readVersionedData } from './versioned';
+import type { CapturedTurn, LongTermMemory } from './long-term';
+import { failedRecall, notRecalled } from './recalled';
+import type { Recalled } from './recalled';
 import type { OpenedData, VersionedSettings } from './versioned';
 
 export interface TurnOptions {
@@ -43,6 +43,17 @@ export interface TurnOptions {
 /** Why a turn's recall is empty by default: there was no message to recall for. */
 const NO_QUERY = 'nothing to recall for: the message is empty';
 
+/** Versioned data, loaded only by a turn that has some (the module brings the versioned-data memory). */
+async function readData(data: NonNullable<TurnOptions['data']>): Promise<OpenedData> {
+	const { readVersionedData } = await import('./versioned');
+	return readVersionedData(data.storage, data.workflowId, data.conversationId, data.settings);
+}
+
+async function initialized(data: OpenedData): Promise<OpenedData> {
+	const { initializeData } = await import('./versioned');
+	return initializeData(data);
+}
+
 export class ChatTurn {
 	/** What went wrong but did not stop the turn (a summary that could not be made, a failed recall or capture). */
 	readonly warnings: string[] = [];
@@ -72,14 +83,7 @@ export class ChatTurn {
 		const [history, found, data] = await Promise.all([
 			ChatTurn.read(options, options.read.maxTokenLimit, true),
 			lt && query ? lt.memory.search(query).catch((error: unknown) => error as Error) : undefined,
-			options.data
-				? readVersionedData(
-						options.data.storage,
-						options.data.workflowId,
-						options.data.conversationId,
-						options.data.settings,
-					)
-				: undefined,
+			options.data ? readData(options.data) : undefined,
 		]);
 		const recalled = !lt
 			? undefined
@@ -89,7 +93,7 @@ export class ChatTurn {
 					? lt.memory.section(found, history, lt.model)
 					: notRecalled(lt.emptyQuery ?? NO_QUERY);
 		const fitted = await ChatTurn.fit(options, history, recalled);
-		return new ChatTurn(options, fitted, recalled, data && (await initializeData(data)));
+		return new ChatTurn(options, fitted, recalled, data && (await initialized(data)));
 	}
 
 	/** The history, with the summary when asked; `refresh` false uses the stored summary, never a call. */

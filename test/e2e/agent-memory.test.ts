@@ -12,8 +12,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import type { MemoryStorage, S3Storage } from '../../src';
-import { ConversationMemory, LocalDiskStorage, NodeMemory } from '../../src';
+import type { MemoryStorage, S3Storage } from '../../src/internal';
+import { ConversationMemory, LocalDiskStorage, NodeMemory } from '../../src/internal';
 import { SESSION_FROM_CHAT_OR_BODY, WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
 import { contentText, startFakeOpenAi } from '../../demo/model-server';

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi } from '../../demo/model-server';
-import { parseEncryptionKey } from '../../src';
+import { parseEncryptionKey } from '../../src/internal';
 import { WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
 import { packPackage, startN8n } from '../support/n8n-harness';

@@ -15,7 +15,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { FAKE_IMAGE_PNG, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
-import { ASSISTANT_FILES_LEAD } from '../../src';
+import { ASSISTANT_FILES_LEAD } from '../../src/internal';
 import { sendChat } from '../support/chat';
 import type { ChatTurn } from '../support/chat';
 import { fixture, NOTES_PDF_TEXT } from '../support/fixtures';

@@ -25,7 +25,7 @@ import {
 	S3_CREDENTIAL,
 	s3Credential,
 } from '../support/workflows';
-import type { S3Storage } from '../../src';
+import type { S3Storage } from '../../src/internal';
 
 const NODE_WF = { id: 'e2eNodeMode00001', webhookId: 'e2e0c0de-0000-4000-8000-00000000a001' };
 const CONV_WF = { id: 'e2eConvMode00001', webhookId: 'e2e0c0de-0000-4000-8000-00000000a002' };

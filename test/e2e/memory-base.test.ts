@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi } from '../../demo/model-server';
-import { LocalDiskStorage, MemoryBase } from '../../src';
+import { LocalDiskStorage, MemoryBase } from '../../src/internal';
 import { CHAT_TRIGGER_NAME, WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
 import { failedSince, failureCount } from '../support/n8n-executions';

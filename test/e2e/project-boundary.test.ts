@@ -27,7 +27,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi } from '../../demo/model-server';
-import { parseEncryptionKey } from '../../src';
+import { parseEncryptionKey } from '../../src/internal';
 import { WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
 import { unflatten, waitFor } from '../support/n8n-executions';

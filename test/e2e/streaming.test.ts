@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { LocalDiskStorage, NodeMemory } from '../../src';
+import { LocalDiskStorage, NodeMemory } from '../../src/internal';
 import { WorkflowBuilder } from '../support/agent-workflows';
 import { sendChatStream } from '../support/chat-stream';
 import type { StreamReply } from '../support/chat-stream';

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
 import { isSummaryRequest } from '../../demo/summaries';
-import { LocalDiskStorage, readMessages } from '../../src';
+import { LocalDiskStorage, readMessages } from '../../src/internal';
 import { CHAT_TRIGGER_NAME, WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
 import { packPackage, startN8n } from '../support/n8n-harness';

@@ -14,8 +14,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { ConversationMemory, LocalDiskStorage, VersionedData } from '../../src';
-import type { MemoryStorage, S3Storage } from '../../src';
+import { ConversationMemory, LocalDiskStorage, VersionedData } from '../../src/internal';
+import type { MemoryStorage, S3Storage } from '../../src/internal';
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
 import { CHAT_TRIGGER_TYPE, WorkflowBuilder } from '../support/agent-workflows';

@@ -14,8 +14,8 @@ import {
 	DuplicateMessageIdError,
 	LocalDiskStorage,
 	TokenBufferMemory,
-} from '../../src';
-import type { MemoryStorage } from '../../src';
+} from '../../src/internal';
+import type { MemoryStorage } from '../../src/internal';
 import { assertTurnsOnce, idCounts, startWriter, storedDocument, turnIds } from '../support/faults';
 import type { TurnWriterConfig } from '../support/faults';
 import { ensureRgw, rgwStorage } from '../support/rgw';

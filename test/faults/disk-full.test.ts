@@ -30,7 +30,7 @@ import {
 	LocalDiskStorage,
 	StorageError,
 	TokenBufferMemory,
-} from '../../src';
+} from '../../src/internal';
 import { turnIds, walkTree } from '../support/faults';
 import { tempDir } from '../support/storages';
 

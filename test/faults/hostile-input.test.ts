@@ -22,8 +22,8 @@ import {
 	nodeMemoryKey,
 	NodeTokenBufferMemory,
 	TokenBufferMemory,
-} from '../../src';
-import type { MemoryStorage } from '../../src';
+} from '../../src/internal';
+import type { MemoryStorage } from '../../src/internal';
 import { storedDocument, turnIds, walkTree } from '../support/faults';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';

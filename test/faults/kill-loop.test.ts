@@ -15,8 +15,8 @@ import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TestContext } from 'node:test';
 
-import { conversationMemoryKey, LocalDiskStorage, TokenBufferMemory } from '../../src';
-import type { MemoryStorage } from '../../src';
+import { conversationMemoryKey, LocalDiskStorage, TokenBufferMemory } from '../../src/internal';
+import type { MemoryStorage } from '../../src/internal';
 import {
 	assertTurnsOnce,
 	killWriter,

@@ -13,7 +13,12 @@ import { readFileSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { conversationMemoryKey, S3Storage, StorageError, TokenBufferMemory } from '../../src';
+import {
+	conversationMemoryKey,
+	S3Storage,
+	StorageError,
+	TokenBufferMemory,
+} from '../../src/internal';
 import { assertTurnsOnce, idCounts, sleep, storedDocument, turnIds } from '../support/faults';
 import { bucketStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';

@@ -25,7 +25,7 @@ import {
 	LocalDiskStorage,
 	StorageError,
 	TokenBufferMemory,
-} from '../../src';
+} from '../../src/internal';
 import { freezeMidWrite, killWriter, startWriter, storedDocument } from '../support/faults';
 import { tempDir } from '../support/storages';
 

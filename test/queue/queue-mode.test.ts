@@ -17,8 +17,8 @@ import { after, before, describe, it } from 'node:test';
 
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
-import { ConversationMemory, LocalDiskStorage, MemoryBase, NodeMemory } from '../../src';
-import type { MemoryStorage, S3Storage } from '../../src';
+import { ConversationMemory, LocalDiskStorage, MemoryBase, NodeMemory } from '../../src/internal';
+import type { MemoryStorage, S3Storage } from '../../src/internal';
 import { WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
 import type { ChatReply } from '../support/chat';

@@ -22,8 +22,8 @@ import {
 	S3Storage,
 	UnknownVersionError,
 	VersionedData,
-} from '../../src';
-import type { MemoryStorage } from '../../src';
+} from '../../src/internal';
+import type { MemoryStorage } from '../../src/internal';
 import { TestEmbedder } from '../support/embeddings';
 import { RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
 import type { WorkerBackend } from '../support/rgw';

@@ -11,8 +11,8 @@ import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 
 import { fakeEmbedding } from '../../demo/model-server';
-import { captureLogKey, LocalDiskStorage, MemoryBase } from '../../src';
-import type { Embedder, MemoryStorage } from '../../src';
+import { captureLogKey, LocalDiskStorage, MemoryBase } from '../../src/internal';
+import type { Embedder, MemoryStorage } from '../../src/internal';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import type { WorkerBackend } from '../support/rgw';
 import { tempDir } from '../support/storages';

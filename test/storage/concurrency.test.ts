@@ -5,11 +5,11 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
 
-import { extractThread, TokenBufferMemory } from '../../src';
-import type { MemoryStorage } from '../../src';
+import { extractThread, TokenBufferMemory } from '../../src/internal';
+import type { MemoryStorage } from '../../src/internal';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
-import { LocalDiskStorage } from '../../src';
+import { LocalDiskStorage } from '../../src/internal';
 
 const run = promisify(execFile);
 const WORKER = path.resolve(__dirname, '../support/append-worker.ts');

@@ -13,8 +13,8 @@ import {
 	pruneMemory,
 	StorageError,
 	TokenBufferMemory,
-} from '../../src';
-import type { MemoryStorage } from '../../src';
+} from '../../src/internal';
+import type { MemoryStorage } from '../../src/internal';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import { tempDisk } from '../support/storages';
 

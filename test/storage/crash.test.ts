@@ -7,8 +7,8 @@ import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 
-import { decodeDocument, LocalDiskStorage, TokenBufferMemory } from '../../src';
-import type { MemoryStorage } from '../../src';
+import { decodeDocument, LocalDiskStorage, TokenBufferMemory } from '../../src/internal';
+import type { MemoryStorage } from '../../src/internal';
 import { freezeMidWrite } from '../support/faults';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';

@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { LocalDiskStorage, StorageError } from '../../src';
+import { LocalDiskStorage, StorageError } from '../../src/internal';
 import { tempDir } from '../support/storages';
 
 const KEY = 'node_memory/wf/conv/node.json';

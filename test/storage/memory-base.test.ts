@@ -15,8 +15,8 @@ import {
 	LocalDiskStorage,
 	MemoryBase,
 	SyncRunningError,
-} from '../../src';
-import type { Embedder, MemoryStorage } from '../../src';
+} from '../../src/internal';
+import type { Embedder, MemoryStorage } from '../../src/internal';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import type { WorkerBackend } from '../support/rgw';
 import { tempDir } from '../support/storages';

@@ -14,8 +14,8 @@ import {
 	parseEncryptionKey,
 	pruneExpired,
 	UnknownVersionError,
-} from '../../src';
-import type { MemoryStorage } from '../../src';
+} from '../../src/internal';
+import type { MemoryStorage } from '../../src/internal';
 import { storageHolds } from '../support/forget-plant';
 import {
 	at,

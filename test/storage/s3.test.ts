@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { after, describe, it } from 'node:test';
 
-import { S3Storage, StorageError, TokenBufferMemory, UnsafeStorageError } from '../../src';
+import { S3Storage, StorageError, TokenBufferMemory, UnsafeStorageError } from '../../src/internal';
 import { ensureRgw, freePort, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
 
 /**

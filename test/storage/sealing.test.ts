@@ -18,8 +18,8 @@ import {
 	LocalDiskStorage,
 	sealedPrefix,
 	TokenBufferMemory,
-} from '../../src';
-import type { LogOptions, MemoryDocument, MemoryStorage } from '../../src';
+} from '../../src/internal';
+import type { LogOptions, MemoryDocument, MemoryStorage } from '../../src/internal';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
 

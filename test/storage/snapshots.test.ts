@@ -23,8 +23,8 @@ import {
 	VersionedData,
 	versionedDataPrefix,
 	versionKey,
-} from '../../src';
-import type { MemoryStorage } from '../../src';
+} from '../../src/internal';
+import type { MemoryStorage } from '../../src/internal';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import type { WorkerBackend } from '../support/rgw';
 import { tempDir } from '../support/storages';

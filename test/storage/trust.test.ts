@@ -14,8 +14,8 @@ import {
 	isSealed,
 	LocalDiskStorage,
 	parseEncryptionKey,
-} from '../../src';
-import type { MemoryStorage } from '../../src';
+} from '../../src/internal';
+import type { MemoryStorage } from '../../src/internal';
 import { ALICE, BOB, bobIntact, plant, storageHolds } from '../support/forget-plant';
 import { rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';

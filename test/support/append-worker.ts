@@ -1,7 +1,7 @@
 // Child process for concurrency and crash tests: appends turns to one memory key.
 //   append-worker.ts <config-json>
 // config: { backend: 'disk'|'s3', root?, endpoint?, bucket?, turns, tag, bigBytes?, forever? }
-import { TokenBufferMemory } from '../../src';
+import { TokenBufferMemory } from '../../src/internal';
 import { workerStorage } from './rgw';
 
 interface Config {

@@ -7,7 +7,12 @@
 // Answers: { ok: value } or { error: name, message }.
 import { createInterface } from 'node:readline';
 
-import { ConversationMemory, exportConversation, MemoryBase, VersionedData } from '../../src';
+import {
+	ConversationMemory,
+	exportConversation,
+	MemoryBase,
+	VersionedData,
+} from '../../src/internal';
 import { TestEmbedder } from './embeddings';
 import { workerStorage } from './rgw';
 import type { WorkerBackend } from './rgw';

@@ -1,7 +1,7 @@
 // Shared by the Memory Base tests: a deterministic embedding model (the fake server's hashed word
 // features) with failure plans and a gate, and a LangChain-like in-memory vector store.
 import { fakeEmbedding } from '../../demo/model-server';
-import type { Embedder, ExternalDocument, ExternalVectorStore } from '../../src';
+import type { Embedder, ExternalDocument, ExternalVectorStore } from '../../src/internal';
 
 /** Cosine similarity of two vectors. */
 export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {

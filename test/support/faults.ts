@@ -5,9 +5,9 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, watch } from 'node:fs';
 import * as path from 'node:path';
 
-import * as engine from '../../src';
-import { clearDocumentCache, decodeDocument } from '../../src';
-import type { MemoryDocument, MemoryStorage } from '../../src';
+import * as engine from '../../src/internal';
+import { clearDocumentCache, decodeDocument } from '../../src/internal';
+import type { MemoryDocument, MemoryStorage } from '../../src/internal';
 
 export interface TurnWriterConfig {
 	backend: 'disk' | 's3';

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 
-import type { FileInput } from '../../src';
+import type { FileInput } from '../../src/internal';
 
 export const fixture = (name: string): Buffer =>
 	readFileSync(path.join(__dirname, '../fixtures', name));

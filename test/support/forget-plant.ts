@@ -3,8 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 
-import { ConversationMemory, MemoryBase, NodeMemory, VersionedData } from '../../src';
-import type { MemoryStorage } from '../../src';
+import { ConversationMemory, MemoryBase, NodeMemory, VersionedData } from '../../src/internal';
+import type { MemoryStorage } from '../../src/internal';
 import { TestEmbedder } from './embeddings';
 import { localFile } from './fixtures';
 

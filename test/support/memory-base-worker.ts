@@ -13,8 +13,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 
 import { fakeEmbedding } from '../../demo/model-server';
-import { MemoryBase, SyncRunningError } from '../../src';
-import type { Embedder, MemoryStorage, PutOptions } from '../../src';
+import { MemoryBase, SyncRunningError } from '../../src/internal';
+import type { Embedder, MemoryStorage, PutOptions } from '../../src/internal';
 import { workerStorage } from './rgw';
 import type { WorkerBackend } from './rgw';
 

@@ -1,4 +1,4 @@
-import type { StoredMessage } from '../../src';
+import type { StoredMessage } from '../../src/internal';
 
 let clock = Date.parse('2026-01-07T10:00:00Z');
 

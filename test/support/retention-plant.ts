@@ -11,14 +11,14 @@ import {
 	MemoryBase,
 	NodeMemory,
 	VersionedData,
-} from '../../src';
+} from '../../src/internal';
 import type {
 	DeleteOptions,
 	GetOptions,
 	MemoryOptions,
 	MemoryStorage,
 	PutOptions,
-} from '../../src';
+} from '../../src/internal';
 import { TestEmbedder } from './embeddings';
 import { storageHolds } from './forget-plant';
 

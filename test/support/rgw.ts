@@ -5,8 +5,8 @@ import * as path from 'node:path';
 
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 
-import { LocalDiskStorage, S3Storage } from '../../src';
-import type { MemoryStorage, S3StorageOptions } from '../../src';
+import { LocalDiskStorage, S3Storage } from '../../src/internal';
+import type { MemoryStorage, S3StorageOptions } from '../../src/internal';
 import { tempDir } from './storages';
 
 const SCRIPT = path.resolve(__dirname, '../../scripts/rgw.sh');

@@ -5,8 +5,8 @@
 //           turns? (omitted: one turn after another until killed), parallel? (turns in flight at once) }
 // Even turns use the caller's ID `<tag>-<i>` (checked against all stored messages); odd turns let the
 // engine draw a UUID. stdout: `flushing <i>`, `flushed <i> <id> <attempts>` per turn, then `done`.
-import { TokenBufferMemory } from '../../src';
-import type { LogOptions } from '../../src';
+import { TokenBufferMemory } from '../../src/internal';
+import type { LogOptions } from '../../src/internal';
 import { byteTokenCounter, workerStorage } from './rgw';
 
 interface Config {

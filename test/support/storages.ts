@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 
-import { ConflictError, LocalDiskStorage, StorageError } from '../../src';
+import { ConflictError, LocalDiskStorage, StorageError } from '../../src/internal';
 import type {
 	GetOptions,
 	ListedObject,
@@ -12,7 +12,7 @@ import type {
 	PromptMessage,
 	PutOptions,
 	StoredObject,
-} from '../../src';
+} from '../../src/internal';
 
 export function tempDir(tag = 'llm-memory'): string {
 	return mkdtempSync(path.join(tmpdir(), `${tag}-`));

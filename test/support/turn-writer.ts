@@ -11,7 +11,7 @@
 //   flushed <id> <attempts>     flush() resolved: the turn is acknowledged
 //   failed <id> <error>         flush() (or the read before it) rejected
 //   done                        every turn settled (not printed in the endless mode)
-import { TokenBufferMemory } from '../../src';
+import { TokenBufferMemory } from '../../src/internal';
 import type { TurnWriterConfig } from './faults';
 import { byteTokenCounter, workerStorage } from './rgw';
 

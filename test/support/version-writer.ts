@@ -2,8 +2,8 @@
 //   version-writer.ts <config-json>
 // config: { backend: 'disk'|'s3', root?, endpoint?, bucket?, conversationId, saves, tag, startAt }
 // Prints { saves: [{ summary, version, parent }], conflicts } (conflicts: conditional writes that lost a race).
-import { ConflictError, VersionedData } from '../../src';
-import type { MemoryStorage, PutOptions } from '../../src';
+import { ConflictError, VersionedData } from '../../src/internal';
+import type { MemoryStorage, PutOptions } from '../../src/internal';
 import { workerStorage } from './rgw';
 import type { WorkerBackend } from './rgw';
 

@@ -16,8 +16,8 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Browser, Page } from 'playwright-core';
 
-import { ConversationMemory, LocalDiskStorage, NodeMemory } from '../../src';
-import type { BufferMemory } from '../../src';
+import { ConversationMemory, LocalDiskStorage, NodeMemory } from '../../src/internal';
+import type { BufferMemory } from '../../src/internal';
 import { openEditor } from '../support/editor-session';
 import {
 	isN8nInstalled,

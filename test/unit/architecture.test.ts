@@ -257,7 +257,7 @@ describe('src/ layout: three memories side by side, small files and functions', 
 				// Keys are the memories' own: the Memory Base hands the indexes their folders.
 				if (room && /(^|\/)keys(\/|$)/.test(target) && target !== 'keys/ids')
 					broken.push(`${rel} imports ${target}`);
-				// src/index.ts, the package's public face, may name the room's files.
+				// src/index.ts and src/internal.ts, the entries, may name the room's files.
 				const deep = target.startsWith('indexes/') && target !== 'indexes/index';
 				if (!room && rel.includes('/') && deep) broken.push(`${rel} imports ${target}`);
 			}

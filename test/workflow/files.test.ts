@@ -9,7 +9,7 @@ import { afterEach, describe, it } from 'node:test';
 
 import type { INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { ASSISTANT_FILES_LEAD } from '../../src';
+import { ASSISTANT_FILES_LEAD } from '../../src/internal';
 import { TEST_IMAGE_AGENT_TYPE, TestImageAgent } from '../support/agent-stand-in';
 import { fixture, NOTES_PDF_TEXT } from '../support/fixtures';
 import { LlmMemoryStore, LlmWithMemory } from '../support/node-under-test';

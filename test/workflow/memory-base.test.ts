@@ -7,8 +7,8 @@ import { after, beforeEach, describe, it } from 'node:test';
 
 import type { INode, INodeParameters } from 'n8n-workflow';
 
-import { DAY_MS, LocalDiskStorage, vectorIndexPrefix } from '../../src';
-import type { S3Storage } from '../../src';
+import { DAY_MS, LocalDiskStorage, vectorIndexPrefix } from '../../src/internal';
+import type { S3Storage } from '../../src/internal';
 import { TestEmbedder } from '../support/embeddings';
 import { storageHolds } from '../support/forget-plant';
 import { ensureRgw, rgwCredentials, rgwStorage } from '../support/rgw';

@@ -10,7 +10,7 @@ import { afterEach, describe, it } from 'node:test';
 
 import type { INode, INodeParameters } from 'n8n-workflow';
 
-import { DAY_MS, LocalDiskStorage } from '../../src';
+import { DAY_MS, LocalDiskStorage } from '../../src/internal';
 import { TEST_IMAGE_AGENT_TYPE, TestImageAgent } from '../support/agent-stand-in';
 import { chat, nodeTypes as managerTypes, workflow } from '../support/manager-workflows';
 import { LlmMemoryStore } from '../support/node-under-test';

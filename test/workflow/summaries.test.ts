@@ -21,7 +21,7 @@ import { tempDir } from '../support/storages';
 import { TRIGGER_NODE } from '../support/test-nodes';
 import { runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson } from '../support/workflow-harness';
-import { TiktokenCounter } from '../../src';
+import { TiktokenCounter } from '../../src/internal';
 import { userText } from '../support/summary-script';
 
 const counter = new TiktokenCounter('o200k_base');

@@ -8,7 +8,7 @@ import { after, afterEach, describe, it } from 'node:test';
 
 import type { INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
-import { LocalDiskStorage, VersionedData } from '../../src';
+import { LocalDiskStorage, VersionedData } from '../../src/internal';
 import { chat, nodeTypes, workflow } from '../support/manager-workflows';
 import type { LlmSpec } from '../support/manager-workflows';
 import { ensureRgw, rgwCredentials, rgwStorage } from '../support/rgw';

@@ -1,11 +1,7 @@
-import { contentFiles } from '../../../src';
-import type {
-	ChatMessage,
-	ContentPart,
-	FileInput,
-	ListedMessage,
-	PromptMessage,
-} from '../../../src';
+import { contentFiles } from '../../../src/prompt/content-files';
+import type { ChatMessage, ListedMessage } from '../../../src/history/chat-history';
+import type { ContentPart, PromptMessage } from '../../../src/prompt/types';
+import type { FileInput } from '../../../src/store/blobs';
 import { messageText } from '../../shared/message-text';
 
 type ToolCall = NonNullable<PromptMessage['tool_calls']>[number];

@@ -1,7 +1,8 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { AiEvent, IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
-import type { AddedTurn, ChatHistory, StoredTurn } from '../../../src';
+import type { ChatHistory, StoredTurn } from '../../../src/history/chat-history';
+import type { AddedTurn } from '../../../src/history/memory-types';
 import { asNodeError } from '../../shared/errors';
 import { listedMessages, toChatMessage } from './messages';
 import type { StoreMessage } from './messages';

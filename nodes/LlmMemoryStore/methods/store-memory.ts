@@ -1,14 +1,11 @@
 import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
-import { captureTurn, ChatTurn } from '../../../src';
-import type {
-	CaptureResult,
-	ChatHistory,
-	LongTermMemory,
-	StoredTurn,
-	Summarizer,
-	TurnInput,
-} from '../../../src';
+import { captureTurn, ChatTurn } from '../../../src/turn/turn';
+import type { ChatHistory, StoredTurn } from '../../../src/history/chat-history';
+import type { TurnInput } from '../../../src/history/memory-types';
+import type { Summarizer } from '../../../src/history/summarized';
+import type { CaptureResult } from '../../../src/knowledge/types';
+import type { LongTermMemory } from '../../../src/turn/long-term';
 import type { SummarySettings } from '../../shared/summary';
 import { contextContent, historyMessages } from './messages';
 import type { StoreMessage } from './messages';

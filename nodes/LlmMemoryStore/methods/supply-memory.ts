@@ -1,6 +1,7 @@
 import type { ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
 
-import { ChatHistory, DEFAULT_MAX_TOKEN_LIMIT } from '../../../src';
+import { ChatHistory } from '../../../src/history/chat-history';
+import { DEFAULT_MAX_TOKEN_LIMIT } from '../../../src/history/truncate';
 import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';

@@ -1,7 +1,8 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { isReadable } from '../../../src';
-import type { FileInput, PdfAndAudio } from '../../../src';
+import { isReadable } from '../../../src/prompt/file-kinds';
+import type { PdfAndAudio } from '../../../src/prompt/file-kinds';
+import type { FileInput } from '../../../src/store/blobs';
 
 function matcher(pattern: string): (name: string) => boolean {
 	if (!pattern.endsWith('*')) return (name) => name === pattern;

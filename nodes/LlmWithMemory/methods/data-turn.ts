@@ -1,15 +1,11 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import {
-	changeOfCalls,
-	dataReport,
-	dataSection,
-	followUp,
-	parseJsonReply,
-	toolCallsOf,
-	updateDataTool,
-} from '../../../src';
-import type { DataOutcome, OpenedData, PromptMessage, VersionRecord } from '../../../src';
+import { changeOfCalls, followUp, parseJsonReply, toolCallsOf } from '../../../src/turn/data-reply';
+import { dataReport, dataSection, updateDataTool } from '../../../src/turn/versioned';
+import type { PromptMessage } from '../../../src/prompt/types';
+import type { VersionRecord } from '../../../src/snapshots/records';
+import type { DataOutcome } from '../../../src/turn/data-reply';
+import type { OpenedData } from '../../../src/turn/versioned';
 import { asNodeError, nodeError } from '../../shared/errors';
 import type { VersionedInput } from './input';
 import { persistTurn, readMemory } from './memory';

@@ -1,7 +1,10 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { DEFAULT_MAX_TOKEN_LIMIT } from '../../../src';
-import type { FileInput, LongTermSettings, PdfAndAudio, VersionedSettings } from '../../../src';
+import { DEFAULT_MAX_TOKEN_LIMIT } from '../../../src/history/truncate';
+import type { PdfAndAudio } from '../../../src/prompt/file-kinds';
+import type { FileInput } from '../../../src/store/blobs';
+import type { LongTermSettings } from '../../../src/turn/long-term';
+import type { VersionedSettings } from '../../../src/turn/versioned';
 import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import { missingSessionIdHelp } from '../../shared/parameters';

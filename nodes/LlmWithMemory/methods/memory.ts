@@ -1,7 +1,11 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { ChatTurn, DEFAULT_MAX_TOKEN_LIMIT, TurnNotSavedError } from '../../../src';
-import type { AddedTurn, BufferMemory, StoredDataVersion } from '../../../src';
+import { TurnNotSavedError } from '../../../src/errors';
+import { DEFAULT_MAX_TOKEN_LIMIT } from '../../../src/history/truncate';
+import { ChatTurn } from '../../../src/turn/turn';
+import type { BufferMemory } from '../../../src/history/buffer-memory';
+import type { AddedTurn } from '../../../src/history/memory-types';
+import type { StoredDataVersion } from '../../../src/store/schema';
 import { asNodeError, nodeError } from '../../shared/errors';
 import { longTermFor } from '../../shared/long-term/long-term';
 import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';

@@ -1,8 +1,9 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { contentFiles } from '../../../src';
-import type { FileInput, PromptMessage } from '../../../src';
+import { contentFiles } from '../../../src/prompt/content-files';
+import type { PromptMessage } from '../../../src/prompt/types';
+import type { FileInput } from '../../../src/store/blobs';
 import { connectedSubNode } from '../../shared/connections';
 import { nodeError } from '../../shared/errors';
 import { messageText, replyText } from '../../shared/message-text';

@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { AddedTurn } from '../../../src';
+import type { AddedTurn } from '../../../src/history/memory-types';
 import type { OpenedMemory } from './memory';
 import type { ItemInput } from './input';
 

@@ -1,5 +1,5 @@
-import { inputFileParts } from '../../../src';
-import type { ContentPart, PromptMessage } from '../../../src';
+import { inputFileParts } from '../../../src/prompt/files';
+import type { ContentPart, PromptMessage } from '../../../src/prompt/types';
 import type { ItemInput } from './input';
 import type { OpenedMemory } from './memory';
 

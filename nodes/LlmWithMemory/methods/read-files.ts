@@ -1,6 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { encodingForModel, readFiles, TiktokenCounter } from '../../../src';
+import { readFiles } from '../../../src/prompt/file-text';
+import { encodingForModel, TiktokenCounter } from '../../../src/tokens/tokens';
 import type { ItemInput } from './input';
 import { warn } from './memory';
 import { modelNameOf } from './model';

@@ -1,7 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { asNodeError } from '../../shared/errors';
-import { answerWithData } from './data-turn';
 import { resolveInput } from './input';
 import { persistTurn, readMemory } from './memory';
 import { callModel } from './model';
@@ -76,8 +75,11 @@ async function answerItem(
 	stream: ChatStream | undefined,
 ): Promise<IDataObject> {
 	const input = await readItemFiles(ctx, await resolveInput(ctx, i), model);
-	if (input.versioned)
+	if (input.versioned) {
+		// Loaded with Versioned Data only: it brings the versioned-data memory.
+		const { answerWithData } = await import('./data-turn');
 		return await answerWithData(ctx, i, model, { ...input, versioned: input.versioned }, stream);
+	}
 	const opened = await readMemory(ctx, i, input, model);
 	const prompt = buildPrompt(input, opened);
 	const answer = await callModel(ctx, i, model, prompt, stream);

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { MAIN_BRANCH, MAX_HISTORY_PAGE } from '../../../src';
-import type { VersionedSettings } from '../../../src';
+import { MAIN_BRANCH, MAX_HISTORY_PAGE } from '../../../src/snapshots/types';
+import type { VersionedSettings } from '../../../src/turn/versioned';
 import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import { optionalJsonParameter } from '../../shared/json-parameter';

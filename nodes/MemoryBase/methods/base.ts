@@ -1,7 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { listMemoryBases, MemoryBase } from '../../../src';
-import type { Embedder, ExternalVectorStore } from '../../../src';
+import { listMemoryBases } from '../../../src/knowledge/listing';
+import { MemoryBase } from '../../../src/knowledge/memory-base';
+import type { ExternalVectorStore } from '../../../src/indexes/vector/external-store';
+import type { Embedder } from '../../../src/knowledge/types';
 import { chatTriggerField } from '../../shared/chat-trigger';
 import { nodeError } from '../../shared/errors';
 import { idParameter, idValue, requiredIdParameter } from '../../shared/ids';

@@ -1,8 +1,10 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions } from 'n8n-workflow';
 
-import { isEmbedder, isExternalVectorStore } from '../../../src';
-import type { Embedder, ExternalVectorStore } from '../../../src';
+import { isExternalVectorStore } from '../../../src/indexes/vector/external-store';
+import { isEmbedder } from '../../../src/knowledge/types';
+import type { ExternalVectorStore } from '../../../src/indexes/vector/external-store';
+import type { Embedder } from '../../../src/knowledge/types';
 import { connectedSubNode } from '../../shared/connections';
 import { nodeError } from '../../shared/errors';
 

@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import type { CaptureMessageInput, MemoryBase } from '../../../src';
+import type { MemoryBase } from '../../../src/knowledge/memory-base';
+import type { CaptureMessageInput } from '../../../src/knowledge/types';
 import { chatTriggerField } from '../../shared/chat-trigger';
 import { idParameter } from '../../shared/ids';
 import { showForOperations } from '../../shared/display';

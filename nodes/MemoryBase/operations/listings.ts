@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { listMemoryBases } from '../../../src';
+import { listMemoryBases } from '../../../src/knowledge/listing';
 import { showForOperations } from '../../shared/display';
 import { pageOf, pageProperties } from '../../shared/paging';
 import { numberParameter } from '../../shared/parameters';

@@ -5,8 +5,9 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 
-import { MAX_TOP_K } from '../../../src';
-import type { MemoryBase, SearchMode } from '../../../src';
+import { MAX_TOP_K } from '../../../src/indexes/vector/vector-segment';
+import type { MemoryBase } from '../../../src/knowledge/memory-base';
+import type { SearchMode } from '../../../src/knowledge/types';
 import { showForOperations } from '../../shared/display';
 import { nodeError } from '../../shared/errors';
 import { minSimilarityOf } from '../../shared/long-term/long-term';

@@ -1,6 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { SyncResult } from '../../../src';
+import type { SyncResult } from '../../../src/knowledge/types';
 import { onItemBase, sessionOf } from '../methods/base';
 import { sessionScopeProperty } from './fields';
 import type { MemoryBaseOperation } from './types';

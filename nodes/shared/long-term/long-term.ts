@@ -1,8 +1,9 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, ISupplyDataFunctions } from 'n8n-workflow';
 
-import { isEmbedder, LongTermMemory } from '../../../src';
-import type { Embedder, LongTermSettings } from '../../../src';
+import { isEmbedder } from '../../../src/knowledge/types';
+import type { Embedder } from '../../../src/knowledge/types';
+import type { LongTermMemory, LongTermSettings } from '../../../src/turn/long-term';
 import { optionalSubNode } from '../connections';
 import { nodeError } from '../errors';
 import { idParameter, idValue } from '../ids';
@@ -95,6 +96,8 @@ export async function longTermFor(
 	settings: LongTermSettings,
 	conversationId: string,
 ): Promise<LongTermMemory> {
+	// Loaded with Long-Term Memory only: it brings the Memory Base and its indexes.
+	const { LongTermMemory } = await import('../../../src/turn/long-term');
 	return new LongTermMemory(
 		await storageFor(ctx, i),
 		settings,

@@ -1,6 +1,6 @@
 import type { INodeProperties } from 'n8n-workflow';
 
-import { RECALL_HALF_LIFE_DAYS } from '../../../src';
+import { RECALL_HALF_LIFE_DAYS } from '../../../src/knowledge/types';
 import type { Show } from '../display';
 
 /** Long-Term Memory on: its fields show. */

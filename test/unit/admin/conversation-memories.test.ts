@@ -17,8 +17,8 @@ import {
 	readMessages,
 	sealedPrefix,
 	VersionedData,
-} from '../../../src';
-import type { LocalDiskStorage, MemoryStorage } from '../../../src';
+} from '../../../src/internal';
+import type { LocalDiskStorage, MemoryStorage } from '../../../src/internal';
 import { InstrumentedStorage, tempDisk } from '../../support/storages';
 import { contents, turns } from './support';
 

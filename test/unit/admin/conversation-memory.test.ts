@@ -17,8 +17,8 @@ import {
 	NodeMemory,
 	readMessages,
 	sealedPrefix,
-} from '../../../src';
-import type { LocalDiskStorage } from '../../../src';
+} from '../../../src/internal';
+import type { LocalDiskStorage } from '../../../src/internal';
 import { InstrumentedStorage, tempDisk } from '../../support/storages';
 import { contents, options, turns } from './support';
 

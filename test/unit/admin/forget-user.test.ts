@@ -14,8 +14,8 @@ import {
 	LocalDiskStorage,
 	parseEncryptionKey,
 	StorageError,
-} from '../../../src';
-import type { MemoryStorage } from '../../../src';
+} from '../../../src/internal';
+import type { MemoryStorage } from '../../../src/internal';
 import { ALICE, BOB, bobIntact, plant } from '../../support/forget-plant';
 import { tempDir } from '../../support/storages';
 

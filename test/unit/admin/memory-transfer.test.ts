@@ -21,8 +21,8 @@ import {
 	parseConversationMemoryExport,
 	readMessages,
 	sealedPrefix,
-} from '../../../src';
-import type { ConversationMemoryExport, MemoryOptions, MemoryStorage } from '../../../src';
+} from '../../../src/internal';
+import type { ConversationMemoryExport, MemoryOptions, MemoryStorage } from '../../../src/internal';
 import { tempDisk } from '../../support/storages';
 import { SMALL } from '../store/support';
 

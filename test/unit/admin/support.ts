@@ -1,6 +1,6 @@
 // Shared by the memory administration tests: turns written the way the nodes write them.
-import { ConversationMemory, NodeMemory } from '../../../src';
-import type { MemoryOptions, MemoryStorage } from '../../../src';
+import { ConversationMemory, NodeMemory } from '../../../src/internal';
+import type { MemoryOptions, MemoryStorage } from '../../../src/internal';
 import { SMALL } from '../store/support';
 
 const counter = { encoding: 'utf8-bytes', count: (t: string) => Buffer.byteLength(t) };

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { BoundedCache, cacheStats } from '../../../src';
+import { BoundedCache, cacheStats } from '../../../src/internal';
 
 describe('BoundedCache', () => {
 	it('drops the least recently used entry past its entry limit; get refreshes an entry', () => {

@@ -6,8 +6,8 @@ import { after, before, describe, it } from 'node:test';
 
 import { startFakeOpenAi, updateDataArgs } from '../../../demo/model-server';
 import type { ChatMessage, FakeOpenAi } from '../../../demo/model-server';
-import { dataSection, updateDataTool } from '../../../src';
-import type { OpenedData } from '../../../src';
+import { dataSection, updateDataTool } from '../../../src/internal';
+import type { OpenedData } from '../../../src/internal';
 
 const RECORD = { inci: 'WATER', category: 'OTHERS', noael: [] as number[], notes: '' };
 

@@ -11,8 +11,8 @@ import {
 	pairSteps,
 	TokenBufferMemory,
 	UnsupportedMessageError,
-} from '../../../src';
-import type { ChatMessage, MemoryOptions } from '../../../src';
+} from '../../../src/internal';
+import type { ChatMessage, MemoryOptions } from '../../../src/internal';
 import { InstrumentedStorage, tempDisk } from '../../support/storages';
 
 const call = (

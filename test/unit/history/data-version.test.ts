@@ -9,7 +9,7 @@ import {
 	decodeDocument,
 	DuplicateMessageIdError,
 	encodeDocument,
-} from '../../../src';
+} from '../../../src/internal';
 import { tempDisk } from '../../support/storages';
 
 describe('data_version on an assistant message', () => {

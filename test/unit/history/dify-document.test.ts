@@ -7,8 +7,13 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { ConversationMemory, CorruptDocumentError, decodeDocument, NodeMemory } from '../../../src';
-import type { MemoryStorage, StoredFile } from '../../../src';
+import {
+	ConversationMemory,
+	CorruptDocumentError,
+	decodeDocument,
+	NodeMemory,
+} from '../../../src/internal';
+import type { MemoryStorage, StoredFile } from '../../../src/internal';
 import { assertAppendable } from '../../../src/store/schema';
 import { tempDisk } from '../../support/storages';
 

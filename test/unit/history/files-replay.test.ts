@@ -13,8 +13,13 @@ import {
 	TiktokenCounter,
 	tokenizerStats,
 	TokenBufferMemory,
-} from '../../../src';
-import type { FileInput, LocalDiskStorage, MemoryOptions, StoredMessage } from '../../../src';
+} from '../../../src/internal';
+import type {
+	FileInput,
+	LocalDiskStorage,
+	MemoryOptions,
+	StoredMessage,
+} from '../../../src/internal';
 import { fixture, NOTES_PDF_TEXT } from '../../support/fixtures';
 import { memorySetup } from '../../support/storages';
 

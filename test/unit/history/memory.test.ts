@@ -19,8 +19,8 @@ import {
 	TokenBufferMemory,
 	tokenizerStats,
 	UnknownParentMessageError,
-} from '../../../src';
-import type { StoredMessage } from '../../../src';
+} from '../../../src/internal';
+import type { StoredMessage } from '../../../src/internal';
 import { memorySetup, promptText } from '../../support/storages';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');

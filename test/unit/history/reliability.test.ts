@@ -18,8 +18,8 @@ import {
 	sweepLeftovers,
 	TiktokenCounter,
 	TokenBufferMemory,
-} from '../../../src';
-import type { MemoryOptions, StoredMessage } from '../../../src';
+} from '../../../src/internal';
+import type { MemoryOptions, StoredMessage } from '../../../src/internal';
 import { memorySetup, promptText } from '../../support/storages';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');

@@ -8,8 +8,8 @@ import { describe, it } from 'node:test';
 
 import { extractiveSummary } from '../../../demo/summaries';
 import type { ChatMessage } from '../../../demo/messages';
-import { ConversationMemory, readSummaries, summariesKey } from '../../../src';
-import type { History, PromptMessage, Summarizer } from '../../../src';
+import { ConversationMemory, readSummaries, summariesKey } from '../../../src/internal';
+import type { History, PromptMessage, Summarizer } from '../../../src/internal';
 import { FILLER, userText } from '../../support/summary-script';
 import { memorySetup } from '../../support/storages';
 

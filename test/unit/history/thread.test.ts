@@ -6,7 +6,7 @@ import {
 	extractThread,
 	UnknownParentMessageError,
 	UUID_NIL,
-} from '../../../src';
+} from '../../../src/internal';
 import { ids, linearTurns, msg } from '../../support/messages';
 
 const K = 'node_memory/app/conv/node.json';

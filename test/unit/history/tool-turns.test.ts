@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { decodeDocument, encodeDocument, TokenBufferMemory } from '../../../src';
-import type { MemoryOptions, PromptMessage, TurnInput } from '../../../src';
+import { decodeDocument, encodeDocument, TokenBufferMemory } from '../../../src/internal';
+import type { MemoryOptions, PromptMessage, TurnInput } from '../../../src/internal';
 import { tempDisk } from '../../support/storages';
 
 const roles = (messages: PromptMessage[]) => messages.map((m) => m.role);

@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { effectiveWindow, MAX_HISTORY_TURNS, selectHistory, walkThread } from '../../../src';
-import type { StoredMessage } from '../../../src';
+import {
+	effectiveWindow,
+	MAX_HISTORY_TURNS,
+	selectHistory,
+	walkThread,
+} from '../../../src/internal';
+import type { StoredMessage } from '../../../src/internal';
 import { linearTurns, msg } from '../../support/messages';
 
 const K = 'conversation_memory/app/conv.json';

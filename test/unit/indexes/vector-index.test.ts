@@ -17,8 +17,8 @@ import {
 	useSimd,
 	vectorIndexPrefix,
 	vectorManifestKey,
-} from '../../../src';
-import type { IndexedChunk } from '../../../src';
+} from '../../../src/internal';
+import type { IndexedChunk } from '../../../src/internal';
 import { cosine, randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 

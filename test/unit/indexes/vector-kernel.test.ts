@@ -14,8 +14,8 @@ import {
 	simdAvailable,
 	useSimd,
 	vectorIndexPrefix,
-} from '../../../src';
-import type { ChunkFilter, IndexedChunk, VectorMatch } from '../../../src';
+} from '../../../src/internal';
+import type { ChunkFilter, IndexedChunk, VectorMatch } from '../../../src/internal';
 import { QuantizedRows, quantizeQuery, strideOf } from '../../../src/indexes/vector/simd';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';

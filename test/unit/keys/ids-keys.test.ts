@@ -11,8 +11,8 @@ import {
 	parseKey,
 	TokenBufferMemory,
 	validateId,
-} from '../../../src';
-import type { MemoryStorage } from '../../../src';
+} from '../../../src/internal';
+import type { MemoryStorage } from '../../../src/internal';
 
 const storage = {} as MemoryStorage; // constructors validate before touching storage
 

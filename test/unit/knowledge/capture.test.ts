@@ -19,8 +19,8 @@ import {
 	LocalDiskStorage,
 	MemoryBase,
 	SEAL_AT,
-} from '../../../src';
-import type { MemoryStorage, SessionLog } from '../../../src';
+} from '../../../src/internal';
+import type { MemoryStorage, SessionLog } from '../../../src/internal';
 import { TestEmbedder } from '../../support/embeddings';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
 

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { LocalDiskStorage, MemoryBase, StorageError } from '../../../src';
-import type { EarlierTurn } from '../../../src';
+import { LocalDiskStorage, MemoryBase, StorageError } from '../../../src/internal';
+import type { EarlierTurn } from '../../../src/internal';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
 
 function setup() {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { chunkText } from '../../../src';
+import { chunkText } from '../../../src/internal';
 
 describe('chunking', () => {
 	it('short text is one chunk; long text overlapping windows without cut words or surrogate pairs', () => {

@@ -24,8 +24,8 @@ import {
 	RECALL_START,
 	TAIL_MAX,
 	tokenize,
-} from '../../../src';
-import type { MemoryBaseOptions } from '../../../src';
+} from '../../../src/internal';
+import type { MemoryBaseOptions } from '../../../src/internal';
 import { TestEmbedder } from '../../support/embeddings';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
 

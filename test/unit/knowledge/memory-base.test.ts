@@ -26,13 +26,13 @@ import {
 	SyncRunningError,
 	vectorIndexPrefix,
 	vectorManifestKey,
-} from '../../../src';
+} from '../../../src/internal';
 import type {
 	ExternalVectorStore,
 	MemoryBaseOptions,
 	MemoryStorage,
 	SessionLog,
-} from '../../../src';
+} from '../../../src/internal';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
 import { TestEmbedder, TestVectorStore } from '../../support/embeddings';
 

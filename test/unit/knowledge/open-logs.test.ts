@@ -16,8 +16,8 @@ import {
 	MemoryBase,
 	OPEN_MAX,
 	SEAL_AT,
-} from '../../../src';
-import type { LexicalManifest, SessionLog } from '../../../src';
+} from '../../../src/internal';
+import type { LexicalManifest, SessionLog } from '../../../src/internal';
 import { TestEmbedder } from '../../support/embeddings';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
 

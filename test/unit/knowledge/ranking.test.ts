@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 
-import { InvalidInputError, LocalDiskStorage, MemoryBase } from '../../../src';
-import type { Embedder } from '../../../src';
+import { InvalidInputError, LocalDiskStorage, MemoryBase } from '../../../src/internal';
+import type { Embedder } from '../../../src/internal';
 import { cosine, seededRandom, TestEmbedder } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 

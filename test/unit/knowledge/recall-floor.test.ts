@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { chooseRecall, isSmallTalk, LocalDiskStorage, MemoryBase } from '../../../src';
+import { chooseRecall, isSmallTalk, LocalDiskStorage, MemoryBase } from '../../../src/internal';
 import { SMALL_TALK } from '../../../bench/small-talk';
 import { TestEmbedder } from '../../support/embeddings';
 import { InstrumentedStorage, tempDir } from '../../support/storages';

@@ -25,8 +25,8 @@ import {
 	toChatMessage,
 } from '../../../nodes/LlmMemoryStore/methods/messages';
 import { StoreMemory } from '../../../nodes/LlmMemoryStore/methods/store-memory';
-import { ChatHistory, NodeTokenBufferMemory } from '../../../src';
-import type { PromptMessage } from '../../../src';
+import { ChatHistory, NodeTokenBufferMemory } from '../../../src/internal';
+import type { PromptMessage } from '../../../src/internal';
 import { tempDisk } from '../../support/storages';
 
 const toolTurnPrompt: PromptMessage[] = [

@@ -11,7 +11,7 @@ import { ID_RULES, nodeError } from '../../../nodes/shared/errors';
 import { runOperation } from '../../../nodes/shared/operation';
 import type { Operation } from '../../../nodes/shared/operation';
 import { failedItem, runItems } from '../../../nodes/shared/run-items';
-import { InvalidIdError, SyncRunningError } from '../../../src';
+import { InvalidIdError, SyncRunningError } from '../../../src/internal';
 
 // The node errors name; neither the runner nor NodeOperationError reads its parameters.
 const NODE = { id: 'n', name: 'Node', type: 'test', typeVersion: 1, position: [0, 0] } as INode;

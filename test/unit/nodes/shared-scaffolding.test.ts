@@ -8,7 +8,7 @@ import { chunkText, replyText } from '../../../nodes/LlmWithMemory/methods/model
 import { contextContent, toChatMessage } from '../../../nodes/LlmMemoryStore/methods/messages';
 import { memoryAddress, scopedMemory } from '../../../nodes/shared/memory-scope';
 import { messageText } from '../../../nodes/shared/message-text';
-import { conversationMemoryKey, memoryKeyOf, nodeMemoryKey } from '../../../src';
+import { conversationMemoryKey, memoryKeyOf, nodeMemoryKey } from '../../../src/internal';
 import { tempDisk } from '../../support/storages';
 
 describe('messageText', () => {

@@ -14,8 +14,8 @@ import {
 	readFiles,
 	TiktokenCounter,
 	UnreadableFileError,
-} from '../../../src';
-import type { FileInput } from '../../../src';
+} from '../../../src/internal';
+import type { FileInput } from '../../../src/internal';
 import { fixture, localFile, NOTES_PDF_TEXT } from '../../support/fixtures';
 import { minimalPdf } from '../../support/pdf';
 

@@ -13,8 +13,8 @@ import {
 	PDF_PAGE_TOKEN_ESTIMATE,
 	readFiles,
 	TiktokenCounter,
-} from '../../../src';
-import type { WrittenFile } from '../../../src';
+} from '../../../src/internal';
+import type { WrittenFile } from '../../../src/internal';
 import { fixture, localFile, NOTES_PDF_TEXT } from '../../support/fixtures';
 
 const counter = new TiktokenCounter('o200k_base');

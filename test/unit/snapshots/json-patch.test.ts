@@ -12,8 +12,8 @@ import {
 	NotJsonError,
 	parsePointer,
 	PatchError,
-} from '../../../src';
-import type { JsonValue } from '../../../src';
+} from '../../../src/internal';
+import type { JsonValue } from '../../../src/internal';
 import { mulberry32, randomJson, mutate } from './random-json';
 
 const apply = (doc: unknown, patch: unknown) => applyPatch(doc, patch);

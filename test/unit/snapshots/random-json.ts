@@ -1,5 +1,5 @@
 // Seeded random JSON for property tests: a PRNG, random values, and random edits of a value.
-import type { JsonValue } from '../../../src';
+import type { JsonValue } from '../../../src/internal';
 
 /** mulberry32: a small seeded PRNG (same sequence for the same seed). */
 export function mulberry32(seed: number): () => number {

@@ -1,5 +1,5 @@
 // Shared by the versioned-data tests (unit and storage): what storage holds, and realistic data.
-import type { MemoryStorage } from '../../../src';
+import type { MemoryStorage } from '../../../src/internal';
 
 /** Every stored object, key → bytes (base64), for "nothing was written" and "same bytes" checks. */
 export async function storedObjects(

@@ -41,8 +41,8 @@ import {
 	VersionedData,
 	versionedDataPrefix,
 	versionKey,
-} from '../../../src';
-import type { MemoryStorage, VersionRecord } from '../../../src';
+} from '../../../src/internal';
+import type { MemoryStorage, VersionRecord } from '../../../src/internal';
 import { InstrumentedStorage, tempDir, tempDisk } from '../../support/storages';
 import { storedObjects, storedUnder, toxicity } from './support';
 

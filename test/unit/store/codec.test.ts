@@ -4,7 +4,12 @@ import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 
-import { CorruptDocumentError, decodeDocument, emptyDocument, encodeDocument } from '../../../src';
+import {
+	CorruptDocumentError,
+	decodeDocument,
+	emptyDocument,
+	encodeDocument,
+} from '../../../src/internal';
 import { linearTurns, msg } from '../../support/messages';
 
 const K = 'node_memory/app/conv/node.json';

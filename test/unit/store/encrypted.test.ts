@@ -20,7 +20,7 @@ import {
 	parseEncryptionKey,
 	reencrypt,
 	VersionedData,
-} from '../../../src';
+} from '../../../src/internal';
 import { TestEmbedder } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 

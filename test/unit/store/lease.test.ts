@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { acquireLease, LeaseLostError, LocalDiskStorage, readLease } from '../../../src';
-import type { Lease } from '../../../src';
+import { acquireLease, LeaseLostError, LocalDiskStorage, readLease } from '../../../src/internal';
+import type { Lease } from '../../../src/internal';
 import { heldLocks, locked } from '../../../src/store/lease-locks';
 import type { LeaseLocks } from '../../../src/store/lease-locks';
 import { tempDir } from '../../support/storages';

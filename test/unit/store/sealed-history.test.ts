@@ -12,8 +12,8 @@ import {
 	TokenBufferMemory,
 	UUID_NIL,
 	walkThread,
-} from '../../../src';
-import type { LogOptions, StoredMessage } from '../../../src';
+} from '../../../src/internal';
+import type { LogOptions, StoredMessage } from '../../../src/internal';
 import { KEY, setup } from './support';
 
 function rng(seed: number) {

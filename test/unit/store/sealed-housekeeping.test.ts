@@ -16,8 +16,8 @@ import {
 	pruneMemory,
 	sealedPrefix,
 	TokenBufferMemory,
-} from '../../../src';
-import type { MemoryStorage } from '../../../src';
+} from '../../../src/internal';
+import type { MemoryStorage } from '../../../src/internal';
 import { tempDisk } from '../../support/storages';
 import { SMALL } from './support';
 

@@ -18,8 +18,13 @@ import {
 	sealedPrefix,
 	TokenBufferMemory,
 	UnknownParentMessageError,
-} from '../../../src';
-import type { MemoryOptions, MemoryStorage, PromptMessage, StoredMessage } from '../../../src';
+} from '../../../src/internal';
+import type {
+	MemoryOptions,
+	MemoryStorage,
+	PromptMessage,
+	StoredMessage,
+} from '../../../src/internal';
 import { linearTurns } from '../../support/messages';
 import { idsOf, KEY, rawHead, setup, SMALL } from './support';
 

@@ -1,5 +1,5 @@
 // Shared by the sealed-log tests: a storage that records every write, and small sealing limits.
-import { StorageError } from '../../../src';
+import { StorageError } from '../../../src/internal';
 import type {
 	GetOptions,
 	ListedObject,
@@ -9,7 +9,7 @@ import type {
 	PutOptions,
 	StoredObject,
 	StoredMessage,
-} from '../../../src';
+} from '../../../src/internal';
 import { InstrumentedStorage, tempDisk } from '../../support/storages';
 
 /** Limits small enough that a few turns seal and cascade. */

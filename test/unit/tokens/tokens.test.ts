@@ -11,7 +11,7 @@ import {
 	safeCounter,
 	TiktokenCounter,
 	tokenizerStats,
-} from '../../../src';
+} from '../../../src/internal';
 
 describe('tokens', () => {
 	it('maps models to encodings', () => {

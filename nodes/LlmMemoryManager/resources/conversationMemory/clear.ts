@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { clearConversationMemories, clearMemory } from '../../../../src';
-import type { MemoryStorage } from '../../../../src';
+import { clearConversationMemories } from '../../../../src/admin/conversation-memories';
+import { clearMemory } from '../../../../src/admin/conversation-memory';
+import type { MemoryStorage } from '../../../../src/store/storage';
 import type { ItemOperation } from '../../../shared/operation';
 import { storageFor } from '../../../shared/storage';
 import { targetOf } from './fields';

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { deleteConversationMemory } from '../../../../src';
+import { deleteConversationMemory } from '../../../../src/admin/housekeeping';
 import type { ItemOperation } from '../../../shared/operation';
 import { conversationIdOf } from '../../../shared/parameters';
 import { storageFor } from '../../../shared/storage';

@@ -1,7 +1,11 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { listConversationMemories } from '../../../../src';
-import type { ConversationMemories, ListedMemory, MemoryStorage } from '../../../../src';
+import { listConversationMemories } from '../../../../src/admin/conversation-memories';
+import type {
+	ConversationMemories,
+	ListedMemory,
+} from '../../../../src/admin/conversation-memories';
+import type { MemoryStorage } from '../../../../src/store/storage';
 import type { MemoryTarget } from './fields';
 import { memoryJson } from './messageItems';
 

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { exportConversationMemory, missingFilesOf } from '../../../../src';
+import { exportConversationMemory, missingFilesOf } from '../../../../src/history/memory-transfer';
 import { showFor } from '../../../shared/display';
 import type { ItemOperation } from '../../../shared/operation';
 import { conversationIdOf } from '../../../shared/parameters';

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import type { MemoryAddress } from '../../../../src';
+import type { MemoryAddress } from '../../../../src/admin/conversation-memory';
 import { sessionIdProperties } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { requiredIdParameter } from '../../../shared/ids';

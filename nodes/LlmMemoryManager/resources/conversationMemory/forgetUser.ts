@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { forgetUser as forget } from '../../../../src';
+import { forgetUser as forget } from '../../../../src/admin/forget-user';
 import { showFor } from '../../../shared/display';
 import { requiredIdParameter } from '../../../shared/ids';
 import type { ItemOperation } from '../../../shared/operation';

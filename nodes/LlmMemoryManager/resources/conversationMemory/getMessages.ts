@@ -1,12 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { readConversationMemories, readMessages, readSummaries } from '../../../../src';
+import { readConversationMemories } from '../../../../src/admin/conversation-memories';
+import { readMessages, readSummaries } from '../../../../src/admin/conversation-memory';
 import type {
 	MemoryAddress,
-	MemoryStorage,
 	MessagePage,
 	ReadMessagesOptions,
-} from '../../../../src';
+} from '../../../../src/admin/conversation-memory';
+import type { MemoryStorage } from '../../../../src/store/storage';
 import { optionsCollection } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { importConversationMemory } from '../../../../src';
+import { importConversationMemory } from '../../../../src/history/memory-transfer';
 import { gzipOption, optionsCollection } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { listConversations as list } from '../../../../src';
+import { listConversations as list } from '../../../../src/admin/conversation-memory';
 import { optionsCollection } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import type { ItemOperation } from '../../../shared/operation';

@@ -1,7 +1,7 @@
 import type { ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
-import { listNodesWithMemory } from '../../../../src';
-import type { MemoryStorage } from '../../../../src';
+import { listNodesWithMemory } from '../../../../src/history/objects';
+import type { MemoryStorage } from '../../../../src/store/storage';
 import { nodeError } from '../../../shared/errors';
 import { localDiskStorage, s3Storage } from '../../../shared/storage';
 

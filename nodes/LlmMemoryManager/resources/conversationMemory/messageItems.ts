@@ -1,6 +1,8 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { ListedMemory, MessagePage, PositionedMessage, StoredSummary } from '../../../../src';
+import type { ListedMemory } from '../../../../src/admin/conversation-memories';
+import type { MessagePage, PositionedMessage } from '../../../../src/admin/conversation-memory';
+import type { StoredSummary } from '../../../../src/history/summary-store';
 
 /** A stored message as an output item: camelCase, file copies described (their bytes stay in storage). */
 export function messageJson({ position, message: m }: PositionedMessage): IDataObject {

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 
-import { pruneMemory } from '../../../../src';
+import { pruneMemory } from '../../../../src/admin/housekeeping';
 import { showFor } from '../../../shared/display';
 import type { Show } from '../../../shared/display';
 import type { ItemOperation } from '../../../shared/operation';

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { pruneExpired as sweep } from '../../../../src';
+import { pruneExpired as sweep } from '../../../../src/admin/retention';
 import { showFor } from '../../../shared/display';
 import type { ItemOperation } from '../../../shared/operation';
 import { storageFor } from '../../../shared/storage';

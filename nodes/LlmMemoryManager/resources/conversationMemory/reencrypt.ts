@@ -1,6 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { EncryptedStorage, reencrypt as rewrite } from '../../../../src';
+import { reencrypt as rewrite } from '../../../../src/admin/reencrypt';
+import { EncryptedStorage } from '../../../../src/store/encrypted';
 import { showFor } from '../../../shared/display';
 import { nodeError } from '../../../shared/errors';
 import type { ItemOperation } from '../../../shared/operation';

@@ -1,6 +1,6 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { missingFilesOf } from '../../../../src';
+import { missingFilesOf } from '../../../../src/history/memory-transfer';
 import { showFor } from '../../../shared/display';
 import type { ItemOperation } from '../../../shared/operation';
 import { exportFileProperties, exportItem } from '../transfer';

@@ -1,7 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { MAIN_BRANCH, VersionedData } from '../../../../src';
-import type { HistoryEntry, VersionRecord } from '../../../../src';
+import { VersionedData } from '../../../../src/admin/versioned-data';
+import { MAIN_BRANCH } from '../../../../src/snapshots/types';
+import type { VersionRecord } from '../../../../src/snapshots/records';
+import type { HistoryEntry } from '../../../../src/snapshots/types';
 import { sessionIdProperties } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';

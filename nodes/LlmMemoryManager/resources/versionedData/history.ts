@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { MAX_HISTORY_PAGE } from '../../../../src';
-import type { HistoryEntry } from '../../../../src';
+import { MAX_HISTORY_PAGE } from '../../../../src/snapshots/types';
+import type { HistoryEntry } from '../../../../src/snapshots/types';
 import { optionsCollection } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { nodeError } from '../../../shared/errors';

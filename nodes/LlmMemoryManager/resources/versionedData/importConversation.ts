@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { importConversation as importInto } from '../../../../src';
+import { importConversation as importInto } from '../../../../src/admin/conversation-transfer';
 import { optionsCollection } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';
