@@ -154,6 +154,13 @@ export type {
 	OpenTurn,
 	StoredTurn,
 } from './history/chat-history';
+export { IMPORTED_TURN_PREFIX, importChat, InvalidImportSourceError } from './history/chat-import';
+export type {
+	ChatImportReport,
+	ImportSkipReason,
+	SourceMessage,
+	UnknownMessage,
+} from './history/chat-import';
 export type {
 	DeleteOptions,
 	GetOptions,
