@@ -28,6 +28,8 @@ export type {
 } from './history/buffer-memory';
 export { ChatHistory } from './history/chat-history';
 export { exportDocument, importDocument } from './history/document-transfer';
+export { importChat } from './history/chat-import';
+export type { ChatImportReport, SourceMessage } from './history/chat-import';
 export { ChatTurn } from './turn/turn';
 export type { TurnOptions, TurnReport } from './turn/turn';
 export { LongTermMemory } from './turn/long-term';

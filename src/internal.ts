@@ -147,6 +147,13 @@ export {
 	pairSteps,
 	UnsupportedMessageError,
 } from './history/chat-history';
+export { IMPORTED_TURN_PREFIX, importChat, InvalidImportSourceError } from './history/chat-import';
+export type {
+	ChatImportReport,
+	ImportSkipReason,
+	SourceMessage,
+	UnknownMessage,
+} from './history/chat-import';
 export type {
 	ChatMessage,
 	GroupedTurn,

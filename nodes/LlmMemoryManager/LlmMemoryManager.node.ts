@@ -10,6 +10,7 @@ import { storageCredentialTests } from '../shared/credential-test';
 import { ON_ENCRYPTION, ON_S3 } from '../shared/display';
 import { runItems } from '../shared/run-items';
 import { properties } from './description';
+import { MANAGER_INPUTS } from './methods/inputs';
 import { operationOf, subtitleExpression } from './resources';
 import { memoryNodes } from './resources/conversationMemory/memoryNodeList';
 
@@ -26,10 +27,11 @@ export class LlmMemoryManager implements INodeType {
 		defaultVersion: 1.1,
 		subtitle: subtitleExpression(),
 		description:
-			'Read, clear, delete, prune, export and import the memory of LLM with Memory and LLM Memory Store, and a conversation’s versioned data: history, diff, rollback, branches',
+			'Read, clear, delete, prune, export and import the memory of LLM with Memory and LLM Memory Store, import chats from n8n’s chat memories, and keep a conversation’s versioned data: history, diff, rollback, branches',
 		defaults: { name: 'LLM Memory Manager' },
 		usableAsTool: true,
-		inputs: [NodeConnectionTypes.Main],
+		// Main, and the Chat Memory input with Import From Chat Memory, which reads it.
+		inputs: MANAGER_INPUTS,
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
 			{

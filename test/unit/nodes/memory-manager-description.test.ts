@@ -16,13 +16,27 @@ const { LlmMemoryStore } = load('LlmMemoryStore/LlmMemoryStore.node.ts');
 const d = new LlmMemoryManager().description;
 const field = (name: string): INodeProperties[] => d.properties.filter((p: any) => p.name === name);
 const values = (p: INodeProperties) => (p.options as INodePropertyOptions[]).map((o) => o.value);
+/** The inputs n8n computes from the node's parameters (its inputs are an expression). */
+const inputsFor = (parameter: object) => {
+	const body = String(d.inputs)
+		.replace(/^=\{\{/, '')
+		.replace(/\}\}$/, '');
+	return new Function('$parameter', `return (${body});`)(parameter);
+};
 
 describe('LLM Memory Manager settings panel', () => {
 	it('is a root node usable as a tool, with icons, codex and the S3 credential on S3 only', () => {
 		assert.equal(d.name, 'llmMemoryManager');
 		assert.equal(d.displayName, 'LLM Memory Manager');
 		assert.equal(d.usableAsTool, true);
-		assert.deepEqual(d.inputs, ['main']);
+		// Main always; the Chat Memory input only with Import From Chat Memory, which reads it.
+		const main = { type: 'main', displayName: '' };
+		assert.deepEqual(inputsFor({}), [main]);
+		assert.deepEqual(inputsFor({ operation: 'getMessages' }), [main]);
+		assert.deepEqual(inputsFor({ operation: 'importFromChatMemory' }), [
+			main,
+			{ type: 'ai_memory', displayName: 'Chat Memory', required: true, maxConnections: 1 },
+		]);
 		assert.deepEqual(d.outputs, ['main']);
 		assert.deepEqual(d.icon, {
 			light: 'file:llmMemoryManager.svg',
@@ -61,6 +75,7 @@ describe('LLM Memory Manager settings panel', () => {
 			'forgetUser',
 			'getMessages',
 			'import',
+			'importFromChatMemory',
 			'listConversations',
 			'prune',
 			'pruneExpired',
@@ -179,6 +194,25 @@ describe('LLM Memory Manager settings panel', () => {
 		);
 		const [nodeId] = field('nodeId');
 		assert.deepEqual(nodeId.displayOptions?.show?.['@version'], [1]);
+	});
+
+	it('Import From Chat Memory: one Session ID per item, into the Conversation memory by default or a node’s', () => {
+		const show = { resource: ['conversationMemory'], operation: ['importFromChatMemory'] };
+		const [session] = field('sourceSessionId');
+		assert.equal(session.default, '={{ $json.sessionId }}');
+		assert.deepEqual(session.displayOptions?.show, show);
+		const [into] = field('importInto');
+		assert.deepEqual(values(into), ['conversation', 'node']);
+		assert.equal(into.default, 'conversation');
+		const node = field('memoryNode').find((p) => p.displayOptions?.show?.importInto !== undefined);
+		assert.deepEqual(node?.displayOptions?.show, { ...show, importInto: ['node'] });
+		assert.ok(
+			field('workflowId').some((p) =>
+				p.displayOptions?.show?.operation?.includes('importFromChatMemory'),
+			),
+		);
+		const [notice] = field('importFromChatMemoryNotice');
+		assert.match(String(notice.displayName), /one session per input item/);
 	});
 
 	it('Node (version 1.1): by name, from a list of the nodes with memory, or by ID', () => {

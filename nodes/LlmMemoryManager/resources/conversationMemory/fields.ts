@@ -65,6 +65,7 @@ export const fieldProperties: INodeProperties[] = [
 			'listConversations',
 			'export',
 			'import',
+			'importFromChatMemory',
 			'reencrypt',
 		),
 	),

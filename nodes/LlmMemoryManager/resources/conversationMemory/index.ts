@@ -5,6 +5,7 @@ import { exportMemory } from './exportMemory';
 import { fieldProperties, RESOURCE } from './fields';
 import { forgetUser } from './forgetUser';
 import { getMessages } from './getMessages';
+import { importFromChatMemory } from './importFromChatMemory';
 import { importMemory } from './importMemory';
 import { listConversations } from './listConversations';
 import { prune } from './prune';
@@ -28,6 +29,7 @@ export const conversationMemory: Resource = {
 		forgetUser,
 		getMessages,
 		importMemory,
+		importFromChatMemory,
 		listConversations,
 		prune,
 		pruneExpired,
