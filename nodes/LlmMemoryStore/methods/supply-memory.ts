@@ -1,7 +1,8 @@
 import type { ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
 
-import { ChatHistory, DEFAULT_MAX_TOKEN_LIMIT } from '../../../src';
-import { nodeError } from '../../shared/errors';
+import { ChatHistory, DEFAULT_MAX_TOKEN_LIMIT, DEFAULT_MAX_TOOL_OUTPUT_CHARS } from '../../../src';
+import type { MemoryOptions, ToolResultsMode } from '../../../src';
+import { asNodeError, nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';
 import type { ScopeMode } from '../../shared/memory-scope';
@@ -32,6 +33,27 @@ function missingSessionId(ctx: ISupplyDataFunctions, itemIndex: number): Error {
 			? "Expected to find the session ID in an input field called 'sessionId' (this is what the chat trigger node outputs). To use something else, change the 'Session ID' parameter"
 			: "Provide a key to use as session ID in the 'Session ID' parameter or use the 'Connected Chat Trigger Node' option to use the session ID from your Chat Trigger",
 	);
+}
+
+/**
+ * Tool Results in Memory, and with Keep its Max Characters per Tool Result. The engine checks the mode
+ * (an unknown one is its InvalidOptionError, wrapped where the memory is opened).
+ */
+function toolResultsOptions(
+	ctx: ISupplyDataFunctions,
+	itemIndex: number,
+): Pick<MemoryOptions, 'toolResults' | 'maxToolOutputChars'> {
+	const toolResults = ctx.getNodeParameter('toolResults', itemIndex, 'keep') as ToolResultsMode;
+	if (toolResults !== 'keep') return { toolResults };
+	const maxToolOutputChars = numberParameter(
+		ctx,
+		'maxToolResultChars',
+		itemIndex,
+		'Max Characters per Tool Result',
+		0,
+		DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+	);
+	return { toolResults, maxToolOutputChars };
 }
 
 /** Long-Term Memory of the store, when the option is on (its IDs are checked here, before anything runs). */
@@ -107,6 +129,9 @@ export async function supplyMemory(
 	const memory = await openNodeMemory(ctx, itemIndex, mode, at, {
 		gzip: options.gzip === true,
 		expireAfterDays: expireAfterDaysOf(ctx, itemIndex),
+		...toolResultsOptions(ctx, itemIndex),
+	}).catch((error: unknown) => {
+		throw asNodeError(ctx, error, itemIndex);
 	});
 	const history = new ChatHistory(memory);
 	const store = new StoreMemory(
