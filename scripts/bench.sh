@@ -46,6 +46,9 @@ node --import tsx bench/tokens.ts
 # Summarize Older Turns: 500 scripted turns (tokens sent, summary calls, facts kept), and its turn cost
 # at 10 and 100,000 stored messages.
 node --import tsx bench/summaries.ts
+# Tool Results in Memory: tokens of history after 20 tool turns with a 50 KB result each, per mode,
+# against n8n's Simple Memory on the same turns (no services).
+node --import tsx bench/tool-results.ts
 # Encryption at rest: a chat turn plain against encrypted, on disk and radosgw.
 node --import tsx bench/encryption.ts
 node --import tsx bench/n8n-latency.ts

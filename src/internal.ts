@@ -142,6 +142,13 @@ export {
 	turnsText,
 } from './history/summary-text';
 export {
+	DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+	TOOL_RESULTS_MODES,
+	toolResultNote,
+	toolResultsPolicy,
+} from './history/tool-results';
+export type { ToolResultsMode, ToolResultsPolicy } from './history/tool-results';
+export {
 	ChatHistory,
 	groupTurns,
 	pairSteps,

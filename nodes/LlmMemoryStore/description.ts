@@ -1,5 +1,7 @@
 import type { INodeProperties } from 'n8n-workflow';
 
+import { DEFAULT_MAX_TOOL_OUTPUT_CHARS } from '../../src/history/tool-results';
+import type { ToolResultsMode } from '../../src/history/tool-results';
 import { DEFAULT_MAX_TOKEN_LIMIT } from '../../src/history/truncate';
 import {
 	gzipOption,
@@ -9,9 +11,53 @@ import {
 	sessionIdProperties,
 	storageProperties,
 } from '../shared/descriptions';
+import { KEEPING_TOOL_RESULTS } from '../shared/display';
 import { longTermProperties } from '../shared/long-term/properties';
 import { expireAfterDaysOption } from '../shared/retention';
 import { historyOverflowField, summaryOptions } from '../shared/summary';
+
+const toolResultsChoices: Array<{ name: string; value: ToolResultsMode; description: string }> = [
+	{
+		name: 'Keep',
+		value: 'keep',
+		description: 'Store each tool result, cut at Max Characters per Tool Result',
+	},
+	{
+		name: 'Keep a Short Note',
+		value: 'note',
+		description:
+			'Store the tool call, and in place of its result a one-line note of the result’s size and the tool’s name',
+	},
+	{
+		name: 'Leave Out Tool Turns',
+		value: 'leaveOut',
+		description: 'Store only the user message and the final answer: no tool calls, no tool results',
+	},
+];
+
+/** Tool Results in Memory, and the cap of a kept result. */
+const toolResultsProperties: INodeProperties[] = [
+	{
+		displayName: 'Tool Results in Memory',
+		name: 'toolResults',
+		type: 'options',
+		noDataExpression: true,
+		options: toolResultsChoices,
+		default: 'keep',
+		description:
+			'What is stored of the agent’s tool calls and tool results, decided when a turn is stored. Turns stored before a change stay as they were stored.',
+	},
+	{
+		displayName: 'Max Characters per Tool Result',
+		name: 'maxToolResultChars',
+		type: 'number',
+		default: DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+		typeOptions: { minValue: 0 },
+		displayOptions: { show: KEEPING_TOOL_RESULTS },
+		description:
+			'A longer tool result is stored cut at this many characters, with a note of how many were left out',
+	},
+];
 
 export const properties: INodeProperties[] = [
 	{
@@ -69,6 +115,7 @@ export const properties: INodeProperties[] = [
 			'Token budget for the history, on top of the context window. The oldest whole turns are dropped first.',
 	},
 	historyOverflowField('Connect a chat model to the Summary Model input: it writes the summary.'),
+	...toolResultsProperties,
 	...longTermProperties({}, true),
 	...storageProperties({}),
 	optionsCollection([

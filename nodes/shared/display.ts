@@ -15,6 +15,8 @@ export const ID_FROM_CHAT_TRIGGER: Condition = { conversationIdType: ['fromInput
 export const ID_DEFINED_BELOW: Condition = { conversationIdType: ['customKey'] };
 export const PROMPT_FROM_CHAT_TRIGGER: Condition = { promptType: ['auto'] };
 export const PROMPT_DEFINED_BELOW: Condition = { promptType: ['define'] };
+/** The LLM Memory Store's Tool Results in Memory = Keep (its Max Characters per Tool Result shows). */
+export const KEEPING_TOOL_RESULTS: Condition = { toolResults: ['keep'] };
 
 /** Fields of some operations (the Memory Base's Operation list). */
 export function showForOperations(...operations: string[]): Condition {

@@ -50,7 +50,10 @@ export async function openNodeMemory(
 	itemIndex: number,
 	mode: ScopeMode,
 	at: { workflowId: string; conversationId: string },
-	options: Pick<MemoryOptions, 'gzip' | 'model' | 'files' | 'expireAfterDays'>,
+	options: Pick<
+		MemoryOptions,
+		'gzip' | 'model' | 'files' | 'expireAfterDays' | 'toolResults' | 'maxToolOutputChars'
+	>,
 ): Promise<BufferMemory> {
 	const scope: MemoryScope = { ...at, mode, nodeId: ctx.getNode().id };
 	return scopedMemory(scope, {

@@ -46,7 +46,8 @@ export type {
 	TurnIds,
 	TurnInput,
 } from './memory-types';
-import { DEFAULT_MAX_TOOL_OUTPUT_CHARS } from './memory-types';
+import { toolResultsPolicy } from './tool-results';
+import type { ToolResultsPolicy } from './tool-results';
 import type {
 	AddedTurn,
 	FlushResult,
@@ -74,6 +75,8 @@ export abstract class BufferMemory {
 	private readonly options: MemoryOptions;
 	/** Expire After (days) this memory's writes store: undefined keeps the stored rule, 0 removes it. */
 	private readonly expireAfterDays?: number;
+	/** What is stored of tool turns (checked when the memory is built). */
+	private readonly toolResults: ToolResultsPolicy;
 	/** The document as last read or written; flush() tries its version first. */
 	private snapshot?: Doc;
 	private pending: BufferedTurn[] = [];
@@ -91,6 +94,7 @@ export abstract class BufferMemory {
 		this.options = options;
 		this.storage = options.storage;
 		this.expireAfterDays = checkExpireAfterDays(options.expireAfterDays);
+		this.toolResults = toolResultsPolicy(options);
 		const gzip = options.gzip === true;
 		this.store = new DocumentStore(this.storage, headCodec(gzip), {
 			maxAttempts: options.maxFlushAttempts,
@@ -313,7 +317,7 @@ export abstract class BufferMemory {
 			filesPrefix: this.filesPrefix,
 			counter: this.counter,
 			createdAt: (this.options.now ?? (() => new Date()))().toISOString(),
-			maxToolOutputChars: this.options.maxToolOutputChars ?? DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+			toolResults: this.toolResults,
 			files: this.options.files ?? {},
 		};
 	}

@@ -8,6 +8,7 @@ import type { TokenCounter } from '../tokens/tokens';
 import type { WarningHandler } from '../common/warn';
 import type { LogOptions } from '../store/message-log';
 import type { SummaryOptions } from './summarized';
+import type { ToolResultsMode } from './tool-results';
 import type { SelectOptions } from './truncate';
 
 export interface MemoryOptions {
@@ -35,7 +36,13 @@ export interface MemoryOptions {
 	expireAfterDays?: number;
 	/** Non-fatal problems (tokenizer fallback). Default: process.emitWarning. */
 	onWarning?: WarningHandler;
-	/** Tool results longer than this many characters are cut, with a note (default 16,000). */
+	/**
+	 * What is stored of a tool turn (see tool-results.ts): `keep` (the default) the tool results, cut at
+	 * maxToolOutputChars; `note` a one-line note of each result's size and tool instead; `leaveOut` the
+	 * user message and the final answer only. Applied when a turn is stored: stored turns stay as they are.
+	 */
+	toolResults?: ToolResultsMode;
+	/** With `keep`: tool results longer than this many characters are cut, with a note (default 16,000). */
 	maxToolOutputChars?: number;
 	/** When the document seals its older messages into write-once segments (docs/format.md); defaults suit chat. */
 	log?: Partial<LogOptions>;
@@ -43,8 +50,7 @@ export interface MemoryOptions {
 	files?: FileOptions;
 }
 
-/** Default cap of a stored tool result: a web page or a table dump would otherwise crowd out history. */
-export const DEFAULT_MAX_TOOL_OUTPUT_CHARS = 16_000;
+export { DEFAULT_MAX_TOOL_OUTPUT_CHARS } from './tool-results';
 
 /**
  * A message between the user's message and the final answer of a tool-using turn: the assistant asking

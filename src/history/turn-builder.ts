@@ -10,6 +10,8 @@ import type { StoredFile, StoredMessage, WrittenFile } from '../store/schema';
 import type { MemoryStorage } from '../store/storage';
 import type { TokenCounter } from '../tokens/tokens';
 import type { TurnInput } from './buffer-memory';
+import { applyToolResults } from './tool-results';
+import type { ToolResultsPolicy } from './tool-results';
 import { STEP_SUFFIX } from './turns';
 import type { PendingTurn } from './turns';
 
@@ -27,14 +29,10 @@ export interface TurnContext {
 	filesPrefix: string;
 	counter: TokenCounter;
 	createdAt: string;
-	maxToolOutputChars: number;
+	/** What is stored of a tool turn's steps (its results cut, noted, or no steps at all). */
+	toolResults: ToolResultsPolicy;
 	/** The per-file token limit, and how PDFs and audio are sent (which decides what they cost). */
 	files: FileOptions;
-}
-
-function capToolOutput(content: string, max: number): string {
-	if (content.length <= max) return content;
-	return `${content.slice(0, max)}\n[… ${content.length - max} more characters of tool output were not kept in memory]`;
 }
 
 /** Reads the files not read yet (their text goes with them), then copies them to storage. */
@@ -68,11 +66,14 @@ function storedMessage(
 	};
 }
 
-/** The tool steps between the user's message and the answer, chained by parent (IDs `<id>:step<n>`). */
+/**
+ * The tool steps between the user's message and the answer, as the tool-results policy keeps them,
+ * chained by parent (IDs `<id>:step<n>`).
+ */
 function stepsOf(ctx: TurnContext, messageId: string, userMessageId: string, turn: TurnInput) {
 	const steps: StoredMessage[] = [];
 	let previous = userMessageId;
-	for (const [n, step] of (turn.steps ?? []).entries()) {
+	for (const [n, step] of applyToolResults(turn.steps ?? [], ctx.toolResults).entries()) {
 		const id = validateDerivedId('message_id', `${messageId}${STEP_SUFFIX}${n}`);
 		const stored: StoredMessage =
 			step.role === 'assistant'
@@ -85,14 +86,7 @@ function stepsOf(ctx: TurnContext, messageId: string, userMessageId: string, tur
 						})),
 					}
 				: {
-						...storedMessage(
-							ctx,
-							id,
-							previous,
-							'tool',
-							capToolOutput(step.content, ctx.maxToolOutputChars),
-							[],
-						),
+						...storedMessage(ctx, id, previous, 'tool', step.content, []),
 						tool_call_id: step.toolCallId,
 						...(step.name !== undefined ? { name: step.name } : {}),
 					};

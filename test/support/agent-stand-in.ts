@@ -7,9 +7,12 @@
  *
  * Per item: `chatInput` is the text; every image binary of the item becomes an image_url part (a data
  * URL, as the agent builds them). `save` picks how the turn is saved: `addMessages` (LangChain messages
- * through memory.chatHistory, as the agent does after a tool turn) or `saveContext`.
+ * through memory.chatHistory, as the agent does after a tool turn) or `saveContext`. With
+ * `toolResultChars` above 0 (and `addMessages`), the turn is saved as a tool turn, as n8n's AI Agent 3
+ * saves one: the user's message, an AI message calling `http_request`, that tool's result of this many
+ * characters (a JSON table, `toolResult`) and the answer.
  */
-import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import {
 	NodeConnectionTypes,
 	type IExecuteFunctions,
@@ -19,6 +22,28 @@ import {
 } from 'n8n-workflow';
 
 export const TEST_IMAGE_AGENT_TYPE = 'n8n-nodes-engine-test.testImageAgent';
+
+/** A tool result of `chars` characters: a JSON table dump, as an HTTP or database tool returns one. */
+export function toolResult(chars: number, seed = 0): string {
+	let out = '[';
+	for (let i = 0; out.length < chars; i++)
+		out += `{"id":${seed * 100_000 + i},"name":"row ${i}","price":${(i * 7) % 100}},`;
+	return `${out.slice(0, chars - 1)}]`;
+}
+
+/** The messages n8n's AI Agent 3 hands chatHistory.addMessages after a turn that called one tool. */
+function toolTurn(human: HumanMessage, output: string, id: string, chars: number): unknown[] {
+	const args = { url: `https://example.test/${id}` };
+	return [
+		human,
+		new AIMessage({
+			content: `Calling http_request with input: ${JSON.stringify(args)}`,
+			tool_calls: [{ id, name: 'http_request', args, type: 'tool_call' }],
+		}),
+		new ToolMessage({ content: toolResult(chars), tool_call_id: id, name: 'http_request' }),
+		new AIMessage(output),
+	];
+}
 
 interface Memory {
 	loadMemoryVariables(values: object): Promise<{ chat_history: unknown[] }>;
@@ -55,6 +80,12 @@ export class TestImageAgent implements INodeType {
 					{ name: 'Save Context', value: 'saveContext' },
 				],
 			},
+			{
+				displayName: 'Tool Result Characters',
+				name: 'toolResultChars',
+				type: 'number',
+				default: 0,
+			},
 		],
 	};
 
@@ -77,8 +108,13 @@ export class TestImageAgent implements INodeType {
 			const human = new HumanMessage({ content: parts as never });
 			const reply = await model.invoke([...chat_history, human]);
 			const output = typeof reply.content === 'string' ? reply.content : '';
+			const chars = this.getNodeParameter('toolResultChars', i, 0) as number;
 			if (this.getNodeParameter('save', i) === 'saveContext')
 				await memory.saveContext({ input: parts }, { output });
+			else if (chars > 0)
+				await memory.chatHistory.addMessages(
+					toolTurn(human, output, `call_${this.getExecutionId()}_${i}`, chars),
+				);
 			else await memory.chatHistory.addMessages([human, new AIMessage(output)]);
 			out.push({ json: { output }, pairedItem: { item: i } });
 		}

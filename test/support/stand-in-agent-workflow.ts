@@ -9,8 +9,15 @@ import type { WorkflowJson } from './workflow-harness';
 
 export const STORE_NODE_TYPE = 'n8n-nodes-llm-memory.llmMemoryStore';
 
-/** The workflow, its store named "Memory" with `store` parameters, the agent's model "Agent Model". */
-export function standInAgentWorkflow(id: string, store: INodeParameters): WorkflowJson {
+/**
+ * The workflow, its store named "Memory" with `store` parameters, the agent's model "Agent Model";
+ * `agent`: the stand-in agent's parameters (default: it saves through saveContext).
+ */
+export function standInAgentWorkflow(
+	id: string,
+	store: INodeParameters,
+	agent: INodeParameters = { save: 'saveContext' },
+): WorkflowJson {
 	return {
 		id,
 		name: `stand-in agent with a store (${id})`,
@@ -22,7 +29,7 @@ export function standInAgentWorkflow(id: string, store: INodeParameters): Workfl
 				type: TEST_IMAGE_AGENT_TYPE,
 				typeVersion: 1,
 				position: [200, 0],
-				parameters: { save: 'saveContext' },
+				parameters: agent,
 			},
 			{
 				id: 'agent-model',

@@ -1,8 +1,11 @@
 import type { ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
 
 import { ChatHistory } from '../../../src/history/chat-history';
+import type { MemoryOptions } from '../../../src/history/memory-types';
+import { DEFAULT_MAX_TOOL_OUTPUT_CHARS } from '../../../src/history/tool-results';
+import type { ToolResultsMode } from '../../../src/history/tool-results';
 import { DEFAULT_MAX_TOKEN_LIMIT } from '../../../src/history/truncate';
-import { nodeError } from '../../shared/errors';
+import { asNodeError, nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';
 import type { ScopeMode } from '../../shared/memory-scope';
@@ -33,6 +36,27 @@ function missingSessionId(ctx: ISupplyDataFunctions, itemIndex: number): Error {
 			? "Expected to find the session ID in an input field called 'sessionId' (this is what the chat trigger node outputs). To use something else, change the 'Session ID' parameter"
 			: "Provide a key to use as session ID in the 'Session ID' parameter or use the 'Connected Chat Trigger Node' option to use the session ID from your Chat Trigger",
 	);
+}
+
+/**
+ * Tool Results in Memory, and with Keep its Max Characters per Tool Result. The engine checks the mode
+ * (an unknown one is its InvalidOptionError, wrapped where the memory is opened).
+ */
+function toolResultsOptions(
+	ctx: ISupplyDataFunctions,
+	itemIndex: number,
+): Pick<MemoryOptions, 'toolResults' | 'maxToolOutputChars'> {
+	const toolResults = ctx.getNodeParameter('toolResults', itemIndex, 'keep') as ToolResultsMode;
+	if (toolResults !== 'keep') return { toolResults };
+	const maxToolOutputChars = numberParameter(
+		ctx,
+		'maxToolResultChars',
+		itemIndex,
+		'Max Characters per Tool Result',
+		0,
+		DEFAULT_MAX_TOOL_OUTPUT_CHARS,
+	);
+	return { toolResults, maxToolOutputChars };
 }
 
 /** Long-Term Memory of the store, when the option is on (its IDs are checked here, before anything runs). */
@@ -108,6 +132,9 @@ export async function supplyMemory(
 	const memory = await openNodeMemory(ctx, itemIndex, mode, at, {
 		gzip: options.gzip === true,
 		expireAfterDays: expireAfterDaysOf(ctx, itemIndex),
+		...toolResultsOptions(ctx, itemIndex),
+	}).catch((error: unknown) => {
+		throw asNodeError(ctx, error, itemIndex);
 	});
 	const history = new ChatHistory(memory);
 	const store = new StoreMemory(

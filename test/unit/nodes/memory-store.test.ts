@@ -479,4 +479,22 @@ describe('LLM Memory Store settings panel', () => {
 		});
 		assert.equal(typeof new LlmMemoryStore().methods.credentialTest.llmMemoryS3ApiTest, 'function');
 	});
+
+	it('Tool Results in Memory: Keep (the default), Keep a Short Note, Leave Out Tool Turns; the cap only with Keep', () => {
+		const [mode] = field('toolResults');
+		assert.deepEqual(
+			mode.options.map((o: { name: string; value: string }) => [o.name, o.value]),
+			[
+				['Keep', 'keep'],
+				['Keep a Short Note', 'note'],
+				['Leave Out Tool Turns', 'leaveOut'],
+			],
+		);
+		assert.equal(mode.default, 'keep');
+		assert.equal(mode.noDataExpression, true);
+		const [cap] = field('maxToolResultChars');
+		assert.equal(cap.displayName, 'Max Characters per Tool Result');
+		assert.equal(cap.default, 16_000);
+		assert.deepEqual(cap.displayOptions, { show: { toolResults: ['keep'] } });
+	});
 });
