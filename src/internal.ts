@@ -429,3 +429,4 @@ export type { DataChange, OpenedData, RecentChange, VersionedSettings } from './
 export { changeOfCalls, followUp, parseJsonReply, toolCallsOf } from './turn/data-reply';
 export type { CallSeen, DataOutcome } from './turn/data-reply';
 export type { IndexManifest, SegmentRef } from './indexes/vector/manifest';
+export { MESSAGE_FRAMING_TOKENS, requestTokens } from './prompt/request-tokens';

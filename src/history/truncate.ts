@@ -1,5 +1,6 @@
 import { InvalidOptionError } from '../errors';
 import type { StoredMessage } from '../store/schema';
+import { MESSAGE_FRAMING_TOKENS } from '../prompt/request-tokens';
 
 export const DEFAULT_MAX_TOKEN_LIMIT = 2000;
 /** Upper bound on turns in a history, whatever the window (as Dify caps its query at 500). */
@@ -64,7 +65,8 @@ function answered(replies: StoredMessage[]): boolean {
 }
 
 /**
- * The answered turns of a thread given newest first, newest first, each with its stored token count.
+ * The answered turns of a thread given newest first, newest first, each with its stored token counts
+ * and their messages' framing.
  * Replies before a turn's user message join it; unanswered turns are skipped. Lazy: a caller that stops
  * early reads no further.
  */
@@ -78,8 +80,8 @@ export function* turnsOf(newestFirst: Iterable<StoredMessage>): Generator<Turn> 
 		const turnReplies = replies.reverse();
 		replies = [];
 		if (!answered(turnReplies)) continue;
-		let tokens = m.token_count;
-		for (const r of turnReplies) tokens += r.token_count;
+		let tokens = m.token_count + MESSAGE_FRAMING_TOKENS;
+		for (const r of turnReplies) tokens += r.token_count + MESSAGE_FRAMING_TOKENS;
 		yield { user: m, replies: turnReplies, tokens };
 	}
 }

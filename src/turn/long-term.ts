@@ -88,11 +88,19 @@ export class LongTermMemory {
 		});
 	}
 
-	/** The section for a window: the best candidates it does not hold, within the budget. */
-	section(found: RecallCandidates, window: History | undefined, model?: string): Recalled {
+	/**
+	 * The section for a window: the best candidates it does not hold, within the Recall Token Budget
+	 * and at most `cap` tokens (the turn's whole budget: recall never takes more than all of it).
+	 */
+	section(
+		found: RecallCandidates,
+		window: History | undefined,
+		model?: string,
+		cap = Infinity,
+	): Recalled {
 		return chooseRecall(found, {
 			k: this.settings.topK,
-			tokenBudget: this.settings.tokenBudget,
+			tokenBudget: Math.min(this.settings.tokenBudget, cap),
 			inWindow: window?.messageIds,
 			counter: new TiktokenCounter(encodingForModel(model)),
 		});

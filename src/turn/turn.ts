@@ -8,7 +8,9 @@ import type { AddedTurn, HistoryOptions, TurnInput } from '../history/memory-typ
 import type { SummaryOptions } from '../history/summarized';
 import type { History, SummaryReport } from '../history/thread-view';
 import type { CaptureResult } from '../knowledge/types';
+import { requestTokens } from '../prompt/request-tokens';
 import type { PromptMessage } from '../prompt/types';
+import { encodingForModel, TiktokenCounter } from '../tokens/tokens';
 import type { MemoryStorage } from '../store/storage';
 import type { CapturedTurn, LongTermMemory } from './long-term';
 import { failedRecall, notRecalled } from './recalled';
@@ -23,6 +25,8 @@ export interface TurnOptions {
 	summary?: Omit<SummaryOptions, 'refresh'>;
 	/** The budget history, summary and recall share (tokens). */
 	budget: number;
+	/** The model (its tokenizer counts the request as sent). */
+	model?: string;
 	longTerm?: {
 		memory: LongTermMemory;
 		/** What to recall for: the user's message (empty: nothing is recalled, `emptyQuery` says why). */
@@ -58,6 +62,8 @@ export class ChatTurn {
 	/** What went wrong but did not stop the turn (a summary that could not be made, a failed recall or capture). */
 	readonly warnings: string[] = [];
 	private captured: CaptureResult | Error | undefined;
+	/** The tokens of the request messages() gave, as sent. */
+	private sent: number | undefined;
 
 	private constructor(
 		private readonly options: TurnOptions,
@@ -90,7 +96,7 @@ export class ChatTurn {
 			: found instanceof Error
 				? failedRecall(found)
 				: found
-					? lt.memory.section(found, history, lt.model)
+					? lt.memory.section(found, history, lt.model, options.budget)
 					: notRecalled(lt.emptyQuery ?? NO_QUERY);
 		const fitted = await ChatTurn.fit(options, history, recalled);
 		return new ChatTurn(options, fitted, recalled, data && (await initialized(data)));
@@ -131,11 +137,14 @@ export class ChatTurn {
 	 */
 	messages(system: string | undefined, user: PromptMessage['content']): PromptMessage[] {
 		const lead = [system, ...this.sections()].filter((s) => s).join('\n\n');
-		return [
+		const messages: PromptMessage[] = [
 			...(lead ? [{ role: 'system' as const, content: lead }] : []),
 			...this.history.messages,
 			{ role: 'user', content: user },
 		];
+		const counter = new TiktokenCounter(encodingForModel(this.options.model));
+		this.sent = requestTokens(counter, messages);
+		return messages;
 	}
 
 	/**
@@ -187,6 +196,7 @@ export class ChatTurn {
 			historyTokens: h.tokens,
 			turns: h.turns,
 			droppedTurns: h.droppedTurns,
+			...(this.sent !== undefined ? { requestTokens: this.sent } : {}),
 			...(h.skippedFiles.length ? { skippedFiles: h.skippedFiles } : {}),
 			...(h.summary ? { summary: summaryReport(h.summary) } : {}),
 			...(lt ? { longTermMemory: lt.report(this.recalled, this.captured) } : {}),
@@ -217,6 +227,8 @@ export interface TurnReport {
 	historyTokens: number;
 	turns: number;
 	droppedTurns: number;
+	/** The whole request as sent (system message, history, the user's message), when messages() made it. */
+	requestTokens?: number;
 	skippedFiles?: History['skippedFiles'];
 	summary?: Record<string, unknown>;
 	longTermMemory?: Record<string, unknown>;

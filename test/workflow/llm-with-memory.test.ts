@@ -7,6 +7,7 @@ import { after, afterEach, describe, it } from 'node:test';
 
 import type { INode, INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
+import { MESSAGE_FRAMING_TOKENS, TiktokenCounter } from '../../src/internal';
 import { LlmWithMemory } from '../support/node-under-test';
 import { ensureRgw, RGW_CREDENTIALS, rgwCredentials, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
@@ -140,18 +141,61 @@ describe('LLM with Memory in n8n-core WorkflowExecute', () => {
 		assert.equal(item.json.conversationId, 's1');
 		assert.match(String(item.json.messageId), /^[0-9a-f-]{36}$/);
 		assert.equal(item.json.parentMessageId, first.json.messageId);
-		assert.deepEqual(item.json.memory, {
-			mode: 'node',
-			key: 'node_memory/wf-engine/s1/node-a.json',
-			historyMessages: 2,
-			historyTokens:
-				(first.json.memory as Json).historyTokens +
-				stored(folder, 'node_memory/wf-engine/s1/node-a.json')
-					.slice(0, 2)
-					.reduce((n: number, m: Json) => n + m.token_count, 0),
-			droppedTurns: 0,
-		});
+		// History tokens: the stored counts of what was sent, with each message's framing (4 tokens).
+		const sent = stored(folder, 'node_memory/wf-engine/s1/node-a.json').slice(0, 2);
+		const memory = item.json.memory as Json;
+		assert.deepEqual(
+			{ ...memory, requestTokens: undefined },
+			{
+				mode: 'node',
+				key: 'node_memory/wf-engine/s1/node-a.json',
+				historyMessages: 2,
+				historyTokens:
+					(first.json.memory as Json).historyTokens +
+					sent.reduce((n: number, m: Json) => n + m.token_count + MESSAGE_FRAMING_TOKENS, 0),
+				droppedTurns: 0,
+				requestTokens: undefined,
+			},
+		);
+		// The whole request as sent: the history, the user's message, their framing, the reply's priming.
+		const counter = new TiktokenCounter('o200k_base');
+		const asked = counter.count('and now?') + MESSAGE_FRAMING_TOKENS + 3;
+		assert.equal(memory.requestTokens, memory.historyTokens + asked);
 		assert.deepEqual(item.pairedItem, { item: 0 });
+	});
+
+	it('Max History Tokens holds for what is sent: 72 stored messages and a 1,000-token budget', async () => {
+		const folder = tempDir();
+		const wf = chain(folder, [
+			{
+				name: 'A',
+				id: 'node-a',
+				params: {
+					systemMessage: 'You are a careful assistant.',
+					options: { maxHistoryTokens: 1000 },
+				},
+			},
+		]);
+		for (let t = 0; t < 36; t++)
+			await runWorkflow(wf, {
+				nodeTypes,
+				triggerItems: chat(`Turn ${t}: tell me about topic ${t} please`),
+			});
+		const r = await runWorkflow(wf, { nodeTypes, triggerItems: chat('and the last one?') });
+		const memory = r.output('A')[0].json.memory as Json;
+		const counter = new TiktokenCounter('o200k_base');
+		const request = calls('A').at(-1)!.messages;
+		// What the model received, counted as sent: every message with its framing, and the priming.
+		const received =
+			3 +
+			request.reduce((n, m) => n + counter.count(String(m.content)) + MESSAGE_FRAMING_TOKENS, 0);
+		assert.equal(memory.requestTokens, received);
+		const around =
+			counter.count('You are a careful assistant.') + counter.count('and the last one?') + 3;
+		const history = received - around - 2 * MESSAGE_FRAMING_TOKENS;
+		assert.ok(memory.historyMessages >= 40 && memory.droppedTurns > 0, JSON.stringify(memory));
+		assert.ok(history <= 1000, `${history} history tokens sent for a budget of 1000`);
+		assert.equal(history, memory.historyTokens);
 	});
 
 	it('regeneration: Parent Message ID reads that turn’s thread, and later turns follow the new branch', async () => {

@@ -58,6 +58,7 @@ export async function readMemory(
 		},
 		...(input.summary ? { summary: { ...input.summary, summarize } } : {}),
 		budget: input.options.maxHistoryTokens ?? DEFAULT_MAX_TOKEN_LIMIT,
+		model: modelName,
 		...(input.longTerm
 			? {
 					longTerm: {

@@ -11,6 +11,7 @@ import {
 	ConversationMemory,
 	CorruptDocumentError,
 	decodeDocument,
+	MESSAGE_FRAMING_TOKENS,
 	NodeMemory,
 } from '../../../src/internal';
 import type { MemoryStorage, StoredFile } from '../../../src/internal';
@@ -57,7 +58,9 @@ describe("Dify's memory document format (its design document's example, verbatim
 			},
 			{ role: 'assistant', content: 'This is a landscape image...' },
 		]);
-		assert.deepEqual([history.turns, history.tokens, history.skippedFiles], [1, 65, []]);
+		// 65 tokens of the two messages as stored, and the framing each message is sent with.
+		const framed = 65 + 2 * MESSAGE_FRAMING_TOKENS;
+		assert.deepEqual([history.turns, history.tokens, history.skippedFiles], [1, framed, []]);
 	});
 
 	it('a new turn is appended to it; the stored messages stay as they were', async () => {

@@ -8,11 +8,12 @@ import { describe, it } from 'node:test';
 import {
 	ASSISTANT_FILES_LEAD,
 	inputFileParts,
+	MESSAGE_FRAMING_TOKENS,
 	PDF_PAGE_TOKEN_ESTIMATE,
 	readFiles,
 	TiktokenCounter,
-	tokenizerStats,
 	TokenBufferMemory,
+	tokenizerStats,
 } from '../../../src/internal';
 import type {
 	FileInput,
@@ -109,7 +110,7 @@ describe('files remembered with their text', () => {
 		const texts = ['with file', 'ok', 'plain', 'ok'].map((t) => counter.count(t));
 		assert.equal(
 			roomy.tokens,
-			[...fileText, ...texts].reduce((a, b) => a + b),
+			[...fileText, ...texts].reduce((a, b) => a + b) + 4 * MESSAGE_FRAMING_TOKENS,
 		);
 		const tight = await m.getHistoryPromptMessages({ maxTokenLimit: roomy.tokens - 1 });
 		assert.deepEqual([tight.turns, tight.droppedTurns], [1, 1]);

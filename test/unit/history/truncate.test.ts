@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import {
 	effectiveWindow,
 	MAX_HISTORY_TURNS,
+	MESSAGE_FRAMING_TOKENS,
 	selectHistory,
 	walkThread,
 } from '../../../src/internal';
@@ -13,19 +14,21 @@ import { linearTurns, msg } from '../../support/messages';
 const K = 'conversation_memory/app/conv.json';
 const newestFirst = (m: StoredMessage[]) => walkThread(K, m, m.length - 1);
 const turnIds = (s: ReturnType<typeof selectHistory>) => s.turns.map((t) => t.user.message_id);
+/** A linearTurns turn as the budget counts it: two messages of 10 tokens, each with its framing. */
+const TURN = 20 + 2 * MESSAGE_FRAMING_TOKENS;
 
 describe('selectHistory (truncation by stored counts)', () => {
 	it('keeps everything within the limit', () => {
 		const s = selectHistory(newestFirst(linearTurns(3)), { maxTokenLimit: 1000 });
 		assert.deepEqual(turnIds(s), ['u1', 'u2', 'u3']);
-		assert.equal(s.tokens, 60);
+		assert.equal(s.tokens, 3 * TURN);
 		assert.equal(s.droppedTurns, 0);
 	});
 
 	it('drops whole turns from the oldest end', () => {
-		const s = selectHistory(newestFirst(linearTurns(5)), { maxTokenLimit: 45 }); // 20 per turn
+		const s = selectHistory(newestFirst(linearTurns(5)), { maxTokenLimit: 2 * TURN + 5 });
 		assert.deepEqual(turnIds(s), ['u4', 'u5']);
-		assert.equal(s.tokens, 40);
+		assert.equal(s.tokens, 2 * TURN);
 		assert.equal(s.droppedTurns, 3);
 		// complete pairs only: user, assistant, user, assistant
 		assert.deepEqual(
@@ -35,10 +38,11 @@ describe('selectHistory (truncation by stored counts)', () => {
 	});
 
 	it('an exact fit is kept', () => {
-		assert.deepEqual(turnIds(selectHistory(newestFirst(linearTurns(3)), { maxTokenLimit: 40 })), [
-			'u2',
-			'u3',
-		]);
+		const limit = 2 * TURN;
+		assert.deepEqual(
+			turnIds(selectHistory(newestFirst(linearTurns(3)), { maxTokenLimit: limit })),
+			['u2', 'u3'],
+		);
 	});
 
 	it('the newest turn alone over the limit gives no history', () => {
@@ -63,9 +67,9 @@ describe('selectHistory (truncation by stored counts)', () => {
 	});
 
 	it('defaults to 2000 tokens', () => {
-		const s = selectHistory(newestFirst(linearTurns(150))); // 20 tokens per turn → 100 turns fit
-		assert.equal(s.turns.length, 100);
-		assert.equal(s.tokens, 2000);
+		const s = selectHistory(newestFirst(linearTurns(150)));
+		assert.equal(s.turns.length, Math.floor(2000 / TURN));
+		assert.equal(s.tokens, Math.floor(2000 / TURN) * TURN);
 	});
 
 	it('never starts with an assistant message (thread root is an assistant)', () => {
@@ -123,7 +127,10 @@ describe('selectHistory (truncation by stored counts)', () => {
 	});
 
 	it('the budget and the window apply together', () => {
-		const s = selectHistory(newestFirst(linearTurns(10)), { maxTokenLimit: 60, messageLimit: 5 });
+		const s = selectHistory(newestFirst(linearTurns(10)), {
+			maxTokenLimit: 3 * TURN,
+			messageLimit: 5,
+		});
 		assert.deepEqual(turnIds(s), ['u8', 'u9', 'u10']);
 	});
 });
