@@ -121,6 +121,6 @@ export const properties: INodeProperties[] = [
 	optionsCollection([
 		gzipOption,
 		expireAfterDaysOption('this session’s memory (its chat history and long-term captures)'),
-		...summaryOptions,
+		...summaryOptions('/historyOverflow'),
 	]),
 ];

@@ -269,7 +269,7 @@ const memoryOptions = optionsCollection(
 			description:
 				'Whether this turn starts a thread of its own at the root, with no history, e.g. to regenerate the very first answer. Parent Message ID is then ignored.',
 		},
-		...summaryOptions,
+		...summaryOptions('historyOverflow'),
 		historyOverflowField('The node’s own model writes the summary.'),
 		{
 			displayName: 'Window (Turns)',

@@ -39,8 +39,17 @@ export function historyOverflowField(modelHint: string): INodeProperties {
 	};
 }
 
-/** Fine-tuning of the summary (options of both nodes). */
-export const summaryOptions: INodeProperties[] = [
+/**
+ * Fine-tuning of the summary (options of both nodes), shown only with Summarize Older Turns: `where` is
+ * the path of When History Exceeds the Budget as seen from the options collection (a sibling option in
+ * LLM with Memory, '/historyOverflow' at the top of the store).
+ */
+export function summaryOptions(where: string): INodeProperties[] {
+	const displayOptions = { show: { [where]: [SUMMARIZE] } };
+	return SUMMARY_OPTIONS.map((o) => ({ ...o, displayOptions }));
+}
+
+const SUMMARY_OPTIONS: INodeProperties[] = [
 	{
 		displayName: 'Summary Max Tokens',
 		name: 'summaryMaxTokens',

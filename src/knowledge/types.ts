@@ -194,7 +194,10 @@ export interface SearchOptions {
 	/** Only chunks captured at or after / at or before these times. */
 	since?: string | Date;
 	until?: string | Date;
-	/** Weigh newer chunks up: a chunk this many days old counts 0.85, a very old one 0.7 (default: off). */
+	/**
+	 * Weigh newer chunks up: the recency bonus (up to 0.3) halves every this many days, so a chunk this
+	 * old counts 0.85 and a very old one 0.7 (default: off).
+	 */
 	halfLifeDays?: number;
 	/** "Now" for the half-life (default: the clock). */
 	now?: Date;

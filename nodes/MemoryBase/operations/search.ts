@@ -80,7 +80,7 @@ export function searchProperties(
 			default: 0,
 			typeOptions: { minValue: 0 },
 			description:
-				'Weigh newer messages up: one this many days old counts 0.85 of a new one of the same relevance, a very old one 0.7. 0: no recency.',
+				'Newer statements weigh more: the recency bonus (up to 0.3) halves every this many days, so a statement this old counts 0.85 of a new one of the same relevance and a very old one 0.7; and of two close matches naming the same thing, the newer comes first. 0: no recency.',
 			...displayOptions,
 		},
 	];

@@ -157,7 +157,7 @@ export function longTermProperties(show: Show, forStore: boolean): INodeProperti
 					default: RECALL_HALF_LIFE_DAYS,
 					typeOptions: { minValue: 0 },
 					description:
-						'A statement this many days old weighs 0.85 of a new one of the same relevance (a very old one 0.7), so among close matches an updated fact comes before the one it replaces. 0: no recency.',
+						'Newer statements weigh more: the recency bonus (up to 0.3) halves every this many days, so a statement this old counts 0.85 of a new one of the same relevance and a very old one 0.7; and of two close matches naming the same thing, the newer comes first. 0: no recency.',
 				},
 				minSimilarityProperty(
 					'Only recall entries at least this similar to the user’s message (cosine similarity of their embeddings, −1 … 1; needs an embedding model). Small talk such as “thanks” or “ok” recalls nothing anyway. 0: no minimum.',

@@ -158,6 +158,24 @@ describe('LLM with Memory settings panel', () => {
 		);
 	});
 
+	it('Summary Max Tokens and Summary Threshold show only with Summarize Older Turns, in both nodes', () => {
+		const options = byName(load(undefined), 'options')[0].options as INodeProperties[];
+		for (const name of ['summaryMaxTokens', 'summaryThreshold']) {
+			const o = options.find((x) => x.name === name)!;
+			assert.deepEqual(o.displayOptions, { show: { historyOverflow: ['summarize'] } }, name);
+		}
+		// eslint-disable-next-line @typescript-eslint/no-require-imports
+		const { LlmMemoryStore } = require(
+			path.resolve(__dirname, '../../../nodes/LlmMemoryStore/LlmMemoryStore.node.ts'),
+		) as typeof import('../../../nodes/LlmMemoryStore/LlmMemoryStore.node');
+		const store = new LlmMemoryStore().description;
+		const storeOptions = byName(store, 'options')[0].options as INodeProperties[];
+		for (const name of ['summaryMaxTokens', 'summaryThreshold']) {
+			const o = storeOptions.find((x) => x.name === name)!;
+			assert.deepEqual(o.displayOptions, { show: { '/historyOverflow': ['summarize'] } }, name);
+		}
+	});
+
 	it('shows the queue-mode notice for Local Disk only when n8n runs in queue mode', () => {
 		assert.deepEqual(byName(load(undefined), 'queueModeNotice'), []);
 		assert.deepEqual(byName(load('regular'), 'queueModeNotice'), []);
