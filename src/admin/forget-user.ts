@@ -24,6 +24,11 @@ export interface ForgetUserResult {
 	/** Deleted objects by kind (chat documents and their segments, files, versioned data, captures). */
 	counts: { chatMemory: number; files: number; versionedData: number; memoryBase: number };
 	deleted: string[];
+	/**
+	 * Objects written anew without the user's data: the Memory Bases' index manifests, and the index
+	 * segments that replace deleted ones (they hold other users' chunks).
+	 */
+	rewritten: string[];
 }
 
 /**
@@ -53,6 +58,7 @@ export async function forgetUser(
 	if (conversationId) conversations.add(conversationId);
 	const workflows = new Set<string>();
 	const deleted: string[] = [];
+	const rewritten: string[] = [];
 	const counts: ForgetUserResult['counts'] = {
 		chatMemory: 0,
 		files: 0,
@@ -65,6 +71,7 @@ export async function forgetUser(
 		const report = await m.forget(conversations);
 		for (const w of report.workflows) workflows.add(w);
 		deleted.push(...report.deleted);
+		rewritten.push(...(report.rewritten ?? []));
 		for (const kind of Object.keys(counts) as ForgottenKind[])
 			counts[kind] += report.counts[kind] ?? 0;
 	}
@@ -74,5 +81,6 @@ export async function forgetUser(
 		workflows: workflows.size,
 		counts,
 		deleted,
+		rewritten: [...new Set(rewritten)].filter((k) => !deleted.includes(k)),
 	};
 }

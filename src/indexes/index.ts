@@ -20,3 +20,4 @@ export type { ExternalVectorStore } from './vector/external-store';
 export { EmbeddedIndex } from './vector/vector-index';
 export type { IndexStats, Similarities } from './vector/vector-index';
 export { MAX_TOP_K, normaliseRows, SEGMENT_MAX_VECTORS } from './vector/vector-segment';
+export type { Touched } from './chunks/touched';

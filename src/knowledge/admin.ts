@@ -185,9 +185,19 @@ export class KnowledgeAdmin implements MemoryAdmin<ExportedCaptures[], number> {
 	/** Forgets the conversations in every base that captured them. */
 	async forget(conversationIds: ReadonlySet<string>): Promise<ForgetReport> {
 		const deleted: string[] = [];
+		const rewritten: string[] = [];
 		for (const base of await this.everyFolder())
-			for (const id of conversationIds)
-				if ((await base.captured(id)) > 0) deleted.push(...(await base.forget(id)).deleted);
-		return { workflows: [], deleted, counts: { memoryBase: deleted.length } };
+			for (const id of conversationIds) {
+				if ((await base.captured(id)) === 0) continue;
+				const forgot = await base.forget(id);
+				deleted.push(...forgot.deleted);
+				rewritten.push(...forgot.rewritten);
+			}
+		return {
+			workflows: [],
+			deleted,
+			rewritten: [...new Set(rewritten)].filter((k) => !deleted.includes(k)),
+			counts: { memoryBase: deleted.length },
+		};
 	}
 }

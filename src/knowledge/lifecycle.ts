@@ -203,6 +203,7 @@ export async function forget(p: BaseParts, sessionId: string): Promise<ForgetRes
 		vectors: 0,
 		lexical: 0,
 		deleted: [],
+		rewritten: [],
 	};
 	if (!config) return result;
 	await refuseUnreachableStore(p, config.kb_id);
@@ -220,16 +221,17 @@ export async function forget(p: BaseParts, sessionId: string): Promise<ForgetRes
 			result.vectors = ids.length;
 		} else {
 			const index = p.index(config.kb_id);
-			result.vectors = await index.forgetSession(id, p.maxAttempts);
+			result.vectors = await index.forgetSession(id, p.maxAttempts, result);
 			result.deleted.push(...(await index.sweepOrphans(p.leaseMs)));
 		}
-		result.lexical = await p.lexical().forgetSession(id);
+		result.lexical = await p.lexical().forgetSession(id, undefined, result);
 		const folder = p.sessionPrefix(id);
 		const lease = p.sessionLeaseKey(id);
 		result.deleted.push(...(await deleteUnder(p, folder, new Set([lease]))));
 		// A fold or a seal that read the log before it went may have put its chunks back meanwhile (it
 		// takes out again what it put back once it finds the log gone, which it may not have yet).
-		result.lexical += await p.lexical().forgetSession(id);
+		result.lexical += await p.lexical().forgetSession(id, undefined, result);
+		result.rewritten = [...new Set(result.rewritten)];
 		return result;
 	});
 }

@@ -288,4 +288,9 @@ export interface ForgetResult {
 	lexical: number;
 	/** Storage keys deleted. */
 	deleted: string[];
+	/**
+	 * Storage keys written anew without the conversation's data: the index manifests, and the index
+	 * segments that replace deleted ones (they hold other conversations' chunks).
+	 */
+	rewritten: string[];
 }

@@ -82,6 +82,8 @@ export interface ForgetReport {
 	/** The workflows that held any of them. */
 	workflows: string[];
 	deleted: string[];
+	/** Objects written anew without the forgotten data (index manifests and segments). */
+	rewritten?: string[];
 	counts: Partial<Record<ForgottenKind, number>>;
 }
 

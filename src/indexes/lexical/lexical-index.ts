@@ -26,6 +26,7 @@ import { OPEN_STALE_MS, relist, sourcesInScope } from './open-sources';
 import type { Listing, SourceReader } from './open-sources';
 import { build, decode, encode, refOf, scopeKeys } from './segment';
 import type { LexicalRef, LexicalSegment } from './segment';
+import type { Touched } from '../chunks/touched';
 
 /** Chunks the manifest holds inline before they are sealed into a segment. */
 export const TAIL_MAX = 64;
@@ -308,7 +309,11 @@ export class LexicalIndex {
 	 * the manifest that also unlists the conversation (unless `only`); the old segments are deleted
 	 * after it. Returns the chunks removed.
 	 */
-	async forgetSession(sessionId: string, only?: (d: IndexedChunk) => boolean): Promise<number> {
+	async forgetSession(
+		sessionId: string,
+		only?: (d: IndexedChunk) => boolean,
+		touched?: Touched,
+	): Promise<number> {
 		const keep = (d: IndexedChunk) =>
 			d.session_id !== sessionId || (only !== undefined && !only(d));
 		const key = `s:${sessionId}`;
@@ -355,7 +360,10 @@ export class LexicalIndex {
 		const listed = new Set(result.current.doc.segments.map((r) => r.key));
 		for (const k of [...written, ...(result.written ? replaced : [])])
 			if (!listed.has(k)) await this.deleteSegment(k).catch(() => {});
-		return result.written ? removed : 0;
+		if (!result.written) return 0;
+		touched?.deleted.push(...replaced);
+		touched?.rewritten.push(this.manifestKey, ...written.filter((k) => listed.has(k)));
+		return removed;
 	}
 
 	/**

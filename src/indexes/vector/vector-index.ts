@@ -30,6 +30,7 @@ import {
 	weightOf,
 } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
+import type { Touched } from '../chunks/touched';
 
 /** Bytes of decoded segments this process keeps, for every index together (LLM_MEMORY_VECTOR_CACHE_MB). */
 export const VECTOR_CACHE_BYTES = (Number(process.env.LLM_MEMORY_VECTOR_CACHE_MB) || 512) * 2 ** 20;
@@ -336,8 +337,12 @@ export class EmbeddedIndex {
 	}
 
 	/** See forgetSessionRows. */
-	forgetSession(sessionId: string, maxAttempts = this.maxAttempts): Promise<number> {
-		return forgetSessionRows(this, sessionId, maxAttempts);
+	forgetSession(
+		sessionId: string,
+		maxAttempts = this.maxAttempts,
+		touched?: Touched,
+	): Promise<number> {
+		return forgetSessionRows(this, sessionId, maxAttempts, touched);
 	}
 
 	/** See sweepOrphanSegments. */

@@ -8,6 +8,7 @@ import type { SegmentRef } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
 import { COMPACT_BELOW, copyRows, MAX_SEGMENTS } from './vector-segment';
 import type { Segment } from './vector-segment';
+import type { Touched } from '../chunks/touched';
 
 /**
  * Removes one session's chunks for good (text and vectors): each segment listing the session is
@@ -19,6 +20,7 @@ export async function forgetSessionRows(
 	index: EmbeddedIndex,
 	sessionId: string,
 	maxAttempts: number,
+	touched?: Touched,
 ): Promise<number> {
 	for (let attempt = 1; ; attempt++) {
 		const manifest = await index.readManifest();
@@ -70,6 +72,8 @@ export async function forgetSessionRows(
 			index.uncacheSegment(key);
 			await index.storage.delete(key);
 		}
+		touched?.deleted.push(...replaced.keys());
+		touched?.rewritten.push(index.manifestKey, ...fresh.map((r) => r.ref.key));
 		return removed;
 	}
 }

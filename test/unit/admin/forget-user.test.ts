@@ -2,7 +2,7 @@
 // file, versioned data and two Memory Bases is gone from every stored byte afterwards, plain or
 // encrypted; another user's memory stays; a run that stops midway is finished by the next one.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
@@ -24,6 +24,19 @@ function allBytes(root: string): Buffer[] {
 		.map((f) => path.join(root, f))
 		.filter((f) => statSync(f).isFile())
 		.map((f) => readFileSync(f));
+}
+/** Every stored object by key with a digest of its bytes (lock files and temporary copies left out). */
+function snapshot(root: string): Map<string, string> {
+	const out = new Map<string, string>();
+	for (const f of readdirSync(root, { recursive: true, encoding: 'utf8' })) {
+		const p = path.join(root, f);
+		if (!statSync(p).isFile() || /\.lock$|\.tmp-|\.leftover/.test(f)) continue;
+		out.set(
+			f.split(path.sep).join('/'),
+			createHash('sha256').update(readFileSync(p)).digest('hex'),
+		);
+	}
+	return out;
 }
 const holds = (root: string, secret: string) =>
 	allBytes(root).some(
@@ -53,6 +66,28 @@ describe('Forget User', () => {
 			const again = await forgetUser(storage, { userId: 'alice' });
 			assert.deepEqual([again.conversationIds, again.deleted], [[], []]);
 		});
+
+	it('reports every object it deleted or rewrote, checked against the storage before and after', async () => {
+		const root = tempDir('forget');
+		const storage = new LocalDiskStorage({ root });
+		await plant(storage);
+		const before = snapshot(root);
+		const r = await forgetUser(storage, { userId: 'alice' });
+		const after = snapshot(root);
+		const removed = [...before.keys()].filter((k) => !after.has(k)).sort();
+		const changed = [...after.keys()].filter((k) => before.get(k) !== after.get(k)).sort();
+		assert.deepEqual([...new Set(r.deleted)].sort(), removed, 'deleted: exactly what is gone');
+		assert.deepEqual([...r.rewritten].sort(), changed, 'rewritten: exactly what was written anew');
+		assert.ok(
+			r.rewritten.some((k) => k.endsWith('/index/manifest.json')) &&
+				r.rewritten.some((k) => k.endsWith('/lexical/manifest.json')),
+			'the index manifests are named',
+		);
+		assert.ok(
+			r.deleted.some((k) => k.endsWith('.vec')),
+			'so is a vector segment',
+		);
+	});
 
 	it('by conversation: one conversation in every workflow and base', async () => {
 		const root = tempDir('forget');

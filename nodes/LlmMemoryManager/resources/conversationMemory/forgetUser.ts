@@ -84,6 +84,8 @@ export const forgetUser: ItemOperation = {
 					...r.counts,
 					deletedCount: r.deleted.length,
 					deleted: r.deleted,
+					rewrittenCount: r.rewritten.length,
+					rewritten: r.rewritten,
 				},
 			},
 		];
