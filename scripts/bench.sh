@@ -12,6 +12,8 @@ export RGW_ENDPOINT
 # The AWS SDK warns once per process that its 2027 releases will need Node 22; not relevant to figures.
 export NODE_NO_WARNINGS=1
 node --import tsx bench/engine.ts
+# A chat turn through the nodes (in-process n8n): LLM with Memory and the Store, Long-Term Memory off and on.
+node --import tsx bench/turn.ts
 # Versioned data: save-version and get-current at 10, 1,000 and 10,000 versions (builds take minutes).
 node --import tsx bench/snapshots.ts
 # Memory Base: search latency at 1,000 / 10,000 / 100,000 vectors, ingestion throughput.
