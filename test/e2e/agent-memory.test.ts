@@ -19,7 +19,8 @@ import { sendChat } from '../support/chat';
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
 import { executionData, finishedExecutions, subNodeLog, waitFor } from '../support/n8n-executions';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { ensureRgw, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
 import { openAiCredential, S3_CREDENTIAL, s3Credential } from '../support/workflows';
@@ -262,8 +263,8 @@ async function listed(sessionId: string): Promise<string[]> {
 	});
 }
 
-/** Where the nodes keep memory by default: llm-memory in the n8n user folder. */
-const disk = () => new LocalDiskStorage({ root: path.join(n8n!.userFolder, '.n8n/llm-memory') });
+/** Where the nodes keep memory on Local Disk: this file's folder on the shared n8n (n8n.memoryRoot). */
+const disk = () => new LocalDiskStorage({ root: n8n!.memoryRoot });
 
 /** What a store in Node mode has stored, read through the engine (whatever the document format). */
 async function storedMessages(
@@ -299,7 +300,7 @@ describe('LLM Memory Store with n8n’s AI Agent on a real n8n', () => {
 		const fake = llm;
 		const [tarball, storage] = await Promise.all([packPackage(), rgwStorage()]);
 		s3 = storage;
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball,
 			credentials: [
 				openAiCredential(fake.url),
@@ -340,8 +341,8 @@ describe('LLM Memory Store with n8n’s AI Agent on a real n8n', () => {
 	it('memory holds the tool turn as user, assistant with tool_calls, tool, assistant', async () => {
 		const messages = await storedMessages(TOOLS.id, 'tools-1', TOOLS.store);
 		assert.ok(
-			existsSync(path.join(n8n!.userFolder, '.n8n/llm-memory/node_memory', TOOLS.id, 'tools-1')),
-			'on local disk, in the n8n user folder',
+			existsSync(path.join(n8n!.memoryRoot, 'node_memory', TOOLS.id, 'tools-1')),
+			'on local disk, in the memory folder',
 		);
 		assert.deepEqual(
 			messages.map((m) => [
@@ -606,7 +607,7 @@ describe('LLM Memory Store with n8n’s AI Agent on a real n8n', () => {
 			);
 			assert.match(saved, /Session ID must be a string or a number, got an object/);
 		}
-		const sessions = path.join(n8n!.userFolder, '.n8n/llm-memory/node_memory', TWO.id);
+		const sessions = path.join(n8n!.memoryRoot, 'node_memory', TWO.id);
 		assert.equal(existsSync(path.join(sessions, '[object Object]')), false);
 	});
 
@@ -636,10 +637,7 @@ describe('LLM Memory Store with n8n’s AI Agent on a real n8n', () => {
 			messages.map((m) => m.role),
 			['user', 'assistant', 'tool', 'assistant', 'user', 'assistant'],
 		);
-		assert.equal(
-			existsSync(path.join(n8n!.userFolder, '.n8n/llm-memory/node_memory', ON_S3.id)),
-			false,
-		);
+		assert.equal(existsSync(path.join(n8n!.memoryRoot, 'node_memory', ON_S3.id)), false);
 	});
 
 	it('the n8n log shows no unknown node types and no leaked secret', () => {

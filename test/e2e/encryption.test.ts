@@ -16,7 +16,8 @@ import type { FakeOpenAi } from '../../demo/model-server';
 import { parseEncryptionKey } from '../../src/internal';
 import { WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential } from '../support/workflows';
 
@@ -98,7 +99,7 @@ async function read(path: string): Promise<Json> {
 }
 
 function memoryFiles(): Buffer[] {
-	const root = path.join(n8n!.userFolder, '.n8n/llm-memory');
+	const root = n8n!.memoryRoot;
 	return readdirSync(root, { recursive: true, encoding: 'utf8' })
 		.map((f) => path.join(root, f))
 		.filter((f) => statSync(f).isFile())
@@ -108,7 +109,7 @@ function memoryFiles(): Buffer[] {
 describe('Encryption at rest on a real n8n', () => {
 	before(async () => {
 		llm = await startFakeOpenAi({ port: 0 });
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball: await packPackage(),
 			credentials: [
 				openAiCredential(llm.url),

@@ -19,7 +19,8 @@ import { ASSISTANT_FILES_LEAD } from '../../src/internal';
 import { sendChat } from '../support/chat';
 import type { ChatTurn } from '../support/chat';
 import { fixture, NOTES_PDF_TEXT } from '../support/fixtures';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { chatWorkflow, openAiCredential } from '../support/workflows';
 
@@ -81,7 +82,7 @@ describe('files through the Chat Trigger on a real n8n', () => {
 	before(async () => {
 		const [tarball, fake] = await Promise.all([packPackage(), startFakeOpenAi({ port: 0 })]);
 		llm = fake;
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball,
 			credentials: [openAiCredential(fake.url)],
 			workflows: [uploadWorkflow()],
@@ -125,7 +126,7 @@ describe('files through the Chat Trigger on a real n8n', () => {
 			},
 			{ role: 'user', content: 'make it blue' },
 		]);
-		const files = path.join(n8n!.userFolder, '.n8n/llm-memory/memory_files', WF.id, 'files-s2');
+		const files = path.join(n8n!.memoryRoot, 'memory_files', WF.id, 'files-s2');
 		assert.equal(readdirSync(files).length, 1, 'one content-addressed copy of the image');
 	});
 });

@@ -16,7 +16,8 @@ import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
 import { ensureRgw, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
 import { sendChat } from '../support/chat';
 import { waitFor } from '../support/n8n-executions';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import {
 	chatWorkflow,
@@ -58,7 +59,7 @@ describe('LLM with Memory on a real n8n', () => {
 		]);
 		llm = fake;
 		s3 = storage;
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball,
 			credentials: [
 				openAiCredential(fake.url),
@@ -150,10 +151,10 @@ describe('LLM with Memory on a real n8n', () => {
 		assert.deepEqual(callsOf('node A', llm!.completions()).at(-1), ['user: fresh start']);
 	});
 
-	it('memory lives on local disk under the n8n user folder', () => {
+	it('memory lives on local disk: one JSON file per node and session', () => {
 		const file = path.join(
-			n8n!.userFolder,
-			'.n8n/llm-memory/node_memory',
+			n8n!.memoryRoot,
+			'node_memory',
 			NODE_WF.id,
 			'node-s1',
 			'e2e-node-a.json',
@@ -249,7 +250,7 @@ describe('LLM with Memory on a real n8n', () => {
 			],
 		);
 		// Nothing was stored under a collapsed key.
-		const convDir = path.join(n8n!.userFolder, '.n8n/llm-memory/conversation_memory', CONV_WF.id);
+		const convDir = path.join(n8n!.memoryRoot, 'conversation_memory', CONV_WF.id);
 		const stored = existsSync(convDir) ? readdirSync(convDir) : [];
 		assert.ok(
 			stored.every((name) => !/object|x,y/.test(name)),
@@ -270,10 +271,7 @@ describe('LLM with Memory on a real n8n', () => {
 			(await s3.list('')).map((o) => o.key),
 			[`n8n/node_memory/${S3_WF.id}/s3-s1/e2e-s3-node.json`],
 		);
-		assert.equal(
-			existsSync(path.join(n8n!.userFolder, '.n8n/llm-memory/node_memory', S3_WF.id)),
-			false,
-		);
+		assert.equal(existsSync(path.join(n8n!.memoryRoot, 'node_memory', S3_WF.id)), false);
 	});
 
 	it('the n8n log shows no unknown node types and no leaked secret', () => {

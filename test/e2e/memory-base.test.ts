@@ -4,7 +4,7 @@
  * installed from its npm pack tarball. The only stand-in is the fake OpenAI server, which also answers
  * /v1/embeddings deterministically (hashed word features: texts sharing words are similar) and fails
  * or slows embedding requests on demand. Webhooks in the same workflow drive Sync Now, Search, Status,
- * Regenerate and Delete; what is stored is read back from the n8n user folder.
+ * Regenerate and Delete; what is stored is read back from the memory folder (n8n.memoryRoot).
  */
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
@@ -17,7 +17,8 @@ import { LocalDiskStorage, MemoryBase } from '../../src/internal';
 import { CHAT_TRIGGER_NAME, WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
 import { failedSince, failureCount } from '../support/n8n-executions';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential, OPENAI_CREDENTIAL } from '../support/workflows';
 
@@ -214,7 +215,7 @@ const ANSWER = (text: string) =>
 const lastFailure = (workflowId: string, since: number) => failedSince(n8n!, workflowId, since);
 const failures = (workflowId: string) => failureCount(n8n!, workflowId);
 
-const disk = () => new LocalDiskStorage({ root: path.join(n8n!.userFolder, '.n8n/llm-memory') });
+const disk = () => new LocalDiskStorage({ root: n8n!.memoryRoot });
 
 // --- tests -----------------------------------------------------------------------------------------
 
@@ -227,7 +228,7 @@ describe('Memory Base on a real n8n', () => {
 			id: 'llmMemoryModel01',
 			name: 'Chat model endpoint',
 		};
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball,
 			credentials: [openAiCredential(llm.url), exampleCredential],
 			workflows: [mainWorkflow(), externalWorkflow(), EXAMPLE_FILE],
@@ -275,8 +276,8 @@ describe('Memory Base on a real n8n', () => {
 			[4, 4, 0, false],
 		);
 		assert.ok(st.sessions[0].lastSyncAt);
-		// Stored on disk in the n8n user folder, under the workflow's ID.
-		const root = path.join(n8n!.userFolder, '.n8n/llm-memory');
+		// Stored on disk in the memory folder, under the workflow's ID.
+		const root = n8n!.memoryRoot;
 		assert.ok(existsSync(path.join(root, `memory_base/${MAIN.id}/sessions/alice/log.json`)));
 		assert.ok(existsSync(path.join(root, `knowledge_base/${MAIN.id}/index/manifest.json`)));
 		const meta = JSON.parse(
@@ -401,7 +402,7 @@ describe('Memory Base on a real n8n', () => {
 	});
 
 	it('index files deleted behind the base’s back: Status reports the mismatch, Regenerate restores search', async () => {
-		rmSync(path.join(n8n!.userFolder, `.n8n/llm-memory/knowledge_base/${MAIN.id}/index`), {
+		rmSync(path.join(n8n!.memoryRoot, `knowledge_base/${MAIN.id}/index`), {
 			recursive: true,
 		});
 		const st = await status();
@@ -445,7 +446,7 @@ describe('Memory Base on a real n8n', () => {
 			['external', null, false],
 		);
 		assert.equal(
-			existsSync(path.join(n8n!.userFolder, `.n8n/llm-memory/knowledge_base/${EXTERNAL.id}/index`)),
+			existsSync(path.join(n8n!.memoryRoot, `knowledge_base/${EXTERNAL.id}/index`)),
 			false,
 			'nothing in the embedded index',
 		);
@@ -473,12 +474,7 @@ describe('Memory Base on a real n8n', () => {
 		assert.match(r.shown ?? '', /with tool results \[/);
 		assert.match(r.shown ?? '', /I am allergic to peanuts/);
 		assert.ok(
-			existsSync(
-				path.join(
-					n8n!.userFolder,
-					`.n8n/llm-memory/memory_base/${EXAMPLE.id}/sessions/ex-1/log.json`,
-				),
-			),
+			existsSync(path.join(n8n!.memoryRoot, `memory_base/${EXAMPLE.id}/sessions/ex-1/log.json`)),
 		);
 	});
 

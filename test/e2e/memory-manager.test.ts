@@ -14,7 +14,8 @@ import { startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi } from '../../demo/model-server';
 import { LLM_MEMORY_MANAGER_TYPE, WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { setUpOwner } from '../support/n8n-owner';
 import { openAiCredential } from '../support/workflows';
@@ -68,12 +69,13 @@ const read = async (sessionId: string, path = 'e2e-manager-read') =>
 describe('LLM Memory Manager on a real n8n', () => {
 	before(async () => {
 		llm = await startFakeOpenAi({ port: 0 });
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball: await packPackage(),
 			credentials: [openAiCredential(llm.url)],
 			workflows: [managerWorkflow()],
 		});
-		cookie = await setUpOwner(n8n.baseUrl);
+		// The shared n8n has its owner already.
+		cookie = n8n.ownerCookie ?? (await setUpOwner(n8n.baseUrl));
 	});
 
 	after(async () => {
@@ -112,7 +114,8 @@ describe('LLM Memory Manager on a real n8n', () => {
 			memoryMode: 'node',
 			memoryNode: { __rl: true, mode: 'list', value: '' },
 			storage: 'localDisk',
-			localFolder: '',
+			// The folder this file's nodes keep memory in (on the shared n8n, the file's own).
+			localFolder: n8n!.memoryRoot,
 		};
 		const ask = async (currentNodeParameters: Json) =>
 			await post(

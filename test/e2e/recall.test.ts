@@ -17,7 +17,8 @@ import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
 import { CHAT_TRIGGER_NAME, WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
 import { failedSince, failureCount } from '../support/n8n-executions';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential } from '../support/workflows';
 
@@ -129,7 +130,7 @@ describe('Long-term recall across conversations on a real n8n', () => {
 	before(async () => {
 		llm = await startFakeOpenAi({ port: 0 });
 		const tarball = await packPackage();
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball,
 			credentials: [openAiCredential(llm.url)],
 			workflows: [
@@ -212,7 +213,7 @@ describe('Long-term recall across conversations on a real n8n', () => {
 			/31-07-22/,
 			'found lexically, with no embeddings node connected',
 		);
-		rmSync(path.join(n8n!.userFolder, '.n8n/llm-memory/memory_base', BASE.id, 'lexical'), {
+		rmSync(path.join(n8n!.memoryRoot, 'memory_base', BASE.id, 'lexical'), {
 			recursive: true,
 		});
 		const failed = failureCount(n8n!, BASE.id);

@@ -17,7 +17,8 @@ import { startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi } from '../../demo/model-server';
 import { WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential } from '../support/workflows';
 
@@ -94,7 +95,7 @@ async function post(hook: string, body: Json = {}): Promise<Json> {
 	return JSON.parse(text) as Json;
 }
 
-const memoryRoot = () => path.join(n8n!.userFolder, '.n8n/llm-memory');
+const memoryRoot = () => n8n!.memoryRoot;
 
 /** Stored files (relative to the memory folder) holding `text`. */
 function filesHolding(text: string): string[] {
@@ -128,7 +129,7 @@ const lastRequest = () => JSON.stringify(llm!.completions().at(-1)!.body.message
 describe('Retention on a real n8n', () => {
 	before(async () => {
 		llm = await startFakeOpenAi({ port: 0 });
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball: await packPackage(),
 			credentials: [openAiCredential(llm.url)],
 			workflows: [chatWorkflow(), pruneWorkflow(), EXAMPLE_FILE],

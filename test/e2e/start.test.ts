@@ -187,12 +187,14 @@ async function checkReload(port: number): Promise<void> {
 /** Signals the npm process and checks that it exits and that nothing of the run is left. */
 async function stopAndCheck(run: Run, signal: NodeJS.Signals, procs: Proc[], ports: number[]) {
 	run.child.kill(signal);
+	// The timer is cleared once npm exits: a pending one kept this test process alive a minute longer.
+	let timer: NodeJS.Timeout | undefined;
 	const { code } = await Promise.race([
 		run.exited,
-		new Promise<never>((_, reject) =>
-			setTimeout(() => reject(new Error(`npm start ignored ${signal}`)), 60_000),
-		),
-	]);
+		new Promise<never>((_, reject) => {
+			timer = setTimeout(() => reject(new Error(`npm start ignored ${signal}`)), 60_000);
+		}),
+	]).finally(() => clearTimeout(timer));
 	assert.equal(code, 0, run.output().slice(-2000));
 	const deadline = Date.now() + 5_000;
 	while (survivors(procs).length && Date.now() < deadline)
@@ -206,10 +208,12 @@ async function stopAndCheck(run: Run, signal: NodeJS.Signals, procs: Proc[], por
 }
 
 /**
- * npm start picks the demo model's port from 5801 up, but binds it only after building and installing
- * the package, seconds later. scripts/test.sh runs the n8n versions side by side, so two runs of this
- * file could pick the same port in that moment: they take turns, through flock(1) on a file in the temp
- * dir (held by a child process until release() or until this process exits).
+ * npm start picks the demo model's port from 5801 up when DEMO_MODEL_PORT is not given, but binds it
+ * only after building and installing the package, seconds later. scripts/test.sh runs the n8n versions
+ * side by side, so two runs of this file could pick the same port in that moment: a run that lets npm
+ * start pick it takes its turn, through flock(1) on a file in the temp dir (held by a child process
+ * until release() or until this process exits), and releases it once its ports are bound. (The other
+ * ports are given, or picked from a port the kernel chose for this run.)
  */
 function takeTurn(): Promise<() => void> {
 	const file = path.join(tmpdir(), 'n8n-nodes-llm-memory-npm-start.lock');
@@ -227,7 +231,6 @@ describe('npm start: ports and signals', () => {
 	let release: (() => void) | undefined;
 	before(async () => {
 		await ensureN8n();
-		release = await takeTurn();
 	});
 
 	after(() => {
@@ -261,9 +264,12 @@ describe('npm start: ports and signals', () => {
 	});
 
 	it('again on the same folder: ports not given are chosen free; SIGINT to npm stops everything too', async () => {
+		release = await takeTurn();
 		const x = await freePortPair();
 		const run = launch(['npm', 'start'], { N8N_PORT: String(x) }, runs[0]?.home);
 		const { ports, procs } = await checkServing(run);
+		release(); // every port of the run is bound: another run's npm start now sees them taken
+		release = undefined;
 		assert.equal(new Set([ports.n8n, ports.broker, ports.demo]).size, 3, run.output());
 		await stopAndCheck(run, 'SIGINT', procs, [ports.n8n, ports.broker, ports.demo]);
 	});

@@ -16,7 +16,8 @@ import { sendChatStream } from '../support/chat-stream';
 import type { StreamReply } from '../support/chat-stream';
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi } from '../../demo/model-server';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential } from '../support/workflows';
 
@@ -95,7 +96,7 @@ describe('streaming to the chat on a real n8n', () => {
 			id: 'llmMemoryModel01',
 			name: 'Chat model endpoint',
 		};
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball,
 			credentials: [openAiCredential(fake.url), exampleCredential],
 			workflows: [llmWorkflow(), agentWorkflow(), EXAMPLE_FILE],
@@ -132,7 +133,7 @@ describe('streaming to the chat on a real n8n', () => {
 			`assistant: ${answer1}`,
 			'user: and then?',
 		]);
-		const storage = new LocalDiskStorage({ root: path.join(n8n!.userFolder, '.n8n/llm-memory') });
+		const storage = new LocalDiskStorage({ root: n8n!.memoryRoot });
 		assert.deepEqual(
 			(await new NodeMemory(LLM_WF.id, 'st-1', LLM_WF.node, { storage }).messages()).map(
 				(m) => m.content,

@@ -7,7 +7,6 @@
  * request with an extractive summary (the user's sentences with a number or a name).
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
@@ -16,7 +15,8 @@ import { isSummaryRequest } from '../../demo/summaries';
 import { LocalDiskStorage, readMessages } from '../../src/internal';
 import { CHAT_TRIGGER_NAME, WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential } from '../support/workflows';
 import { userText } from '../support/summary-script';
@@ -83,7 +83,7 @@ async function converse(wf: { webhookId: string }, sessionId: string, turns: num
 }
 
 const storedMessages = async (appId: string, conversationId: string) => {
-	const storage = new LocalDiskStorage({ root: path.join(n8n!.userFolder, '.n8n/llm-memory') });
+	const storage = new LocalDiskStorage({ root: n8n!.memoryRoot });
 	return (await readMessages(storage, { appId, conversationId }, { limit: 1 })).total;
 };
 
@@ -91,7 +91,7 @@ describe(`Summarize Older Turns on a real n8n`, { timeout: 40 * 60_000 }, () => 
 	before(async () => {
 		// Short answers, as a chat's usually are: how often a summary is due depends on turn size.
 		llm = await startFakeOpenAi({ port: 0, reply: () => REPLY });
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball: await packPackage(),
 			credentials: [openAiCredential(llm.url)],
 			workflows: [llmWorkflow(), agentWorkflow()],

@@ -22,7 +22,8 @@ import { CHAT_TRIGGER_TYPE, WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
 import { sendChatStream } from '../support/chat-stream';
 import { waitFor } from '../support/n8n-executions';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { ensureRgw, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
 import { openAiCredential, S3_CREDENTIAL, s3Credential } from '../support/workflows';
@@ -198,8 +199,8 @@ const systemOf = (r: LoggedRequest) => contentText(r.body.messages[0].content);
 const REPLY = (text: string, r: LoggedRequest, tools = '') =>
 	`FAKE-LLM reply to "${text}"${tools} (saw ${r.body.messages.length} messages: ${rolesOf(r)})`;
 
-/** Where the nodes keep memory by default: llm-memory in the n8n user folder. */
-const disk = () => new LocalDiskStorage({ root: path.join(n8n!.userFolder, '.n8n/llm-memory') });
+/** Where the nodes keep memory on Local Disk: this file's folder on the shared n8n (n8n.memoryRoot). */
+const disk = () => new LocalDiskStorage({ root: n8n!.memoryRoot });
 const versionsOf = (
 	appId: string,
 	session: string,
@@ -226,7 +227,7 @@ describe('versioned data on a real n8n', () => {
 		const fake = llm;
 		const [tarball, storage] = await Promise.all([packPackage(), rgwStorage()]);
 		s3 = storage;
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball,
 			credentials: [
 				openAiCredential(fake.url),
@@ -284,7 +285,7 @@ describe('versioned data on a real n8n', () => {
 			/^## Recent changes \(newest first\)\n- Version 2 \(.+\): Changed category to FRAGRANCE\n {2}- replaced \/category: "OTHERS" → "FRAGRANCE"\n- Version 1 \(.+\): Initial data$/m,
 		);
 
-		const dir = path.join(n8n!.userFolder, '.n8n/llm-memory/versioned_data', EXAMPLE.id, 'seed-1');
+		const dir = path.join(n8n!.memoryRoot, 'versioned_data', EXAMPLE.id, 'seed-1');
 		assert.deepEqual(readdirSync(path.join(dir, 'versions')), [
 			'0000000001.json',
 			'0000000002.json',

@@ -21,11 +21,11 @@ const POPUPS = [
 	.join(', ');
 
 /**
- * Sets up the owner of a fresh n8n, launches Chromium and signs in; whenever a first-run pop-up covers
- * the page before an action, it is closed and the action carries on.
+ * Sets up the owner of a fresh n8n (a shared one has its owner already), launches Chromium and signs
+ * in; whenever a first-run pop-up covers the page before an action, it is closed and the action carries on.
  */
 export async function openEditor(n8n: N8nInstance): Promise<{ browser: Browser; page: Page }> {
-	await setUpOwner(n8n.baseUrl);
+	if (!n8n.ownerCookie) await setUpOwner(n8n.baseUrl);
 	const browser = await chromium.launch({
 		executablePath: CHROMIUM,
 		headless: true,

@@ -14,7 +14,15 @@
  * No owner, no API key: everything goes through the CLI before start and through webhook URLs after.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	appendFileSync,
+	existsSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -108,6 +116,17 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 	});
 }
 
+/**
+ * With E2E_TIMINGS=FILE, appends one JSON line per n8n started or joined: the test file, the n8n
+ * version and the milliseconds of each phase (how the suites' time was measured; see CONTRIBUTING).
+ */
+export function recordTiming(entry: Record<string, unknown>): void {
+	if (!process.env.E2E_TIMINGS) return;
+	const file = path.basename(process.argv[1] ?? '');
+	const line = { file, version: N8N_VERSION, ...entry, at: new Date().toISOString() };
+	appendFileSync(process.env.E2E_TIMINGS, `${JSON.stringify(line)}\n`);
+}
+
 let packed: Promise<string> | undefined;
 
 /**
@@ -156,6 +175,11 @@ export interface StartN8nOptions {
 	waitFor?: string[];
 	/** Extra environment for n8n (e.g. N8N_LOG_LEVEL=debug). */
 	env?: Record<string, string>;
+	/**
+	 * Leave n8n running when this process exits (the shared n8n of test/support/shared-n8n.ts, which
+	 * scripts/test.sh stops). Default: n8n is killed when the process that started it exits.
+	 */
+	detach?: boolean;
 }
 
 export interface N8nInstance {
@@ -164,10 +188,17 @@ export interface N8nInstance {
 	baseUrl: string;
 	port: number;
 	userFolder: string;
+	/**
+	 * Where the package's nodes keep memory on Local Disk when their Folder is empty: the user folder's
+	 * .n8n/llm-memory, or on a shared n8n (test/support/shared-n8n.ts) the test file's own folder.
+	 */
+	memoryRoot: string;
 	logFile: string;
 	pid: number;
-	/** Milliseconds from `n8n start` until every awaited webhook answered. */
+	/** Milliseconds from `n8n start` until every awaited webhook answered (on a shared n8n: joining it). */
 	bootMs: number;
+	/** The owner's session cookie when n8n already has its owner (a shared n8n); else undefined. */
+	ownerCookie?: string;
 	/** Public Chat Trigger URL for a webhookId. */
 	chatUrl(webhookId: string): string;
 	/** The n8n log so far. */
@@ -180,13 +211,13 @@ export interface N8nInstance {
 	stop(): Promise<void>;
 }
 
-function loadJson(item: Json | string): Json[] {
+export function loadJson(item: Json | string): Json[] {
 	const value = typeof item === 'string' ? JSON.parse(readFileSync(item, 'utf8')) : item;
 	return Array.isArray(value) ? value : [value];
 }
 
 /** Production URLs that exist once the given workflows are active. */
-function webhookUrls(baseUrl: string, workflows: Json[]): string[] {
+export function webhookUrls(baseUrl: string, workflows: Json[]): string[] {
 	const urls: string[] = [];
 	for (const wf of workflows) {
 		for (const node of wf.nodes ?? []) {
@@ -206,7 +237,7 @@ function webhookUrls(baseUrl: string, workflows: Json[]): string[] {
  * workflow n8n cannot activate is caught even when its webhook URL happens to answer: a deterministic
  * check behind wait-webhook's log shortcut, whose timing differs between machines.
  */
-async function unknownNodeTypes(userFolder: string, workflows: Json[]): Promise<string[]> {
+export async function unknownNodeTypes(userFolder: string, workflows: Json[]): Promise<string[]> {
 	const file = path.join(userFolder, '.cache/n8n/public/types/nodes.json');
 	let loaded: Set<string> | undefined;
 	for (let attempt = 0; !loaded; attempt++) {
@@ -290,8 +321,14 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 		if (!wf.id) throw new Error(`workflow "${wf.name}" needs a fixed "id" so it can be published`);
 	}
 
+	const t0 = performance.now();
+	const phases: Record<string, number> = {};
+	const mark = (name: string, since: number) =>
+		(phases[name] = Math.round(performance.now() - since));
 	try {
 		if (options.tarball) await installPackage(userFolder, options.tarball, env);
+		mark('prepare', t0);
+		const t1 = performance.now();
 
 		const files: string[] = [];
 		if (credentials.length) {
@@ -303,12 +340,16 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 			writeFileSync(files[files.length - 1], JSON.stringify(workflows, null, 2));
 		}
 		if (files.length) await run(['import', userFolder, ...files]);
+		mark('import', t1);
+		const t2 = performance.now();
 
 		const publish = options.publish ?? workflows.map((wf) => String(wf.id));
 		if (publish.length) await run(['publish', userFolder, ...publish]);
+		mark('publish', t2);
 
 		const started = performance.now();
 		home.started(Number(await run(['start', userFolder, String(port)])));
+		if (options.detach) running.delete(home.pid());
 
 		const published = workflows.filter((wf) => publish.includes(String(wf.id)));
 		const waitFor = options.waitFor ?? webhookUrls(baseUrl, published);
@@ -320,6 +361,13 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 			waitFor.slice(1).map((url) => run(['wait-webhook', url, userFolder], 300_000)),
 		);
 		const bootMs = performance.now() - started;
+		mark('boot', started);
+		recordTiming({
+			kind: 'own',
+			workflows: workflows.length,
+			published: publish.length,
+			...phases,
+		});
 		const unknown = await unknownNodeTypes(userFolder, published);
 		if (unknown.length)
 			throw new Error(
@@ -331,6 +379,7 @@ export async function startN8n(options: StartN8nOptions = {}): Promise<N8nInstan
 			baseUrl,
 			port,
 			userFolder,
+			memoryRoot: path.join(userFolder, '.n8n/llm-memory'),
 			logFile,
 			pid: home.pid(),
 			bootMs,

@@ -34,13 +34,8 @@ import { after, before, describe, it } from 'node:test';
 
 import type { Browser, Locator, Page } from 'playwright-core';
 
-import {
-	isN8nInstalled,
-	N8N_VERSION,
-	packPackage,
-	REPO_ROOT,
-	startN8n,
-} from '../support/n8n-harness';
+import { isN8nInstalled, N8N_VERSION, packPackage, REPO_ROOT } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openEditor } from '../support/editor-session';
 
@@ -152,7 +147,7 @@ describe(
 				mkdirSync(ARTIFACTS, { recursive: true });
 				const tarball = await packPackage();
 				// Not published: the editor only needs the workflow to exist, and nothing listens on the chat URL.
-				n8n = await startN8n({ tarball, port: PORT, workflows: [WORKFLOW], publish: [] });
+				n8n = await joinSharedN8n({ tarball, port: PORT, workflows: [WORKFLOW], publish: [] });
 				({ browser, page } = await openEditor(n8n));
 
 				await page.goto(`${n8n.baseUrl}/workflow/${WORKFLOW.id}`);

@@ -19,13 +19,8 @@ import type { Browser, Page } from 'playwright-core';
 import { ConversationMemory, LocalDiskStorage, NodeMemory } from '../../src/internal';
 import type { BufferMemory } from '../../src/internal';
 import { openEditor } from '../support/editor-session';
-import {
-	isN8nInstalled,
-	N8N_VERSION,
-	packPackage,
-	REPO_ROOT,
-	startN8n,
-} from '../support/n8n-harness';
+import { isN8nInstalled, N8N_VERSION, packPackage, REPO_ROOT } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 
 const PORT = Number(process.env.UI_MANAGER_N8N_PORT ?? 5697);
@@ -60,9 +55,9 @@ let n8n: N8nInstance | undefined;
 let browser: Browser | undefined;
 let page: Page;
 
-/** One turn of memory, in the default folder of this n8n. */
+/** One turn of memory, in the folder the workflow's nodes use (n8n.memoryRoot). */
 async function remember(memory: (storage: LocalDiskStorage) => BufferMemory) {
-	const storage = new LocalDiskStorage({ root: path.join(n8n!.userFolder, '.n8n/llm-memory') });
+	const storage = new LocalDiskStorage({ root: n8n!.memoryRoot });
 	const m = memory(storage);
 	await m.addMessages({ userContent: 'hi', assistantContent: 'hello' });
 	await m.flush();
@@ -76,7 +71,7 @@ describe(
 			async () => {
 				mkdirSync(ARTIFACTS, { recursive: true });
 				const tarball = await packPackage();
-				n8n = await startN8n({ tarball, port: PORT, workflows: [WORKFLOW], publish: [] });
+				n8n = await joinSharedN8n({ tarball, port: PORT, workflows: [WORKFLOW], publish: [] });
 				await remember(
 					(storage) => new NodeMemory(WORKFLOW.id, 's1', 'ui-support-bot', { storage }),
 				);

@@ -24,13 +24,8 @@ import { startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi } from '../../demo/model-server';
 import { WorkflowBuilder } from '../support/agent-workflows';
 import { openEditor } from '../support/editor-session';
-import {
-	isN8nInstalled,
-	N8N_VERSION,
-	packPackage,
-	REPO_ROOT,
-	startN8n,
-} from '../support/n8n-harness';
+import { isN8nInstalled, N8N_VERSION, packPackage, REPO_ROOT } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential } from '../support/workflows';
 
@@ -122,7 +117,7 @@ describe(
 			async () => {
 				mkdirSync(ARTIFACTS, { recursive: true });
 				llm = await startFakeOpenAi({ port: 0 });
-				n8n = await startN8n({
+				n8n = await joinSharedN8n({
 					tarball: await packPackage(),
 					port: PORT,
 					credentials: [openAiCredential(llm.url)],
