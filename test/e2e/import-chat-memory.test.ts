@@ -29,7 +29,8 @@ import {
 	REDIS_CREDENTIAL,
 	redisCredential,
 } from '../support/compare-workflows';
-import { n8nAtLeast, packPackage, startN8n } from '../support/n8n-harness';
+import { n8nAtLeast, packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { ensureServices, pgUp, redisUp } from '../support/services';
 import type { Postgres, Redis } from '../support/services';
@@ -218,7 +219,7 @@ async function importSessions(path: string, sessions: string[]): Promise<Json[]>
 const counts = (o: Json) => [o.conversationId, o.read, o.imported, o.alreadyThere, o.skipped];
 
 /** Where the nodes keep memory by default: llm-memory in the n8n user folder. */
-const folder = () => path.join(n8n!.userFolder, '.n8n/llm-memory');
+const folder = () => n8n!.memoryRoot;
 const memory = (workflowId: string, session: string) =>
 	new ConversationMemory(workflowId, session, {
 		storage: new LocalDiskStorage({ root: folder() }),
@@ -289,7 +290,7 @@ describe('Import From Chat Memory from n8n’s Postgres and Redis chat memories 
 		ensureServices();
 		pg = pgUp();
 		redis = redisUp();
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball: await packPackage(),
 			credentials: [openAiCredential(llm.url), postgresCredential(pg), redisCredential(redis)],
 			workflows: [

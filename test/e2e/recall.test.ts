@@ -241,7 +241,7 @@ describe('Long-term recall across conversations on a real n8n', () => {
 		assert.match(told, /lexical index is missing/);
 	});
 
-	it('the Tool on a base that never captured anything tells the model so, not an empty list', async () => {
+	it('the Tool on a Memory Base that does not exist tells the model so, naming the bases, not an empty list', async () => {
 		const reply = await chat(
 			EMPTY,
 			'empty-1',
@@ -253,8 +253,8 @@ describe('Long-term recall across conversations on a real n8n', () => {
 		assert.ok(tool, texts(after).join('\n'));
 		assert.match(
 			contentText(tool.content),
-			// The agent hands the tool's items to the model as JSON text: its quotes come escaped.
-			/Nothing captured yet: memory base \\?"never-captured\\?" is empty/,
+			// The agent hands the tool's answer to the model as JSON text: its quotes come escaped.
+			/No Memory Base named \\?"never-captured\\?" \(bases in this storage:/,
 		);
 	});
 });

@@ -22,7 +22,8 @@ import type { ChatMessage, FakeOpenAi } from '../../demo/model-server';
 import { LocalDiskStorage, NodeMemory } from '../../src/internal';
 import { WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
-import { packPackage, startN8n } from '../support/n8n-harness';
+import { packPackage } from '../support/n8n-harness';
+import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential } from '../support/workflows';
 
@@ -159,7 +160,7 @@ function assertPaired(request: Json[]) {
 
 /** What a Node-mode store keeps on disk, read through the engine. */
 async function stored(setting: Setting, session: string) {
-	const storage = new LocalDiskStorage({ root: path.join(n8n!.userFolder, '.n8n/llm-memory') });
+	const storage = new LocalDiskStorage({ root: n8n!.memoryRoot });
 	return await new NodeMemory(SETTINGS[setting].id, session, storeId(setting), {
 		storage,
 	}).messages();
@@ -169,7 +170,7 @@ describe('Tool Results in Memory with n8n’s AI Agent and Code Tool on a real n
 	before(async () => {
 		llm = await startFakeOpenAi({ port: 0, reply }); // first, so after() closes it even when packing fails
 		const fake = llm;
-		n8n = await startN8n({
+		n8n = await joinSharedN8n({
 			tarball: await packPackage(),
 			credentials: [openAiCredential(fake.url)],
 			workflows: (Object.keys(SETTINGS) as Setting[]).map(workflow),

@@ -3,6 +3,8 @@
  * 2.40.7), driven by headless Chromium:
  * - LLM with Memory run from the editor without a session ID answers, and its output pane says that
  *   the call ran without memory (a green run must not hide it);
+ * - LLM with Memory with Long-Term Memory, Recall Scope This User and an empty User ID answers, and its
+ *   output pane says that recall covered this conversation only;
  * - an LLM Memory Store connected to an AI Agent shows no "connect this memory" notice, while one that
  *   is not connected does;
  * - the Memory Base Tool's panel has no ingest options (chunk size and overlap, batch size, lock), which
@@ -38,6 +40,8 @@ const INSTALL_ALLOWANCE = isN8nInstalled() ? 0 : 40 * 60_000;
 const RUN_WF = 'uiPanelsRun00001';
 const PANELS_WF = 'uiPanelsStore001';
 const LLM = 'Memoryless LLM';
+const NO_USER_WF = 'uiPanelsNoUser01';
+const NO_USER = 'LLM Without a User';
 const CONNECTED = 'Connected Store';
 const LOOSE = 'Loose Store';
 const TOOL = 'Long-term memory';
@@ -57,6 +61,26 @@ function runWorkflow(): Json {
 		memoryMode: 'conversation',
 		conversationIdType: 'customKey',
 		conversationId: '={{ $json.nothing }}',
+	});
+	return w.main(trigger, llm).json();
+}
+
+/** Manual Trigger → LLM with Memory with Long-Term Memory on and a User ID that resolves to nothing. */
+function noUserWorkflow(): Json {
+	const w = new WorkflowBuilder(NO_USER_WF, 'UI test: long-term memory without a user');
+	const trigger = w.add({
+		name: 'Manual Trigger',
+		type: 'n8n-nodes-base.manualTrigger',
+		typeVersion: 1,
+	});
+	const llm = w.llmWithMemory(NO_USER, 'ui-panels-no-user', {
+		promptType: 'define',
+		text: 'hello',
+		memoryMode: 'conversation',
+		conversationIdType: 'customKey',
+		conversationId: 'ui-session-1',
+		longTermMemory: true,
+		longTermUserId: '={{ $json.nobody }}',
 	});
 	return w.main(trigger, llm).json();
 }
@@ -121,7 +145,7 @@ describe(
 					tarball: await packPackage(),
 					port: PORT,
 					credentials: [openAiCredential(llm.url)],
-					workflows: [runWorkflow(), panelsWorkflow()],
+					workflows: [runWorkflow(), noUserWorkflow(), panelsWorkflow()],
 					publish: [],
 				});
 				({ browser, page } = await openEditor(n8n));
@@ -148,6 +172,23 @@ describe(
 					.waitFor({ state: 'visible', timeout: 90_000 });
 				assert.ok(llm!.requests().length > before, 'the model was called: the run answered');
 				await page.screenshot({ path: path.join(ARTIFACTS, 'panels-memoryless-hint.png') });
+				await closeNode();
+			});
+		});
+
+		it('Long-Term Memory with an empty User ID: the output pane says recall covered this conversation only', async () => {
+			await shot('empty-user-id', async () => {
+				await openWorkflow(NO_USER_WF, NO_USER);
+				await openNode(NO_USER);
+				const before = llm!.requests().length;
+				await page.locator('[data-test-id="node-execute-button"]').first().click();
+				const output = page.locator('[data-test-id="output-panel"]');
+				await output
+					.getByText(/the User ID is empty, so recall covered this conversation only/)
+					.first()
+					.waitFor({ state: 'visible', timeout: 90_000 });
+				assert.ok(llm!.requests().length > before, 'the model was called: the run answered');
+				await page.screenshot({ path: path.join(ARTIFACTS, 'panels-empty-user-id-hint.png') });
 				await closeNode();
 			});
 		});
