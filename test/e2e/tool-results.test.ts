@@ -9,7 +9,6 @@
  * paired with its call by tool_call_id, in order), and from the stored documents.
  */
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import {
