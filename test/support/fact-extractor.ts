@@ -17,7 +17,7 @@ interface Said {
 }
 
 const STATEMENT =
-	/\b(?:I|we)\s+(live|work|moved|have|own|am|like|love|prefer|sold|quit|stopped)\b([^.!?;]*)/gi;
+	/\b(?:I|we)\s+(live|work|moved|have|own|am|like|love|prefer|sold|quit|stopped)\b([^.!?;,]*)/gi;
 
 const VERB: Record<string, string> = {
 	live: 'Lives',

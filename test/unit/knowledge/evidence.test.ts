@@ -55,4 +55,31 @@ describe('Memory Base: facts linked to their evidence', () => {
 		assert.match(withFact?.evidence?.text ?? '', /chewed the sofa/);
 		assert.ok(linked.filter((h) => h.role !== 'fact').every((h) => h.evidence === undefined));
 	});
+
+	it('facts stand apart from the flow: a match brings the message after it across a fact, a fact brings none', async () => {
+		const base = new MemoryBase({
+			storage: new LocalDiskStorage({ root: tempDir('evidence') }),
+			baseId: 'b',
+		});
+		const capture = (runId: string, text: string, role: string) =>
+			base.capture({ sessionId: 'c', runId, messages: [{ text, role }] });
+		await capture('r1', 'What did you paint last week?', 'user');
+		await capture('r2', 'Has a sailing boat ("I have a sailing boat")', 'fact');
+		await capture('r3', 'A sunrise over the lake.', 'assistant');
+		await capture('r4', 'Lovely. My sailing trip was cold.', 'user');
+		const paint = await base.search('paint', { sessionId: 'c', k: 5, mode: 'lexical' });
+		assert.deepEqual(
+			paint.map((h) => [h.text, h.context ?? false]),
+			[
+				['What did you paint last week?', false],
+				['A sunrise over the lake.', true],
+			],
+		);
+		const boat = await base.search('boat', { sessionId: 'c', k: 5, mode: 'lexical' });
+		assert.deepEqual(
+			boat.map((h) => h.role),
+			['fact'],
+			'a fact brings no neighbour',
+		);
+	});
 });
