@@ -68,6 +68,7 @@ export type { FactView, FactsView } from './facts/facts';
 export type { FactsOptions, FactsState } from './facts/store';
 export { DEFAULT_FACTS_THRESHOLD } from './facts/learn';
 export type { Extractor, LearnInput, LearnResult } from './facts/learn';
+export { factsSubject } from './facts/keys';
 export type { FactsSubject } from './facts/keys';
 export type { FactsSource, ReadMessage } from './facts/operations';
 export type {

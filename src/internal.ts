@@ -496,6 +496,7 @@ export {
 	factsPrefix,
 	factsRoot,
 	factsSpacePrefix,
+	factsSubject,
 	parseFactsKey,
 	subjectRef,
 } from './facts/keys';

@@ -11,6 +11,11 @@ export const FACTS_ROOT = 'facts';
 /** Whose facts: a user (by User ID), or one conversation when no User ID is set. */
 export type FactsSubject = { userId: string } | { conversationId: string };
 
+/** The subject of a turn's facts: the user when a User ID is set, otherwise the conversation. */
+export function factsSubject(userId: string | undefined, conversationId: string): FactsSubject {
+	return userId !== undefined ? { userId } : { conversationId };
+}
+
 /** The folder names of the two kinds of subject: a user ID and a conversation ID never meet in one key. */
 const USERS = 'users';
 const CONVERSATIONS = 'conversations';

@@ -3,7 +3,12 @@
 // only the operations quoting the turns applied, by compare-and-swap, with the read position moved in
 // the same version. A failed call or answer never fails the caller: the turns stay unread and the
 // result says why.
-import { FactsExtractionError, FactsReplyError, InvalidOptionError } from '../errors';
+import {
+	FactsExtractionError,
+	FactsReplyError,
+	InvalidInputError,
+	InvalidOptionError,
+} from '../errors';
 import { validateDerivedId, validateId } from '../keys/ids';
 import type { PromptMessage } from '../prompt/types';
 import { applyExtracted, noDrops } from './operations';
@@ -89,6 +94,21 @@ export function checkSource(source: FactsSource): FactsSource {
 	return source;
 }
 
+/** The messages as given, checked: IDs as every ID, roles, and times (ISO 8601). */
+function checkMessages(messages: readonly ReadMessage[]): readonly ReadMessage[] {
+	if (!Array.isArray(messages)) throw new InvalidInputError('messages', 'must be an array');
+	messages.forEach((m, i) => {
+		validateDerivedId(`messages[${i}].messageId`, m?.messageId);
+		if (m.role !== 'user' && m.role !== 'assistant')
+			throw new InvalidInputError(`messages[${i}].role`, 'must be "user" or "assistant"');
+		if (typeof m.text !== 'string')
+			throw new InvalidInputError(`messages[${i}].text`, 'must be a string');
+		if (typeof m.at !== 'string' || !Number.isFinite(Date.parse(m.at)))
+			throw new InvalidInputError(`messages[${i}].at`, 'must be a date and time (ISO 8601)');
+	});
+	return messages;
+}
+
 /** The messages after this source's read position: after its message, or (another thread) said later. */
 export function unreadOf(
 	doc: FactsDocument,
@@ -166,6 +186,7 @@ function summaryOf(a: Applied, turns: number): string {
  */
 export async function learn(store: FactsStore, input: LearnInput): Promise<LearnResult> {
 	const source = checkSource(input.source);
+	const messages = checkMessages(input.messages);
 	const threshold = checkCount('facts.threshold', input.threshold, DEFAULT_FACTS_THRESHOLD);
 	const maxTurns = checkCount(
 		'facts.maxUnreadTurns',
@@ -175,7 +196,7 @@ export async function learn(store: FactsStore, input: LearnInput): Promise<Learn
 	const cap = checkCount('facts.maxInputTokens', input.maxInputTokens, DEFAULT_MAX_INPUT_TOKENS);
 	const roles = new Set<string>(input.evidenceRoles ?? ['user']);
 	const state = await store.read();
-	const unread = unreadOf(state.doc, source, input.messages);
+	const unread = unreadOf(state.doc, source, messages);
 	const result = empty(state.version, unread);
 	if (unread.length === 0) return { ...result, reason: 'no unread turns' };
 	const due = result.unreadTokens >= threshold || result.unreadTurns >= maxTurns;

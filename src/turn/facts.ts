@@ -32,7 +32,7 @@ export interface TurnFacts {
 	evidenceRoles?: ReadonlyArray<'user' | 'assistant'>;
 	/** Index what is learned into the turn's long-term Memory Base (needs long-term memory). */
 	index?: boolean;
-	/** The model, for counting the section's tokens as it will. */
+	/** The model, for counting the section's tokens as it will (default: the turn's). */
 	model?: string;
 }
 

@@ -111,8 +111,8 @@ export class ChatTurn {
 			options.data ? readData(options.data) : undefined,
 			options.facts ? readFacts(options.facts) : undefined,
 		]);
-		const facts =
-			options.facts && read ? showFacts(read, options.facts, options.budget) : undefined;
+		const f = options.facts && { ...options.facts, model: options.facts.model ?? options.model };
+		const facts = f && read ? showFacts(read, f, options.budget) : undefined;
 		// Recall takes what the facts leave of the budget: never more than all of it together.
 		const room = options.budget - (facts?.tokens ?? 0);
 		const recalled = !lt
