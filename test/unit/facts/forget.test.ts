@@ -3,7 +3,7 @@
 // from every other subject's facts, older versions included: a scan of every stored byte, plain and
 // encrypted, finds none of it; what was learned elsewhere stays, with its history.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes as random } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
@@ -65,14 +65,42 @@ async function plant(storage: MemoryStorage) {
 	return { alice, own, bob };
 }
 
+/** Every stored object by key with a digest of its bytes (lock files and temporary copies left out). */
+function snapshot(root: string): Map<string, string> {
+	const out = new Map<string, string>();
+	for (const f of readdirSync(root, { recursive: true, encoding: 'utf8' })) {
+		const p = path.join(root, f);
+		if (!statSync(p).isFile() || /\.lock$|\.tmp-|\.leftover/.test(f)) continue;
+		out.set(
+			f.split(path.sep).join('/'),
+			createHash('sha256').update(readFileSync(p)).digest('hex'),
+		);
+	}
+	return out;
+}
+
 describe('Forget and facts', () => {
+	it('reports every facts object it deleted or rewrote, checked against the storage before and after', async () => {
+		const root = tempDir('facts-forget');
+		const storage = new LocalDiskStorage({ root });
+		await plant(storage);
+		const before = snapshot(root);
+		const r = await forgetUser(storage, { conversationId: 'x1' });
+		const after = snapshot(root);
+		const removed = [...before.keys()].filter((k) => !after.has(k)).sort();
+		const changed = [...after.keys()].filter((k) => before.get(k) !== after.get(k)).sort();
+		assert.deepEqual([...new Set(r.deleted)].sort(), removed);
+		assert.deepEqual([...r.rewritten].sort(), changed);
+		assert.ok(changed.length >= 5, changed.join('\n'));
+	});
+
 	for (const encrypted of [false, true])
 		it(`Forget User deletes a user's facts and finds their conversations through them, ${encrypted ? 'encrypted' : 'plain'}`, async () => {
 			const root = tempDir('facts-forget');
 			const disk = new LocalDiskStorage({ root });
 			const storage = encrypted
 				? new EncryptedStorage(disk, {
-						current: parseEncryptionKey(randomBytes(32).toString('hex')),
+						current: parseEncryptionKey(random(32).toString('hex')),
 					})
 				: disk;
 			const { alice, bob } = await plant(storage);
@@ -94,7 +122,7 @@ describe('Forget and facts', () => {
 			const disk = new LocalDiskStorage({ root });
 			const storage = encrypted
 				? new EncryptedStorage(disk, {
-						current: parseEncryptionKey(randomBytes(32).toString('hex')),
+						current: parseEncryptionKey(random(32).toString('hex')),
 					})
 				: disk;
 			const { bob } = await plant(storage);
