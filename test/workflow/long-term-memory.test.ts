@@ -118,7 +118,10 @@ describe('LLM with Memory: Long-Term Memory', () => {
 		const late = await turn(wf, chat('Remind me of the wifi password', 'c1', 'u'));
 		// The old turn fell out of the window: now it is recalled, and history and recall share 120 tokens.
 		assert.match(systemOf(), /pelican-42/);
-		assert.ok(late.memory.historyTokens + late.memory.longTermMemory.recallTokens <= 120, JSON.stringify(late.memory));
+		assert.ok(
+			late.memory.historyTokens + late.memory.longTermMemory.recallTokens <= 120,
+			JSON.stringify(late.memory),
+		);
 	});
 
 	it('a user ID that is an object or an array is refused before the model is called; nothing is captured', async () => {
