@@ -39,6 +39,9 @@ LLM_MEMORY_WORD_VECTORS="$WORD_VECTORS" LLM_MEMORY_VECTOR_CACHE_MB=1536 node --i
 LOCOMO_DATA="${LOCOMO_DATA:-../shared/data/locomo-dev/locomo-dev.json}"
 if [ -f "$LOCOMO_DATA" ]; then
 	LLM_MEMORY_WORD_VECTORS="$WORD_VECTORS" LOCOMO_DATA="$LOCOMO_DATA" node --import tsx bench/recall-locomo.ts
+	# Recall over facts: the same questions with deterministic facts (one per turn, made from the turn)
+	# indexed beside the turns, each linked to its turn, against the turns alone.
+	LLM_MEMORY_WORD_VECTORS="$WORD_VECTORS" LOCOMO_DATA="$LOCOMO_DATA" node --import tsx bench/recall-locomo-facts.ts
 else
 	echo "LoCoMo recall benchmark skipped: no $LOCOMO_DATA (LOCOMO_DATA)." >&2
 fi
@@ -48,6 +51,9 @@ node --import tsx bench/tokens.ts
 # Summarize Older Turns: 500 scripted turns (tokens sent, summary calls, facts kept), and its turn cost
 # at 10 and 100,000 stored messages.
 node --import tsx bench/summaries.ts
+# Long-term facts: extraction calls and tokens per 100 turns (deterministic stand-in extractor), engine
+# time added per turn, the facts section against the raw recall carrying the same facts.
+node --import tsx bench/facts.ts
 # Tool Results in Memory: tokens of history after 20 tool turns with a 50 KB result each, per mode,
 # against n8n's Simple Memory on the same turns (no services).
 node --import tsx bench/tool-results.ts

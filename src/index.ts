@@ -61,6 +61,30 @@ export type {
 } from './knowledge/types';
 export type { RecallOptions, RecallResult } from './knowledge/recall';
 
+// Long-term facts: what was learned about each user, with its evidence, as versions (history, diff,
+// rollback), correctable by a person.
+export { Facts } from './facts/facts';
+export type { FactView, FactsView } from './facts/facts';
+export type { FactsOptions, FactsState } from './facts/store';
+export { DEFAULT_FACTS_THRESHOLD } from './facts/learn';
+export type { Extractor, LearnInput, LearnResult } from './facts/learn';
+export { factsSubject } from './facts/keys';
+export type { FactsSubject } from './facts/keys';
+export type { FactsSource, ReadMessage } from './facts/operations';
+export type {
+	Evidence,
+	Fact,
+	FactStatus,
+	FactsDocument,
+	PersonEvidence,
+	QuoteEvidence,
+} from './facts/records';
+export type { AddFactInput, EditFactInput, RetireFactInput } from './facts/edits';
+export type { FactsSection } from './facts/request';
+export { exportFacts, importFacts } from './facts/transfer';
+export type { FactsExport } from './facts/transfer';
+export type { ShownFacts, TurnFacts } from './turn/facts';
+
 // Whole conversations, workflows and users across every memory.
 export {
 	deleteConversationMemory,

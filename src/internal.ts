@@ -430,3 +430,88 @@ export { changeOfCalls, followUp, parseJsonReply, toolCallsOf } from './turn/dat
 export type { CallSeen, DataOutcome } from './turn/data-reply';
 export type { IndexManifest, SegmentRef } from './indexes/vector/manifest';
 export { MESSAGE_FRAMING_TOKENS, requestTokens } from './prompt/request-tokens';
+// Long-term facts (src/facts) and their use in a turn.
+export { Facts } from './facts/facts';
+export type { FactView, FactsView } from './facts/facts';
+export { FactsStore } from './facts/store';
+export type { FactsChange, FactsOptions, FactsState } from './facts/store';
+export {
+	checkSource,
+	DEFAULT_FACTS_THRESHOLD,
+	DEFAULT_MAX_INPUT_TOKENS,
+	DEFAULT_MAX_UNREAD_TURNS,
+	learn,
+	unreadOf,
+} from './facts/learn';
+export type { Extractor, LearnInput, LearnResult } from './facts/learn';
+export {
+	applyExtracted,
+	findQuote,
+	MIN_QUOTE_CHARS,
+	normalize as normalizeQuote,
+} from './facts/operations';
+export type {
+	Applied,
+	DropReason,
+	FactOperation,
+	FactsSource,
+	ReadMessage,
+} from './facts/operations';
+export { MAX_OPERATIONS, parseReply } from './facts/reply';
+export type { ParsedReply } from './facts/reply';
+export {
+	extractionRequest,
+	FACTS_END,
+	FACTS_INSTRUCTIONS,
+	FACTS_START,
+	factsSection,
+} from './facts/request';
+export type { FactsSection } from './facts/request';
+export {
+	emptyFacts,
+	FACTS_FORMAT,
+	MAX_FACT_CHARS,
+	MAX_FACTS,
+	statusOf,
+	validateFacts,
+} from './facts/records';
+export type {
+	Cursor,
+	Evidence,
+	Fact,
+	FactStatus,
+	FactsDocument,
+	PersonEvidence,
+	QuoteEvidence,
+} from './facts/records';
+export type { AddFactInput, EditFactInput, RetireFactInput } from './facts/edits';
+export { FORGETTING, forgetInFacts, holdsAny, redacted } from './facts/redact';
+export { exportFacts, FACTS_EXPORT_FORMAT, importFacts, parseFactsExport } from './facts/transfer';
+export type { FactsExport } from './facts/transfer';
+export { FactsAdmin } from './facts/admin';
+export type { ExportedFacts } from './facts/admin';
+export {
+	FACTS_ROOT,
+	factsLayout,
+	factsPrefix,
+	factsRoot,
+	factsSpacePrefix,
+	factsSubject,
+	parseFactsKey,
+	subjectRef,
+} from './facts/keys';
+export type { FactsSubject, SubjectRef } from './facts/keys';
+export { layoutUnder, versionedDataLayout } from './snapshots/layout';
+export type { VersionLayout } from './snapshots/layout';
+export {
+	factCaptures,
+	factsReport,
+	LEARN_WINDOW_MESSAGES,
+	learnTurn,
+	showFacts,
+	threadForFacts,
+	withoutHiddenFacts,
+} from './turn/facts';
+export type { ShownFacts, TurnFacts } from './turn/facts';
+export { attachEvidence, EVIDENCE_WINDOW } from './knowledge/evidence';
+export type { EvidenceMessage, WithEvidence } from './knowledge/evidence';

@@ -1,13 +1,15 @@
 // Export and import of one whole conversation as one JSON value, one section per memory: its chat
 // memory (the Memory Manager's conversation-memory export: documents and copied files), its versioned
-// data (every version object, every branch head, the counter) and its Memory Base captures. Each memory
-// reads, checks and writes its own section (store/memory-admin.ts).
+// data (every version object, every branch head, the counter), its own facts (kept when no User ID was
+// set: every version of them) and its Memory Base captures. Each memory reads, checks and writes its
+// own section (store/memory-admin.ts).
 import { ConversationExistsError } from '../errors';
 import { validateId } from '../keys/ids';
 import type {
 	ConversationMemoryExport,
 	ImportResult as MemoryImportResult,
 } from '../history/memory-transfer';
+import type { ExportedFacts } from '../facts/admin';
 import type { ExportedCaptures } from '../knowledge/admin';
 import type { VersionedDataExport } from '../snapshots/transfer';
 import { invalid, isRecord } from '../store/parse';
@@ -28,12 +30,17 @@ export interface ConversationExport {
 	/** Its chat memory (exportConversationMemory's value), or null when it has none. */
 	memory: ConversationMemoryExport | null;
 	versionedData: VersionedDataExport;
+	/** Its own facts (kept when no User ID was set), per facts space (left out when it has none). */
+	facts?: ExportedFacts[];
 	/** Its Memory Base captures, per base (left out when it has none). */
 	memoryBase?: ExportedCaptures[];
 }
 
 export interface ConversationExportOptions extends ScopeOptions {
-	/** Memory bases whose captures of the conversation go with it (default: the one whose ID is the app's). */
+	/**
+	 * Memory bases whose captures of the conversation (and facts spaces whose facts of it) go with it
+	 * (default: the one whose ID is the app's).
+	 */
 	memoryBaseIds?: string[];
 }
 
@@ -54,6 +61,8 @@ export interface ConversationImportResult {
 	replaced: string[];
 	/** Captured messages imported into Memory Bases. */
 	captures: number;
+	/** Versions of the conversation's own facts imported. */
+	factVersions: number;
 }
 
 /**
@@ -68,11 +77,12 @@ export async function exportConversation(
 	options: ConversationExportOptions = {},
 ): Promise<ConversationExport> {
 	const ref = { appId, conversationId, memoryBaseIds: options.memoryBaseIds };
-	const { history, snapshots, knowledge } = memoriesOf(storage, options.keyPrefix);
+	const { history, snapshots, facts, knowledge } = memoriesOf(storage, options.keyPrefix);
 	// Each memory reads its own section, side by side.
-	const [memory, versionedData, captures] = await Promise.all([
+	const [memory, versionedData, learned, captures] = await Promise.all([
 		history.exportConversation(ref),
 		snapshots.exportConversation(ref),
+		facts.exportConversation(ref),
 		knowledge.exportConversation(ref),
 	]);
 	return {
@@ -81,6 +91,7 @@ export async function exportConversation(
 		conversationId,
 		memory,
 		versionedData,
+		...(learned.length ? { facts: learned } : {}),
 		...(captures.length ? { memoryBase: captures } : {}),
 	};
 }
@@ -98,8 +109,9 @@ function parseConversationExport(m: Memories, value: unknown) {
 	// Each memory checks its own section, in the order they are written.
 	const memory = m.history.parseExport(value.memory, 'memory');
 	const data = m.snapshots.parseExport(value.versionedData, 'versionedData');
+	const facts = m.facts.parseExport(value.facts, 'facts');
 	const captures = m.knowledge.parseExport(value.memoryBase, 'memoryBase');
-	return { memory, data, captures };
+	return { memory, data, facts, captures };
 }
 
 /**
@@ -119,16 +131,17 @@ export async function importConversation(
 	options: ConversationImportOptions = {},
 ): Promise<ConversationImportResult> {
 	const m = memoriesOf(storage, options.keyPrefix);
-	const { memory, data, captures } = parseConversationExport(m, value);
+	const { memory, data, facts, captures } = parseConversationExport(m, value);
 	validateId('app_id', appId);
 	const conversationId = validateId(
 		'conversation_id',
 		options.conversationId ?? ((value as { conversationId?: unknown }).conversationId as unknown),
 	);
 	const scope = { keyPrefix: options.keyPrefix };
-	// What it holds already: everything under the workflow's keys, and its captures in the bases the
-	// export names.
-	const held = { appId, conversationId, memoryBaseIds: captures.map((c) => c.baseId) };
+	// What it holds already: everything under the workflow's keys, and its captures and own facts in
+	// the bases and spaces the export names.
+	const bases = [...captures.map((c) => c.baseId), ...facts.map((f) => f.space)];
+	const held = { appId, conversationId, memoryBaseIds: [...new Set(bases)] };
 	const existing = (await Promise.all(m.all.map((x) => x.listConversation(held)))).flat();
 	let replaced: string[] = [];
 	if (existing.length > 0) {
@@ -145,6 +158,9 @@ export async function importConversation(
 	const ref = { appId, conversationId };
 	const memoryResult = await m.history.importConversation(ref, memory);
 	const versioned = await m.snapshots.importConversation(ref, data);
+	const factVersions = await m.facts.importConversation(ref, facts, {
+		overwrite: options.overwrite,
+	});
 	const imported = await m.knowledge.importConversation(ref, captures, {
 		overwrite: options.overwrite,
 		path: 'memoryBase',
@@ -156,5 +172,6 @@ export async function importConversation(
 		branches: versioned.branches,
 		replaced,
 		captures: imported,
+		factVersions,
 	};
 }

@@ -1,7 +1,10 @@
 // Forget User: everything stored about one user, or one conversation, in every workflow and every
-// Memory Base of a storage: chat documents (every node's too), copied files, versioned data, captured
-// messages and their index entries. The user's conversations are found through the Memory Bases, where
-// captures carry user IDs; chat memory is keyed by conversation only.
+// Memory Base of a storage: chat documents (every node's too), copied files, versioned data, facts
+// (the user's, the conversation's own, and what was learned in a forgotten conversation, from every
+// other subject's facts and their older versions), captured messages and their index entries. The
+// user's conversations are found through the Memory Bases, where captures carry user IDs, and through
+// the user's facts, which name the conversations they were learned in; chat memory is keyed by
+// conversation only.
 import { InvalidInputError } from '../errors';
 import { validateId, validateKeyPrefix } from '../keys/ids';
 import type { ForgottenKind } from '../store/memory-admin';
@@ -21,12 +24,20 @@ export interface ForgetUserResult {
 	conversationIds: string[];
 	/** Workflows that held any of them. */
 	workflows: number;
-	/** Deleted objects by kind (chat documents and their segments, files, versioned data, captures). */
-	counts: { chatMemory: number; files: number; versionedData: number; memoryBase: number };
+	/** Deleted objects by kind (chat documents and their segments, files, versioned data, facts, captures). */
+	counts: {
+		chatMemory: number;
+		files: number;
+		versionedData: number;
+		facts: number;
+		memoryBase: number;
+	};
 	deleted: string[];
 	/**
-	 * Objects written anew without the user's data: the Memory Bases' index manifests, and the index
-	 * segments that replace deleted ones (they hold other users' chunks).
+	 * Objects written anew without the user's data: the Memory Bases' index manifests, the index
+	 * segments that replace deleted ones (they hold other users' chunks), and other subjects' facts
+	 * without what was learned in a forgotten conversation (their branch head, counter, a new version
+	 * and each older version that held any of it).
 	 */
 	rewritten: string[];
 }
@@ -63,12 +74,13 @@ export async function forgetUser(
 		chatMemory: 0,
 		files: 0,
 		versionedData: 0,
+		facts: 0,
 		memoryBase: 0,
 	};
-	// In the memories' order: the Memory Base's captures are what finds the user's conversations, so
-	// they go last.
+	// In the memories' order: facts and the Memory Base's captures are what finds the user's
+	// conversations, so they go last.
 	for (const m of memories) {
-		const report = await m.forget(conversations);
+		const report = await m.forget(conversations, { userId });
 		for (const w of report.workflows) workflows.add(w);
 		deleted.push(...report.deleted);
 		rewritten.push(...(report.rewritten ?? []));

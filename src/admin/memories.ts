@@ -1,5 +1,6 @@
-// The three memories, as admin/ works on them: each one's side of every whole-storage and
+// The memories, as admin/ works on them: each one's side of every whole-storage and
 // whole-conversation operation (store/memory-admin.ts), over one storage and key prefix.
+import { FactsAdmin } from '../facts/admin';
 import { HistoryAdmin } from '../history/admin';
 import { KnowledgeAdmin } from '../knowledge/admin';
 import { SnapshotsAdmin } from '../snapshots/admin';
@@ -9,11 +10,12 @@ import type { MemoryStorage } from '../store/storage';
 export interface Memories {
 	history: HistoryAdmin;
 	snapshots: SnapshotsAdmin;
+	facts: FactsAdmin;
 	knowledge: KnowledgeAdmin;
 	/**
-	 * All three, in the order passes visit them: chat memory, versioned data, then the Memory Base
-	 * (its captures are what finds a user's conversations, so Forget deletes them last; and Prune's
-	 * versioned data stays while the chat of its conversation is recent).
+	 * All of them, in the order passes visit them: chat memory, versioned data, facts, then the Memory
+	 * Base (facts' read positions and the captures are what finds a user's conversations, so Forget
+	 * deletes them last; and Prune's versioned data stays while the chat of its conversation is recent).
 	 */
 	all: readonly MemoryAdmin[];
 }
@@ -22,6 +24,7 @@ export interface Memories {
 export function memoriesOf(storage: MemoryStorage, keyPrefix?: string): Memories {
 	const history = new HistoryAdmin(storage, keyPrefix);
 	const snapshots = new SnapshotsAdmin(storage, keyPrefix);
+	const facts = new FactsAdmin(storage, keyPrefix);
 	const knowledge = new KnowledgeAdmin(storage, keyPrefix);
-	return { history, snapshots, knowledge, all: [history, snapshots, knowledge] };
+	return { history, snapshots, facts, knowledge, all: [history, snapshots, facts, knowledge] };
 }

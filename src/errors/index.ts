@@ -352,3 +352,7 @@ export class UnreadableFileError extends MemoryError {
 // ── Memory Base (src/knowledge) ─────────────────────────────────────────────────────────────────
 
 export * from './knowledge';
+
+// ── Long-term facts (src/facts) ─────────────────────────────────────────────────────────────────
+
+export * from './facts';

@@ -5,6 +5,8 @@ import { capture } from './capture';
 import { validateId } from '../keys/ids';
 import { listSessions, readLog } from './capture-log';
 import { clockOf, expireSession } from './expiry';
+import { attachEvidence } from './evidence';
+import type { WithEvidence } from './evidence';
 import { deleteBase, forget, regenerate } from './lifecycle';
 import { BaseParts } from './parts';
 import type { CapturedMessage, MemoryBaseConfig } from './records';
@@ -107,6 +109,14 @@ export class MemoryBase {
 	/** The captured chunks most similar to `query` (see search.ts). */
 	search(query: string, options: SearchOptions = {}): Promise<SearchMatch[]> {
 		return search(this.parts, query, options);
+	}
+
+	/**
+	 * The matches with the captured message each names as its evidence (a learned fact's source turn),
+	 * looked for among the messages captured shortly before it (see evidence.ts).
+	 */
+	withEvidence(hits: readonly SearchMatch[]): Promise<WithEvidence[]> {
+		return attachEvidence(this.parts, hits);
 	}
 
 	/** Long-term memory for a model call: the best matches of one user or conversation, as one section (see recall.ts). */

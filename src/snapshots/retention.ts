@@ -3,7 +3,6 @@
 //   rule (a branch without one keeps everything); until then each branch reads as it is.
 // - Keep Last N Versions: a save deletes its branch's versions older than the newest N, except those
 //   another branch still reaches; the head says where its history was cut (`truncated_before`).
-import { parseVersionedDataKey } from './keys';
 import { forgetCachedUnder } from '../store/document-store';
 import type { Versioned } from '../store/document-store';
 import { deleteIfUnchanged, isExpired, ruleOnWrite } from '../store/retention';
@@ -124,7 +123,7 @@ export async function purgeIfExpired(
 	options: { dryRun?: boolean } = {},
 ): Promise<PurgeResult> {
 	const listed = await vs.storage.list(vs.prefix);
-	const kind = (o: ListedObject) => parseVersionedDataKey(o.key, vs.keyPrefix);
+	const kind = (o: ListedObject) => vs.layout.parse(o.key);
 	const branchObjects = listed.filter((o) => kind(o)?.kind === 'branch');
 	const heads = await Promise.all(
 		branchObjects.map((o) => vs.heads(kind(o)?.branch as string).read(o.key)),

@@ -7,7 +7,7 @@ import {
 	UnknownBranchError,
 	VersionConflictError,
 } from '../errors';
-import { isVersionNumber, MAX_VERSION_NUMBER, parseVersionedDataKey } from './keys';
+import { isVersionNumber, MAX_VERSION_NUMBER } from './keys';
 import type { Versioned } from '../store/document-store';
 import type { JsonValue } from './json';
 import { encodeVersionRecord } from './records';
@@ -145,7 +145,7 @@ async function allocate(
 async function highestStored(vs: VersionStore): Promise<number> {
 	let highest = 0;
 	for (const o of await vs.storage.list(`${vs.prefix}versions/`)) {
-		const parsed = parseVersionedDataKey(o.key, vs.keyPrefix);
+		const parsed = vs.layout.parse(o.key);
 		if (parsed?.kind === 'version' && (parsed.version as number) > highest)
 			highest = parsed.version as number;
 	}

@@ -1,13 +1,8 @@
 // Export and import of one conversation's versioned data: every version object, every branch head,
 // the counter, exactly as stored. (The whole conversation, chat memory included, is admin/'s job.)
 import { validateBranchName } from '../keys/ids';
-import {
-	branchKey,
-	parseVersionedDataKey,
-	versionCounterKey,
-	versionedDataPrefix,
-	versionKey,
-} from './keys';
+import { versionedDataLayout } from './layout';
+import type { VersionLayout } from './layout';
 import { decodeJsonObject, encodeJson } from '../store/codec';
 import { arrayAt, at, invalid, isRecord } from '../store/parse';
 import type { MemoryStorage } from '../store/storage';
@@ -35,15 +30,22 @@ async function mapLimit<T, R>(items: T[], fn: (item: T) => Promise<R>): Promise<
 }
 
 /** Reads a conversation's versioned data: every version object, every branch head, the counter. */
-export async function exportVersionedData(
+export function exportVersionedData(
 	storage: MemoryStorage,
 	appId: string,
 	conversationId: string,
 	options: { keyPrefix?: string } = {},
 ): Promise<VersionedDataExport> {
-	const prefix = options.keyPrefix;
-	const listed = (await storage.list(versionedDataPrefix(appId, conversationId, prefix)))
-		.map((o) => ({ key: o.key, parsed: parseVersionedDataKey(o.key, prefix) }))
+	return exportVersions(storage, versionedDataLayout(appId, conversationId, options.keyPrefix));
+}
+
+/** Reads every version object, branch head and the counter of a layout's folder, as stored. */
+export async function exportVersions(
+	storage: MemoryStorage,
+	layout: VersionLayout,
+): Promise<VersionedDataExport> {
+	const listed = (await storage.list(layout.prefix))
+		.map((o) => ({ key: o.key, parsed: layout.parse(o.key) }))
 		.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 	const read = async (key: string) => {
 		const got = await storage.get(key);
@@ -67,7 +69,7 @@ export async function exportVersionedData(
 			},
 		)
 	).filter((b) => b !== undefined);
-	const counterKey = versionCounterKey(appId, conversationId, prefix);
+	const counterKey = layout.counterKey;
 	const counter = listed.some((l) => l.key === counterKey) ? await read(counterKey) : undefined;
 	return {
 		counter: counter ? validateCounter(counterKey, counter) : null,
@@ -123,19 +125,25 @@ export function parseVersionedDataExport(
  * Writes checked versioned data (parseVersionedDataExport) into a conversation that holds none: the
  * version objects, the counter and last the branch heads, byte for byte as exported, each create-only.
  */
-export async function writeVersionedData(
+export function writeVersionedData(
 	storage: MemoryStorage,
 	appId: string,
 	conversationId: string,
 	data: VersionedDataExport,
 	keyPrefix?: string,
 ): Promise<void> {
+	return writeVersions(storage, versionedDataLayout(appId, conversationId, keyPrefix), data);
+}
+
+/** The same into a layout's folder: versions, counter, then branch heads, each create-only. */
+export async function writeVersions(
+	storage: MemoryStorage,
+	layout: VersionLayout,
+	data: VersionedDataExport,
+): Promise<void> {
 	const create = (key: string, doc: unknown) =>
 		storage.put(key, encodeJson(doc), { ifVersion: null, contentType: 'application/json' });
-	await mapLimit(data.versions, (v) =>
-		create(versionKey(appId, conversationId, v.version, keyPrefix), v),
-	);
-	if (data.counter) await create(versionCounterKey(appId, conversationId, keyPrefix), data.counter);
-	for (const b of data.branches)
-		await create(branchKey(appId, conversationId, b.branch, keyPrefix), b);
+	await mapLimit(data.versions, (v) => create(layout.versionKey(v.version), v));
+	if (data.counter) await create(layout.counterKey, data.counter);
+	for (const b of data.branches) await create(layout.branchKey(b.branch), b);
 }

@@ -4,6 +4,7 @@ import { InvalidIdError, InvalidInputError } from '../errors';
 import { validateDerivedId } from '../keys/ids';
 import { isVersionNumber, MAX_VERSION_NUMBER } from './keys';
 import type { MemoryStorage } from '../store/storage';
+import type { VersionLayout } from './layout';
 import type { JsonPatch } from './patch';
 import type { VersionRecord } from './records';
 
@@ -30,6 +31,11 @@ export interface VersionedDataOptions {
 	maxAttempts?: number;
 	/** The clock: version and head times, and when a stored Expire After has passed (default: the system clock). */
 	now?: () => Date;
+	/**
+	 * Where the versions live, for a memory that keeps its own data as versions (facts): its own folder
+	 * instead of the conversation's versioned data. `appId` and `conversationId` then only name it.
+	 */
+	layout?: VersionLayout;
 }
 
 export interface SaveVersionInput {

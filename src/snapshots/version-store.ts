@@ -1,13 +1,8 @@
 // The objects of one conversation's versioned data: keys, document stores, and reading versions and
 // heads. VersionedData (the public API) and saving (save.ts) work on these.
 import { CorruptDocumentError, InvalidOptionError, UnknownBranchError } from '../errors';
-import {
-	branchKey,
-	parseVersionedDataKey,
-	versionCounterKey,
-	versionedDataPrefix,
-	versionKey,
-} from './keys';
+import { versionedDataLayout } from './layout';
+import type { VersionLayout } from './layout';
 import { DocumentStore } from '../store/document-store';
 import { isExpired } from '../store/retention';
 import type { Versioned } from '../store/document-store';
@@ -25,6 +20,8 @@ export class VersionStore {
 	readonly appId: string;
 	readonly conversationId: string;
 	readonly keyPrefix?: string;
+	/** Where the versions live: versioned data's folder of the conversation, or the one given. */
+	readonly layout: VersionLayout;
 	protected readonly validate?: DataValidator;
 	readonly maxAttempts: number;
 	readonly objects: DocumentStore<unknown>;
@@ -37,7 +34,10 @@ export class VersionStore {
 		this.appId = options.appId;
 		this.conversationId = options.conversationId;
 		this.keyPrefix = options.keyPrefix;
-		versionedDataPrefix(options.appId, options.conversationId, options.keyPrefix); // checks the IDs now
+		// Checks the IDs now.
+		this.layout =
+			options.layout ??
+			versionedDataLayout(options.appId, options.conversationId, options.keyPrefix);
 		if (options.schema !== undefined) this.validate = compileSchema(options.schema);
 		const maxAttempts = options.maxAttempts ?? 12;
 		if (!Number.isSafeInteger(maxAttempts) || maxAttempts < 1)
@@ -54,14 +54,14 @@ export class VersionStore {
 		return this.clock();
 	}
 
-	/** `{app_id}/{conversation_id}`, as errors name it. */
+	/** `{app_id}/{conversation_id}` (or the layout's own name), as errors name it. */
 	get scope(): string {
-		return `${this.appId}/${this.conversationId}`;
+		return this.layout.scope;
 	}
 
-	/** `{prefix}versioned_data/{app_id}/{conversation_id}/`: every object of this conversation's versioned data. */
+	/** `{prefix}versioned_data/{app_id}/{conversation_id}/` (or the layout's folder): every object of these versions. */
 	get prefix(): string {
-		return versionedDataPrefix(this.appId, this.conversationId, this.keyPrefix);
+		return this.layout.prefix;
 	}
 
 	heads(branch: string): DocumentStore<BranchHead> {
@@ -69,15 +69,15 @@ export class VersionStore {
 	}
 
 	versionKey(n: number): string {
-		return versionKey(this.appId, this.conversationId, n, this.keyPrefix);
+		return this.layout.versionKey(n);
 	}
 
 	branchKey(branch: string): string {
-		return branchKey(this.appId, this.conversationId, branch, this.keyPrefix);
+		return this.layout.branchKey(branch);
 	}
 
 	get counterKey(): string {
-		return versionCounterKey(this.appId, this.conversationId, this.keyPrefix);
+		return this.layout.counterKey;
 	}
 
 	async readVersion(n: number): Promise<VersionRecord | null> {
@@ -118,7 +118,7 @@ export class VersionStore {
 	async listBranches(): Promise<BranchHead[]> {
 		const listed = await this.storage.list(`${this.prefix}branches/`);
 		const names = listed
-			.map((o) => parseVersionedDataKey(o.key, this.keyPrefix))
+			.map((o) => this.layout.parse(o.key))
 			.filter((p) => p?.kind === 'branch')
 			.map((p) => p?.branch as string)
 			.sort();

@@ -1,5 +1,5 @@
 // What admin/ asks of each memory. Chat history (history/admin.ts), versioned data
-// (snapshots/admin.ts) and the Memory Base (knowledge/admin.ts) each implement MemoryAdmin over their
+// (snapshots/admin.ts), facts (facts/admin.ts) and the Memory Base (knowledge/admin.ts) each implement MemoryAdmin over their
 // own keys, so admin/ loops over the memories instead of sorting storage keys by root. One instance
 // serves one pass: it is built over a storage and a key prefix, and keeps nothing between passes.
 import { CorruptDocumentError, EncryptionKeyError } from '../errors';
@@ -35,8 +35,8 @@ export interface HeldObject {
 	conversationId: string;
 	/**
 	 * What it is, in its memory's words (chat memory: `conversation`, `node`, `sealed`, `summary`, `file`;
-	 * versioned data: `branch`, `version_counter`, `version`; Memory Base: `capture_log`). Undefined for
-	 * an object in the memory's folders that it does not name.
+	 * versioned data: `branch`, `version_counter`, `version`; facts: `facts`; Memory Base:
+	 * `capture_log`). Undefined for an object in the memory's folders that it does not name.
 	 */
 	kind?: string;
 	/** Chat memory: the node whose memory it belongs to. */
@@ -75,7 +75,7 @@ export interface ExpiryReport {
 }
 
 /** What Forget User reports deleted objects as. */
-export type ForgottenKind = 'chatMemory' | 'files' | 'versionedData' | 'memoryBase';
+export type ForgottenKind = 'chatMemory' | 'files' | 'versionedData' | 'facts' | 'memoryBase';
 
 /** What one memory deleted of the conversations Forget User named. */
 export interface ForgetReport {
@@ -121,8 +121,11 @@ export interface MemoryAdmin<Export = unknown, Imported = unknown> {
 	expire(scope: AdminScope, options: { now: Date; dryRun?: boolean }): Promise<ExpiryReport>;
 	/** The conversations in which this memory kept a user's messages (none where it keeps no users). */
 	conversationsOfUser(userId: string): Promise<string[]>;
-	/** Deletes these conversations wherever it keeps them: in every workflow, in every base. */
-	forget(conversationIds: ReadonlySet<string>): Promise<ForgetReport>;
+	/**
+	 * Deletes these conversations wherever it keeps them: in every workflow, in every base; with
+	 * `target.userId`, also what it keeps of that user by user (facts).
+	 */
+	forget(conversationIds: ReadonlySet<string>, target?: { userId?: string }): Promise<ForgetReport>;
 }
 
 /** `app/conversation`: how passes name a conversation (IDs never hold "/"). */

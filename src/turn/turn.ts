@@ -1,7 +1,8 @@
 // One chat turn, assembled once for every caller (LLM with Memory, the LLM Memory Store for n8n's
-// agents, the versioned-data tool loop): it reads the history (with its summary), the long-term recall
-// and the versioned data side by side, fits them into one token budget, gives the model's messages,
-// then saves the turn, captures it into long-term memory and reports what each memory did.
+// agents, the versioned-data tool loop): it reads the history (with its summary), the facts, the
+// long-term recall and the versioned data side by side, fits them into one token budget, gives the
+// model's messages, then saves the turn, captures it into long-term memory, learns facts from it and
+// reports what each memory did.
 import { StorageTimeoutError, TurnNotSavedError } from '../errors';
 import type { BufferMemory } from '../history/buffer-memory';
 import type { AddedTurn, HistoryOptions, TurnInput } from '../history/memory-types';
@@ -12,6 +13,16 @@ import { requestTokens } from '../prompt/request-tokens';
 import type { PromptMessage } from '../prompt/types';
 import { encodingForModel, TiktokenCounter } from '../tokens/tokens';
 import type { MemoryStorage } from '../store/storage';
+import type { LearnResult } from '../facts/learn';
+import {
+	factCaptures,
+	factsReport,
+	learnTurn,
+	readFacts,
+	showFacts,
+	withoutHiddenFacts,
+} from './facts';
+import type { ShownFacts, TurnFacts } from './facts';
 import type { CapturedTurn, LongTermMemory } from './long-term';
 import { failedRecall, notRecalled } from './recalled';
 import type { Recalled } from './recalled';
@@ -35,6 +46,11 @@ export interface TurnOptions {
 		/** The model, for counting the section's tokens as it will. */
 		model?: string;
 	};
+	/**
+	 * Long-term facts of the user (or of the conversation without a User ID): shown before recall,
+	 * within the Facts Token Budget and the turn's budget; learned after the turn is saved (learn()).
+	 */
+	facts?: TurnFacts;
 	/** Versioned data of the conversation. */
 	data?: {
 		storage: MemoryStorage;
@@ -62,6 +78,7 @@ export class ChatTurn {
 	/** What went wrong but did not stop the turn (a summary that could not be made, a failed recall or capture). */
 	readonly warnings: string[] = [];
 	private captured: CaptureResult | Error | undefined;
+	private learned: LearnResult | Error | undefined;
 	/** The tokens of the request messages() gave, as sent. */
 	private sent: number | undefined;
 
@@ -70,7 +87,9 @@ export class ChatTurn {
 		readonly history: History,
 		readonly recalled: Recalled | undefined,
 		readonly data: OpenedData | undefined,
+		readonly facts?: ShownFacts,
 	) {
+		if (facts?.error) this.warnings.push(`Facts were not read: ${facts.error}`);
 		if (history.summary?.error) this.warnings.push(history.summary.error);
 		const narrowed = options.longTerm?.memory.warning;
 		if (narrowed) this.warnings.push(narrowed);
@@ -79,27 +98,32 @@ export class ChatTurn {
 
 	/**
 	 * Reads the turn's memories side by side (the history read also checks the turn's IDs), then fits the
-	 * recalled section into the budget: when history, summary and recall do not fit together, the history
-	 * is read again with less room and the stored summary (no second summary call). Saves Initial Data of
-	 * versioned data only after the reads succeeded.
+	 * facts and recalled sections into the budget: when history, summary, facts and recall do not fit
+	 * together, the history is read again with less room and the stored summary (no second summary
+	 * call). Saves Initial Data of versioned data only after the reads succeeded.
 	 */
 	static async open(options: TurnOptions): Promise<ChatTurn> {
 		const lt = options.longTerm;
 		const query = lt?.query?.trim() ? lt.query : undefined;
-		const [history, found, data] = await Promise.all([
+		const [history, found, data, read] = await Promise.all([
 			ChatTurn.read(options, options.read.maxTokenLimit, true),
 			lt && query ? lt.memory.search(query).catch((error: unknown) => error as Error) : undefined,
 			options.data ? readData(options.data) : undefined,
+			options.facts ? readFacts(options.facts) : undefined,
 		]);
+		const f = options.facts && { ...options.facts, model: options.facts.model ?? options.model };
+		const facts = f && read ? showFacts(read, f, options.budget) : undefined;
+		// Recall takes what the facts leave of the budget: never more than all of it together.
+		const room = options.budget - (facts?.tokens ?? 0);
 		const recalled = !lt
 			? undefined
 			: found instanceof Error
 				? failedRecall(found)
 				: found
-					? lt.memory.section(found, history, lt.model, options.budget)
+					? lt.memory.section(withoutHiddenFacts(found, facts), history, lt.model, room)
 					: notRecalled(lt.emptyQuery ?? NO_QUERY);
-		const fitted = await ChatTurn.fit(options, history, recalled);
-		return new ChatTurn(options, fitted, recalled, data && (await initialized(data)));
+		const fitted = await ChatTurn.fit(options, history, recalled, facts);
+		return new ChatTurn(options, fitted, recalled, data && (await initialized(data)), facts);
 	}
 
 	/** The history, with the summary when asked; `refresh` false uses the stored summary, never a call. */
@@ -111,23 +135,27 @@ export class ChatTurn {
 		});
 	}
 
-	/** The history again with less room when the recalled section does not fit beside it. */
-	private static async fit(options: TurnOptions, history: History, recalled?: Recalled) {
+	/** The history again with less room when the facts and recalled sections do not fit beside it. */
+	private static async fit(
+		options: TurnOptions,
+		history: History,
+		recalled?: Recalled,
+		facts?: ShownFacts,
+	) {
 		const used = history.tokens + (history.summary?.tokens ?? 0);
-		if (!recalled || used + recalled.tokens <= options.budget) return history;
-		const again = await ChatTurn.read(
-			options,
-			Math.max(0, options.budget - recalled.tokens),
-			false,
-		);
+		const reserved = (recalled?.tokens ?? 0) + (facts?.tokens ?? 0);
+		if ((!recalled && !facts) || used + reserved <= options.budget) return history;
+		const again = await ChatTurn.read(options, Math.max(0, options.budget - reserved), false);
 		if (history.summary && again.summary)
 			again.summary = rereadReport(history.summary, again.summary);
 		return again;
 	}
 
-	/** What goes before the history: the recalled section, then the summary of older turns. */
+	/** What goes before the history: the facts, the recalled section, then the summary of older turns. */
 	sections(): string[] {
-		return [this.recalled?.section, this.history.summary?.section].filter((s): s is string => !!s);
+		return [this.facts?.section, this.recalled?.section, this.history.summary?.section].filter(
+			(s): s is string => !!s,
+		);
 	}
 
 	/**
@@ -187,6 +215,38 @@ export class ChatTurn {
 		return this.captured;
 	}
 
+	/**
+	 * After save(): learns facts from the turns the facts have not read yet, once they pass the
+	 * threshold (`force`: whatever is unread), and with `index` captures what was learned into the
+	 * turn's Memory Base. A failure is reported (returned, and in `warnings`), never undoes the turn.
+	 */
+	async learn(
+		saved: AddedTurn,
+		options: { force?: boolean } = {},
+	): Promise<LearnResult | Error | undefined> {
+		const f = this.options.facts;
+		if (!f) return undefined;
+		this.learned = await learnTurn(this.options.memory, f, saved, options.force);
+		if (this.learned instanceof Error) this.warnings.push(this.learned.message);
+		else if (this.learned.error)
+			this.warnings.push(`Facts were not learned this turn: ${this.learned.error}`);
+		else if (f.index) await this.indexLearned(this.learned);
+		return this.learned;
+	}
+
+	/** Captures what a learn() added or updated into the long-term Memory Base (a failure is a warning). */
+	private async indexLearned(learned: LearnResult): Promise<void> {
+		const lt = this.options.longTerm?.memory;
+		const facts = [...learned.added, ...learned.updated.map((u) => u.to)];
+		if (!lt || facts.length === 0) return;
+		for (const input of factCaptures(facts, lt.settings.userId))
+			await lt.base.capture(input).catch((error: unknown) => {
+				this.warnings.push(
+					`Learned facts were not indexed into long-term memory: ${(error as Error).message}`,
+				);
+			});
+	}
+
 	/** What the turn's memories did, for the output. */
 	report(): TurnReport {
 		const h = this.history;
@@ -200,6 +260,7 @@ export class ChatTurn {
 			...(h.skippedFiles.length ? { skippedFiles: h.skippedFiles } : {}),
 			...(h.summary ? { summary: summaryReport(h.summary) } : {}),
 			...(lt ? { longTermMemory: lt.report(this.recalled, this.captured) } : {}),
+			...(this.options.facts ? { facts: factsReport(this.facts, this.learned) } : {}),
 		};
 	}
 }
@@ -232,6 +293,8 @@ export interface TurnReport {
 	skippedFiles?: History['skippedFiles'];
 	summary?: Record<string, unknown>;
 	longTermMemory?: Record<string, unknown>;
+	/** What facts did: shown (count, tokens, omitted), and learned this turn (or why not). */
+	facts?: Record<string, unknown>;
 }
 
 /** The summary's report: its size, what it covers, whether this turn made it, any failure. */

@@ -76,9 +76,31 @@ const LAYERS: Record<string, string[]> = {
 	// The index room: the Memory Base's word and vector indexes and rank fusion, below knowledge/.
 	indexes: ['common', 'keys', 'store', 'tokens'],
 	knowledge: ['common', 'keys', 'store', 'tokens', 'indexes'],
-	// The two folders above all three: whole conversations, and one chat turn.
-	admin: ['common', 'keys', 'store', 'tokens', 'prompt', 'history', 'snapshots', 'knowledge'],
-	turn: ['common', 'keys', 'store', 'tokens', 'prompt', 'history', 'snapshots', 'knowledge'],
+	// Long-term facts, beside the three: kept as versions, so it stands on versioned data's machinery.
+	facts: ['common', 'keys', 'store', 'tokens', 'prompt', 'snapshots'],
+	// The two folders above all the memories: whole conversations, and one chat turn.
+	admin: [
+		'common',
+		'keys',
+		'store',
+		'tokens',
+		'prompt',
+		'history',
+		'snapshots',
+		'knowledge',
+		'facts',
+	],
+	turn: [
+		'common',
+		'keys',
+		'store',
+		'tokens',
+		'prompt',
+		'history',
+		'snapshots',
+		'knowledge',
+		'facts',
+	],
 };
 
 const SRC = path.join(ROOT, 'src');
@@ -220,6 +242,9 @@ describe('src/ layout: three memories side by side, small files and functions', 
 		assert.equal(LAYERS.history.includes('knowledge'), false);
 		assert.equal(LAYERS.knowledge.includes('history'), false);
 		assert.equal(LAYERS.snapshots.includes('admin'), false);
+		// Facts use versioned data's machinery, never the chat history or the Memory Base, nor they it.
+		assert.equal(LAYERS.facts.includes('history') || LAYERS.facts.includes('knowledge'), false);
+		assert.equal(LAYERS.snapshots.includes('facts') || LAYERS.knowledge.includes('facts'), false);
 		// The index room is below the Memory Base, which reaches it through its door (a folder import).
 		assert.equal(LAYERS.indexes.includes('knowledge'), false);
 		assert.ok(importedFolders(path.join(SRC, 'knowledge/parts.ts')).includes('indexes'));

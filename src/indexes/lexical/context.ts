@@ -3,11 +3,22 @@
 // uses often sit in the message beside the one that answers it ("What did you paint?" → "A sunrise
 // over the lake"). A neighbour takes CONTEXT_WEIGHT of its match's score when that is more than its
 // own; it never outranks the match that brought it, so the best match stays first.
+import type { IndexedChunk } from '../chunks/chunk';
 import type { SearchScope } from './bm25';
 import type { LexicalSegment } from './segment';
 
 /** Share of a match's score its neighbours get (measured on real conversations; see docs/benchmarks.md). */
 export const CONTEXT_WEIGHT = 0.7;
+
+/**
+ * Notes about a conversation captured into it (role "fact": what was learned from it, captured a few
+ * turns later) are not part of its flow: they bring no neighbour and are none, and a message's
+ * neighbours skip them, at most ASIDE_SKIP in a row. Measured on real conversations: interleaved
+ * notes that count as neighbours cost more recall than the notes bring (docs/benchmarks.md).
+ */
+export const ASIDE_ROLES: ReadonlySet<string> = new Set(['fact']);
+const ASIDE_SKIP = 64;
+const aside = (c: IndexedChunk) => c.role !== undefined && ASIDE_ROLES.has(c.role);
 
 /** Per segment: where each message's chunks are, by conversation and message number. */
 const places = new WeakMap<LexicalSegment, Map<string, number[]>>();
@@ -64,8 +75,17 @@ export function neighboursOf(
 	d: number,
 ): Array<[number, number]> {
 	const doc = segments[s].docs[d];
+	if (aside(doc)) return [];
 	const at = (seq: number, chunk: number) => chunkAt(segments, scope, doc.session_id, seq, chunk);
-	const before = doc.chunk_index > 0 ? at(doc.seq, doc.chunk_index - 1) : at(doc.seq - 1, -1);
-	const after = at(doc.seq, doc.chunk_index + 1) ?? at(doc.seq + 1, 0);
+	/** The first chunk of the flow from message `seq` on, stepping by `step` over notes. */
+	const flow = (seq: number, chunk: number, step: number) => {
+		for (let i = 0; i <= ASIDE_SKIP; i++) {
+			const found = at(seq + i * step, chunk);
+			if (!found || !aside(segments[found[0]].docs[found[1]])) return found;
+		}
+		return undefined;
+	};
+	const before = doc.chunk_index > 0 ? at(doc.seq, doc.chunk_index - 1) : flow(doc.seq - 1, -1, -1);
+	const after = at(doc.seq, doc.chunk_index + 1) ?? flow(doc.seq + 1, 0, 1);
 	return [before, after].filter((x): x is [number, number] => x !== undefined);
 }

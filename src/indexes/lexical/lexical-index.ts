@@ -1,9 +1,8 @@
 // The lexical index of a memory base: a manifest (compare-and-swap) holding chunks inline (the tail),
 // the list of write-once segments, and the open sources whose newest chunks a search reads from the
 // sources themselves through the reader its owner injects (open-sources.ts), so adding to a
-// conversation needs no write here. Added chunks go into the tail; a full tail is sealed into a
-// segment, and FAN segments of one level are merged into one of the next, so the manifest stays
-// bounded and the segments few. Works the same on disk and S3, from any number of processes.
+// conversation needs no write here. A full tail is sealed into a segment, and FAN segments of one
+// level merge into one of the next: the manifest stays bounded, the segments few, on disk and S3.
 import { randomBytes } from 'node:crypto';
 
 import { BoundedCache } from '../../common/bounded-cache';
@@ -417,5 +416,4 @@ function tooBig(tail: IndexedChunk[]): boolean {
 }
 
 export { scopeKeys };
-
 export type { LexicalStats, LexicalView } from './types';

@@ -27,25 +27,12 @@ export async function forgetSessionRows(
 		if (manifest.version === null) return 0;
 		const refs = manifest.doc.segments.filter((s) => s.sessions.includes(sessionId));
 		if (refs.length === 0) return 0;
-		const dims = manifest.doc.dimensions;
-		const replaced = new Map<string, { ref: SegmentRef; segment: Segment } | null>();
-		let removed = 0;
-		for (const ref of refs) {
-			const seg = await index.readSegment(ref.key);
-			if (!seg) throw new IndexDamagedError(index.kbId, [ref.key]);
-			const rows = seg.chunks.flatMap((c, r) => (c.session_id === sessionId ? [] : [r]));
-			removed += seg.chunks.length - rows.length;
-			if (rows.length === 0) {
-				replaced.set(ref.key, null);
-				continue;
-			}
-			const chunks = rows.map((r) => seg.chunks[r]);
-			const vectors = copyRows(
-				rows.map((row) => ({ seg, row })),
-				dims,
-			);
-			replaced.set(ref.key, await index.writeSegment(dims, chunks, vectors));
-		}
+		const { replaced, removed } = await withoutSession(
+			index,
+			refs,
+			sessionId,
+			manifest.doc.dimensions,
+		);
 		const result = await index.manifests.update(index.manifestKey, (cur) => {
 			if (cur.version === null) return undefined;
 			const keys = new Set(cur.doc.segments.map((s) => s.key));
@@ -76,6 +63,37 @@ export async function forgetSessionRows(
 		touched?.rewritten.push(index.manifestKey, ...fresh.map((r) => r.ref.key));
 		return removed;
 	}
+}
+
+/** The segments `refs` rewritten without the session's rows (null: nothing else was in it), written. */
+async function withoutSession(
+	index: EmbeddedIndex,
+	refs: readonly SegmentRef[],
+	sessionId: string,
+	dims: number,
+): Promise<{
+	replaced: Map<string, { ref: SegmentRef; segment: Segment } | null>;
+	removed: number;
+}> {
+	const replaced = new Map<string, { ref: SegmentRef; segment: Segment } | null>();
+	let removed = 0;
+	for (const ref of refs) {
+		const seg = await index.readSegment(ref.key);
+		if (!seg) throw new IndexDamagedError(index.kbId, [ref.key]);
+		const rows = seg.chunks.flatMap((c, r) => (c.session_id === sessionId ? [] : [r]));
+		removed += seg.chunks.length - rows.length;
+		if (rows.length === 0) {
+			replaced.set(ref.key, null);
+			continue;
+		}
+		const chunks = rows.map((r) => seg.chunks[r]);
+		const vectors = copyRows(
+			rows.map((row) => ({ seg, row })),
+			dims,
+		);
+		replaced.set(ref.key, await index.writeSegment(dims, chunks, vectors));
+	}
+	return { replaced, removed };
 }
 
 /**
