@@ -19,12 +19,12 @@ import { FACTS_INSTRUCTIONS } from '../src/facts/request';
 import { contentText } from './messages';
 import type { ChatMessage } from './messages';
 
-interface Known {
+export interface Known {
 	id: string;
 	text: string;
 }
 
-interface Said {
+export interface Said {
 	id: string;
 	role: string;
 	text: string;
