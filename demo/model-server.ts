@@ -42,6 +42,10 @@
  * sync that embeds in batches); `slowEmbeddings(ms)` holds every embedding answer (a sync still running).
  * A request for a summary of older turns (LLM with Memory's or the LLM Memory Store's) is answered with
  * an extractive summary (summaries.ts); `failSummaries({ times, status })` fails the next ones.
+ * A request to learn facts (Remember Facts) is answered deterministically from what it was given
+ * (facts.ts): "I live in Lyon" adds "Lives in Lyon" quoting those words, "we moved to Oslo" then
+ * updates it to "Lives in Oslo"; `failFacts({ times, status, malformed })` fails the next ones (an HTTP
+ * error, or with `malformed` an answer that is not the JSON asked for).
  *
  * Every request (any path) is kept in memory and, with `log`, appended to a JSONL file.
  *
@@ -54,12 +58,14 @@ import type { AddressInfo } from 'node:net';
 
 import { contentText, lastUserText, trailingToolResults } from './messages';
 import type { ChatMessage } from './messages';
+import { factsAnswer, isFactsRequest } from './facts';
 import { extractiveSummary, isSummaryRequest } from './summaries';
 import { requestedToolCalls } from './tool-calls';
 
 export { contentText, lastUserText, trailingToolResults } from './messages';
 export type { ChatMessage } from './messages';
 export { requestedToolCalls, UPDATE_DATA_TOOL, updateDataArgs } from './tool-calls';
+export { factsAnswer, isFactsRequest } from './facts';
 export type { FakeToolCall } from './tool-calls';
 
 export interface LoggedRequest {
@@ -98,6 +104,13 @@ export interface FakeOpenAi {
 	slowEmbeddings(ms: number): void;
 	/** Fail the next `times` requests for a summary of older turns (with `status`, default 400). */
 	failSummaries(plan: { times: number; status?: number }): void;
+	/**
+	 * Fail the next `times` fact extractions: with `status` (default 400), or with `malformed` an
+	 * answer of status 200 that is not the JSON asked for.
+	 */
+	failFacts(plan: { times: number; status?: number; malformed?: boolean }): void;
+	/** Only the fact extraction requests (Remember Facts). */
+	factRequests(): LoggedRequest[];
 	clear(): void;
 	close(): Promise<void>;
 }
@@ -113,6 +126,9 @@ const FAKE_IMAGES = [
 		image_url: { url: `data:image/png;base64,${FAKE_IMAGE_PNG.toString('base64')}` },
 	},
 ];
+
+/** What failFacts({ malformed: true }) answers a fact extraction with: not the JSON asked for. */
+export const MALFORMED_FACTS_ANSWER = 'Sure! The user seems to live somewhere nice.';
 
 /** The default deterministic reply. */
 export function describeReply(messages: ChatMessage[]): string {
@@ -211,6 +227,7 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 	const embedFailures = { after: 0, times: 0, status: 400 };
 	let embedDelayMs = 0;
 	const summaryFailures = { times: 0, status: 400 };
+	const factsFailures = { times: 0, status: 400, malformed: false };
 
 	const server = createServer(async (req, res) => {
 		try {
@@ -265,9 +282,19 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 				});
 			}
 			const messages: ChatMessage[] = Array.isArray(body?.messages) ? body.messages : [];
-			// A summary request quotes old turns: their [[fake:…]] markers must not act on it.
-			const summary = isSummaryRequest(messages);
-			if (summary && summaryFailures.times > 0) {
+			const facts = isFactsRequest(messages);
+			let malformedFacts = false;
+			if (facts && factsFailures.times > 0) {
+				factsFailures.times--;
+				if (!factsFailures.malformed)
+					return sendJson(res, factsFailures.status, {
+						error: { message: 'fake-openai: planned facts failure', type: 'invalid_request_error' },
+					});
+				malformedFacts = true;
+			}
+			// A summary or facts request quotes old turns: their [[fake:…]] markers must not act on it.
+			const summary = isSummaryRequest(messages) || facts;
+			if (!facts && summary && summaryFailures.times > 0) {
 				summaryFailures.times--;
 				return sendJson(res, summaryFailures.status, {
 					error: { message: 'fake-openai: planned summary failure', type: 'invalid_request_error' },
@@ -287,11 +314,15 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 			if (delay) await new Promise((r) => setTimeout(r, Math.min(Number(delay[1]), 60_000)));
 
 			const toolCalls = summary ? [] : requestedToolCalls(messages, body, entry.seq);
-			const text = summary
-				? extractiveSummary(messages)
-				: toolCalls.length
-					? ''
-					: makeReply(messages, body);
+			const text = facts
+				? malformedFacts
+					? MALFORMED_FACTS_ANSWER
+					: factsAnswer(messages)
+				: summary
+					? extractiveSummary(messages)
+					: toolCalls.length
+						? ''
+						: makeReply(messages, body);
 			const images =
 				!summary && !toolCalls.length && lastUserText(messages).includes('[[fake:image]]')
 					? { images: FAKE_IMAGES }
@@ -406,6 +437,18 @@ export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<
 			summaryFailures.times = plan.times;
 			summaryFailures.status = plan.status ?? 400;
 		},
+		failFacts: (plan) => {
+			factsFailures.times = plan.times;
+			factsFailures.status = plan.status ?? 400;
+			factsFailures.malformed = plan.malformed === true;
+		},
+		factRequests: () =>
+			log.filter(
+				(r) =>
+					r.method === 'POST' &&
+					r.path === '/v1/chat/completions' &&
+					isFactsRequest(Array.isArray(r.body?.messages) ? r.body.messages : []),
+			),
 		clear: () => {
 			log.length = 0;
 		},

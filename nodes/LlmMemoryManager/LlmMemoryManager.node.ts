@@ -27,7 +27,7 @@ export class LlmMemoryManager implements INodeType {
 		defaultVersion: 1.1,
 		subtitle: subtitleExpression(),
 		description:
-			'Read, clear, delete, prune, export and import the memory of LLM with Memory and LLM Memory Store, import chats from n8n’s chat memories, and keep a conversation’s versioned data: history, diff, rollback, branches',
+			'Read, clear, delete, prune, export and import the memory of LLM with Memory and LLM Memory Store, import chats from n8n’s chat memories, keep a conversation’s versioned data (history, diff, rollback, branches), and see and correct the facts learned about a user',
 		defaults: { name: 'LLM Memory Manager' },
 		usableAsTool: true,
 		// Main, and the Chat Memory input with Import From Chat Memory, which reads it.

@@ -12,6 +12,7 @@ import {
 	storageProperties,
 } from '../shared/descriptions';
 import { KEEPING_TOOL_RESULTS } from '../shared/display';
+import { factsProperties } from '../shared/facts/properties';
 import { longTermProperties } from '../shared/long-term/properties';
 import { expireAfterDaysOption } from '../shared/retention';
 import { historyOverflowField, summaryOptions } from '../shared/summary';
@@ -117,6 +118,7 @@ export const properties: INodeProperties[] = [
 	historyOverflowField('Connect a chat model to the Summary Model input: it writes the summary.'),
 	...toolResultsProperties,
 	...longTermProperties({}, true),
+	...factsProperties({}, 'Connect a chat model to the Facts Model input: it reads the turns.'),
 	...storageProperties({}),
 	optionsCollection([
 		gzipOption,

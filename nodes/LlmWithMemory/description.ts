@@ -18,6 +18,7 @@ import {
 	optionsCollection,
 	storageProperties,
 } from '../shared/descriptions';
+import { factsProperties } from '../shared/facts/properties';
 import { longTermProperties } from '../shared/long-term/properties';
 import { expireAfterDaysOption, keepLastVersionsOption } from '../shared/retention';
 import { historyOverflowField, summaryOptions } from '../shared/summary';
@@ -294,6 +295,7 @@ export const properties: INodeProperties[] = [
 	...memoryProperties,
 	...versionedDataProperties,
 	...longTermProperties(WITH_MEMORY, false),
+	...factsProperties(WITH_MEMORY, 'The node’s own model reads the turns.'),
 	...storageProperties(WITH_MEMORY),
 	memoryOptions,
 	noMemoryOptions,

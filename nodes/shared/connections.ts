@@ -28,3 +28,44 @@ export async function optionalSubNode<T>(
 	const node = Array.isArray(connected) ? connected[0] : connected;
 	return accepts(node) ? node : undefined;
 }
+
+/** What n8n's execution contexts have, beyond their declared interface, to tell inputs apart. */
+interface Wiring {
+	getNode(): { name: string };
+	getConnections?(node: unknown, type: string): Array<Array<{ node: string }> | null> | undefined;
+	getConnectedNodes?(type: string): Array<{ name: string }>;
+}
+
+/**
+ * The sub-node on the `index`-th input of `type` (a node's inputs of one type are numbered in the order
+ * it lists them), or undefined when none is connected there or it is not what `accepts` checks for.
+ * n8n hands every sub-node of the type over at once, in the order of its connected nodes; the node
+ * connected to that input is picked by name (one node on both inputs is handed over once).
+ */
+export async function subNodeOnInput<T>(
+	ctx: IExecuteFunctions | ISupplyDataFunctions,
+	type: AINodeConnectionType,
+	i: number,
+	index: number,
+	accepts: (value: unknown) => value is T,
+): Promise<T | undefined> {
+	let connected: unknown;
+	try {
+		connected = await ctx.getInputConnectionData(type, i);
+	} catch {
+		return undefined; // nothing connected to an input (n8n throws for a required one)
+	}
+	const list: unknown[] = Array.isArray(connected) ? connected : [connected];
+	const node = pickInput(ctx as unknown as Wiring, type, index, list);
+	return accepts(node) ? node : undefined;
+}
+
+/** Which of the handed-over sub-nodes is on input `index` (by name; by position without the wiring). */
+function pickInput(wiring: Wiring, type: string, index: number, list: unknown[]): unknown {
+	if (!wiring.getConnections || !wiring.getConnectedNodes)
+		return list.length === 1 ? list[0] : list[index];
+	const wanted = wiring.getConnections(wiring.getNode(), type)?.[index]?.[0]?.node;
+	const names = wiring.getConnectedNodes(type).map((n) => n.name);
+	if (wanted === undefined || names.length !== list.length) return undefined;
+	return list[names.indexOf(wanted)];
+}

@@ -5,6 +5,7 @@ import {
 	ConversationExistsError,
 	InvalidIdError,
 	SchemaViolationError,
+	UnknownFactError,
 	VersionConflictError,
 } from '../../src/errors';
 import {
@@ -53,6 +54,8 @@ function describe(error: unknown): string | undefined {
 		return `Nothing was saved. Every violation: ${error.errors
 			.map((e) => `${e.path === '' ? '(root)' : e.path}: ${e.message}`)
 			.join('; ')}`;
+	if (error instanceof UnknownFactError)
+		return 'Nothing was changed. Get Facts lists the current facts with their IDs (with Include Superseded, every fact and its status); a superseded or retired fact stays as it is: add a new one, or roll back.';
 	if (error instanceof VersionConflictError)
 		return 'Another writer saved a version first. Read the current version (Get Current) and try again.';
 	// Only the Memory Base raises these.

@@ -6,7 +6,7 @@ import type { IExecuteFunctions, INodeProperties, ISupplyDataFunctions } from 'n
 
 import type { Summarizer } from '../../src/history/summarized';
 import type { PromptMessage } from '../../src/prompt/types';
-import { optionalSubNode } from './connections';
+import { subNodeOnInput } from './connections';
 import { replyText } from './message-text';
 import { numberParameter } from './parameters';
 
@@ -106,7 +106,14 @@ export function modelSummarizer(model: Invokable, signal?: AbortSignal): Summari
 	return async (request) => replyText(await model.invoke(request, signal ? { signal } : {}));
 }
 
-/** The chat model on the node's optional Summary Model input, or undefined when none is connected. */
-export async function optionalChatModel(ctx: Ctx, i = 0): Promise<Invokable | undefined> {
-	return await optionalSubNode(ctx, NodeConnectionTypes.AiLanguageModel, i, isInvokable);
+/**
+ * The chat model on the node's `index`-th chat model input (the store's Summary Model, then its Facts
+ * Model), or undefined when none is connected there.
+ */
+export async function optionalChatModel(
+	ctx: Ctx,
+	i = 0,
+	index = 0,
+): Promise<Invokable | undefined> {
+	return await subNodeOnInput(ctx, NodeConnectionTypes.AiLanguageModel, i, index, isInvokable);
 }

@@ -17,7 +17,13 @@ import { after, before, describe, it } from 'node:test';
 
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi, LoggedRequest } from '../../demo/model-server';
-import { ConversationMemory, LocalDiskStorage, MemoryBase, NodeMemory } from '../../src/internal';
+import {
+	ConversationMemory,
+	Facts,
+	LocalDiskStorage,
+	MemoryBase,
+	NodeMemory,
+} from '../../src/internal';
 import type { MemoryStorage, S3Storage } from '../../src/internal';
 import { WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
@@ -59,6 +65,7 @@ const AGENT = {
 };
 
 const RECALL = { id: 'qRecallBase0001', webhookId: 'q0c0de00-0000-4000-8000-000000000005' };
+const FACTS = { id: 'qFactsUser00001', webhookId: 'q0c0de00-0000-4000-8000-000000000006' };
 
 let cluster: QueueCluster | undefined;
 let llm: FakeOpenAi | undefined;
@@ -166,6 +173,30 @@ function recallWorkflow() {
 	return json;
 }
 
+/**
+ * LLM with Memory with Remember Facts on S3, the user from the chat's metadata, the turns read for facts
+ * after every turn (Learn After 0): the fake model extracts deterministically ("I have a locker
+ * numbered Q3" → "Has a locker numbered Q3").
+ */
+function factsWorkflow() {
+	const w = new WorkflowBuilder(FACTS.id, 'queue: facts of one user on S3');
+	const llmNode = w.llmWithMemory(
+		'LLM',
+		'q0000000-0000-4000-8000-000000000006',
+		{
+			memoryMode: 'conversation',
+			storage: 's3',
+			systemMessage: 'facts in queue mode',
+			rememberFacts: true,
+			longTermUserId: "={{ ($('When chat message received').item.json.metadata || {}).userId }}",
+			factsOptions: { learnAfterTokens: 0 },
+		},
+		S3,
+	);
+	w.main(w.chatTrigger(FACTS.webhookId), llmNode);
+	return w.json();
+}
+
 describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis, radosgw`, () => {
 	before(async () => {
 		const [tarball, fake, storage] = await Promise.all([
@@ -234,6 +265,7 @@ describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis,
 				}),
 				agentWorkflow(),
 				recallWorkflow(),
+				factsWorkflow(),
 			],
 		});
 	});
@@ -446,6 +478,51 @@ describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis,
 		const processed = status.sessions.reduce((n, x) => n + x.totalProcessed, 0);
 		assert.ok(processed > 0, 'a capture reached the threshold and synced');
 		assert.equal(status.index?.vectors, processed, 'each processed message embedded once');
+	});
+
+	it('Remember Facts: one user’s facts extracted on both workers at once, nothing lost, one line of versions', async (t) => {
+		const say = (session: string, text: string) =>
+			sendChat(cluster!.main.chatUrl(FACTS.webhookId), {
+				sessionId: session,
+				chatInput: text,
+				metadata: { userId: 'rowan' },
+			});
+		// Two conversations of one user side by side, until both workers learned facts of both.
+		const stated: string[] = [];
+		let workers: number[] = [];
+		for (let round = 0; round < 8 && !(round >= 3 && new Set(workers).size === 2); round++) {
+			const replies = await Promise.all(
+				['rowan-a', 'rowan-b'].map((session, k) => {
+					const code = `Q${round * 2 + k + 1}`;
+					stated.push(`Has a locker numbered ${code}`);
+					return say(session, `Note this: I have a locker numbered ${code}.`);
+				}),
+			);
+			for (const r of replies) assert.equal(r.status, 200, r.body);
+			for (const r of replies) assert.equal(r.json.memory.facts.extractionError, undefined);
+			workers = await workersOf(FACTS.id, stated.length);
+		}
+		t.diagnostic(`turns per worker: ${workers.join(' ')}`);
+		assert.deepEqual(new Set(workers), new Set([0, 1]), 'both workers learned facts');
+		const facts = new Facts({ storage: s3, space: FACTS.id, subject: { userId: 'rowan' } });
+		const got = await facts.get();
+		assert.deepEqual(
+			got.facts.map((f) => f.text).sort(),
+			[...stated].sort(),
+			'no fact lost or doubled',
+		);
+		// Every extraction is one version, each on the one before: nothing was overwritten.
+		const history = await facts.history({ limit: 1000 });
+		assert.equal(history.entries.length, stated.length);
+		history.entries.forEach((e, i) =>
+			assert.equal(e.parent, history.entries[i + 1]?.version ?? null, `version ${e.version}`),
+		);
+		// The facts reached the model on either worker: the last turns saw the earlier facts.
+		const last = llm!
+			.completions()
+			.filter((r) => String(r.body.messages[0]?.content).startsWith('facts in queue mode'))
+			.at(-1)!;
+		assert.match(contentText(last.body.messages[0].content), /Has a locker numbered Q1\b/);
 	});
 
 	it('a worker SIGKILLed mid-run loses no acknowledged turn; every document stays readable', async (t) => {

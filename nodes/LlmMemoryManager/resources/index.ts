@@ -4,11 +4,12 @@ import { nodeError } from '../../shared/errors';
 import { actionSubtitle, operationProperty } from '../../shared/operation';
 import type { ItemOperation } from '../../shared/operation';
 import { conversationMemory } from './conversationMemory';
+import { facts } from './facts';
 import type { Resource } from './types';
 import { versionedData } from './versionedData';
 
 /** Every resource the node offers, in the order of the Resource list. */
-export const RESOURCES: Resource[] = [conversationMemory, versionedData];
+export const RESOURCES: Resource[] = [conversationMemory, versionedData, facts];
 
 /** The operation an item asks for; an unknown resource and operation pair is an error. */
 export function operationOf(ctx: IExecuteFunctions, i: number): ItemOperation {

@@ -1,12 +1,16 @@
 import type { IDataObject, ISupplyDataFunctions } from 'n8n-workflow';
 
+import { factsReport, learnTurn } from '../../../src/turn/facts';
+import type { TurnFacts } from '../../../src/turn/facts';
 import { captureTurn, ChatTurn } from '../../../src/turn/turn';
+import type { LearnResult } from '../../../src/facts/learn';
 import type { ChatHistory, StoredTurn } from '../../../src/history/chat-history';
 import type { TurnInput } from '../../../src/history/memory-types';
 import type { Summarizer } from '../../../src/history/summarized';
 import type { CaptureResult } from '../../../src/knowledge/types';
 import type { LongTermMemory } from '../../../src/turn/long-term';
 import type { SummarySettings } from '../../shared/summary';
+import { factsAbout } from '../../shared/facts/facts';
 import { contextContent, historyMessages } from './messages';
 import type { StoreMessage } from './messages';
 import { logged, serialize, StoreChatHistory } from './store-history';
@@ -30,6 +34,14 @@ export interface StoreSummary extends SummarySettings {
 	summarize: Summarizer;
 }
 
+/** What the store adds to the history, each when its option is on. */
+export interface StoreParts {
+	longTerm?: StoreLongTerm;
+	summary?: StoreSummary;
+	/** Remember Facts: the subject's facts, learned with the model on the Facts Model input. */
+	facts?: TurnFacts;
+}
+
 const NO_QUERY =
 	'nothing to recall for: the Recall Query is empty (the agent did not hand over the user’s message)';
 
@@ -37,8 +49,9 @@ const NO_QUERY =
  * The object supplyData hands to n8n: LangChain's chat-memory interface, duck-typed.
  * loadMemoryVariables gives `chat_history` as messages (whole turns, window and token budget applied);
  * saveContext stores a turn without tools; tool turns arrive through chatHistory.addMessages. The turn
- * itself is assembled by the engine (ChatTurn): with Long-Term Memory or a summary of older turns,
- * chat_history starts with them as one user-role message, after the agent's own system message.
+ * itself is assembled by the engine (ChatTurn): with facts, Long-Term Memory or a summary of older
+ * turns, chat_history starts with them as one user-role message, after the agent's own system message.
+ * Once a turn is stored, it is captured into long-term memory and read for facts.
  */
 export class StoreMemory {
 	readonly memoryKey = 'chat_history';
@@ -51,6 +64,8 @@ export class StoreMemory {
 	/** The turn the last load assembled: every call of the turn shows its recall, captures catch up from it. */
 	private turn: ChatTurn | undefined;
 	private captured: CaptureResult | Error | undefined;
+	private learned: LearnResult | Error | undefined;
+	private readonly longTerm?: StoreLongTerm;
 
 	constructor(
 		private readonly ctx: ISupplyDataFunctions,
@@ -59,15 +74,18 @@ export class StoreMemory {
 		private readonly limits: Limits,
 		/** What the panes show about where the memory lives. */
 		private readonly describe: IDataObject,
-		private readonly longTerm?: StoreLongTerm,
-		private readonly summary?: StoreSummary,
+		private readonly parts: StoreParts = {},
 	) {
+		this.longTerm = parts.longTerm;
 		this.chatHistory = new StoreChatHistory(
 			ctx,
 			itemIndex,
 			history,
-			(turns) => this.capture(turns),
-			() => this.longTermOutput(),
+			async (turns) => {
+				await this.capture(turns);
+				await this.learn(turns);
+			},
+			() => ({ ...this.longTermOutput(), ...this.factsOutput() }),
 		);
 	}
 
@@ -78,7 +96,7 @@ export class StoreMemory {
 	/** The turn: history, summary and recall read and fitted by the engine; what went wrong is logged. */
 	private async open(query: string | undefined): Promise<ChatTurn> {
 		const { messageLimit, maxTokenLimit } = this.limits;
-		const summary = this.summary;
+		const summary = this.parts.summary;
 		const turn = await ChatTurn.open({
 			memory: this.history.memory,
 			read: { maxTokenLimit, messageLimit },
@@ -95,6 +113,7 @@ export class StoreMemory {
 			...(this.longTerm
 				? { longTerm: { memory: this.longTerm.memory, query, emptyQuery: NO_QUERY } }
 				: {}),
+			...(this.parts.facts ? { facts: this.parts.facts } : {}),
 		});
 		for (const w of turn.warnings) this.ctx.logger.warn(w);
 		return turn;
@@ -118,6 +137,7 @@ export class StoreMemory {
 					droppedTurns,
 					summary,
 					longTermMemory,
+					facts,
 				} = turn.report();
 				return {
 					chatHistory: serialize(messages),
@@ -126,6 +146,9 @@ export class StoreMemory {
 					droppedTurns,
 					...(summary ? { summary } : {}),
 					...(longTermMemory ? { longTermMemory } : {}),
+					...(facts && this.parts.facts
+						? { facts: { ...factsAbout(this.parts.facts), ...facts } }
+						: {}),
 				} as IDataObject;
 			},
 			'ai-messages-retrieved-from-memory',
@@ -149,7 +172,12 @@ export class StoreMemory {
 				};
 				return await this.chatHistory.stored(await this.history.saveTurn(turn));
 			},
-			(added) => ({ storedTurns: [added.messageId], ...this.describe, ...this.longTermOutput() }),
+			(added) => ({
+				storedTurns: [added.messageId],
+				...this.describe,
+				...this.longTermOutput(),
+				...this.factsOutput(),
+			}),
 			'ai-message-added-to-memory',
 		);
 	}
@@ -164,6 +192,42 @@ export class StoreMemory {
 		if (!lt) return {};
 		const report = this.turn?.report().longTermMemory ?? lt.report(undefined, this.captured);
 		return { longTermMemory: report as IDataObject };
+	}
+
+	/** The turn's facts report (what was shown, and what its last learning did) for an output. */
+	private factsOutput(): IDataObject {
+		if (!this.parts.facts) return {};
+		const report = this.turn?.report().facts ?? factsReport(undefined, this.learned);
+		return { facts: { ...factsAbout(this.parts.facts), ...report } as IDataObject };
+	}
+
+	/**
+	 * Reads the stored turns for facts (the engine batches: a model call only once enough is unread),
+	 * after the last of them. A failed or malformed extraction is reported on the pane (and in n8n's
+	 * log), never undoes the turn: the turns stay unread for the next try. Without a loaded turn
+	 * (Respond to Chat), the stored turns alone.
+	 */
+	private async learn(turns: StoredTurn[]): Promise<void> {
+		const facts = this.parts.facts;
+		const last = turns.at(-1);
+		if (!facts || !last) return;
+		await logged(
+			this.ctx,
+			this.itemIndex,
+			{ action: 'learnFacts', turn: last.messageId },
+			async () => {
+				this.learned = this.turn
+					? await this.turn.learn(last)
+					: await learnTurn(this.history.memory, facts, last);
+				const failure =
+					this.learned instanceof Error
+						? this.learned.message
+						: this.learned?.error && `Facts were not learned this turn: ${this.learned.error}`;
+				if (failure) this.ctx.logger.warn(failure);
+				return this.learned;
+			},
+			() => this.factsOutput(),
+		);
 	}
 
 	/**

@@ -11,10 +11,21 @@ import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';
 import type { ScopeMode } from '../../shared/memory-scope';
 import { numberParameter } from '../../shared/parameters';
 import { StoreMemory } from './store-memory';
+import type { Limits } from './store-memory';
 import type { StoreLongTerm } from './store-memory';
+import { factsSettings, turnFacts } from '../../shared/facts/facts';
 import { longTermFor, longTermSettings } from '../../shared/long-term/long-term';
+import type { NodeLongTermSettings } from '../../shared/long-term/long-term';
 import { expireAfterDaysOf } from '../../shared/retention';
-import { modelSummarizer, optionalChatModel, summarySettings } from '../../shared/summary';
+import {
+	modelSummarizer,
+	optionalChatModel,
+	SUMMARIZE,
+	summarySettings,
+} from '../../shared/summary';
+import { factsModelInput } from './inputs';
+import type { FactsSource } from '../../../src/facts/operations';
+import type { TurnFacts } from '../../../src/turn/facts';
 import type { StoreSummary } from './store-memory';
 
 interface Options {
@@ -64,11 +75,38 @@ async function storeLongTerm(
 	ctx: ISupplyDataFunctions,
 	itemIndex: number,
 	sessionId: string,
+	settings: NodeLongTermSettings | undefined,
 ): Promise<StoreLongTerm | undefined> {
-	const settings = longTermSettings(ctx, itemIndex);
 	if (!settings) return undefined;
 	const memory = await longTermFor(ctx, itemIndex, settings, sessionId);
 	return { memory, query: settings.recallQuery };
+}
+
+/**
+ * Remember Facts: the facts of the store's turns (the user's, or this session's without a User ID),
+ * read by the model on the Facts Model input. Without a model connected, the store fails here, before
+ * the agent runs, saying what to connect.
+ */
+async function storeFacts(
+	ctx: ISupplyDataFunctions,
+	itemIndex: number,
+	source: FactsSource,
+	longTerm: NodeLongTermSettings | undefined,
+): Promise<TurnFacts | undefined> {
+	const settings = factsSettings(ctx, itemIndex, longTerm);
+	if (!settings) return undefined;
+	const summarizing =
+		ctx.getNodeParameter('historyOverflow', itemIndex, 'dropOldest') === SUMMARIZE;
+	const model = await optionalChatModel(ctx, itemIndex, factsModelInput(summarizing));
+	if (!model)
+		throw nodeError(
+			ctx,
+			'Remember Facts needs a chat model on the Facts Model input',
+			itemIndex,
+			'Connect a chat model (for example the agent’s own) to the store’s Facts Model input, or turn Remember Facts off.',
+		);
+	const extract = modelSummarizer(model, ctx.getExecutionCancelSignal?.());
+	return await turnFacts(ctx, itemIndex, settings, source, extract);
 }
 
 /**
@@ -93,21 +131,9 @@ async function storeSummary(
 	return { ...settings, summarize: modelSummarizer(model, ctx.getExecutionCancelSignal?.()) };
 }
 
-/**
- * The memory an AI Agent, Chat Trigger, Respond to Chat or Chat Memory Manager gets from this sub-node.
- * Everything is checked here, before the caller does anything: the session ID (a missing one is n8n's
- * familiar "No session ID found"; objects and arrays are errors naming the field), the limits, the
- * storage. The documents and keys are those of LLM with Memory, so Conversation mode shares one history
- * per conversation with every LLM with Memory node and every store of the workflow in that mode.
- */
-export async function supplyMemory(
-	ctx: ISupplyDataFunctions,
-	itemIndex: number,
-): Promise<SupplyData> {
-	const mode = ctx.getNodeParameter('memoryMode', itemIndex, 'conversation') as ScopeMode;
-	const sessionId = idParameter(ctx, 'conversationId', itemIndex, 'Session ID');
-	if (!sessionId) throw missingSessionId(ctx, itemIndex);
-	const limits = {
+/** Context Window Length and Max History Tokens. */
+function limitsOf(ctx: ISupplyDataFunctions, itemIndex: number): Limits {
+	return {
 		messageLimit: numberParameter(
 			ctx,
 			'contextWindowLength',
@@ -127,24 +153,58 @@ export async function supplyMemory(
 			fractions,
 		),
 	};
-	const at = { workflowId: savedWorkflowId(ctx, itemIndex), conversationId: sessionId };
+}
+
+/** How the store's memory is kept: compressed, its retention, what it keeps of tool turns. */
+function memoryOptions(ctx: ISupplyDataFunctions, itemIndex: number) {
 	const options = ctx.getNodeParameter('options', itemIndex, {}) as Options;
-	const memory = await openNodeMemory(ctx, itemIndex, mode, at, {
+	return {
 		gzip: options.gzip === true,
 		expireAfterDays: expireAfterDaysOf(ctx, itemIndex),
 		...toolResultsOptions(ctx, itemIndex),
-	}).catch((error: unknown) => {
+	};
+}
+
+/**
+ * The memory an AI Agent, Chat Trigger, Respond to Chat or Chat Memory Manager gets from this sub-node.
+ * Everything is checked here, before the caller does anything: the session ID (a missing one is n8n's
+ * familiar "No session ID found"; objects and arrays are errors naming the field), the limits, the
+ * storage. The documents and keys are those of LLM with Memory, so Conversation mode shares one history
+ * per conversation with every LLM with Memory node and every store of the workflow in that mode.
+ */
+export async function supplyMemory(
+	ctx: ISupplyDataFunctions,
+	itemIndex: number,
+): Promise<SupplyData> {
+	const mode = ctx.getNodeParameter('memoryMode', itemIndex, 'conversation') as ScopeMode;
+	const sessionId = idParameter(ctx, 'conversationId', itemIndex, 'Session ID');
+	if (!sessionId) throw missingSessionId(ctx, itemIndex);
+	const limits = limitsOf(ctx, itemIndex);
+	const at = { workflowId: savedWorkflowId(ctx, itemIndex), conversationId: sessionId };
+	const memory = await openNodeMemory(
+		ctx,
+		itemIndex,
+		mode,
+		at,
+		memoryOptions(ctx, itemIndex),
+	).catch((error: unknown) => {
 		throw asNodeError(ctx, error, itemIndex);
 	});
-	const history = new ChatHistory(memory);
+	const longTerm = longTermSettings(ctx, itemIndex);
+	const source = mode === 'node' ? { ...at, nodeId: ctx.getNode().id } : at;
 	const store = new StoreMemory(
 		ctx,
 		itemIndex,
-		history,
+		new ChatHistory(memory),
 		limits,
 		{ mode, sessionId, key: memory.key },
-		await storeLongTerm(ctx, itemIndex, sessionId),
-		await storeSummary(ctx, itemIndex, limits.maxTokenLimit),
+		{
+			longTerm: await storeLongTerm(ctx, itemIndex, sessionId, longTerm),
+			summary: await storeSummary(ctx, itemIndex, limits.maxTokenLimit),
+			facts: await storeFacts(ctx, itemIndex, source, longTerm).catch((error: unknown) => {
+				throw asNodeError(ctx, error, itemIndex);
+			}),
+		},
 	);
 	// A message left waiting for its answer (a Chat Memory Manager insert ending with a user message) is
 	// stored when the calling node is done; n8n runs this after the node's execute().

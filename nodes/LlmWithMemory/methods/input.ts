@@ -9,6 +9,8 @@ import { nodeError } from '../../shared/errors';
 import { idParameter } from '../../shared/ids';
 import { missingSessionIdHelp } from '../../shared/parameters';
 import { expireAfterDaysOf } from '../../shared/retention';
+import { factsSettings } from '../../shared/facts/facts';
+import type { NodeFactsSettings } from '../../shared/facts/facts';
 import { longTermSettings } from '../../shared/long-term/long-term';
 import { summarySettings } from '../../shared/summary';
 import type { SummarySettings } from '../../shared/summary';
@@ -49,6 +51,8 @@ export interface ItemInput {
 	versioned?: VersionedSettings;
 	/** Long-Term Memory settings, when the option is on (memory modes only). */
 	longTerm?: LongTermSettings;
+	/** Remember Facts settings, when the option is on (memory modes only). */
+	facts?: NodeFactsSettings;
 	/** Summary settings with Summarize Older Turns (memory modes only). */
 	summary?: SummarySettings;
 	/** Expire After (Days): stored with the chat memory, versioned data and captures this item writes. */
@@ -91,6 +95,7 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 	const expireAfterDays = expireAfterDaysOf(ctx, i);
 	const versioned = versionedSettings(ctx, i, expireAfterDays);
 	const longTerm = longTermSettings(ctx, i);
+	const facts = factsSettings(ctx, i, longTerm);
 	const budget = options.maxHistoryTokens ?? DEFAULT_MAX_TOKEN_LIMIT;
 	const summary = summarySettings(ctx, i, 'options.historyOverflow', budget);
 	return {
@@ -105,6 +110,7 @@ export async function resolveInput(ctx: IExecuteFunctions, i: number): Promise<I
 		parentMessageId,
 		versioned,
 		longTerm,
+		facts,
 		summary,
 		expireAfterDays,
 	};

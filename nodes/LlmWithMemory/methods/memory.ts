@@ -3,10 +3,13 @@ import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { TurnNotSavedError } from '../../../src/errors';
 import { DEFAULT_MAX_TOKEN_LIMIT } from '../../../src/history/truncate';
 import { ChatTurn } from '../../../src/turn/turn';
+import type { TurnOptions } from '../../../src/turn/turn';
+import type { TurnFacts } from '../../../src/turn/facts';
 import type { BufferMemory } from '../../../src/history/buffer-memory';
 import type { AddedTurn } from '../../../src/history/memory-types';
 import type { StoredDataVersion } from '../../../src/store/schema';
 import { asNodeError, nodeError } from '../../shared/errors';
+import { turnFacts } from '../../shared/facts/facts';
 import { longTermFor } from '../../shared/long-term/long-term';
 import { openNodeMemory, savedWorkflowId } from '../../shared/memory-scope';
 import { storageFor } from '../../shared/storage';
@@ -20,6 +23,8 @@ import type { ChatModel, ModelAnswer } from './model';
 export interface OpenedMemory {
 	memory: BufferMemory;
 	turn: ChatTurn;
+	/** Remember Facts: whose facts the turn shows and learns. */
+	facts?: TurnFacts;
 }
 
 /**
@@ -47,8 +52,27 @@ export async function readMemory(
 			pdfAndAudio: input.options.pdfAndAudio,
 		},
 	});
-	const summarize = modelSummarizer(model, ctx.getExecutionCancelSignal());
-	const turn = await ChatTurn.open({
+	const conversationId = input.conversationId;
+	const options = await turnOptions(ctx, i, { ...input, conversationId }, model, memory);
+	const turn = await ChatTurn.open(options);
+	for (const w of turn.warnings) warn(ctx, w);
+	return { memory, turn, facts: options.facts };
+}
+
+/** What the engine assembles the item's turn from: its history, summary, recall, facts and data. */
+async function turnOptions(
+	ctx: IExecuteFunctions,
+	i: number,
+	input: ItemInput & { conversationId: string },
+	model: ChatModel,
+	memory: BufferMemory,
+): Promise<TurnOptions> {
+	const workflowId = savedWorkflowId(ctx, i);
+	const modelName = modelNameOf(model);
+	// The node's own model summarizes and reads the turns for facts (one call, its reply's text).
+	const call = modelSummarizer(model, ctx.getExecutionCancelSignal());
+	const source = { workflowId, conversationId: input.conversationId };
+	return {
 		memory,
 		read: {
 			messageId: input.messageId,
@@ -56,7 +80,7 @@ export async function readMemory(
 			maxTokenLimit: input.options.maxHistoryTokens,
 			messageLimit: input.options.window,
 		},
-		...(input.summary ? { summary: { ...input.summary, summarize } } : {}),
+		...(input.summary ? { summary: { ...input.summary, summarize: call } } : {}),
 		budget: input.options.maxHistoryTokens ?? DEFAULT_MAX_TOKEN_LIMIT,
 		model: modelName,
 		...(input.longTerm
@@ -68,19 +92,27 @@ export async function readMemory(
 					},
 				}
 			: {}),
+		...(input.facts
+			? {
+					facts: await turnFacts(
+						ctx,
+						i,
+						input.facts,
+						input.mode === 'node' ? { ...source, nodeId: ctx.getNode().id } : source,
+						call,
+					),
+				}
+			: {}),
 		...(input.versioned
 			? {
 					data: {
 						storage: await storageFor(ctx, i),
-						workflowId,
-						conversationId: input.conversationId,
+						...source,
 						settings: input.versioned,
 					},
 				}
 			: {}),
-	});
-	for (const w of turn.warnings) warn(ctx, w);
-	return { memory, turn };
+	};
 }
 
 /** A warning on the output pane (and in n8n's log): the turn goes on, but not silently. */
@@ -128,5 +160,13 @@ export async function persistTurn(
 		messageId: added.messageId,
 	});
 	if (captured instanceof Error) warn(ctx, captured.message);
+	// Facts are read from the saved turns (a model call only once enough is unread); a failure is a
+	// warning and leaves the turns unread for the next try.
+	const learned = await opened.turn.learn(added);
+	const failure =
+		learned instanceof Error
+			? learned.message
+			: learned?.error && `Facts were not learned this turn: ${learned.error}`;
+	if (failure) warn(ctx, failure);
 	return added;
 }

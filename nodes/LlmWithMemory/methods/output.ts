@@ -1,6 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { AddedTurn } from '../../../src/history/memory-types';
+import { factsAbout } from '../../shared/facts/facts';
 import type { OpenedMemory } from './memory';
 import type { ItemInput } from './input';
 
@@ -33,12 +34,17 @@ export function formatOutput(
 		return { ...result, messageId: null, parentMessageId: null, memory };
 	}
 	// The output counts messages; the store's pane counts turns.
-	const { turns, ...report } = opened.turn.report();
+	const { turns, facts, ...report } = opened.turn.report();
 	void turns;
 	return {
 		...result,
 		messageId: added.messageId,
 		parentMessageId: added.parentMessageId,
-		memory: { mode: input.mode, key: opened.memory.key, ...report } as IDataObject,
+		memory: {
+			mode: input.mode,
+			key: opened.memory.key,
+			...report,
+			...(facts && opened.facts ? { facts: { ...factsAbout(opened.facts), ...facts } } : {}),
+		} as IDataObject,
 	};
 }

@@ -21,7 +21,7 @@ const EMPTY_USER_ID_HELP =
 	'Recall Scope is This User and When User ID Is Empty is Fail. n8n’s hosted chat page sends no user ID: set User ID From to Chat Widget Metadata (an embedded widget created with metadata: { userId }), to n8n Login (Hosted Chat), or define it from a webhook field.';
 
 /** Where the user ID comes from (User ID From), checked like every ID. */
-function userIdOf(ctx: Ctx, i: number): string | undefined {
+export function userIdOf(ctx: Ctx, i: number): string | undefined {
 	const source = ctx.getNodeParameter('longTermUserIdSource', i, 'define');
 	if (source === 'define') return idParameter(ctx, 'longTermUserId', i, 'User ID');
 	const json = ctx.getInputData?.()[i]?.json as
@@ -30,7 +30,7 @@ function userIdOf(ctx: Ctx, i: number): string | undefined {
 	return idValue(ctx, value ?? '', i, 'User ID');
 }
 
-const emptyUserIdFails = (ctx: Ctx, i: number) =>
+export const emptyUserIdFails = (ctx: Ctx, i: number) =>
 	ctx.getNodeParameter('longTermEmptyUserId', i, 'conversation') === 'fail';
 
 /** The item's Long-Term Memory settings; undefined when the option is off. IDs are checked here. */

@@ -2,6 +2,7 @@ import type { INodeProperties } from 'n8n-workflow';
 
 import { RECALL_HALF_LIFE_DAYS } from '../../../src/knowledge/types';
 import type { Show } from '../display';
+import { userIdProperties } from './user-id';
 
 /** Long-Term Memory on: its fields show. */
 export const WITH_LONG_TERM: Show = { longTermMemory: [true] };
@@ -23,68 +24,7 @@ export function longTermProperties(show: Show, forStore: boolean): INodeProperti
 				'Whether to recall facts from earlier conversations (a Memory Base) before the model answers, and to capture each turn into it afterwards. Without an embedding model connected, recall is lexical (word matching, any language); with one, lexical and semantic rankings are fused.',
 			displayOptions: { show },
 		},
-		{
-			displayName: 'User ID From',
-			name: 'longTermUserIdSource',
-			type: 'options',
-			noDataExpression: true,
-			options: [
-				{
-					name: 'Define Below',
-					value: 'define',
-					description: 'An expression or a value in the User ID field',
-				},
-				{
-					name: 'Chat Widget Metadata',
-					value: 'metadata',
-					description:
-						'{{ $json.metadata.userId }}: what an embedded chat widget sends when created with metadata: { userId }',
-				},
-				{
-					name: 'n8n Login (Hosted Chat)',
-					value: 'n8nUser',
-					description:
-						'{{ $json.user.id }}: the Chat Trigger (version 1.5, n8n 2.40 and later) with n8n User Auth and Include User in Output',
-				},
-			],
-			default: 'define',
-			description:
-				'Where the ID of the user the conversation belongs to comes from. n8n’s hosted chat page sends no user ID of its own: use the chat widget’s metadata, a webhook field, or the n8n login.',
-			displayOptions: { show: on },
-		},
-		{
-			displayName: 'User ID',
-			name: 'longTermUserId',
-			type: 'string',
-			default: '',
-			placeholder: 'e.g. {{ $json.metadata.userId }} or {{ $json.body.userId }}',
-			description:
-				'Who the conversation belongs to: recall then spans every conversation of this user in the Memory Base (also from other workflows using the same Base ID), never another user’s. A string or a number. Empty: recall from this conversation only, and the output says so.',
-			displayOptions: { show: { ...on, longTermUserIdSource: ['define'] } },
-		},
-		{
-			displayName: 'When User ID Is Empty',
-			name: 'longTermEmptyUserId',
-			type: 'options',
-			noDataExpression: true,
-			options: [
-				{
-					name: 'Recall This Conversation',
-					value: 'conversation',
-					description:
-						'Run the turn with recall from this conversation only, and say so in the output',
-				},
-				{
-					name: 'Fail',
-					value: 'fail',
-					description:
-						'Stop before the model is called: for workflows where every turn must have a user',
-				},
-			],
-			default: 'conversation',
-			description: 'What happens when Recall Scope is This User and the User ID is empty',
-			displayOptions: { show: on },
-		},
+		...userIdProperties(on),
 		...(forStore
 			? [
 					{

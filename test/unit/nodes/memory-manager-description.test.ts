@@ -64,9 +64,9 @@ describe('LLM Memory Manager settings panel', () => {
 	it('Resource → Operation, as in n8n’s node starter', () => {
 		const [resource] = field('resource');
 		assert.equal(resource.noDataExpression, true);
-		assert.deepEqual(values(resource), ['conversationMemory', 'versionedData']);
+		assert.deepEqual(values(resource), ['conversationMemory', 'versionedData', 'facts']);
 		assert.equal(resource.default, 'conversationMemory');
-		const [memory, data] = field('operation');
+		const [memory, data, facts] = field('operation');
 		assert.deepEqual(memory.displayOptions, { show: { resource: ['conversationMemory'] } });
 		assert.deepEqual(values(memory), [
 			'clear',
@@ -96,7 +96,18 @@ describe('LLM Memory Manager settings panel', () => {
 			'saveVersion',
 		]);
 		assert.equal(data.default, 'getCurrent');
-		for (const operation of [memory, data]) {
+		assert.deepEqual(facts.displayOptions, { show: { resource: ['facts'] } });
+		assert.deepEqual(values(facts), [
+			'addFact',
+			'editFact',
+			'factsDiff',
+			'factsHistory',
+			'getFacts',
+			'retireFact',
+			'rollbackFacts',
+		]);
+		assert.equal(facts.default, 'getFacts');
+		for (const operation of [memory, data, facts]) {
 			const names = (operation.options as INodePropertyOptions[]).map((o) => o.name);
 			assert.deepEqual(names, [...names].sort(), 'sorted by name');
 			for (const o of operation.options as Array<INodePropertyOptions & { action: string }>) {
@@ -118,7 +129,10 @@ describe('LLM Memory Manager settings panel', () => {
 			if (general.has(p.name)) continue;
 			const show = p.displayOptions?.show ?? {};
 			assert.equal((show.resource ?? []).length, 1, p.name);
-			assert.ok(['conversationMemory', 'versionedData'].includes(String(show.resource?.[0])));
+			assert.ok(
+				['conversationMemory', 'versionedData', 'facts'].includes(String(show.resource?.[0])),
+				p.name,
+			);
 			if (p.name !== 'operation') assert.ok((show.operation ?? []).length > 0, p.name);
 		}
 	});
@@ -147,6 +161,48 @@ describe('LLM Memory Manager settings panel', () => {
 		);
 	});
 
+	it('Facts: Memory Base ID (this workflow by default), User ID, Session ID; Edited By on every change, Fact ID on edits', () => {
+		const show = (p: INodeProperties) => p.displayOptions?.show ?? {};
+		const ofFacts = (name: string) => field(name).filter((p) => show(p).resource?.[0] === 'facts');
+		const every = [
+			'addFact',
+			'editFact',
+			'factsDiff',
+			'factsHistory',
+			'getFacts',
+			'retireFact',
+			'rollbackFacts',
+		];
+		const [base] = ofFacts('factsBaseId');
+		assert.equal(base.default, '={{ $workflow.id }}');
+		assert.deepEqual(show(base).operation, every);
+		assert.deepEqual(show(ofFacts('factsUserId')[0]).operation, every);
+		assert.deepEqual(
+			ofFacts('conversationId').map((p) => p.default),
+			['={{ $json.sessionId }}', ''],
+		);
+		const [editedBy] = ofFacts('editedBy');
+		assert.equal(editedBy.required, true);
+		assert.match(String(editedBy.default), /^=\{\{.*\$workflow\.name.*\}\}$/);
+		assert.deepEqual(show(editedBy).operation, [
+			'addFact',
+			'editFact',
+			'retireFact',
+			'rollbackFacts',
+		]);
+		assert.deepEqual(
+			ofFacts('factId').map((p) => show(p).operation),
+			[['editFact'], ['retireFact']],
+		);
+		assert.deepEqual(
+			ofFacts('factText').map((p) => show(p).operation),
+			[['addFact'], ['editFact']],
+		);
+		assert.equal(ofFacts('includeSuperseded')[0].default, false);
+		for (const name of ['fromVersion', 'toVersion', 'factsVersion'])
+			for (const p of ofFacts(name)) assert.equal(p.typeOptions?.minValue, 1, name);
+	});
+
 	it('storage settings are those of the other nodes: Local Disk by default, or S3', () => {
 		const store = new LlmMemoryStore().description.properties as INodeProperties[];
 		for (const name of ['storage', 'localFolder'])
@@ -162,7 +218,16 @@ describe('LLM Memory Manager settings panel', () => {
 		for (const p of field('workflowId')) assert.equal(p.default, '={{ $workflow.id }}');
 		assert.deepEqual(
 			field('conversationId').map((p) => p.default),
-			['={{ $json.sessionId }}', '', '={{ $json.sessionId }}', '', '={{ $json.sessionId }}', ''],
+			[
+				'={{ $json.sessionId }}',
+				'',
+				'={{ $json.sessionId }}',
+				'',
+				'={{ $json.sessionId }}',
+				'',
+				'={{ $json.sessionId }}',
+				'',
+			],
 		);
 		// Re-Encrypt asks for the session only with the scope This Conversation.
 		assert.deepEqual(field('conversationId')[2].displayOptions?.show?.reencryptScope, [

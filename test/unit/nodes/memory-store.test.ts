@@ -402,7 +402,7 @@ describe('LLM Memory Store settings panel', () => {
 	const d = new LlmMemoryStore().description;
 	const field = (name: string): any[] => d.properties.filter((p) => p.name === name);
 
-	it('is an ai_memory sub-node (an optional Embedding input with Long-Term Memory, a required Summary Model input when summarizing), under AI › Memory, with the mode in its subtitle', () => {
+	it('is an ai_memory sub-node (an optional Embedding input with Long-Term Memory, a required Summary Model input when summarizing, a required Facts Model input with Remember Facts), under AI › Memory, with the mode in its subtitle', () => {
 		assert.equal(d.name, 'llmMemoryStore');
 		// Long-Term Memory may use an embedding model; without one it recalls lexically.
 		// The inputs follow the parameters: Summary Model appears with Summarize Older Turns.
@@ -434,6 +434,14 @@ describe('LLM Memory Store settings panel', () => {
 			embedding,
 			summaryModel,
 		]);
+		// Remember Facts brings the Facts Model, after the Summary Model (the store tells them apart so).
+		const factsModel = { ...summaryModel, displayName: 'Facts Model' };
+		assert.deepEqual(inputsFor({ rememberFacts: true }), [factsModel]);
+		assert.deepEqual(inputsFor({ rememberFacts: false }), []);
+		assert.deepEqual(
+			inputsFor({ longTermMemory: true, historyOverflow: 'summarize', rememberFacts: true }),
+			[embedding, summaryModel, factsModel],
+		);
 		assert.deepEqual(d.outputs, ['ai_memory']);
 		assert.deepEqual(d.outputNames, ['Memory']);
 		assert.match(String(d.subtitle), /Conversation memory/);

@@ -158,6 +158,39 @@ describe('LLM with Memory settings panel', () => {
 		);
 	});
 
+	it('Remember Facts: off by default and shown with memory; the budget and Learn After with it; the User ID fields shown once whichever switch is on', () => {
+		const d = load(undefined);
+		const memory = { memoryMode: ['conversation', 'node'] };
+		const [toggle] = byName(d, 'rememberFacts');
+		assert.deepEqual([toggle.type, toggle.default], ['boolean', false]);
+		assert.deepEqual(toggle.displayOptions, { show: memory });
+		const on = { ...memory, rememberFacts: [true] };
+		const [budget] = byName(d, 'factsTokenBudget');
+		assert.deepEqual([budget.type, budget.default], ['number', 400]);
+		assert.deepEqual(budget.displayOptions, { show: on });
+		const [options] = byName(d, 'factsOptions');
+		assert.deepEqual(options.displayOptions, { show: on });
+		assert.deepEqual(
+			(options.options as INodeProperties[]).map((o) => [o.name, o.default]),
+			[['learnAfterTokens', 800]],
+		);
+		// The User ID fields: under Long-Term Memory when it is on, under Remember Facts when only it is.
+		for (const name of ['longTermUserIdSource', 'longTermEmptyUserId']) {
+			const shows = byName(d, name).map((p) => p.displayOptions?.show);
+			assert.deepEqual(shows, [
+				{ ...memory, longTermMemory: [true] },
+				{ ...on, longTermMemory: [false] },
+			]);
+		}
+		assert.deepEqual(
+			byName(d, 'longTermUserId').map((p) => p.displayOptions?.show),
+			[
+				{ ...memory, longTermMemory: [true], longTermUserIdSource: ['define'] },
+				{ ...on, longTermMemory: [false], longTermUserIdSource: ['define'] },
+			],
+		);
+	});
+
 	it('Summary Max Tokens and Summary Threshold show only with Summarize Older Turns, in both nodes', () => {
 		const options = byName(load(undefined), 'options')[0].options as INodeProperties[];
 		for (const name of ['summaryMaxTokens', 'summaryThreshold']) {
