@@ -4,6 +4,7 @@
 // captures carry user IDs; chat memory is keyed by conversation only.
 import { InvalidInputError } from '../errors';
 import { validateId, validateKeyPrefix } from '../keys/ids';
+import type { ExternalVectorStore } from '../knowledge/types';
 import type { ForgottenKind } from '../store/memory-admin';
 import type { MemoryStorage } from '../store/storage';
 import { memoriesOf } from './memories';
@@ -40,7 +41,7 @@ export interface ForgetUserResult {
 export async function forgetUser(
 	storage: MemoryStorage,
 	target: ForgetUserTarget,
-	options: { keyPrefix?: string } = {},
+	options: { keyPrefix?: string; vectorStore?: ExternalVectorStore } = {},
 ): Promise<ForgetUserResult> {
 	const prefix = validateKeyPrefix('key prefix', options.keyPrefix);
 	const userId = target.userId === undefined ? undefined : validateId('user_id', target.userId);
@@ -50,7 +51,7 @@ export async function forgetUser(
 			: validateId('conversation_id', target.conversationId);
 	if (!userId && !conversationId)
 		throw new InvalidInputError('userId', 'name a user or a conversation to forget');
-	const memories = memoriesOf(storage, prefix).all;
+	const memories = memoriesOf(storage, prefix, options.vectorStore).all;
 	const conversations = new Set<string>();
 	if (userId)
 		for (const m of memories)
