@@ -4,6 +4,7 @@ import { IndexMismatchError } from '../errors';
 import type { ChunkFilter } from '../indexes';
 import { knowledgeBaseMetadataKey } from './keys';
 import type { BaseParts } from './parts';
+import { vectorsElsewhere } from './settings';
 import type { MemoryBaseConfig } from './records';
 import type { SearchMode } from './types';
 
@@ -17,7 +18,8 @@ export async function checkIndexes(
 ): Promise<void> {
 	if (!config) return; // nothing was ever captured: an empty answer is the truth
 	const lexicalNeeded = mode !== 'vector';
-	const vectorNeeded = mode !== 'lexical' && !p.options.vectorStore;
+	const vectorsNeeded = mode !== 'lexical';
+	const vectorNeeded = vectorsNeeded && !p.options.vectorStore;
 	if (lexicalNeeded && config.lexical_since === undefined)
 		throw new IndexMismatchError(
 			p.baseId,
@@ -27,11 +29,14 @@ export async function checkIndexes(
 	const [session, lexical, meta, manifest] = await Promise.all([
 		filter.sessionId === undefined ? undefined : p.logs.read(p.logKey(filter.sessionId)),
 		lexicalNeeded ? p.lexical().readManifest() : undefined,
-		vectorNeeded ? p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix)) : undefined,
+		vectorsNeeded ? p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix)) : undefined,
 		vectorNeeded ? p.index(kbId).readManifest() : undefined,
 	]);
 	if (lexical && lexical.version === null)
 		throw new IndexMismatchError(p.baseId, 'its lexical index is missing');
+	if (meta?.version != null && meta.doc.dimensions !== null)
+		if (meta.doc.vector_store !== p.vectorStoreKind)
+			throw vectorsElsewhere(p, meta.doc.vector_store);
 	if (!meta || !manifest) return;
 	const ingested = meta.version !== null && meta.doc.dimensions !== null;
 	if (ingested && manifest.version === null)
