@@ -2,19 +2,23 @@
 // they should? A search of a missing or lagging index would return too little without saying so.
 import { IndexMismatchError } from '../errors';
 import type { ChunkFilter } from '../indexes';
+import type { BaseIndexes } from './base-indexes';
 import { knowledgeBaseMetadataKey } from './keys';
 import type { BaseParts } from './parts';
-import type { MemoryBaseConfig } from './records';
+import type { MemoryBaseConfig, SessionLog } from './records';
 import type { SearchMode } from './types';
 
 /** Throws IndexMismatchError when an index the search needs is missing or behind its capture log. */
 export async function checkIndexes(
 	p: BaseParts,
 	config: MemoryBaseConfig | null,
-	kbId: string,
+	indexes: BaseIndexes,
 	mode: SearchMode,
 	filter: ChunkFilter,
+	users: string[],
 ): Promise<void> {
+	const kbId = indexes.kbId;
+	const single = indexes.kind === 'single';
 	if (!config) return; // nothing was ever captured: an empty answer is the truth
 	const lexicalNeeded = mode !== 'vector';
 	const vectorNeeded = mode !== 'lexical' && !p.options.vectorStore;
@@ -24,30 +28,70 @@ export async function checkIndexes(
 			'it was created before captures went into a lexical index, so that index does not hold its older captures',
 		);
 	// Independent reads, side by side: a search waits for one round of them, not four.
-	const [session, lexical, meta, manifest] = await Promise.all([
+	const [session, lexical, meta, manifests] = await Promise.all([
 		filter.sessionId === undefined ? undefined : p.logs.read(p.logKey(filter.sessionId)),
-		lexicalNeeded ? p.lexical().readManifest() : undefined,
+		// A partitioned base has no index of its own: a partition is there once it holds something.
+		lexicalNeeded ? lexicalManifests(indexes, filter, users) : undefined,
 		vectorNeeded ? p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix)) : undefined,
-		vectorNeeded ? p.index(kbId).readManifest() : undefined,
+		vectorNeeded ? manifestsOf(indexes, filter, users) : undefined,
 	]);
-	if (lexical && lexical.version === null)
+	if (lexical && lexicalMissing(lexical, single, session?.doc))
 		throw new IndexMismatchError(p.baseId, 'its lexical index is missing');
-	if (!meta || !manifest) return;
+	if (!meta || !manifests) return;
 	const ingested = meta.version !== null && meta.doc.dimensions !== null;
-	if (ingested && manifest.version === null)
+	// The base's one index, or (a search of every user) every partition: gone while metadata says
+	// something was embedded. A user's partition may be absent because the user has nothing yet.
+	const everything = single || (filter.userId === undefined && filter.sessionId === undefined);
+	if (everything && ingested && manifests.every((m) => m.version === null))
 		throw new IndexMismatchError(
 			p.baseId,
 			'metadata says messages were embedded, but the vector index is missing',
 		);
 	const log = session?.doc;
-	if (log && log.total_processed > 0) {
-		const listed =
-			manifest.version !== null &&
-			manifest.doc.segments.some((s) => s.sessions.includes(log.session_id));
+	// A user's search in a conversation of several users reads only that user's partition, which
+	// need not hold any of the conversation's processed messages.
+	const whole = single || filter.userId === undefined || sameUsers(log?.users, filter.userId);
+	if (log && log.total_processed > 0 && whole) {
+		const listed = manifests.some(
+			(m) => m.version !== null && m.doc.segments.some((s) => s.sessions.includes(log.session_id)),
+		);
 		if (!listed)
 			throw new IndexMismatchError(
 				p.baseId,
 				`conversation "${log.session_id}" has ${log.total_processed} message(s) marked indexed, but the vector index holds none of them`,
 			);
 	}
+}
+
+/** The lexical manifests a search reads, by partition (a partitioned base's with a user: none). */
+async function lexicalManifests(indexes: BaseIndexes, filter: ChunkFilter, users: string[]) {
+	if (indexes.kind === 'single') return [await indexes.single().readManifest()];
+	// A user's partition is absent until the user's first capture, so only a conversation's log can
+	// say that one should be there.
+	if (filter.sessionId === undefined) return undefined;
+	return Promise.all((await indexes.lexicalFor(filter, users)).map((i) => i.readManifest()));
+}
+
+/**
+ * Whether an index the search needs is gone: the base's one index, or, for a conversation that has
+ * captured messages, every partition its messages went to.
+ */
+function lexicalMissing(
+	manifests: Array<{ version: unknown }>,
+	single: boolean,
+	log: SessionLog | undefined,
+): boolean {
+	if (single) return manifests[0].version === null;
+	if (!log || log.next_seq <= 1) return false;
+	return manifests.every((m) => m.version === null);
+}
+
+/** The vector manifests a search reads. */
+async function manifestsOf(indexes: BaseIndexes, filter: ChunkFilter, users: string[]) {
+	return Promise.all((await indexes.vectorsFor(filter, users)).map((i) => i.readManifest()));
+}
+
+/** Whether a conversation's users are exactly this one (a log from before it kept them: unknown, no). */
+function sameUsers(users: string[] | undefined, userId: string): boolean {
+	return users !== undefined && users.length === 1 && users[0] === userId;
 }

@@ -24,7 +24,7 @@ export function checkOwner<T extends Guarded>(
 
 /**
  * A manifest update that refuses another owner's manifest and a moved one (unless `onMoved`), and
- * stamps its result with the owner.
+ * stamps its result with the owner (an index opened without one keeps the stored one).
  */
 export function guarded<T extends Guarded>(
 	key: string,
@@ -37,6 +37,7 @@ export function guarded<T extends Guarded>(
 		if (cur.version !== null && cur.doc.moved_at !== undefined && onMoved === 'refuse')
 			throw new IndexMovedError(key);
 		const next = await fn(cur);
-		return next === undefined || owner === undefined ? next : { ...next, owner };
+		const stamp = owner ?? (cur.version === null ? undefined : cur.doc.owner);
+		return next === undefined || stamp === undefined ? next : { ...next, owner: stamp };
 	};
 }

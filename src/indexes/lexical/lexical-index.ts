@@ -18,6 +18,8 @@ import type { ChunkFilter } from '../chunks/filter';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
 import type { Touched } from '../chunks/touched';
 import type { LexicalMatch } from './bm25';
+import { dropChunks } from './forget';
+import type { Dropped } from './forget';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
 import { OPEN_STALE_MS, relist } from './open-sources';
@@ -114,14 +116,15 @@ export class LexicalIndex {
 
 	/**
 	 * Marks the index moved to the partitioned layout (its content stays for readers until `retire`):
-	 * from then on every write is refused, and its writer writes to the partitions instead.
+	 * from then on every write is refused, and its writer writes to the partitions instead. A missing
+	 * index is created marked, so a late writer cannot start one where nobody reads.
 	 */
 	async markMoved(at: string): Promise<Versioned<LexicalManifest>> {
 		const result = await this.update(
-			(cur) =>
-				cur.version === null || cur.doc.moved_at !== undefined
-					? undefined
-					: { ...cur.doc, moved_at: at },
+			(cur) => {
+				if (cur.version === null) return { ...emptyManifest(), moved_at: at };
+				return cur.doc.moved_at !== undefined ? undefined : { ...cur.doc, moved_at: at };
+			},
 			{ onMoved: 'allow' },
 		);
 		return result.current;
@@ -324,47 +327,18 @@ export class LexicalIndex {
 	): Promise<number> {
 		const keep = (d: IndexedChunk) =>
 			d.session_id !== sessionId || (only !== undefined && !only(d));
-		const key = `s:${sessionId}`;
-		const position = bloomPositions(key);
-		let removed = 0;
+		let dropped: Dropped = { removed: 0, replaced: [], written: [] };
 		const written: string[] = [];
-		let replaced: string[] = [];
-		const result = await this.update(async (cur) => {
-			if (cur.version === null) return undefined;
-			removed = 0;
-			replaced = [];
-			const tail = cur.doc.tail.filter(keep);
-			removed += cur.doc.tail.length - tail.length;
-			const open = only ? cur.doc.open : cur.doc.open?.filter((o) => o.session_id !== sessionId);
-			const refs: LexicalRef[] = [];
-			for (const ref of cur.doc.segments) {
-				if (!bloomMayHave(ref.bloom, position)) {
-					refs.push(ref);
-					continue;
-				}
-				const seg = await this.readSegment(ref.key);
-				if (!seg) throw new IndexDamagedError(this.name, [ref.key]);
-				const kept = seg.docs.filter(keep);
-				if (kept.length === seg.docs.length) {
-					refs.push(ref);
-					continue;
-				}
-				removed += seg.docs.length - kept.length;
-				replaced.push(ref.key);
-				if (kept.length === 0) continue;
-				const fresh = await this.writeSegment(ref.level, kept);
-				written.push(fresh.key);
-				refs.push(fresh);
-			}
-			if (removed === 0 && open?.length === cur.doc.open?.length) return undefined;
-			return {
-				...cur.doc,
-				tail,
-				segments: refs,
-				...(open ? { open } : {}),
-				updated_at: new Date().toISOString(),
-			};
-		});
+		const result = await this.update(
+			async (cur) => {
+				if (cur.version === null) return undefined;
+				dropped = await dropChunks(this, cur.doc, sessionId, keep, only === undefined);
+				written.push(...dropped.written);
+				return dropped.doc;
+			},
+			{ onMoved: 'allow' },
+		); // what is forgotten goes from a moved index too
+		const { removed, replaced } = dropped;
 		const listed = new Set(result.current.doc.segments.map((r) => r.key));
 		for (const k of [...written, ...(result.written ? replaced : [])])
 			if (!listed.has(k)) await this.deleteSegment(k).catch(() => {});

@@ -46,7 +46,7 @@ export async function forgetSessionRows(
 				}),
 				updated_at: new Date().toISOString(),
 			};
-		});
+		}, 'allow'); // what is forgotten goes from a moved index too
 		const fresh = [...replaced.values()].flatMap((r) => (r ? [r] : []));
 		if (!result.written) {
 			for (const r of fresh) await index.storage.delete(r.ref.key).catch(() => {});
