@@ -7,6 +7,7 @@
 // conversation only.
 import { InvalidInputError } from '../errors';
 import { validateId, validateKeyPrefix } from '../keys/ids';
+import type { ExternalVectorStore } from '../knowledge/types';
 import type { ForgottenKind } from '../store/memory-admin';
 import type { MemoryStorage } from '../store/storage';
 import { memoriesOf } from './memories';
@@ -51,7 +52,7 @@ export interface ForgetUserResult {
 export async function forgetUser(
 	storage: MemoryStorage,
 	target: ForgetUserTarget,
-	options: { keyPrefix?: string } = {},
+	options: { keyPrefix?: string; vectorStore?: ExternalVectorStore } = {},
 ): Promise<ForgetUserResult> {
 	const prefix = validateKeyPrefix('key prefix', options.keyPrefix);
 	const userId = target.userId === undefined ? undefined : validateId('user_id', target.userId);
@@ -61,7 +62,7 @@ export async function forgetUser(
 			: validateId('conversation_id', target.conversationId);
 	if (!userId && !conversationId)
 		throw new InvalidInputError('userId', 'name a user or a conversation to forget');
-	const memories = memoriesOf(storage, prefix).all;
+	const memories = memoriesOf(storage, prefix, options.vectorStore).all;
 	const conversations = new Set<string>();
 	if (userId)
 		for (const m of memories)

@@ -4,6 +4,7 @@ import { FactsAdmin } from '../facts/admin';
 import { HistoryAdmin } from '../history/admin';
 import { KnowledgeAdmin } from '../knowledge/admin';
 import { SnapshotsAdmin } from '../snapshots/admin';
+import type { ExternalVectorStore } from '../knowledge/types';
 import type { MemoryAdmin } from '../store/memory-admin';
 import type { MemoryStorage } from '../store/storage';
 
@@ -20,11 +21,18 @@ export interface Memories {
 	all: readonly MemoryAdmin[];
 }
 
-/** The memories of one storage under one key prefix, for one pass. */
-export function memoriesOf(storage: MemoryStorage, keyPrefix?: string): Memories {
+/**
+ * The memories of one storage under one key prefix, for one pass; `vectorStore` is where the Memory
+ * Base deletes the vectors of bases that keep them in a connected store (Forget User).
+ */
+export function memoriesOf(
+	storage: MemoryStorage,
+	keyPrefix?: string,
+	vectorStore?: ExternalVectorStore,
+): Memories {
 	const history = new HistoryAdmin(storage, keyPrefix);
 	const snapshots = new SnapshotsAdmin(storage, keyPrefix);
 	const facts = new FactsAdmin(storage, keyPrefix);
-	const knowledge = new KnowledgeAdmin(storage, keyPrefix);
+	const knowledge = new KnowledgeAdmin(storage, keyPrefix, vectorStore);
 	return { history, snapshots, facts, knowledge, all: [history, snapshots, facts, knowledge] };
 }

@@ -6,6 +6,7 @@
 // decides what an open source is.
 export { chunkKey } from './chunks/chunk';
 export type { IndexedChunk } from './chunks/chunk';
+export { passes } from './chunks/filter';
 export type { ChunkFilter } from './chunks/filter';
 export { fuse, newerFirst, SCALE_OVER } from './fusion';
 export type { Ranked, VectorCandidate } from './fusion';

@@ -17,6 +17,7 @@ import type { MemoryStorage } from '../store/storage';
 import { captureLogKey, MEMORY_BASE_ROOT } from './keys';
 import { listMemoryBases } from './listing';
 import { MemoryBase } from './memory-base';
+import type { ExternalVectorStore } from '../indexes';
 import type { CapturedMessage } from './records';
 import { checkCapturedMessages } from './transfer';
 
@@ -30,13 +31,23 @@ export class KnowledgeAdmin implements MemoryAdmin<ExportedCaptures[], number> {
 	/** Every base folder of the storage, listed once per pass (Forget User looks and deletes). */
 	private folders?: Promise<MemoryBase[]>;
 
+	/**
+	 * `vectorStore`: where Forget User deletes the vectors of bases that keep theirs in a connected
+	 * vector store (bases with an embedded index never use it).
+	 */
 	constructor(
 		readonly storage: MemoryStorage,
 		readonly keyPrefix?: string,
+		readonly vectorStore?: ExternalVectorStore,
 	) {}
 
-	private base(baseId: string): MemoryBase {
-		return new MemoryBase({ storage: this.storage, baseId, keyPrefix: this.keyPrefix });
+	private base(baseId: string, vectorStore?: ExternalVectorStore): MemoryBase {
+		return new MemoryBase({
+			storage: this.storage,
+			baseId,
+			keyPrefix: this.keyPrefix,
+			vectorStore,
+		});
 	}
 
 	/** The bases a conversation's captures are looked for in: those named, or the workflow's own. */
@@ -186,10 +197,12 @@ export class KnowledgeAdmin implements MemoryAdmin<ExportedCaptures[], number> {
 	async forget(conversationIds: ReadonlySet<string>): Promise<ForgetReport> {
 		const deleted: string[] = [];
 		const rewritten: string[] = [];
-		for (const base of await this.everyFolder())
+		for (const folder of await this.everyFolder())
 			for (const id of conversationIds) {
-				if ((await base.captured(id)) === 0) continue;
-				const forgot = await base.forget(id);
+				if ((await folder.captured(id)) === 0) continue;
+				// A store input may be another base's store: it must hold the conversation's vectors.
+				const base = this.vectorStore ? this.base(folder.baseId, this.vectorStore) : folder;
+				const forgot = await base.forget(id, { storeMustHold: true });
 				deleted.push(...forgot.deleted);
 				rewritten.push(...forgot.rewritten);
 			}

@@ -6,7 +6,7 @@ import { validateId } from '../keys/ids';
 import { locked } from '../store/lease-locks';
 import { deleteIfUnchanged, isExpired } from '../store/retention';
 import { chunksOf, readLog, readMessages } from './capture-log';
-import { refuseUnreachableStore } from './lifecycle';
+import { storeToForgetFrom } from './lifecycle';
 import type { BaseParts } from './parts';
 import { usersOf } from './records';
 import type { SessionLog } from './records';
@@ -58,7 +58,7 @@ export async function expireSession(
 		return result;
 	}
 	const config = await p.config();
-	if (config) await refuseUnreachableStore(p, config.kb_id);
+	const external = config ? await storeToForgetFrom(p, config.kb_id) : undefined;
 	try {
 		return await locked(p.locks, id, 'expire', async () => {
 			const { log, version } = await readLog(p, id);
@@ -67,10 +67,9 @@ export async function expireSession(
 			const messages = await readMessages(p, log, 1, log.next_seq - 1);
 			result.messages = messages.length;
 			if (config) {
-				const external = p.external();
 				if (external) {
 					const ids = chunksOf(p, config.kb_id, id, messages).map((c) => c.id);
-					if (!(await external.remove(ids)))
+					if (!(await external.remove(ids, { strict: true })))
 						throw new InvalidOptionError(
 							'vectorStore',
 							'the connected vector store cannot delete by ID, so expired captures cannot be deleted from it',

@@ -5,6 +5,7 @@ import type { ChunkFilter } from '../indexes';
 import type { BaseIndexes } from './base-indexes';
 import { knowledgeBaseMetadataKey } from './keys';
 import type { BaseParts } from './parts';
+import { vectorsElsewhere } from './settings';
 import type { MemoryBaseConfig, SessionLog } from './records';
 import type { SearchMode } from './types';
 
@@ -21,7 +22,8 @@ export async function checkIndexes(
 	const single = indexes.kind === 'single';
 	if (!config) return; // nothing was ever captured: an empty answer is the truth
 	const lexicalNeeded = mode !== 'vector';
-	const vectorNeeded = mode !== 'lexical' && !p.options.vectorStore;
+	const vectorsNeeded = mode !== 'lexical';
+	const vectorNeeded = vectorsNeeded && !p.options.vectorStore;
 	if (lexicalNeeded && config.lexical_since === undefined)
 		throw new IndexMismatchError(
 			p.baseId,
@@ -32,11 +34,14 @@ export async function checkIndexes(
 		filter.sessionId === undefined ? undefined : p.logs.read(p.logKey(filter.sessionId)),
 		// A partitioned base has no index of its own: a partition is there once it holds something.
 		lexicalNeeded ? lexicalManifests(indexes, filter, users) : undefined,
-		vectorNeeded ? p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix)) : undefined,
+		vectorsNeeded ? p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix)) : undefined,
 		vectorNeeded ? manifestsOf(indexes, filter, users) : undefined,
 	]);
 	if (lexical && lexicalMissing(lexical, single, session?.doc))
 		throw new IndexMismatchError(p.baseId, 'its lexical index is missing');
+	if (meta?.version != null && meta.doc.dimensions !== null)
+		if (meta.doc.vector_store !== p.vectorStoreKind)
+			throw vectorsElsewhere(p, meta.doc.vector_store);
 	if (!meta || !manifests) return;
 	const ingested = meta.version !== null && meta.doc.dimensions !== null;
 	// The base's one index, or (a search of every user) every partition: gone while metadata says

@@ -11,6 +11,7 @@ import { FOLD_BATCH, settle } from './log-folding';
 import { BaseIndexes } from './base-indexes';
 import { runningError } from './parts';
 import { beginMove, copyVectors, finishMove } from './upgrade';
+import type { ExternalIndex } from '../indexes';
 import type { BaseParts } from './parts';
 import type { SessionLog } from './records';
 import { configure, ensureKnowledgeBase, markLexical } from './settings';
@@ -196,17 +197,25 @@ export async function deleteBase(
 }
 
 /**
- * A base whose vectors live in a connected vector store can only forget with that store connected:
- * otherwise its log would go and the store would keep vectors nothing names any more.
+ * The connected store a conversation's vectors are deleted from: the one connected here when the base
+ * keeps its vectors in a connected store (its metadata says so once something was embedded), none when
+ * it keeps them in its embedded index. A base whose vectors live in a connected store can only forget
+ * with a store connected: otherwise its log would go and the store would keep vectors nothing names.
  */
-export async function refuseUnreachableStore(p: BaseParts, kbId: string): Promise<void> {
-	if (p.options.vectorStore) return;
+export async function storeToForgetFrom(
+	p: BaseParts,
+	kbId: string,
+): Promise<ExternalIndex | undefined> {
 	const meta = await p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix));
-	if (meta.version !== null && meta.doc.vector_store === 'external')
+	const kept = meta.version !== null && meta.doc.dimensions !== null ? meta.doc.vector_store : null;
+	if (kept !== 'external') return undefined;
+	const external = p.external();
+	if (!external)
 		throw new InvalidOptionError(
 			'vectorStore',
-			`memory base "${p.baseId}" keeps its vectors in a connected vector store: forget the conversation from the Memory Base node with that store connected, so its vectors go too`,
+			`memory base "${p.baseId}" keeps its vectors in a connected vector store: forget the conversation from the Memory Base node with that store connected (or connect it to the LLM Memory Manager's Forget User), so its vectors go too`,
 		);
+	return external;
 }
 
 /**
@@ -214,9 +223,16 @@ export async function refuseUnreachableStore(p: BaseParts, kbId: string): Promis
  * segments holding them are rewritten without them; a connected store is asked to delete them by
  * ID), then its capture log and sealed blocks. Holds the session's lock, so no sync of it runs
  * meanwhile; a capture that arrives afterwards starts a new log. A connected store that cannot
- * delete is an error before anything is removed, so the log that names its chunks is kept.
+ * delete (or whose delete fails) is an error before anything is removed, so the log that names its
+ * chunks is kept. With `storeMustHold` (Forget User, whose store input may be another base's store),
+ * a connected store that holds none of the conversation's chunks, although its log says some were
+ * embedded, is an error too: the vectors are elsewhere.
  */
-export async function forget(p: BaseParts, sessionId: string): Promise<ForgetResult> {
+export async function forget(
+	p: BaseParts,
+	sessionId: string,
+	options: { storeMustHold?: boolean } = {},
+): Promise<ForgetResult> {
 	const id = validateId('session_id', sessionId);
 	const config = await p.config();
 	const result: ForgetResult = {
@@ -229,14 +245,14 @@ export async function forget(p: BaseParts, sessionId: string): Promise<ForgetRes
 		rewritten: [],
 	};
 	if (!config) return result;
-	await refuseUnreachableStore(p, config.kb_id);
+	const external = await storeToForgetFrom(p, config.kb_id);
 	return locked(p.locks, id, 'forget', async () => {
 		const captured = await capturedChunks(p, config.kb_id, id);
 		result.messages = captured.messages;
-		const external = p.external();
 		if (external) {
+			if (options.storeMustHold) await refuseAnotherStore(p, config.kb_id, id, external);
 			const ids = captured.chunkIds;
-			if (!(await external.remove(ids)))
+			if (!(await external.remove(ids, { strict: true })))
 				throw new InvalidOptionError(
 					'vectorStore',
 					'the connected vector store cannot delete by ID, so this conversation cannot be forgotten from it',
@@ -256,6 +272,26 @@ export async function forget(p: BaseParts, sessionId: string): Promise<ForgetRes
 		result.rewritten = [...new Set(result.rewritten)];
 		return result;
 	});
+}
+
+/** Refuses a connected store that holds none of a conversation its log says was embedded. */
+async function refuseAnotherStore(
+	p: BaseParts,
+	kbId: string,
+	sessionId: string,
+	external: ExternalIndex,
+): Promise<void> {
+	const [{ log }, meta] = await Promise.all([
+		readLog(p, sessionId),
+		p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix)),
+	]);
+	const dims = meta.version === null ? null : meta.doc.dimensions;
+	if (log.total_processed === 0 || dims === null) return;
+	if (!(await external.holdsAny(dims, sessionId)))
+		throw new InvalidOptionError(
+			'vectorStore',
+			`the connected vector store holds none of conversation "${sessionId}" of memory base "${p.baseId}", which its log says was embedded: connect the store this Memory Base keeps its vectors in (its Memory Base node's), or forget the conversation from that node`,
+		);
 }
 
 /**

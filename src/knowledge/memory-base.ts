@@ -144,9 +144,12 @@ export class MemoryBase {
 		return deleteBase(this.parts, options);
 	}
 
-	/** Forgets one conversation for good: its log, blocks and index rows (see lifecycle.ts). */
-	forget(sessionId: string): Promise<ForgetResult> {
-		return forget(this.parts, sessionId);
+	/**
+	 * Forgets one conversation for good: its log, blocks and index rows (see lifecycle.ts). With
+	 * `storeMustHold`, a connected store holding none of its embedded chunks is refused (another base's).
+	 */
+	forget(sessionId: string, options: { storeMustHold?: boolean } = {}): Promise<ForgetResult> {
+		return forget(this.parts, sessionId, options);
 	}
 
 	/**

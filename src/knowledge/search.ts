@@ -2,8 +2,13 @@
 // (exact cosine) of the captured chunks, fused by weighed scaled scores, with an optional recency
 // half-life, repeats merged and updated facts first. A search names its scope (one conversation, one
 // user, or every user on purpose), and refuses to answer from an index that is missing or behind.
-import { CrossUserSearchError, InvalidInputError, InvalidOptionError } from '../errors';
-import { chunkKey, fuse, MAX_TOP_K, newerFirst, SCALE_OVER } from '../indexes';
+import {
+	CrossUserSearchError,
+	IndexMismatchError,
+	InvalidInputError,
+	InvalidOptionError,
+} from '../errors';
+import { chunkKey, fuse, MAX_TOP_K, newerFirst, passes, SCALE_OVER } from '../indexes';
 import type { ChunkFilter, LexicalView, Ranked, Similarities, VectorCandidate } from '../indexes';
 import { validateId } from '../keys/ids';
 import { BaseIndexes } from './base-indexes';
@@ -118,10 +123,25 @@ async function vectorRanking(
 	const vector = await p.embedder('Search').embedQuery(query);
 	const external = p.external();
 	if (!external) return indexes.ranking(vector, n, filter, users);
-	const found = await external.search(vector, n, filter.sessionId);
-	return {
-		matches: found.filter((m) => filter.userId === undefined || m.user_id === filter.userId),
-	};
+	const found = await external.search(vector, n, filter);
+	const matches = found.filter((m) => passes(m, filter));
+	if (found.length === 0 && filter.sessionId !== undefined)
+		await refuseMissingSession(p, filter.sessionId);
+	return { matches };
+}
+
+/**
+ * A connected store that returned nothing of a conversation its log says was embedded has lost its
+ * vectors (rows deleted behind the base's back, another table or collection): a mismatch, as the
+ * embedded index's missing segments are, never an answer from the words alone.
+ */
+async function refuseMissingSession(p: BaseParts, sessionId: string): Promise<void> {
+	const { doc, version } = await p.logs.read(p.logKey(sessionId));
+	if (version !== null && doc.total_processed > 0)
+		throw new IndexMismatchError(
+			p.baseId,
+			`conversation "${sessionId}" has ${doc.total_processed} message(s) marked indexed, but the connected vector store holds none of them`,
+		);
 }
 
 function checkOptions(options: SearchOptions): void {

@@ -1,6 +1,7 @@
 // A base's settings and its knowledge base's metadata: created on first use, changed by compare-and-swap.
 import {
 	DimensionMismatchError,
+	InvalidOptionError,
 	KnowledgeBaseInUseError,
 	MemoryBaseDeletingError,
 } from '../errors';
@@ -103,7 +104,24 @@ export async function ensureKnowledgeBase(
 	return result.current.doc;
 }
 
-/** Records the vector dimensions (first ingestion); other dimensions than recorded are refused. */
+/**
+ * Where a base keeps its vectors is where its first embedding after creation or Regenerate went: the
+ * embedded index, or the vector store connected then. A node that would embed or search them in the
+ * other place gets this error (a sync would split the base's vectors between two places).
+ */
+export function vectorsElsewhere(p: BaseParts, kept: 'embedded' | 'external'): InvalidOptionError {
+	return new InvalidOptionError(
+		'vectorStore',
+		kept === 'external'
+			? `memory base "${p.baseId}" keeps its vectors in a connected vector store, but none is connected here: connect that store (Memory Base, Memory Base Tool), or match words only here (no embedding model, or Search Mode Lexical). Regenerate without a store moves the vectors into the embedded index`
+			: `memory base "${p.baseId}" keeps its vectors in its embedded index, but a vector store is connected here: disconnect it, or run Regenerate with it connected to move the vectors into it`,
+	);
+}
+
+/**
+ * Records the vector dimensions (first ingestion); other dimensions than recorded are refused, and so
+ * is embedding into another place than the base keeps its vectors in (until Regenerate).
+ */
 export async function recordDimensions(
 	p: BaseParts,
 	kbId: string,
@@ -115,6 +133,8 @@ export async function recordDimensions(
 		if (cur.version === null) return undefined;
 		if (cur.doc.dimensions === dimensions && cur.doc.vector_store === p.vectorStoreKind)
 			return undefined;
+		if (!reset && cur.doc.dimensions !== null && cur.doc.vector_store !== p.vectorStoreKind)
+			throw vectorsElsewhere(p, cur.doc.vector_store);
 		if (!reset && cur.doc.dimensions !== null && cur.doc.dimensions !== dimensions)
 			throw new DimensionMismatchError(kbId, cur.doc.dimensions, dimensions);
 		return {

@@ -40,7 +40,7 @@ interface IndexHealth {
 	stats?: IndexStats;
 	/** A connected store that holds nothing of this base although messages were processed. */
 	externalEmpty: boolean;
-	/** Sessions with rows in segments storage lost. */
+	/** Sessions with rows in segments storage lost, or none of their chunks in the connected store. */
 	missingSessions: Set<string>;
 	dims: number | null;
 }
@@ -81,19 +81,40 @@ async function inScope(p: BaseParts, sessionId: string | undefined) {
 async function indexHealth(
 	p: BaseParts,
 	indexes: BaseIndexes,
-	processed: number,
+	logs: Array<SessionLog | null>,
 	sessionId: string | undefined,
 ): Promise<IndexHealth> {
+	const processed = logs.reduce((n, l) => n + (l?.total_processed ?? 0), 0);
 	const meta = await p.metadata.read(knowledgeBaseMetadataKey(indexes.kbId, p.keyPrefix));
 	const dims = meta.version === null ? null : meta.doc.dimensions;
 	const external = p.external();
 	if (external) {
+		const missingSessions = new Set<string>();
 		const externalEmpty = processed > 0 && (dims === null || !(await external.holdsAny(dims)));
-		return { externalEmpty, missingSessions: new Set(), dims };
+		if (!externalEmpty && dims !== null)
+			await probeSessions(logs, missingSessions, (s) => external.holdsAny(dims, s));
+		return { externalEmpty, missingSessions, dims };
 	}
 	const { filter, users } = await inScope(p, sessionId);
 	const { stats, missingSessions } = await vectorStats(await indexes.vectorsFor(filter, users));
 	return { stats, externalEmpty: false, missingSessions, dims };
+}
+
+/**
+ * One nearest-neighbour query per conversation with embedded messages, filtered to it, a few side by
+ * side: the conversations a connected store holds none of (rows deleted behind the base's back).
+ */
+async function probeSessions(
+	logs: Array<SessionLog | null>,
+	missing: Set<string>,
+	holds: (sessionId: string) => Promise<boolean>,
+): Promise<void> {
+	const embedded = logs.filter((l): l is SessionLog => !!l && l.total_processed > 0);
+	for (let i = 0; i < embedded.length; i += PARALLEL) {
+		const batch = embedded.slice(i, i + PARALLEL);
+		const held = await Promise.all(batch.map((l) => holds(l.session_id)));
+		batch.forEach((l, j) => held[j] || missing.add(l.session_id));
+	}
 }
 
 /** The lexical index against the capture logs: what it holds, and why it cannot be trusted (or null). */
@@ -126,7 +147,7 @@ function sessionStatus(
 ): SessionStatus {
 	const log = found.log ?? emptyLog(sessionId, '');
 	const vectorsLacking = p.external()
-		? health.externalEmpty
+		? health.externalEmpty || health.missingSessions.has(sessionId)
 		: (health.stats?.bySession[sessionId] ?? 0) === 0 || health.missingSessions.has(sessionId);
 	const lexicalLacking =
 		lexical !== null && log.next_seq > 1 && (lexical.bySession[sessionId] ?? 0) === 0;
@@ -177,7 +198,12 @@ export async function status(
 	const processed = found.reduce((n, f) => n + (f.log?.total_processed ?? 0), 0);
 	const captured = found.reduce((n, f) => n + (f.log ? f.log.next_seq - 1 : 0), 0);
 	const indexes = await BaseIndexes.open(p, config);
-	const health = await indexHealth(p, indexes, processed, options.sessionId);
+	const health = await indexHealth(
+		p,
+		indexes,
+		found.map((f) => f.log),
+		options.sessionId,
+	);
 	const lexical = await lexicalHealth(p, config, indexes, captured, options.sessionId);
 	const sessions = ids.map((id, i) => sessionStatus(p, id, found[i], health, lexical.stats));
 	const lacking = sessions.filter((s) => s.mismatch).map((s) => JSON.stringify(s.sessionId));

@@ -2,6 +2,8 @@
 import type { MemoryStorage } from '../store/storage';
 import type { ExternalVectorStore } from '../indexes';
 
+export type { ExternalVectorStore };
+
 /** An embedding model (n8n's embedding sub-nodes hand over LangChain Embeddings; duck-typed). */
 export interface Embedder {
 	embedDocuments(texts: string[]): Promise<number[][]>;

@@ -6,8 +6,12 @@
  * each execution to whichever worker takes it, so consecutive turns of one conversation run on
  * different workers and the store's compare-and-swap is all that keeps them consistent.
  *
+ * The Memory Base's PGVector case adds a second PostgreSQL with pgvector (scripts/pgvector.sh), which n8n's
+ * Postgres PGVector Store node on every worker writes to and searches.
+ *
  * The one stand-in is the model: n8n's OpenAI Chat Model node talks to the local fake OpenAI-compatible
- * server of demo/model-server.ts (deterministic replies; `[[fake:delay=MS]]` holds a call in flight).
+ * server of demo/model-server.ts (deterministic replies; `[[fake:delay=MS]]` holds a call in flight; its
+ * /v1/embeddings answers hashed word features, deterministically).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
@@ -26,6 +30,9 @@ import { N8N_VERSION, packPackage } from '../support/n8n-harness';
 import { startQueueCluster } from '../support/queue-cluster';
 import type { QueueCluster } from '../support/queue-cluster';
 import { RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
+import { ensurePgvector, pgUp } from '../support/services';
+import type { Postgres } from '../support/services';
+import { postgresCredential } from '../support/compare-workflows';
 import {
 	chatWorkflow,
 	downstreamParameters,
@@ -59,6 +66,10 @@ const AGENT = {
 };
 
 const RECALL = { id: 'qRecallBase0001', webhookId: 'q0c0de00-0000-4000-8000-000000000005' };
+const PGV = { id: 'qPgvectorBase01', webhookId: 'q0c0de00-0000-4000-8000-000000000006' };
+const PGV_TABLE = 'q_mb_vectors';
+const PGV_CREDENTIAL = { id: 'qPgvectorCred01', name: 'queue pgvector' };
+let vectors: Postgres | undefined;
 
 let cluster: QueueCluster | undefined;
 let llm: FakeOpenAi | undefined;
@@ -98,6 +109,18 @@ async function workersOf(workflowId: string, expected: number): Promise<number[]
 			);
 		await new Promise((r) => setTimeout(r, 200));
 	}
+}
+
+/** The latest logged failure of a workflow in any process (error message and node), for a failed request. */
+async function workerFailure(workflowId: string): Promise<string> {
+	await new Promise((r) => setTimeout(r, 1000)); // event logs are written async
+	const failed = [cluster!.main, ...cluster!.workers]
+		.flatMap((w) => w.events())
+		.filter((e) => e.eventName === 'n8n.workflow.failed' && e.payload?.workflowId === workflowId);
+	const last = failed.at(-1)?.payload;
+	return last
+		? `${last.lastNodeExecuted}: ${last.errorMessage}`
+		: `(no failure logged; executions ${JSON.stringify(cluster!.executions(workflowId))})`;
 }
 
 /** Sends turns of one session one after another until both workers have run one (at most `max`). */
@@ -166,6 +189,63 @@ function recallWorkflow() {
 	return json;
 }
 
+/** n8n's Embeddings OpenAI node (the fake server's embeddings). */
+function embeddingsNode(w: WorkflowBuilder): string {
+	return w.add({
+		name: 'Embeddings',
+		type: '@n8n/n8n-nodes-langchain.embeddingsOpenAi',
+		typeVersion: 1.2,
+		parameters: { model: 'text-embedding-3-small', options: {} },
+		credentials: { openAiApi: OPENAI_CREDENTIAL },
+	});
+}
+
+/**
+ * Chat Trigger → Memory Base Capture (S3; the user's message; User ID from the chat's metadata;
+ * threshold 2) into n8n's Postgres PGVector Store; a webhook searching the same base through it.
+ */
+function pgvectorWorkflow() {
+	const w = new WorkflowBuilder(PGV.id, 'queue: memory base on S3 with a PGVector store');
+	const mb = (name: string, parameters: Record<string, unknown>) =>
+		w.add({
+			name,
+			type: 'n8n-nodes-llm-memory.memoryBase',
+			typeVersion: 1,
+			parameters: { storage: 's3', ...parameters },
+			credentials: S3,
+		});
+	const capture = mb('Capture', {
+		operation: 'capture',
+		captureMessages: 'output',
+		outputField: 'chatInput',
+		userId: '={{ ($json.metadata || {}).userId }}',
+		threshold: 2,
+	});
+	w.main(w.chatTrigger(PGV.webhookId), capture);
+	const search = mb('Search', {
+		operation: 'search',
+		query: '={{ $json.body.query }}',
+		topK: 3,
+		sessionScope: 'session',
+		conversationIdType: 'customKey',
+		conversationId: '={{ $json.body.sessionId }}',
+	});
+	w.main(w.webhook('Webhook search', 'q-pgv-search'), search);
+	const embeddings = embeddingsNode(w);
+	const store = w.add({
+		name: 'Postgres PGVector Store',
+		type: '@n8n/n8n-nodes-langchain.vectorStorePGVector',
+		typeVersion: 1.3,
+		parameters: { mode: 'retrieve', tableName: PGV_TABLE, options: {} },
+		credentials: { postgres: PGV_CREDENTIAL },
+	});
+	const json = w.json();
+	const to = (type: string, ...nodes: string[]) => nodes.map((node) => ({ node, type, index: 0 }));
+	json.connections[embeddings] = { ai_embedding: [to('ai_embedding', capture, search, store)] };
+	json.connections[store] = { ai_vectorStore: [to('ai_vectorStore', capture, search)] };
+	return json;
+}
+
 describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis, radosgw`, () => {
 	before(async () => {
 		const [tarball, fake, storage] = await Promise.all([
@@ -175,11 +255,14 @@ describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis,
 		]);
 		llm = fake;
 		s3 = storage;
+		ensurePgvector();
+		vectors = pgUp({ database: 'vectors' });
 		cluster = await startQueueCluster({
 			tarball,
 			credentials: [
 				openAiCredential(fake.url),
 				s3Credential(s3.endpoint!, s3.bucket, RGW_CREDENTIALS),
+				{ ...postgresCredential(vectors), ...PGV_CREDENTIAL },
 			],
 			workflows: [
 				chatWorkflow({
@@ -234,6 +317,7 @@ describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis,
 				}),
 				agentWorkflow(),
 				recallWorkflow(),
+				pgvectorWorkflow(),
 			],
 		});
 	});
@@ -241,6 +325,7 @@ describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis,
 	after(async () => {
 		await cluster?.stop();
 		await llm?.close();
+		vectors?.stop();
 	});
 
 	it('both workers run turns of one session; each turn sees the whole history (conversation mode)', async (t) => {
@@ -446,6 +531,73 @@ describe(`queue mode on n8n ${N8N_VERSION}: main + 2 workers, PostgreSQL, Redis,
 		const processed = status.sessions.reduce((n, x) => n + x.totalProcessed, 0);
 		assert.ok(processed > 0, 'a capture reached the threshold and synced');
 		assert.equal(status.index?.vectors, processed, 'each processed message embedded once');
+	});
+
+	it('Memory Base with n8n’s PGVector store: captures, syncs and searches from both workers through one pgvector; nothing lost or doubled', async (t) => {
+		const sessions = ['pgv-0', 'pgv-1', 'pgv-2', 'pgv-3'];
+		const fact = (s: string, turn: number) => `Parcel ${s} number ${turn} is code ${s}x${turn}`;
+		const say = async (session: string, turn: number) => {
+			const reply = await sendChat(cluster!.main.chatUrl(PGV.webhookId), {
+				sessionId: session,
+				chatInput: fact(session, turn),
+				metadata: { userId: `user-${session}` },
+			});
+			assert.equal(reply.status, 200, `${reply.body} ${await workerFailure(PGV.id)}`);
+			assert.equal(reply.json?.memoryBase?.syncError, undefined, reply.body);
+		};
+		// One turn first: n8n's PGVector node runs CREATE EXTENSION / CREATE TABLE IF NOT EXISTS each
+		// time it starts, and PostgreSQL fails all but one of several such creates at the same moment
+		// ("duplicate key value violates unique constraint"), so a new table is created by one run.
+		await say(sessions[0], 0);
+		// Then four conversations side by side, each one turn after another: the second and fourth
+		// turn of each sync (threshold 2), on whichever worker runs it.
+		await Promise.all(
+			sessions.map(async (session) => {
+				for (let turn = session === sessions[0] ? 1 : 0; turn < 4; turn++) await say(session, turn);
+			}),
+		);
+		const captures = await workersOf(PGV.id, 16);
+		t.diagnostic(
+			`capture turns per worker: ${[0, 1].map((w) => captures.filter((x) => x === w).length).join(' / ')}`,
+		);
+		assert.deepEqual(new Set(captures), new Set([0, 1]), 'both workers captured and synced');
+		const rows = vectors!
+			.psql(
+				`SELECT metadata->>'session_id', text, count(*) FROM ${PGV_TABLE}
+				 WHERE metadata->>'memory_base_id' = '${PGV.id}' GROUP BY 1, 2 ORDER BY 1, 2`,
+			)
+			.split('\n')
+			.filter(Boolean);
+		const expected = sessions
+			.flatMap((s) => [0, 1, 2, 3].map((i) => `${s}|${fact(s, i)}|1`))
+			.sort();
+		assert.deepEqual(rows, expected, 'every captured message once in pgvector');
+		// Searches of every conversation until both workers ran some: each finds its own fact first.
+		const searchers = new Set<number>();
+		let searched = 0;
+		for (let round = 0; round < 6 && (searched < 8 || searchers.size < 2); round++)
+			for (const session of sessions) {
+				const res = await fetch(`${cluster!.main.baseUrl}/webhook/q-pgv-search`, {
+					method: 'POST',
+					headers: { 'Content-Type': 'application/json' },
+					body: JSON.stringify({ sessionId: session, query: `code ${session}x${round % 4}` }),
+					signal: AbortSignal.timeout(60_000),
+				});
+				const hit = (await res.json()) as {
+					text?: string;
+					sessionId?: string;
+					vectorRank?: number;
+				};
+				assert.equal(res.status, 200, JSON.stringify(hit));
+				assert.equal(hit.text, fact(session, round % 4), JSON.stringify(hit));
+				assert.equal(hit.sessionId, session);
+				assert.ok(hit.vectorRank, 'ranked by pgvector too');
+				searched++;
+				const all = await workersOf(PGV.id, 16 + searched);
+				searchers.add(all[all.length - 1]);
+			}
+		t.diagnostic(`searches: ${searched}, on workers ${[...searchers].join(' and ')}`);
+		assert.equal(searchers.size, 2, 'searches ran on both workers');
 	});
 
 	it('a worker SIGKILLed mid-run loses no acknowledged turn; every document stays readable', async (t) => {

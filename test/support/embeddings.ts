@@ -122,3 +122,74 @@ export class TestVectorStore implements ExternalVectorStore {
 			.slice(0, k);
 	}
 }
+
+/**
+ * Like LangChain's PGVectorStore as n8n's Postgres PGVector Store node hands it over: rows keyed by a
+ * primary-key ID (adding one twice fails), metadata-equality filters, delete({ ids }), and pgvector's
+ * distance as the score (cosine distance by default, the negative inner product, or the Euclidean
+ * distance), nearest first. `failDelete` makes delete fail as a role without DELETE would.
+ */
+export class PgVectorLikeStore implements ExternalVectorStore {
+	rows = new Map<
+		string,
+		{ text: string; metadata: Record<string, unknown>; embedding: number[] }
+	>();
+	failDelete: Error | undefined;
+
+	constructor(readonly distanceStrategy: 'cosine' | 'innerProduct' | 'euclidean' = 'cosine') {}
+
+	_vectorstoreType(): string {
+		return 'pgvector';
+	}
+
+	async addVectors(
+		vectors: number[][],
+		documents: ExternalDocument[],
+		options?: { ids?: string[] },
+	): Promise<void> {
+		documents.forEach((d, i) => {
+			const id = options?.ids?.[i] ?? `row-${this.rows.size}`;
+			if (this.rows.has(id))
+				throw new Error(`duplicate key value violates unique constraint (${id})`);
+			this.rows.set(id, { text: d.pageContent, metadata: d.metadata, embedding: vectors[i] });
+		});
+	}
+
+	async delete(params: { ids: string[] }): Promise<void> {
+		if (this.failDelete) throw this.failDelete;
+		for (const id of params.ids) this.rows.delete(id);
+	}
+
+	private distance(a: number[], b: number[]): number {
+		const dot = a.reduce((s, x, i) => s + x * b[i], 0);
+		if (this.distanceStrategy === 'innerProduct') return -dot;
+		if (this.distanceStrategy === 'euclidean')
+			return Math.sqrt(a.reduce((s, x, i) => s + (x - b[i]) ** 2, 0));
+		return 1 - cosine(a, b);
+	}
+
+	async similaritySearchVectorWithScore(
+		query: number[],
+		k: number,
+		filter: Record<string, unknown> = {},
+	): Promise<Array<[ExternalDocument, number]>> {
+		return [...this.rows]
+			.filter(([, r]) =>
+				Object.entries(filter).every(([key, value]) => String(r.metadata[key]) === String(value)),
+			)
+			.map(
+				([id, r]) =>
+					[
+						{ pageContent: r.text, metadata: r.metadata, id },
+						this.distance(query, r.embedding),
+					] as [ExternalDocument, number],
+			)
+			.sort((a, b) => a[1] - b[1])
+			.slice(0, k);
+	}
+
+	/** The rows of one conversation. */
+	ofSession(sessionId: string): string[] {
+		return [...this.rows].filter(([, r]) => r.metadata.session_id === sessionId).map(([id]) => id);
+	}
+}

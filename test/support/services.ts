@@ -4,6 +4,7 @@
  * when this process exits (and by their own `timeout` lifetime even after a SIGKILL of this process).
  *
  *   ensureServices();                       // apt-get install postgresql redis-server if missing
+ *   ensurePgvector();                       // the vector extension for that PostgreSQL (pgvector.sh)
  *   const pg = pgUp();                      // { host, port, user, database, url, psql(sql), stop() }
  *   const redis = redisUp();                // { host, port, cli(args, stdin?), stop() }
  *
@@ -47,6 +48,26 @@ export function ensureServices(): void {
 	} catch {
 		run(['install'], { timeoutMs: 30 * 60_000 });
 	}
+}
+
+/**
+ * Installs pgvector into Debian's PostgreSQL when missing (scripts/pgvector.sh: Debian's source package,
+ * built once and cached; needs root; a no-op when installed). Returns its version.
+ */
+export function ensurePgvector(): string {
+	const script = path.resolve(__dirname, '../../scripts/pgvector.sh');
+	const pgvector = (...args: string[]) =>
+		execFileSync('bash', [script, ...args], {
+			encoding: 'utf8',
+			stdio: ['ignore', 'pipe', 'pipe'],
+			timeout: 20 * 60_000,
+		}).trim();
+	try {
+		pgvector('check');
+	} catch {
+		pgvector('install');
+	}
+	return pgvector('version');
 }
 
 // Last-resort cleanup: whatever was not stopped goes down with this process.

@@ -11,6 +11,7 @@ import {
 	chunkId,
 	DimensionMismatchError,
 	EmbeddingError,
+	forgetUser,
 	InvalidIdError,
 	IndexMismatchError,
 	InvalidInputError,
@@ -37,7 +38,7 @@ import type {
 	SessionLog,
 } from '../../../src/internal';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
-import { TestEmbedder, TestVectorStore } from '../../support/embeddings';
+import { PgVectorLikeStore, TestEmbedder, TestVectorStore } from '../../support/embeddings';
 
 function setup(extra: Partial<MemoryBaseOptions> = {}) {
 	const root = tempDir('memory-base');
@@ -824,6 +825,144 @@ describe('Memory Base with an external vector store', () => {
 		await base.delete();
 		assert.equal(store.memoryVectors.length, 0, 'its vectors are deleted with it');
 		assert.deepEqual(filesUnder((storage.inner as LocalDiskStorage).root, 'memory_base/wf1'), []);
+	});
+});
+
+describe('Memory Base with a PGVector-like store (distances, metadata filters, delete by ID)', () => {
+	/** A cosine to 6 decimals (Float32 rows in the embedded index, Float64 in the store). */
+	const six = (x: number | undefined) => Number((x ?? NaN).toFixed(6)) + 0;
+	const COLOURS = [
+		'My favourite colour is orange',
+		'I work as a baker',
+		'I own a bike',
+		'I like jazz',
+	];
+	/** Alice's and Bob's facts, each with a user ID, into `base`. */
+	async function twoUsers(base: MemoryBase) {
+		for (const f of FACTS)
+			await base.capture({ sessionId: 'alice', userId: 'u-alice', runId: `a-${f}`, texts: [f] });
+		for (const f of COLOURS)
+			await base.capture({ sessionId: 'bob', userId: 'u-bob', runId: `b-${f}`, texts: [f] });
+	}
+
+	for (const strategy of ['cosine', 'innerProduct', 'euclidean'] as const)
+		it(`${strategy}: the same ranking and similarities as the embedded index, per user too; unit vectors stored`, async () => {
+			const store = new PgVectorLikeStore(strategy);
+			const external = setup({ vectorStore: store });
+			const embedded = setup();
+			await twoUsers(external.base);
+			await twoUsers(embedded.base);
+			assert.equal(store.rows.size, 8);
+			for (const r of store.rows.values())
+				assert.ok(Math.abs(Math.hypot(...r.embedding) - 1) < 1e-9, 'handed over at unit length');
+			const scopes = [{ allUsers: true as const }, { userId: 'u-bob' }, { sessionId: 'alice' }];
+			for (const scope of scopes) {
+				const want = await embedded.base.search('what is my favourite colour?', {
+					k: 4,
+					mode: 'vector',
+					...scope,
+				});
+				const got = await external.base.search('what is my favourite colour?', {
+					k: 4,
+					mode: 'vector',
+					...scope,
+				});
+				assert.ok(got.length > 0, JSON.stringify(scope));
+				assert.deepEqual(
+					got.map((m) => [m.text, six(m.similarity), m.userId]),
+					want.map((m) => [m.text, six(m.similarity), m.userId]),
+					JSON.stringify(scope),
+				);
+			}
+			const bob = await external.base.search('favourite colour', { k: 8, userId: 'u-bob' });
+			assert.equal(bob[0].text, COLOURS[0]);
+			assert.ok(bob.every((m) => m.userId === 'u-bob' && m.sessionId === 'bob'));
+		});
+
+	it('rows of one conversation deleted behind the base’s back: Status and its search report the mismatch; Regenerate restores them', async () => {
+		const store = new PgVectorLikeStore();
+		const { base } = setup({ vectorStore: store });
+		await twoUsers(base);
+		for (const id of store.ofSession('alice')) store.rows.delete(id);
+		const status = await base.status();
+		assert.equal(status.mismatch, true);
+		assert.match(status.mismatchReason ?? '', /"alice"/);
+		assert.deepEqual(
+			status.sessions.map((s) => [s.sessionId, s.mismatch]),
+			[
+				['alice', true],
+				['bob', false],
+			],
+		);
+		await assert.rejects(
+			base.search('favourite colour', { sessionId: 'alice' }),
+			(e: Error) =>
+				e instanceof IndexMismatchError && /connected vector store holds none/.test(e.message),
+		);
+		assert.equal((await base.search('favourite colour', { sessionId: 'bob' }))[0].text, COLOURS[0]);
+		await base.regenerate();
+		assert.equal(store.ofSession('alice').length, 4);
+		assert.equal(store.rows.size, 8);
+		assert.equal((await base.status()).mismatch, false);
+	});
+
+	it('a base keeps its vectors where it first embedded them: the other place is refused until Regenerate moves them', async () => {
+		const store = new PgVectorLikeStore();
+		const { base, storage, embedder } = setup({ vectorStore: store });
+		await twoUsers(base);
+		// Long-Term Memory of LLM with Memory has no Vector Store input: with an embedding model it
+		// would embed into the embedded index and split the base.
+		const bare = new MemoryBase({ storage, baseId: 'wf1', embedder });
+		const captured = await bare.capture(
+			{ sessionId: 'carol', runId: 'c-1', texts: ['I sail'] },
+			{ threshold: 1 },
+		);
+		assert.match(
+			captured.syncError?.message ?? '',
+			/keeps its vectors in a connected vector store/,
+		);
+		await assert.rejects(bare.sync({ sessionId: 'carol' }), /keeps its vectors in a connected/);
+		await assert.rejects(
+			bare.search('favourite colour', { sessionId: 'alice' }),
+			/none is connected here/,
+		);
+		// Words only still work without the store.
+		const words = await bare.search('favourite colour', { sessionId: 'alice', mode: 'lexical' });
+		assert.equal(words[0].text, FACTS[0]);
+		assert.equal(store.rows.size, 8, 'nothing was embedded elsewhere, nothing lost');
+		assert.equal((await base.sync({ sessionId: 'carol' })).messages, 1);
+		// Regenerate without the store moves the vectors into the embedded index.
+		await bare.regenerate();
+		assert.equal((await bare.status()).index?.vectors, 9);
+		await assert.rejects(
+			base.search('favourite colour', { sessionId: 'alice' }),
+			/keeps its vectors in its embedded index/,
+		);
+	});
+
+	it('Forget: a store whose delete fails is an error with its reason and nothing goes; Forget User deletes the rows with the store, refuses another store and none', async () => {
+		const store = new PgVectorLikeStore();
+		const { base, storage } = setup({ vectorStore: store });
+		await twoUsers(base);
+		store.failDelete = new Error('permission denied for table n8n_vectors');
+		await assert.rejects(base.forget('alice'), /failed to delete: permission denied/);
+		assert.equal(store.ofSession('alice').length, 4, 'the rows are kept');
+		assert.equal((await logOf(storage, 'alice')).cursor, 4, 'the log is kept');
+		store.failDelete = undefined;
+		await assert.rejects(
+			forgetUser(storage, { userId: 'u-alice' }),
+			/keeps its vectors in a connected vector store.*Forget User/,
+		);
+		await assert.rejects(
+			forgetUser(storage, { userId: 'u-alice' }, { vectorStore: new PgVectorLikeStore() }),
+			/holds none of conversation "alice"/,
+		);
+		assert.equal(store.ofSession('alice').length, 4);
+		const forgot = await forgetUser(storage, { userId: 'u-alice' }, { vectorStore: store });
+		assert.deepEqual(forgot.conversationIds, ['alice']);
+		assert.deepEqual(store.ofSession('alice'), []);
+		assert.equal(store.ofSession('bob').length, 4, 'another user’s rows stay');
+		assert.equal(await storage.get(captureLogKey('wf1', 'alice')), null);
 	});
 });
 

@@ -1,6 +1,8 @@
+import { NodeConnectionTypes } from 'n8n-workflow';
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import { forgetUser as forget } from '../../../../src/admin/forget-user';
+import { connectedVectorStore } from '../../../shared/connections';
 import { showFor } from '../../../shared/display';
 import { requiredIdParameter } from '../../../shared/ids';
 import type { ItemOperation } from '../../../shared/operation';
@@ -14,7 +16,7 @@ export const forgetUser: ItemOperation = {
 		name: 'Forget User',
 		value: 'forgetUser',
 		description:
-			'Delete everything stored about one user, or one conversation, in every workflow and Memory Base of this storage: chat memory, copied files, versioned data and captured messages with their index entries',
+			'Delete everything stored about one user, or one conversation, in every workflow and Memory Base of this storage: chat memory, copied files, versioned data and captured messages with their index entries (and their vectors in the connected vector store, for Memory Bases that keep theirs in one)',
 		action: 'Forget a user',
 	},
 	properties: [
@@ -74,7 +76,13 @@ export const forgetUser: ItemOperation = {
 						help: 'Give the session ID of the conversation to forget.',
 					}),
 				};
-		const r = await forget(await storageFor(ctx, i), target);
+		// Memory Bases that keep their vectors in a connected store: their rows go from this one. (As an
+		// AI Agent's tool the node has no inputs.)
+		const hasInput = ctx
+			.getNodeInputs()
+			.some((input) => input.type === NodeConnectionTypes.AiVectorStore);
+		const vectorStore = hasInput ? await connectedVectorStore(ctx) : undefined;
+		const r = await forget(await storageFor(ctx, i), target, { vectorStore });
 		return [
 			{
 				json: {
