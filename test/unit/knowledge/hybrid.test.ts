@@ -260,7 +260,9 @@ describe('mismatch instead of an empty answer', () => {
 		const { base, root, storage } = setup();
 		await say(base, 'c', 'remember the code word pelican');
 		// The conversation's partition (it has no user) deleted behind the base's back.
-		rmSync(path.join(root, lexicalPartFolder('kb', { part: sessionPart('c') })), { recursive: true });
+		rmSync(path.join(root, lexicalPartFolder('kb', { part: sessionPart('c') })), {
+			recursive: true,
+		});
 		await assert.rejects(
 			base.search('code word', { sessionId: 'c' }),
 			(e: unknown) => e instanceof IndexMismatchError && /Regenerate/.test(e.message),
