@@ -447,11 +447,12 @@ describe('Memory Base on a real n8n', () => {
 			[st.json[0].vectorStore, st.json[0].index, st.json[0].mismatch],
 			['external', null, false],
 		);
-		assert.equal(
-			existsSync(path.join(n8n!.memoryRoot, `knowledge_base/${EXTERNAL.id}/index`)),
-			false,
-			'nothing in the embedded index',
-		);
+		for (const folder of ['index', 'parts'])
+			assert.equal(
+				existsSync(path.join(n8n!.memoryRoot, `knowledge_base/${EXTERNAL.id}/${folder}`)),
+				false,
+				`nothing in the embedded index (${folder})`,
+			);
 	});
 
 	it('examples/memory-base.json: chat, capture past the threshold, and the agent’s long-term memory tool', async () => {
