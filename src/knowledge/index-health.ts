@@ -3,7 +3,7 @@
 import { IndexMismatchError } from '../errors';
 import type { ChunkFilter } from '../indexes';
 import type { BaseIndexes } from './base-indexes';
-import { knowledgeBaseMetadataKey } from './keys';
+import { knowledgeBaseMetadataKey, memoryBaseSessionsPrefix } from './keys';
 import type { BaseParts } from './parts';
 import { vectorsElsewhere } from './settings';
 import type { MemoryBaseConfig, SessionLog } from './records';
@@ -33,11 +33,11 @@ export async function checkIndexes(
 	const [session, lexical, meta, manifests] = await Promise.all([
 		filter.sessionId === undefined ? undefined : p.logs.read(p.logKey(filter.sessionId)),
 		// A partitioned base has no index of its own: a partition is there once it holds something.
-		lexicalNeeded ? lexicalManifests(indexes, filter, users) : undefined,
+		lexicalNeeded ? lexicalManifests(p, indexes, filter, users) : undefined,
 		vectorsNeeded ? p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix)) : undefined,
 		vectorNeeded ? manifestsOf(indexes, filter, users) : undefined,
 	]);
-	if (lexical && lexicalMissing(lexical, single, session?.doc))
+	if (lexical && lexicalMissing(lexical, single, filter, session?.doc))
 		throw new IndexMismatchError(p.baseId, 'its lexical index is missing');
 	if (meta?.version != null && meta.doc.dimensions !== null)
 		if (meta.doc.vector_store !== p.vectorStoreKind)
@@ -57,6 +57,11 @@ export async function checkIndexes(
 	// need not hold any of the conversation's processed messages.
 	const whole = single || filter.userId === undefined || sameUsers(log?.users, filter.userId);
 	if (log && log.total_processed > 0 && whole) {
+		if (manifests.every((m) => m.version === null))
+			throw new IndexMismatchError(
+				p.baseId,
+				`conversation "${log.session_id}" has ${log.total_processed} message(s) marked indexed, but the vector index is missing`,
+			);
 		const listed = manifests.some(
 			(m) => m.version !== null && m.doc.segments.some((s) => s.sessions.includes(log.session_id)),
 		);
@@ -68,25 +73,38 @@ export async function checkIndexes(
 	}
 }
 
-/** The lexical manifests a search reads, by partition (a partitioned base's with a user: none). */
-async function lexicalManifests(indexes: BaseIndexes, filter: ChunkFilter, users: string[]) {
+/**
+ * The lexical manifests a search reads, to tell a missing index from an empty one: the base's one
+ * index; a conversation's partitions; for every user, none when partitions are listed, or one
+ * missing when none is although a conversation has a log. A user's partition is absent until the
+ * user's first capture, so nothing can say it should be there: undefined.
+ */
+async function lexicalManifests(
+	p: BaseParts,
+	indexes: BaseIndexes,
+	filter: ChunkFilter,
+	users: string[],
+): Promise<Array<{ version: unknown }> | undefined> {
 	if (indexes.kind === 'single') return [await indexes.single().readManifest()];
-	// A user's partition is absent until the user's first capture, so only a conversation's log can
-	// say that one should be there.
-	if (filter.sessionId === undefined) return undefined;
-	return Promise.all((await indexes.lexicalFor(filter, users)).map((i) => i.readManifest()));
+	if (filter.userId !== undefined) return undefined;
+	if (filter.sessionId !== undefined)
+		return Promise.all((await indexes.lexicalFor(filter, users)).map((i) => i.readManifest()));
+	if ((await indexes.lexicalFor(filter, users)).length > 0) return undefined;
+	const logs = await p.storage.list(memoryBaseSessionsPrefix(p.baseId, p.keyPrefix));
+	return logs.some((o) => o.key.endsWith('/log.json')) ? [{ version: null }] : undefined;
 }
 
 /**
- * Whether an index the search needs is gone: the base's one index, or, for a conversation that has
- * captured messages, every partition its messages went to.
+ * Whether an index the search needs is gone: the base's one index; for a conversation that has
+ * captured messages, every partition its messages went to; for every user, all of them.
  */
 function lexicalMissing(
 	manifests: Array<{ version: unknown }>,
 	single: boolean,
+	filter: ChunkFilter,
 	log: SessionLog | undefined,
 ): boolean {
-	if (single) return manifests[0].version === null;
+	if (single || filter.sessionId === undefined) return manifests.every((m) => m.version === null);
 	if (!log || log.next_seq <= 1) return false;
 	return manifests.every((m) => m.version === null);
 }

@@ -131,7 +131,7 @@ async function lexicalHealth(
 	let reason: string | null = null;
 	if (captured > 0 && config.lexical_since === undefined)
 		reason = `the base was created before captures went into a lexical index: it holds none of its ${captured} older message(s)`;
-	else if (captured > 0 && !stats.exists && indexes.kind === 'single')
+	else if (captured > 0 && !stats.exists)
 		reason = `${captured} message(s) were captured, but the lexical index is missing`;
 	else if (stats.missing.length > 0)
 		reason = `the lexical index lost ${stats.missing.length} of its ${stats.segments} segment(s)`;
