@@ -13,6 +13,7 @@ export type { Ranked, VectorCandidate } from './fusion';
 export { LexicalIndex } from './lexical/lexical-index';
 export { lexicalStats, lexicalView } from './lexical/view';
 export type { LexicalManifest, OpenSource } from './lexical/manifest';
+export type { IndexManifest as VectorManifest } from './vector/manifest';
 export { mergeUsers } from './lexical/open-sources';
 export type { ClosedSource, Listing, SourceReader, SourceTail } from './lexical/open-sources';
 export { tokenize } from './lexical/tokenize';

@@ -1,12 +1,13 @@
 // Before a search answers: are the indexes it reads there, and do they hold what the capture logs say
 // they should? A search of a missing or lagging index would return too little without saying so.
 import { IndexMismatchError } from '../errors';
-import type { ChunkFilter } from '../indexes';
+import type { ChunkFilter, VectorManifest } from '../indexes';
+import type { Versioned } from '../store/document-store';
 import type { BaseIndexes } from './base-indexes';
 import { knowledgeBaseMetadataKey, memoryBaseSessionsPrefix } from './keys';
 import type { BaseParts } from './parts';
 import { vectorsElsewhere } from './settings';
-import type { MemoryBaseConfig, SessionLog } from './records';
+import type { KnowledgeBaseMetadata, MemoryBaseConfig, SessionLog } from './records';
 import type { SearchMode } from './types';
 
 /** Throws IndexMismatchError when an index the search needs is missing or behind its capture log. */
@@ -43,6 +44,21 @@ export async function checkIndexes(
 		if (meta.doc.vector_store !== p.vectorStoreKind)
 			throw vectorsElsewhere(p, meta.doc.vector_store);
 	if (!meta || !manifests) return;
+	checkVectors(p, { single, filter, manifests, log: session?.doc }, meta);
+}
+
+/** The vector side: an index gone, or a conversation's processed messages nowhere in it. */
+function checkVectors(
+	p: BaseParts,
+	read: {
+		single: boolean;
+		filter: ChunkFilter;
+		manifests: Array<Versioned<VectorManifest>>;
+		log: SessionLog | undefined;
+	},
+	meta: Versioned<KnowledgeBaseMetadata>,
+): void {
+	const { single, filter, manifests, log } = read;
 	const ingested = meta.version !== null && meta.doc.dimensions !== null;
 	// The base's one index, or (a search of every user) every partition: gone while metadata says
 	// something was embedded. A user's partition may be absent because the user has nothing yet.
@@ -52,25 +68,17 @@ export async function checkIndexes(
 			p.baseId,
 			'metadata says messages were embedded, but the vector index is missing',
 		);
-	const log = session?.doc;
 	// A user's search in a conversation of several users reads only that user's partition, which
 	// need not hold any of the conversation's processed messages.
 	const whole = single || filter.userId === undefined || sameUsers(log?.users, filter.userId);
-	if (log && log.total_processed > 0 && whole) {
-		if (manifests.every((m) => m.version === null))
-			throw new IndexMismatchError(
-				p.baseId,
-				`conversation "${log.session_id}" has ${log.total_processed} message(s) marked indexed, but the vector index is missing`,
-			);
-		const listed = manifests.some(
-			(m) => m.version !== null && m.doc.segments.some((s) => s.sessions.includes(log.session_id)),
-		);
-		if (!listed)
-			throw new IndexMismatchError(
-				p.baseId,
-				`conversation "${log.session_id}" has ${log.total_processed} message(s) marked indexed, but the vector index holds none of them`,
-			);
-	}
+	if (!log || log.total_processed === 0 || !whole) return;
+	const said = `conversation "${log.session_id}" has ${log.total_processed} message(s) marked indexed, but the vector index`;
+	if (manifests.every((m) => m.version === null))
+		throw new IndexMismatchError(p.baseId, `${said} is missing`);
+	const listed = manifests.some(
+		(m) => m.version !== null && m.doc.segments.some((s) => s.sessions.includes(log.session_id)),
+	);
+	if (!listed) throw new IndexMismatchError(p.baseId, `${said} holds none of them`);
 }
 
 /**

@@ -221,22 +221,8 @@ export async function status(
 		threshold: config?.threshold ?? null,
 		autoCapture: config?.auto_capture ?? null,
 		vectorStore: p.vectorStoreKind,
-		index: stats
-			? {
-					exists: stats.exists,
-					vectors: stats.vectors,
-					segments: stats.segments,
-					missingSegments: stats.missing.length,
-				}
-			: null,
-		lexical: lexical.stats
-			? {
-					exists: lexical.stats.exists,
-					chunks: lexical.stats.chunks,
-					segments: lexical.stats.segments,
-					missingSegments: lexical.stats.missing.length,
-				}
-			: null,
+		index: stats ? indexFigures(stats) : null,
+		lexical: lexical.stats ? lexicalFigures(lexical.stats) : null,
 		dimensions: health.dims,
 		syncRunning: (!!baseLease && isFresh(baseLease.lease)) || found.some((f) => f.running),
 		mismatch: reason !== null,
@@ -244,3 +230,17 @@ export async function status(
 		sessions,
 	};
 }
+
+const indexFigures = (stats: IndexStats) => ({
+	exists: stats.exists,
+	vectors: stats.vectors,
+	segments: stats.segments,
+	missingSegments: stats.missing.length,
+});
+
+const lexicalFigures = (stats: LexicalStats) => ({
+	exists: stats.exists,
+	chunks: stats.chunks,
+	segments: stats.segments,
+	missingSegments: stats.missing.length,
+});
