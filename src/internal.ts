@@ -310,6 +310,8 @@ export {
 	vectorManifestKey,
 	vectorSegmentKey,
 	vectorSegmentsPrefix,
+	lexicalPartsPrefix,
+	vectorPartsPrefix,
 } from './knowledge/keys';
 export { MemoryBase } from './knowledge/memory-base';
 export { listMemoryBases } from './knowledge/listing';
@@ -350,6 +352,14 @@ export {
 } from './indexes/lexical/lexical-index';
 export type { LexicalStats } from './indexes/lexical/lexical-index';
 export { FOLD_BATCH, OPEN_MAX } from './knowledge/log-folding';
+export {
+	lexicalPartFolder,
+	partHash,
+	partOf,
+	sessionPart,
+	userPart,
+	vectorPartFolder,
+} from './knowledge/partitions';
 export type { LexicalManifest, OpenSource as OpenLog } from './indexes/lexical/manifest';
 export { stem, termCounts, tokenize } from './indexes/lexical/tokenize';
 export {

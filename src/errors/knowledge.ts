@@ -127,3 +127,25 @@ export class KnowledgeBaseInUseError extends MemoryError {
 		);
 	}
 }
+
+/**
+ * A write reached an index that was moved to the partitioned layout (its base is being, or was,
+ * upgraded): the writer looks up the layout again and writes to the partitions.
+ */
+export class IndexMovedError extends MemoryError {
+	constructor(readonly index: string) {
+		super(`The index "${index}" was moved to the partitioned layout: write to its partitions.`);
+	}
+}
+
+/**
+ * An index partition whose manifest names another owner than the one asked for: two IDs would share
+ * one partition. Refused, so one user's search never reads another's chunks.
+ */
+export class PartitionOwnerError extends MemoryError {
+	constructor(readonly key: string) {
+		super(
+			`The index partition at "${key}" belongs to another user or conversation than the one asked for; it is left as it is. Run Regenerate to rebuild the index.`,
+		);
+	}
+}

@@ -8,7 +8,7 @@ import { captureSealedKey, memoryBaseSessionsPrefix } from './keys';
 import { encodeJson } from '../store/codec';
 import { chunkId, chunkText } from './chunking';
 import type { BaseParts } from './parts';
-import { decodeSealedMessages, emptyLog } from './records';
+import { decodeSealedMessages, emptyLog, usersOf } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
 import { SEAL_AT } from './types';
 
@@ -136,19 +136,34 @@ export function lexicalChunks(
 	return chunksOf(p, `lexical:${p.baseId}`, sessionId, messages);
 }
 
-/** How many messages a session captured (sealed blocks included) and the IDs of their chunks. */
+/**
+ * How many messages a session captured (sealed blocks included), the IDs of their chunks, and their
+ * users (the partitions they are indexed in).
+ */
 export async function capturedChunks(
 	p: BaseParts,
 	kbId: string,
 	sessionId: string,
-): Promise<{ messages: number; chunkIds: string[] }> {
+): Promise<{ messages: number; chunkIds: string[]; users: string[] }> {
 	const { log, version } = await readLog(p, sessionId);
-	if (version === null) return { messages: 0, chunkIds: [] };
+	if (version === null) return { messages: 0, chunkIds: [], users: [] };
 	const messages = await readMessages(p, log, 1, log.next_seq - 1);
 	return {
 		messages: messages.length,
 		chunkIds: chunksOf(p, kbId, sessionId, messages).map((c) => c.id),
+		users: [...new Set([...(log.users ?? []), ...usersOf(messages)])],
 	};
+}
+
+/**
+ * The users whose messages a conversation holds: its log keeps them (a log from before it did is
+ * read through). None for a conversation never captured.
+ */
+export async function sessionUsers(p: BaseParts, sessionId: string): Promise<string[]> {
+	const { log, version } = await readLog(p, sessionId);
+	if (version === null) return [];
+	if (log.users !== undefined) return log.users;
+	return usersOf(await readMessages(p, log, 1, log.next_seq - 1));
 }
 
 /** Every session with a capture log, by ID. One listing of the sessions folder. */

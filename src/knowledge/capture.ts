@@ -6,7 +6,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 
 import { InvalidInputError } from '../errors';
-import type { IndexedChunk, LexicalManifest, OpenSource } from '../indexes';
+import type { IndexedChunk, LexicalManifest } from '../indexes';
+import { BaseIndexes } from './base-indexes';
 import { validateDerivedId, validateId } from '../keys/ids';
 import { checkExpireAfterDays, withRule } from '../store/retention';
 import { lexicalChunks, writeBlock } from './capture-log';
@@ -20,6 +21,7 @@ import {
 	unfold,
 	unfolded,
 } from './log-folding';
+import type { OpenEntry } from './log-folding';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
@@ -164,6 +166,13 @@ function messagesAt(stride: Stride, runs: Run[], first: number): CapturedMessage
 		}));
 }
 
+/** The log's users with this capture's (a log from before they were kept keeps none: its messages say). */
+function withUser(log: SessionLog, userId: string | undefined): Pick<SessionLog, 'users'> {
+	if (log.users === undefined) return {};
+	if (userId === undefined || log.users.includes(userId)) return { users: log.users };
+	return { users: [...log.users, userId] };
+}
+
 const bytesOf = (messages: readonly CapturedMessage[]) =>
 	messages.reduce((n, m) => n + Buffer.byteLength(m.text, 'utf8'), 0);
 
@@ -176,17 +185,14 @@ async function sealAndList(
 	p: BaseParts,
 	log: SessionLog,
 	seal: boolean,
-	list: OpenSource | undefined,
+	list: OpenEntry | undefined,
 	folding: IndexedChunk[],
-): Promise<[SealedRange | undefined, LexicalManifest | undefined]> {
+): Promise<[SealedRange | undefined, LexicalManifest[] | undefined]> {
+	const listing = async () =>
+		(await BaseIndexes.open(p)).addLexical(folding, list ? { open: [list] } : {});
 	return Promise.all([
 		seal ? writeBlock(p, log.session_id, log.messages) : undefined,
-		folding.length > 0 || list
-			? p
-					.lexical()
-					.add(folding, list ? { open: [list] } : {})
-					.then((m) => m.doc)
-			: undefined,
+		folding.length > 0 || list ? listing() : undefined,
 	]);
 }
 
@@ -197,7 +203,8 @@ interface Attempts {
 	expired: boolean;
 	written: SealedRange[];
 	folded: Array<{ log: string; chunks: IndexedChunk[] }>;
-	manifest?: LexicalManifest;
+	/** The manifests the last attempt wrote (it listed the log, or folded into them). */
+	manifests?: LexicalManifest[];
 }
 
 /**
@@ -232,7 +239,7 @@ async function appended(
 	const folding = seal ? lexicalChunks(p, sessionId, unfolded(log.messages, state.through)) : [];
 	a.folded.push({ log: log.created_at, chunks: folding });
 	const [block, listed] = await sealAndList(p, log, seal, list, folding);
-	a.manifest = listed ?? a.manifest;
+	a.manifests = listed ?? a.manifests;
 	if (block) {
 		a.written.push(block);
 		sealed = [...sealed, block];
@@ -247,6 +254,7 @@ async function appended(
 		messages: [...messages, ...a.stored],
 		runs: [...(log.runs ?? []), ...runs].slice(-RECENT_RUNS),
 		lexical: { ...state, through: Math.max(state.through, block?.last ?? 0) },
+		...withUser(log, stride.userId),
 	};
 	delete next.captured_at;
 	// A rule counts from the last capture, which only a log with a rule records.
@@ -280,8 +288,8 @@ async function append(
 	);
 	const log = result.current.version === null ? emptyLog(stride.sessionId, '') : result.current.doc;
 	await dropLosingAttempts(p, stride.sessionId, log, a.written, a.folded);
-	const open = a.manifest?.open ?? [];
-	const crowded = open.length > OPEN_MAX ? longestListed(open, FOLD_BATCH, stride.sessionId) : [];
+	const open = (a.manifests ?? []).map((m) => m.open ?? []).find((o) => o.length > OPEN_MAX);
+	const crowded = open ? longestListed(open, FOLD_BATCH, stride.sessionId) : [];
 	if (a.expired) return { log, stored: [], crowded: [], caughtUp: 0, expired: true };
 	if (!result.written) return { log, stored: [], crowded, caughtUp: 0 };
 	return { log, stored: a.stored, crowded, caughtUp: a.runs.filter((r) => r !== stride).length };

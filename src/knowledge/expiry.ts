@@ -8,7 +8,9 @@ import { deleteIfUnchanged, isExpired } from '../store/retention';
 import { chunksOf, readLog, readMessages } from './capture-log';
 import { storeToForgetFrom } from './lifecycle';
 import type { BaseParts } from './parts';
+import { usersOf } from './records';
 import type { SessionLog } from './records';
+import { BaseIndexes } from './base-indexes';
 import { PARALLEL } from './types';
 import type { ExpireResult } from './types';
 
@@ -73,9 +75,12 @@ export async function expireSession(
 							'the connected vector store cannot delete by ID, so expired captures cannot be deleted from it',
 						);
 					result.vectors = ids.length;
-				} else result.vectors = await p.index(config.kb_id).forgetSession(id, p.maxAttempts);
+				}
+				const indexes = await BaseIndexes.open(p, config);
+				const users = [...new Set([...(log.users ?? []), ...usersOf(messages)])];
+				if (!external) result.vectors = await indexes.forgetVectors(id, users);
 				const held = new Set(messages.map((m) => m.id));
-				result.lexical = await p.lexical().forgetSession(id, (d) => held.has(d.message_id));
+				result.lexical = await indexes.forgetLexical(id, users, (d) => held.has(d.message_id));
 			}
 			if (!(await deleteIfUnchanged(p.storage, p.logKey(id), version)))
 				return { ...result, expired: false, skipped: 'captured again since it was judged' };

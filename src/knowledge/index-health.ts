@@ -1,21 +1,26 @@
 // Before a search answers: are the indexes it reads there, and do they hold what the capture logs say
 // they should? A search of a missing or lagging index would return too little without saying so.
 import { IndexMismatchError } from '../errors';
-import type { ChunkFilter } from '../indexes';
-import { knowledgeBaseMetadataKey } from './keys';
+import type { ChunkFilter, VectorManifest } from '../indexes';
+import type { Versioned } from '../store/document-store';
+import type { BaseIndexes } from './base-indexes';
+import { knowledgeBaseMetadataKey, memoryBaseSessionsPrefix } from './keys';
 import type { BaseParts } from './parts';
 import { vectorsElsewhere } from './settings';
-import type { MemoryBaseConfig } from './records';
+import type { KnowledgeBaseMetadata, MemoryBaseConfig, SessionLog } from './records';
 import type { SearchMode } from './types';
 
 /** Throws IndexMismatchError when an index the search needs is missing or behind its capture log. */
 export async function checkIndexes(
 	p: BaseParts,
 	config: MemoryBaseConfig | null,
-	kbId: string,
+	indexes: BaseIndexes,
 	mode: SearchMode,
 	filter: ChunkFilter,
+	users: string[],
 ): Promise<void> {
+	const kbId = indexes.kbId;
+	const single = indexes.kind === 'single';
 	if (!config) return; // nothing was ever captured: an empty answer is the truth
 	const lexicalNeeded = mode !== 'vector';
 	const vectorsNeeded = mode !== 'lexical';
@@ -26,33 +31,98 @@ export async function checkIndexes(
 			'it was created before captures went into a lexical index, so that index does not hold its older captures',
 		);
 	// Independent reads, side by side: a search waits for one round of them, not four.
-	const [session, lexical, meta, manifest] = await Promise.all([
+	const [session, lexical, meta, manifests] = await Promise.all([
 		filter.sessionId === undefined ? undefined : p.logs.read(p.logKey(filter.sessionId)),
-		lexicalNeeded ? p.lexical().readManifest() : undefined,
+		// A partitioned base has no index of its own: a partition is there once it holds something.
+		lexicalNeeded ? lexicalManifests(p, indexes, filter, users) : undefined,
 		vectorsNeeded ? p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix)) : undefined,
-		vectorNeeded ? p.index(kbId).readManifest() : undefined,
+		vectorNeeded ? manifestsOf(indexes, filter, users) : undefined,
 	]);
-	if (lexical && lexical.version === null)
+	if (lexical && lexicalMissing(lexical, single, filter, session?.doc))
 		throw new IndexMismatchError(p.baseId, 'its lexical index is missing');
 	if (meta?.version != null && meta.doc.dimensions !== null)
 		if (meta.doc.vector_store !== p.vectorStoreKind)
 			throw vectorsElsewhere(p, meta.doc.vector_store);
-	if (!meta || !manifest) return;
+	if (!meta || !manifests) return;
+	checkVectors(p, { single, filter, manifests, log: session?.doc }, meta);
+}
+
+/** The vector side: an index gone, or a conversation's processed messages nowhere in it. */
+function checkVectors(
+	p: BaseParts,
+	read: {
+		single: boolean;
+		filter: ChunkFilter;
+		manifests: Array<Versioned<VectorManifest>>;
+		log: SessionLog | undefined;
+	},
+	meta: Versioned<KnowledgeBaseMetadata>,
+): void {
+	const { single, filter, manifests, log } = read;
 	const ingested = meta.version !== null && meta.doc.dimensions !== null;
-	if (ingested && manifest.version === null)
+	// The base's one index, or (a search of every user) every partition: gone while metadata says
+	// something was embedded. A user's partition may be absent because the user has nothing yet.
+	const everything = single || (filter.userId === undefined && filter.sessionId === undefined);
+	if (everything && ingested && manifests.every((m) => m.version === null))
 		throw new IndexMismatchError(
 			p.baseId,
 			'metadata says messages were embedded, but the vector index is missing',
 		);
-	const log = session?.doc;
-	if (log && log.total_processed > 0) {
-		const listed =
-			manifest.version !== null &&
-			manifest.doc.segments.some((s) => s.sessions.includes(log.session_id));
-		if (!listed)
-			throw new IndexMismatchError(
-				p.baseId,
-				`conversation "${log.session_id}" has ${log.total_processed} message(s) marked indexed, but the vector index holds none of them`,
-			);
-	}
+	// A user's search in a conversation of several users reads only that user's partition, which
+	// need not hold any of the conversation's processed messages.
+	const whole = single || filter.userId === undefined || sameUsers(log?.users, filter.userId);
+	if (!log || log.total_processed === 0 || !whole) return;
+	const said = `conversation "${log.session_id}" has ${log.total_processed} message(s) marked indexed, but the vector index`;
+	if (manifests.every((m) => m.version === null))
+		throw new IndexMismatchError(p.baseId, `${said} is missing`);
+	const listed = manifests.some(
+		(m) => m.version !== null && m.doc.segments.some((s) => s.sessions.includes(log.session_id)),
+	);
+	if (!listed) throw new IndexMismatchError(p.baseId, `${said} holds none of them`);
+}
+
+/**
+ * The lexical manifests a search reads, to tell a missing index from an empty one: the base's one
+ * index; a conversation's partitions; for every user, none when partitions are listed, or one
+ * missing when none is although a conversation has a log. A user's partition is absent until the
+ * user's first capture, so nothing can say it should be there: undefined.
+ */
+async function lexicalManifests(
+	p: BaseParts,
+	indexes: BaseIndexes,
+	filter: ChunkFilter,
+	users: string[],
+): Promise<Array<{ version: unknown }> | undefined> {
+	if (indexes.kind === 'single') return [await indexes.single().readManifest()];
+	if (filter.userId !== undefined) return undefined;
+	if (filter.sessionId !== undefined)
+		return Promise.all((await indexes.lexicalFor(filter, users)).map((i) => i.readManifest()));
+	if ((await indexes.lexicalFor(filter, users)).length > 0) return undefined;
+	const logs = await p.storage.list(memoryBaseSessionsPrefix(p.baseId, p.keyPrefix));
+	return logs.some((o) => o.key.endsWith('/log.json')) ? [{ version: null }] : undefined;
+}
+
+/**
+ * Whether an index the search needs is gone: the base's one index; for a conversation that has
+ * captured messages, every partition its messages went to; for every user, all of them.
+ */
+function lexicalMissing(
+	manifests: Array<{ version: unknown }>,
+	single: boolean,
+	filter: ChunkFilter,
+	log: SessionLog | undefined,
+): boolean {
+	if (single || filter.sessionId === undefined) return manifests.every((m) => m.version === null);
+	if (!log || log.next_seq <= 1) return false;
+	return manifests.every((m) => m.version === null);
+}
+
+/** The vector manifests a search reads. */
+async function manifestsOf(indexes: BaseIndexes, filter: ChunkFilter, users: string[]) {
+	return Promise.all((await indexes.vectorsFor(filter, users)).map((i) => i.readManifest()));
+}
+
+/** Whether a conversation's users are exactly this one (a log from before it kept them: unknown, no). */
+function sameUsers(users: string[] | undefined, userId: string): boolean {
+	return users !== undefined && users.length === 1 && users[0] === userId;
 }

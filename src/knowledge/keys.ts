@@ -44,6 +44,25 @@ export function vectorSegmentKey(kbId: string, random: string, prefix?: string):
 	return `${vectorSegmentsPrefix(kbId, prefix)}${random}.vec`;
 }
 
+/** Folder of a base's lexical index partitions: `{prefix}memory_base/{base_id}/parts/`. */
+export function lexicalPartsPrefix(baseId: string, prefix?: string): string {
+	return `${memoryBasePrefix(baseId, prefix)}parts/`;
+}
+
+/** Folder of a knowledge base's vector index partitions: `{prefix}knowledge_base/{kb_id}/parts/`. */
+export function vectorPartsPrefix(kbId: string, prefix?: string): string {
+	return `${knowledgeBasePrefix(kbId, prefix)}parts/`;
+}
+
+/**
+ * One partition's folder below those: `{hash[0..2]}/{hash}/`, the hash (32 hex digits of SHA-256) of
+ * its owner, so no ID ever becomes a key; each manifest names its owner, checked on every read.
+ */
+export function partitionFolder(hash: string): string {
+	if (!/^[0-9a-f]{32}$/.test(hash)) throw new InvalidIdError('partition', hash);
+	return `${hash.slice(0, 2)}/${hash}/`;
+}
+
 /** The base's configuration (compare-and-swap): `{prefix}memory_base/{base_id}/config.json`. */
 export function memoryBaseConfigKey(baseId: string, prefix?: string): string {
 	return `${memoryBasePrefix(baseId, prefix)}config.json`;

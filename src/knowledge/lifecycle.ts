@@ -8,7 +8,9 @@ import type { HeldLease } from '../store/lease';
 import { heldLocks, locked } from '../store/lease-locks';
 import { capturedChunks, chunksOf, lexicalChunks, readLog, readMessages } from './capture-log';
 import { FOLD_BATCH, settle } from './log-folding';
+import { BaseIndexes } from './base-indexes';
 import { runningError } from './parts';
+import { beginMove, copyVectors, finishMove } from './upgrade';
 import type { ExternalIndex } from '../indexes';
 import type { BaseParts } from './parts';
 import type { SessionLog } from './records';
@@ -31,14 +33,21 @@ export async function regenerate(p: BaseParts): Promise<SyncResult> {
 	return locked(p.locks, undefined, 'regenerate', async (sessions, leases) => {
 		const kbId = config?.kb_id ?? (await configure(p)).kb_id;
 		await ensureKnowledgeBase(p, kbId);
-		const lexical = await rebuildLexical(p, sessions);
-		// Without an embedding model only the lexical index can be rebuilt; the vectors stay as they are.
-		if (!p.options.embedder) return summary(p, lexical);
+		// A base from before partitions is rebuilt into partitions (upgrade.ts: moving meanwhile).
+		const indexes = await beginMove(p);
+		const lexical = await rebuildLexical(p, indexes, sessions);
+		// Without an embedding model only the lexical index can be rebuilt; the vectors stay as they
+		// are (copied into the partitions when the base moves).
+		if (!p.options.embedder) {
+			if (indexes.kind === 'moving' && !p.external()) await copyVectors(indexes);
+			await finishMove(p, indexes);
+			return summary(p, lexical);
+		}
 		const embedder = p.embedder('Regenerate');
 		const ids = await resetCursors(p, sessions);
 		const external = p.external();
 		if (external) await external.remove(ids);
-		else await p.index(kbId).clear();
+		else await clearVectors(indexes);
 		await p.metadata.update(knowledgeBaseMetadataKey(kbId, p.keyPrefix), (cur) =>
 			cur.version === null
 				? undefined
@@ -47,19 +56,33 @@ export async function regenerate(p: BaseParts): Promise<SyncResult> {
 		const results: SessionSyncResult[] = [];
 		for (const s of sessions)
 			results.push(await ingest(p, s, kbId, embedder, leases.parts.get(s) as HeldLease));
+		await finishMove(p, indexes);
 		return summary(p, results);
 	});
 }
 
+/** Empties every vector index of the base (a moved single one keeps its marker). */
+async function clearVectors(indexes: BaseIndexes): Promise<void> {
+	const single = indexes.singleVectors().manifestKey;
+	for (const index of await indexes.allVectors())
+		if (indexes.kind !== 'moving' || index.manifestKey !== single) await index.clear();
+	if (indexes.kind === 'moving') await indexes.singleVectors().retire();
+}
+
 /**
- * The lexical index anew from every session's capture log (every lock held): emptied in one swap that
- * keeps its open logs, then each log's messages added and the log settled (closed when nothing newer
- * came, listed when still open).
+ * The lexical index anew from every session's capture log (every lock held): emptied in one swap per
+ * index that keeps its open logs, then each log's messages added and the log settled (closed when
+ * nothing newer came, listed when still open).
  */
-async function rebuildLexical(p: BaseParts, sessions: string[]): Promise<SessionSyncResult[]> {
-	const lexical = p.lexical();
+async function rebuildLexical(
+	p: BaseParts,
+	indexes: BaseIndexes,
+	sessions: string[],
+): Promise<SessionSyncResult[]> {
 	const since = new Date().toISOString();
-	await lexical.reset();
+	for (const index of await indexes.allLexical())
+		if (index.manifestKey !== indexes.single().manifestKey || indexes.kind === 'single')
+			await index.reset();
 	const out: SessionSyncResult[] = [];
 	const logs: SessionLog[] = [];
 	for (const s of sessions) {
@@ -67,9 +90,9 @@ async function rebuildLexical(p: BaseParts, sessions: string[]): Promise<Session
 		const all = await readMessages(p, log, 1, log.next_seq - 1);
 		const chunks = lexicalChunks(p, s, all);
 		for (let i = 0; i < chunks.length; i += LEXICAL_BATCH)
-			await lexical.add(chunks.slice(i, i + LEXICAL_BATCH));
+			await indexes.addLexical(chunks.slice(i, i + LEXICAL_BATCH));
 		logs.push(log);
-		if (logs.length >= FOLD_BATCH) await settle(p, logs.splice(0));
+		if (logs.length >= FOLD_BATCH) await settle(p, logs.splice(0), indexes);
 		out.push({
 			sessionId: s,
 			messages: all.length,
@@ -81,7 +104,7 @@ async function rebuildLexical(p: BaseParts, sessions: string[]): Promise<Session
 			pending: log.next_seq - 1 - log.cursor,
 		});
 	}
-	await settle(p, logs);
+	await settle(p, logs, indexes);
 	// Captures since `since` went into the index as they came: it holds everything from now on.
 	await markLexical(p, since);
 	return out;
@@ -235,18 +258,17 @@ export async function forget(
 					'the connected vector store cannot delete by ID, so this conversation cannot be forgotten from it',
 				);
 			result.vectors = ids.length;
-		} else {
-			const index = p.index(config.kb_id);
-			result.vectors = await index.forgetSession(id, p.maxAttempts, result);
-			result.deleted.push(...(await index.sweepOrphans(p.leaseMs)));
 		}
-		result.lexical = await p.lexical().forgetSession(id, undefined, result);
+		const indexes = await BaseIndexes.open(p, config);
+		const users = captured.users;
+		if (!external) result.vectors = await indexes.forgetVectors(id, users, result, p.leaseMs);
+		result.lexical = await indexes.forgetLexical(id, users, undefined, result);
 		const folder = p.sessionPrefix(id);
 		const lease = p.sessionLeaseKey(id);
 		result.deleted.push(...(await deleteUnder(p, folder, new Set([lease]))));
 		// A fold or a seal that read the log before it went may have put its chunks back meanwhile (it
 		// takes out again what it put back once it finds the log gone, which it may not have yet).
-		result.lexical += await p.lexical().forgetSession(id, undefined, result);
+		result.lexical += await indexes.forgetLexical(id, users, undefined, result);
 		result.rewritten = [...new Set(result.rewritten)];
 		return result;
 	});

@@ -2,10 +2,12 @@
 // a search reads from the log itself (the index lists the open logs as its open sources and reads
 // them through readTails); a fold later puts them into the manifest and closes the log. Here: where a
 // log stands (LexicalState), what a capture changes in it, what a search reads from it, and the fold.
-import { mergeUsers } from '../indexes';
-import type { ClosedSource, IndexedChunk, OpenSource, SourceTail } from '../indexes';
+import type { IndexedChunk, OpenSource, SourceTail } from '../indexes';
+import { BaseIndexes } from './base-indexes';
+import type { PartClosed } from './base-indexes';
 import { lexicalChunks, readLog } from './capture-log';
 import type { BaseParts } from './parts';
+import { usersOf } from './records';
 import type { CapturedMessage, LexicalState, SessionLog } from './records';
 
 /** Open logs the lexical manifest lists; the capture that lists one more folds the longest listed first. */
@@ -23,29 +25,45 @@ export function unfolded(messages: readonly CapturedMessage[], through: number) 
 	return messages.filter((m) => m.seq > through);
 }
 
-const entryOf = (sessionId: string, s: LexicalState, at: number): OpenSource => ({
+/**
+ * How the manifests list an opening: by its users, and by the conversation itself when messages
+ * without a user came (a partitioned base lists it in those partitions: base-indexes.ts).
+ */
+export type OpenEntry = OpenSource & { anon?: boolean };
+
+const entryOf = (sessionId: string, s: LexicalState, at: number): OpenEntry => ({
 	session_id: sessionId,
 	gen: s.gen,
 	users: s.users,
 	at: new Date(at).toISOString(),
+	...(s.anon ? { anon: true } : {}),
 });
+
+/** Whether an open log is listed for this capture's user (or, without one, for the conversation). */
+function listedFor(s: LexicalState, userId: string | undefined): boolean {
+	if (userId === undefined) return s.anon === true || s.users === null; // null: a single index's "any"
+	return s.users === null || s.users.includes(userId);
+}
 
 /**
  * What a capture by `userId` does to the log's state: nothing when the log is open for that user;
  * otherwise it opens it (a new `gen`) or adds the user, and `list` is what the manifest must list
- * before the log is written.
+ * before the log is written. Users are not capped here: a partition per user lists the log.
  */
 export function opening(
 	log: SessionLog,
 	userId: string | undefined,
 	now = Date.now(),
-): { state: LexicalState; list?: OpenSource } {
+): { state: LexicalState; list?: OpenEntry } {
 	const s = lexicalState(log);
-	const user = userId === undefined ? [] : [userId];
-	if (s.open && (s.users === null || user.every((u) => s.users?.includes(u)))) return { state: s };
-	const state = s.open
-		? { ...s, users: mergeUsers(s.users, user) }
-		: { ...s, open: true, gen: Math.max(s.gen + 1, now), users: user };
+	if (s.open && listedFor(s, userId)) return { state: s };
+	const { anon: wasAnon, ...rest } = s;
+	const opened = s.open
+		? { ...rest, users: s.users ?? [] }
+		: { ...rest, open: true, gen: Math.max(s.gen + 1, now), users: [] as string[] };
+	const anon = userId === undefined || (s.open && wasAnon === true);
+	const users = userId === undefined ? opened.users : [...new Set([...opened.users, userId])];
+	const state: LexicalState = { ...opened, users, ...(anon ? { anon: true } : {}) };
 	return { state, list: entryOf(log.session_id, state, now) };
 }
 
@@ -60,15 +78,27 @@ export function foldedTo(log: SessionLog, to: number, close = false): Pick<Sessi
 	return { lexical: { ...s, through, open: s.open && !(close && log.next_seq - 1 === through) } };
 }
 
-/** How the manifest must list a log: still open, or closed at its opening (gen null: gone). */
+/** A closing as the manifests unlist it: in the partitions the opening `s` was listed in. */
+const closedOf = (sessionId: string, gen: number | null, s: LexicalState): PartClosed => ({
+	session_id: sessionId,
+	gen,
+	users: s.users,
+	...(s.anon ? { anon: true } : {}),
+});
+
+/**
+ * How the manifests must list a log: still open, or closed at its opening (gen null: gone, and
+ * unlisted where the log as it was read was listed).
+ */
 function listingOf(
 	sessionId: string,
 	log: SessionLog | null,
-): { open?: OpenSource; closed?: ClosedSource } {
-	if (log === null) return { closed: { session_id: sessionId, gen: null } };
+	read: SessionLog,
+): { open?: OpenEntry; closed?: PartClosed } {
+	if (log === null) return { closed: closedOf(sessionId, null, lexicalState(read)) };
 	const s = lexicalState(log);
 	if (s.open) return { open: entryOf(sessionId, s, Date.now()) };
-	return { closed: { session_id: sessionId, gen: s.gen } };
+	return { closed: closedOf(sessionId, s.gen, s) };
 }
 
 /** What a search reads of these conversations' logs: each one's unfolded messages, as chunks. */
@@ -90,7 +120,7 @@ export async function readTails(p: BaseParts, sessionIds: string[]): Promise<Sou
 async function closeLog(
 	p: BaseParts,
 	folded: SessionLog,
-): Promise<{ open?: OpenSource; closed?: ClosedSource; gone: boolean }> {
+): Promise<{ open?: OpenEntry; closed?: PartClosed; gone: boolean }> {
 	const sessionId = folded.session_id;
 	const result = await p.logs.update(p.logKey(sessionId), (cur) => {
 		// Gone, or a new log since (forgotten and captured again): its numbers are not these.
@@ -102,7 +132,7 @@ async function closeLog(
 		return { ...cur.doc, lexical };
 	});
 	const now = result.current.version === null ? null : result.current.doc;
-	return { ...listingOf(sessionId, now), gone: now?.created_at !== folded.created_at };
+	return { ...listingOf(sessionId, now, folded), gone: now?.created_at !== folded.created_at };
 }
 
 /**
@@ -111,9 +141,13 @@ async function closeLog(
  * still open (after a Regenerate, whose new manifest may miss them). Returns the conversations whose
  * log is gone since it was read (forgotten, perhaps captured into anew).
  */
-export async function settle(p: BaseParts, logs: readonly SessionLog[]): Promise<Set<string>> {
+export async function settle(
+	p: BaseParts,
+	logs: readonly SessionLog[],
+	indexes?: BaseIndexes,
+): Promise<Set<string>> {
 	const after = await Promise.all(logs.map((log) => closeLog(p, log)));
-	await p.lexical().add([], {
+	await (indexes ?? (await BaseIndexes.open(p))).addLexical([], {
 		open: after.flatMap((a) => (a.open ? [a.open] : [])),
 		closed: after.flatMap((a) => (a.closed ? [a.closed] : [])),
 	});
@@ -124,10 +158,17 @@ export async function settle(p: BaseParts, logs: readonly SessionLog[]): Promise
  * Takes out again what a fold or a seal put into the manifest from a log that is gone since it was
  * read: a Forget removed the conversation's chunks before, and must not find them back.
  */
-export async function unfold(p: BaseParts, sessionId: string, chunks: readonly IndexedChunk[]) {
+export async function unfold(
+	p: BaseParts,
+	sessionId: string,
+	chunks: readonly IndexedChunk[],
+	indexes?: BaseIndexes,
+) {
 	if (chunks.length === 0) return;
 	const ids = new Set(chunks.map((c) => c.id));
-	await p.lexical().forgetSession(sessionId, (d) => ids.has(d.id));
+	const users = usersOf(chunks);
+	const all = indexes ?? (await BaseIndexes.open(p));
+	await all.forgetLexical(sessionId, users, (d) => ids.has(d.id));
 }
 
 /**
@@ -139,20 +180,23 @@ export async function fold(p: BaseParts, sessionIds: string[]): Promise<void> {
 	const added = read.map(({ log }) =>
 		lexicalChunks(p, log.session_id, unfolded(log.messages, lexicalState(log).through)),
 	);
-	if (added.some((a) => a.length > 0)) await p.lexical().add(added.flat());
+	const indexes = await BaseIndexes.open(p);
+	if (added.some((a) => a.length > 0)) await indexes.addLexical(added.flat());
 	// A log read as missing has no creation time: one created since is not taken for it.
 	const gone = await settle(
 		p,
 		read.map((r) => r.log),
+		indexes,
 	);
 	for (const [i, { log }] of read.entries())
-		if (gone.has(log.session_id)) await unfold(p, log.session_id, added[i]);
+		if (gone.has(log.session_id)) await unfold(p, log.session_id, added[i], indexes);
 }
 
-/** Folds every open log the manifest lists, FOLD_BATCH at a time (a whole-base sync, before it ingests). */
+/** Folds every open log the manifests list, FOLD_BATCH at a time (a whole-base sync, before it ingests). */
 export async function foldListed(p: BaseParts): Promise<void> {
-	const { doc } = await p.lexical().readManifest();
-	const ids = (doc.open ?? []).map((o) => o.session_id);
+	const all = await (await BaseIndexes.open(p)).allLexical();
+	const manifests = await Promise.all(all.map((i) => i.readManifest()));
+	const ids = [...new Set(manifests.flatMap((m) => (m.doc.open ?? []).map((o) => o.session_id)))];
 	for (let i = 0; i < ids.length; i += FOLD_BATCH) await fold(p, ids.slice(i, i + FOLD_BATCH));
 }
 

@@ -135,19 +135,35 @@ export class BaseParts {
 		return c?.kb_id ?? this.options.knowledgeBaseId ?? this.baseId;
 	}
 
-	/** The knowledge base's embedded vector index, in its folder of the key layout. */
-	index(kbId: string): EmbeddedIndex {
-		const folder = vectorIndexPrefix(kbId, this.keyPrefix);
+	/**
+	 * An embedded vector index of the knowledge base: its single one (bases from before partitions),
+	 * or one partition's (`at`, see base-indexes.ts).
+	 */
+	index(
+		kbId: string,
+		at: { folder?: string; owner?: string; cacheGroup?: string } = {},
+	): EmbeddedIndex {
+		const folder = at.folder ?? vectorIndexPrefix(kbId, this.keyPrefix);
 		return new EmbeddedIndex(this.storage, kbId, folder, this.maxAttempts, {
 			cacheBytes: this.options.vectorCacheBytes,
+			cacheGroup: at.cacheGroup,
+			owner: at.owner,
 		});
 	}
 
-	/** The base's lexical index: `lexical/` in the base's folder; its open sources are capture logs. */
-	lexical(): LexicalIndex {
-		const folder = `${memoryBasePrefix(this.baseId, this.keyPrefix)}lexical/`;
-		return new LexicalIndex(this.storage, this.baseId, folder, this.maxAttempts, (ids) =>
-			readTails(this, ids),
+	/**
+	 * A word index of the base, whose open sources are capture logs: its single one (`lexical/` in the
+	 * base's folder, bases from before partitions), or one partition's (`folder`, `owner`).
+	 */
+	lexical(folder?: string, owner?: string): LexicalIndex {
+		const at = folder ?? `${memoryBasePrefix(this.baseId, this.keyPrefix)}lexical/`;
+		return new LexicalIndex(
+			this.storage,
+			this.baseId,
+			at,
+			this.maxAttempts,
+			(ids) => readTails(this, ids),
+			owner,
 		);
 	}
 

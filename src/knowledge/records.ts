@@ -23,6 +23,12 @@ export interface MemoryBaseConfig {
 	lexical_since?: string;
 	/** Set by the first capture with an Expire After rule: searches then check the logs of their hits. */
 	expiring?: boolean;
+	/**
+	 * How its indexes are laid out (layout.ts): one partition per user (and per conversation without
+	 * one), or, for bases created before partitions (none), one index for the whole base; "moving"
+	 * while an upgrade copies the one into the other.
+	 */
+	layout?: 'moving' | 'partitioned';
 }
 
 /** One captured output: one message of a stride (one execution's outputs for one session). */
@@ -73,6 +79,8 @@ export interface LexicalState {
 	gen: number;
 	/** Users of the messages captured since it was opened; null: too many to list. */
 	users: string[] | null;
+	/** Whether messages without a user were captured since it was opened (listed in its own partition). */
+	anon?: boolean;
 }
 
 /**
@@ -103,6 +111,11 @@ export interface SessionLog {
 	captured_at?: string;
 	/** Where the lexical index stands (older logs have none). */
 	lexical?: LexicalState;
+	/**
+	 * Every user whose messages the log holds (its index partitions, with the conversation's own):
+	 * kept by every capture since the log was created (older logs have none: their messages say).
+	 */
+	users?: string[];
 }
 
 /** A sealed block: `…/sessions/{session_id}/sealed/{first}-{last}-{random}.json`, never rewritten. */
@@ -142,6 +155,7 @@ const configSchema = z.looseObject({
 	deleting: z.looseObject({ since: timestamp, mode: z.enum(['wait', 'cancel']) }).optional(),
 	lexical_since: timestamp.optional(),
 	expiring: z.boolean().optional(),
+	layout: z.enum(['moving', 'partitioned']).optional(),
 });
 
 const messageSchema = z.looseObject({
@@ -186,8 +200,10 @@ const logSchema = z.looseObject({
 			open: z.boolean(),
 			gen: z.number().int().min(0),
 			users: z.array(z.string().min(1)).nullable(),
+			anon: z.boolean().optional(),
 		})
 		.optional(),
+	users: z.array(z.string().min(1)).optional(),
 });
 
 const sealedSchema = z.looseObject({
@@ -278,7 +294,13 @@ export function emptyLog(sessionId: string, now: string): SessionLog {
 		updated_at: now,
 		sealed: [],
 		messages: [],
+		users: [],
 	};
+}
+
+/** The users whose messages these are, each once, in order. */
+export function usersOf(messages: readonly { user_id?: string }[]): string[] {
+	return [...new Set(messages.flatMap((m) => (m.user_id === undefined ? [] : [m.user_id])))];
 }
 
 export const logCodec = codec<SessionLog>(

@@ -11,9 +11,12 @@ import {
 import { chunkKey, fuse, MAX_TOP_K, newerFirst, passes, SCALE_OVER } from '../indexes';
 import type { ChunkFilter, LexicalView, Ranked, Similarities, VectorCandidate } from '../indexes';
 import { validateId } from '../keys/ids';
+import { BaseIndexes } from './base-indexes';
+import { sessionUsers } from './capture-log';
 import { clockOf, liveSessions } from './expiry';
 import { checkIndexes } from './index-health';
 import type { BaseParts } from './parts';
+import type { MemoryBaseConfig } from './records';
 import type { SearchMatch, SearchMode, SearchOptions } from './types';
 
 /** Candidates each ranking hands to the fusion, at least (more when k is larger). */
@@ -89,6 +92,21 @@ function checkK(k: number): number {
  */
 const rounded = (cosine: number) => Math.round(cosine * 1e6) / 1e6;
 
+/** Where a search reads: its filter, the base's indexes, and its conversation's users (partitions). */
+interface Scope {
+	filter: ChunkFilter;
+	indexes: BaseIndexes;
+	users: string[];
+}
+
+/** The scope of a search: a conversation's search (without a user) reads each of its users' partitions. */
+async function scopeOf(p: BaseParts, filter: ChunkFilter, config: MemoryBaseConfig | null) {
+	const indexes = await BaseIndexes.open(p, config);
+	const spans = filter.userId === undefined && filter.sessionId !== undefined;
+	const users = spans && indexes.kind !== 'single' ? await sessionUsers(p, filter.sessionId!) : [];
+	return { filter, indexes, users };
+}
+
 interface VectorRanking {
 	matches: VectorCandidate[];
 	/** Scores more chunks of the scope (the embedded index; a connected store cannot). */
@@ -97,14 +115,14 @@ interface VectorRanking {
 
 async function vectorRanking(
 	p: BaseParts,
-	kbId: string,
+	scope: Scope,
 	query: string,
 	n: number,
-	filter: ChunkFilter,
 ): Promise<VectorRanking> {
+	const { filter, indexes, users } = scope;
 	const vector = await p.embedder('Search').embedQuery(query);
 	const external = p.external();
-	if (!external) return p.index(kbId).ranking(vector, n, filter);
+	if (!external) return indexes.ranking(vector, n, filter, users);
 	const found = await external.search(vector, n, filter);
 	const matches = found.filter((m) => passes(m, filter));
 	if (found.length === 0 && filter.sessionId !== undefined)
@@ -176,14 +194,14 @@ export async function search(
 			'needs an embedding model (vector or hybrid search)',
 		);
 	const config = await p.config();
-	const kbId = await p.knowledgeBaseId(config);
+	const scope = await scopeOf(p, filter, config);
 	// The same candidates for any k up to CANDIDATES: a search for more results orders its first ones alike.
 	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, k));
 	// The health check and both rankings only read: run side by side, the check's verdict first.
 	const settled = await Promise.allSettled([
-		checkIndexes(p, config, kbId, mode, filter),
-		mode === 'vector' ? undefined : p.lexical().view(filter),
-		mode === 'lexical' ? { matches: [] } : vectorRanking(p, kbId, query, n, filter),
+		checkIndexes(p, config, scope.indexes, mode, filter, scope.users),
+		mode === 'vector' ? undefined : scope.indexes.view(filter, scope.users),
+		mode === 'lexical' ? { matches: [] } : vectorRanking(p, scope, query, n),
 	] as const);
 	for (const r of settled) if (r.status === 'rejected') throw r.reason;
 	const [, view, vector] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [

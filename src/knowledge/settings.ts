@@ -36,6 +36,7 @@ export async function configure(
 				created_at: now,
 				updated_at: now,
 				lexical_since: now,
+				layout: 'partitioned',
 				...(settings.expiring ? { expiring: true } : {}),
 			};
 		}
@@ -58,7 +59,8 @@ export async function configure(
 		};
 	});
 	const config = result.current.doc;
-	if (created) await Promise.all([ensureKnowledgeBase(p, config.kb_id), p.lexical().ensure()]);
+	// A partitioned base has no index of its own to create: each partition is made by its first write.
+	if (created) await ensureKnowledgeBase(p, config.kb_id);
 	return config;
 }
 

@@ -1,10 +1,12 @@
 // Status: where each session's sync stands, whether a sync runs, and whether the index still holds
 // what the logs say was processed (a mismatch that Regenerate repairs).
-import type { IndexStats, LexicalStats } from '../indexes';
+import { lexicalStats } from '../indexes';
+import type { EmbeddedIndex, IndexStats, LexicalStats } from '../indexes';
+import { BaseIndexes } from './base-indexes';
 import { knowledgeBaseMetadataKey } from './keys';
 import { validateId } from '../keys/ids';
 import { isFresh, readLease } from '../store/lease';
-import { listSessions } from './capture-log';
+import { listSessions, sessionUsers } from './capture-log';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { MemoryBaseConfig, SessionLog } from './records';
@@ -43,28 +45,58 @@ interface IndexHealth {
 	dims: number | null;
 }
 
+/** What the vector indexes hold together, and the sessions with rows in segments storage lost. */
+async function vectorStats(indexes: EmbeddedIndex[]) {
+	const all = await Promise.all(
+		indexes.map(async (i) => [await i.stats(), await i.readManifest()] as const),
+	);
+	const stats: IndexStats = {
+		dimensions: all.find(([s]) => s.dimensions !== null)?.[0].dimensions ?? null,
+		segments: 0,
+		vectors: 0,
+		bySession: {},
+		missing: [],
+		exists: all.some(([s]) => s.exists),
+	};
+	const missingSessions = new Set<string>();
+	for (const [one, manifest] of all) {
+		stats.segments += one.segments;
+		stats.vectors += one.vectors;
+		stats.missing.push(...one.missing);
+		for (const [s, n] of Object.entries(one.bySession))
+			stats.bySession[s] = (stats.bySession[s] ?? 0) + n;
+		const missing = new Set(one.missing);
+		for (const ref of manifest.version === null ? [] : manifest.doc.segments)
+			if (missing.has(ref.key)) ref.sessions.forEach((s) => missingSessions.add(s));
+	}
+	return { stats, missingSessions };
+}
+
+/** The indexes a Status reads: one conversation's partitions, or all of them. */
+async function inScope(p: BaseParts, sessionId: string | undefined) {
+	if (sessionId === undefined) return { filter: {}, users: [] };
+	return { filter: { sessionId }, users: await sessionUsers(p, sessionId) };
+}
+
 async function indexHealth(
 	p: BaseParts,
-	kbId: string,
+	indexes: BaseIndexes,
 	logs: Array<SessionLog | null>,
+	sessionId: string | undefined,
 ): Promise<IndexHealth> {
 	const processed = logs.reduce((n, l) => n + (l?.total_processed ?? 0), 0);
-	const meta = await p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix));
+	const meta = await p.metadata.read(knowledgeBaseMetadataKey(indexes.kbId, p.keyPrefix));
 	const dims = meta.version === null ? null : meta.doc.dimensions;
 	const external = p.external();
-	const missingSessions = new Set<string>();
 	if (external) {
+		const missingSessions = new Set<string>();
 		const externalEmpty = processed > 0 && (dims === null || !(await external.holdsAny(dims)));
 		if (!externalEmpty && dims !== null)
 			await probeSessions(logs, missingSessions, (s) => external.holdsAny(dims, s));
 		return { externalEmpty, missingSessions, dims };
 	}
-	const index = p.index(kbId);
-	const stats = await index.stats();
-	const manifest = await index.readManifest();
-	const missing = new Set(stats.missing);
-	for (const ref of manifest.version === null ? [] : manifest.doc.segments)
-		if (missing.has(ref.key)) ref.sessions.forEach((s) => missingSessions.add(s));
+	const { filter, users } = await inScope(p, sessionId);
+	const { stats, missingSessions } = await vectorStats(await indexes.vectorsFor(filter, users));
 	return { stats, externalEmpty: false, missingSessions, dims };
 }
 
@@ -89,10 +121,13 @@ async function probeSessions(
 async function lexicalHealth(
 	p: BaseParts,
 	config: MemoryBaseConfig | null,
+	indexes: BaseIndexes,
 	captured: number,
+	sessionId: string | undefined,
 ): Promise<{ stats: LexicalStats | null; reason: string | null }> {
 	if (!config) return { stats: null, reason: null };
-	const stats = await p.lexical().stats();
+	const { filter, users } = await inScope(p, sessionId);
+	const stats = await lexicalStats(await indexes.lexicalFor(filter, users));
 	let reason: string | null = null;
 	if (captured > 0 && config.lexical_since === undefined)
 		reason = `the base was created before captures went into a lexical index: it holds none of its ${captured} older message(s)`;
@@ -162,12 +197,14 @@ export async function status(
 	const baseLease = await readLease(p.storage, p.baseLeaseKey);
 	const processed = found.reduce((n, f) => n + (f.log?.total_processed ?? 0), 0);
 	const captured = found.reduce((n, f) => n + (f.log ? f.log.next_seq - 1 : 0), 0);
+	const indexes = await BaseIndexes.open(p, config);
 	const health = await indexHealth(
 		p,
-		kbId,
+		indexes,
 		found.map((f) => f.log),
+		options.sessionId,
 	);
-	const lexical = await lexicalHealth(p, config, captured);
+	const lexical = await lexicalHealth(p, config, indexes, captured, options.sessionId);
 	const sessions = ids.map((id, i) => sessionStatus(p, id, found[i], health, lexical.stats));
 	const lacking = sessions.filter((s) => s.mismatch).map((s) => JSON.stringify(s.sessionId));
 	const reason =
@@ -184,22 +221,8 @@ export async function status(
 		threshold: config?.threshold ?? null,
 		autoCapture: config?.auto_capture ?? null,
 		vectorStore: p.vectorStoreKind,
-		index: stats
-			? {
-					exists: stats.exists,
-					vectors: stats.vectors,
-					segments: stats.segments,
-					missingSegments: stats.missing.length,
-				}
-			: null,
-		lexical: lexical.stats
-			? {
-					exists: lexical.stats.exists,
-					chunks: lexical.stats.chunks,
-					segments: lexical.stats.segments,
-					missingSegments: lexical.stats.missing.length,
-				}
-			: null,
+		index: stats ? indexFigures(stats) : null,
+		lexical: lexical.stats ? lexicalFigures(lexical.stats) : null,
 		dimensions: health.dims,
 		syncRunning: (!!baseLease && isFresh(baseLease.lease)) || found.some((f) => f.running),
 		mismatch: reason !== null,
@@ -207,3 +230,17 @@ export async function status(
 		sessions,
 	};
 }
+
+const indexFigures = (stats: IndexStats) => ({
+	exists: stats.exists,
+	vectors: stats.vectors,
+	segments: stats.segments,
+	missingSegments: stats.missing.length,
+});
+
+const lexicalFigures = (stats: LexicalStats) => ({
+	exists: stats.exists,
+	chunks: stats.chunks,
+	segments: stats.segments,
+	missingSegments: stats.missing.length,
+});

@@ -7,12 +7,14 @@ import type { IndexedChunk } from '../indexes';
 import { validateId } from '../keys/ids';
 import type { HeldLease } from '../store/lease';
 import { locked } from '../store/lease-locks';
+import { BaseIndexes } from './base-indexes';
 import { chunksOf, lexicalChunks, mergeProcessed, readMessages } from './capture-log';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
 import { foldedTo, foldListed, unfolded } from './log-folding';
 import { configure, ensureKnowledgeBase, recordDimensions } from './settings';
+import { upgradeBeforeSync } from './upgrade';
 import type { Embedder, SessionSyncResult, SyncResult } from './types';
 
 export function summary(p: BaseParts, sessions: SessionSyncResult[]): SyncResult {
@@ -37,6 +39,8 @@ export async function sync(
 	const embedder = p.embedder('Sync');
 	const config = await p.config();
 	if (config?.deleting) throw new MemoryBaseDeletingError(p.baseId);
+	// A base from before partitions moves to them before its first sync writes (upgrade.ts).
+	await upgradeBeforeSync(p, config);
 	const operation = sessionId === undefined ? 'sync of the whole base' : 'sync';
 	return locked(p.locks, sessionId, operation, async (sessions, leases) => {
 		const kbId = config?.kb_id ?? (await configure(p)).kb_id;
@@ -67,13 +71,13 @@ async function embedAll(
 	lease: HeldLease,
 ): Promise<void> {
 	const external = p.external();
-	const index = external ? undefined : p.index(kbId);
+	const indexes = external ? undefined : await BaseIndexes.open(p);
 	let dims: number | undefined;
 	let held: IndexedChunk[] = [];
 	let heldRows: number[][] = [];
 	const flush = async () => {
 		if (held.length === 0) return;
-		await index?.add(held, heldRows);
+		await indexes?.addVectors(held, heldRows);
 		held = [];
 		heldRows = [];
 	};
@@ -182,7 +186,8 @@ export async function ingest(
 	// so the log may seal them. A log without a lexical state gets all of them again (its captures
 	// indexed them before their numbers were final). Idempotent: a chunk's copy replaces the earlier one.
 	const lexical = unfolded(messages, log.lexical?.through ?? 0);
-	if (lexical.length > 0) await p.lexical().add(lexicalChunks(p, sessionId, lexical));
+	if (lexical.length > 0)
+		await (await BaseIndexes.open(p)).addLexical(lexicalChunks(p, sessionId, lexical));
 	// Every chunk is confirmed by the index. The cursor goes last, if the lock is still ours.
 	await checkpoint(p, sessionId, lease);
 	await lease.confirm();

@@ -6,7 +6,7 @@ import { encodeJson } from '../store/codec';
 import { readLog, readMessages, writeBlock } from './capture-log';
 import { forget } from './lifecycle';
 import type { BaseParts } from './parts';
-import { emptyLog, logCodec } from './records';
+import { emptyLog, usersOf, logCodec } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
 import { configure } from './settings';
 import { SEAL_AT } from './types';
@@ -30,6 +30,7 @@ function importedLog(sessionId: string, messages: CapturedMessage[], sealed: Sea
 		next_seq: messages.length + 1,
 		sealed,
 		messages: inline,
+		users: usersOf(messages),
 	} satisfies SessionLog;
 }
 

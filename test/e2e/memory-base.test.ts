@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi } from '../../demo/model-server';
-import { LocalDiskStorage, MemoryBase } from '../../src/internal';
+import { LocalDiskStorage, MemoryBase, sessionPart, vectorPartFolder } from '../../src/internal';
 import { CHAT_TRIGGER_NAME, WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
 import { failedSince, failureCount } from '../support/n8n-executions';
@@ -279,7 +279,8 @@ describe('Memory Base on a real n8n', () => {
 		// Stored on disk in the memory folder, under the workflow's ID.
 		const root = n8n!.memoryRoot;
 		assert.ok(existsSync(path.join(root, `memory_base/${MAIN.id}/sessions/alice/log.json`)));
-		assert.ok(existsSync(path.join(root, `knowledge_base/${MAIN.id}/index/manifest.json`)));
+		const partition = vectorPartFolder(MAIN.id, { part: sessionPart('alice') }); // no user: its own
+		assert.ok(existsSync(path.join(root, partition, 'manifest.json')));
 		const meta = JSON.parse(
 			readFileSync(path.join(root, `knowledge_base/${MAIN.id}/embedding_metadata.json`), 'utf8'),
 		);
@@ -402,7 +403,8 @@ describe('Memory Base on a real n8n', () => {
 	});
 
 	it('index files deleted behind the base’s back: Status reports the mismatch, Regenerate restores search', async () => {
-		rmSync(path.join(n8n!.memoryRoot, `knowledge_base/${MAIN.id}/index`), {
+		// Every vector partition of the base.
+		rmSync(path.join(n8n!.memoryRoot, `knowledge_base/${MAIN.id}/parts`), {
 			recursive: true,
 		});
 		const st = await status();
@@ -445,11 +447,12 @@ describe('Memory Base on a real n8n', () => {
 			[st.json[0].vectorStore, st.json[0].index, st.json[0].mismatch],
 			['external', null, false],
 		);
-		assert.equal(
-			existsSync(path.join(n8n!.memoryRoot, `knowledge_base/${EXTERNAL.id}/index`)),
-			false,
-			'nothing in the embedded index',
-		);
+		for (const folder of ['index', 'parts'])
+			assert.equal(
+				existsSync(path.join(n8n!.memoryRoot, `knowledge_base/${EXTERNAL.id}/${folder}`)),
+				false,
+				`nothing in the embedded index (${folder})`,
+			);
 	});
 
 	it('examples/memory-base.json: chat, capture past the threshold, and the agent’s long-term memory tool', async () => {

@@ -213,7 +213,8 @@ describe('Long-term recall across conversations on a real n8n', () => {
 			/31-07-22/,
 			'found lexically, with no embeddings node connected',
 		);
-		rmSync(path.join(n8n!.memoryRoot, 'memory_base', BASE.id, 'lexical'), {
+		// Every word-index partition of the base.
+		rmSync(path.join(n8n!.memoryRoot, 'memory_base', BASE.id, 'parts'), {
 			recursive: true,
 		});
 		const failed = failureCount(n8n!, BASE.id);

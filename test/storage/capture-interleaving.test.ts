@@ -11,7 +11,13 @@ import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 
 import { fakeEmbedding } from '../../demo/model-server';
-import { captureLogKey, LocalDiskStorage, MemoryBase } from '../../src/internal';
+import {
+	captureLogKey,
+	lexicalPartFolder,
+	LocalDiskStorage,
+	MemoryBase,
+	userPart,
+} from '../../src/internal';
 import type { Embedder, MemoryStorage } from '../../src/internal';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import type { WorkerBackend } from '../support/rgw';
@@ -117,7 +123,9 @@ for (const backend of backends)
 			const b = JSON.parse(survivor.stdout) as { captured: number; errors: string[] };
 			assert.deepEqual([b.captured, b.errors], [12, []]);
 			// The kill fell between the two writes: "z" is listed, its log was never written.
-			const manifest = await storage.get('memory_base/wf/lexical/manifest.json');
+			const manifest = await storage.get(
+				`${lexicalPartFolder('wf', { part: userPart('u') })}manifest.json`, // user u's partition
+			);
 			assert.ok(manifest);
 			const open = (
 				JSON.parse(Buffer.from(manifest.body).toString()) as {

@@ -103,7 +103,7 @@ for (const backend of backends)
 			);
 			assert.equal(status.index?.vectors, 3);
 			// The whole index deleted behind the base's back.
-			for (const o of await storage.list('knowledge_base/wf/index/')) await storage.delete(o.key);
+			for (const o of await storage.list('knowledge_base/wf/parts/')) await storage.delete(o.key);
 			assert.equal((await base.status()).mismatch, true);
 			const regenerated = await base.regenerate();
 			assert.equal(regenerated.messages, 4);

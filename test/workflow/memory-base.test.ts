@@ -7,7 +7,13 @@ import { after, beforeEach, describe, it } from 'node:test';
 
 import type { INode, INodeParameters } from 'n8n-workflow';
 
-import { DAY_MS, LocalDiskStorage, vectorIndexPrefix } from '../../src/internal';
+import {
+	DAY_MS,
+	LocalDiskStorage,
+	sessionPart,
+	vectorPartFolder,
+	vectorPartsPrefix,
+} from '../../src/internal';
 import type { S3Storage } from '../../src/internal';
 import { TestEmbedder } from '../support/embeddings';
 import { storageHolds } from '../support/forget-plant';
@@ -309,7 +315,7 @@ describe('Memory Base node (in-process n8n)', () => {
 
 	it('index deleted behind the base’s back: Status reports the mismatch, Regenerate restores search', async () => {
 		for (const f of FACTS) ok(await say('s1', f));
-		rmSync(path.join(folder, vectorIndexPrefix('wf-mb')), { recursive: true });
+		rmSync(path.join(folder, vectorPartsPrefix('wf-mb')), { recursive: true }); // every partition
 		const status = ok(await run({ operation: 'status' }))[0];
 		assert.equal(status.mismatch, true);
 		assert.equal(status.sessions[0].mismatch, true);
@@ -476,7 +482,9 @@ describe('Memory Base node on S3 (radosgw)', () => {
 		assert.equal(hits[0].text, FACTS[0]);
 		const keys = (await s3.list('')).map((o) => o.key).sort();
 		assert.ok(keys.includes('memory_base/wf-mb/sessions/s1/log.json'), JSON.stringify(keys));
-		assert.ok(keys.includes('knowledge_base/wf-mb/index/manifest.json'));
+		// The vector partition of s1 (captured without a user).
+		const partition = vectorPartFolder('wf-mb', { part: sessionPart('s1') });
+		assert.ok(keys.includes(`${partition}manifest.json`), JSON.stringify(keys));
 		assert.ok(keys.includes('knowledge_base/wf-mb/embedding_metadata.json'));
 		// Forget Conversation on S3: no object of the conversation, and no segment with its text, is left.
 		ok(await say('s2', 'bob likes green', { storage: 's3' }, opts));

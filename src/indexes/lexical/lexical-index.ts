@@ -14,18 +14,21 @@ import type { Versioned } from '../../store/document-store';
 import { storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
-import { bm25, scopeOf } from './bm25';
-import type { LexicalMatch, SearchScope } from './bm25';
-import type { LexicalStats, LexicalView } from './types';
 import type { ChunkFilter } from '../chunks/filter';
-import { namesOf } from './names';
+import { checkOwner, guarded } from '../chunks/manifest-guard';
+import type { Touched } from '../chunks/touched';
+import type { LexicalMatch } from './bm25';
+import { dropChunks } from './forget';
+import type { Dropped } from './forget';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
-import { OPEN_STALE_MS, relist, sourcesInScope } from './open-sources';
-import type { Listing, SourceReader } from './open-sources';
+import { OPEN_STALE_MS, relist } from './open-sources';
+import type { Listing, SourceReader, SourceTail } from './open-sources';
 import { build, decode, encode, refOf, scopeKeys } from './segment';
 import type { LexicalRef, LexicalSegment } from './segment';
-import type { Touched } from '../chunks/touched';
+import type { LexicalStats, LexicalView } from './types';
+import { clearViewCache, lexicalStats, lexicalView } from './view';
+import type { LoadedIndex } from './view';
 
 /** Chunks the manifest holds inline before they are sealed into a segment. */
 export const TAIL_MAX = 64;
@@ -46,16 +49,11 @@ const segments = new BoundedCache<LexicalSegment>({
 });
 /** The tail as a segment, per manifest version; an open source's newest chunks, per source version. */
 const tails = new BoundedCache<LexicalSegment>({ name: 'lexical tails', maxEntries: 256 });
-/** Which documents are live, per manifest version and set of loaded segments. */
-const masks = new BoundedCache<Uint8Array[]>({ name: 'lexical live masks', maxEntries: 128 });
-/** Which documents a filter lets through, per live mask and filter (a user's searches reuse it). */
-const scopes = new BoundedCache<SearchScope>({ name: 'lexical search scopes', maxEntries: 256 });
 
 export function clearLexicalCache(): void {
 	segments.clear();
 	tails.clear();
-	masks.clear();
-	scopes.clear();
+	clearViewCache();
 }
 
 const levelOf = (count: number) =>
@@ -66,14 +64,18 @@ export class LexicalIndex {
 	readonly segmentsPrefix: string;
 	private readonly manifests: DocumentStore<LexicalManifest>;
 
-	/** `name` is for errors; `prefix` the folder of its manifest and segments (its owner's choice). */
+	/**
+	 * `name` is for errors; `prefix` the folder of its manifest and segments (its owner's choice);
+	 * `owner` the partition's owner when it is one (a manifest of another owner is refused).
+	 */
 	constructor(
 		readonly storage: MemoryStorage,
 		readonly name: string,
 		prefix: string,
 		maxAttempts = 12,
 		/** Reads the open sources (none without it: an index read on its own). */
-		private readonly readSources: SourceReader = async () => [],
+		readonly readSources: SourceReader = async () => [],
+		readonly owner?: string,
 	) {
 		const folder = validateKeyPrefix('lexical index folder', prefix);
 		this.manifestKey = `${folder}manifest.json`;
@@ -85,15 +87,62 @@ export class LexicalIndex {
 		return `${storageIdentity(this.storage)}\n${key}`;
 	}
 
-	readManifest(): Promise<Versioned<LexicalManifest>> {
-		return this.manifests.read(this.manifestKey);
+	async readManifest(): Promise<Versioned<LexicalManifest>> {
+		return checkOwner(this.manifestKey, this.owner, await this.manifests.read(this.manifestKey));
+	}
+
+	/**
+	 * One compare-and-swap of the manifest (refused once the index was moved, unless `onMoved`).
+	 * `known` is a guess of the current version to start from: only for a change that always writes
+	 * (a decision to change nothing must be taken on what is stored).
+	 */
+	private update(
+		fn: (
+			cur: Versioned<LexicalManifest>,
+		) => Promise<LexicalManifest | undefined> | LexicalManifest | undefined,
+		options: { onMoved?: 'refuse' | 'allow'; known?: boolean } = {},
+	) {
+		return this.manifests.update(
+			this.manifestKey,
+			guarded(this.manifestKey, this.owner, fn, options.onMoved),
+			options.known ? this.manifests.lastKnown(this.manifestKey) : undefined,
+		);
 	}
 
 	/** Creates the (empty) index when it does not exist: from then on, a missing manifest is a lost one. */
 	async ensure(): Promise<void> {
-		await this.manifests.update(this.manifestKey, (cur) =>
-			cur.version === null ? emptyManifest() : undefined,
+		await this.update((cur) => (cur.version === null ? emptyManifest() : undefined));
+	}
+
+	/**
+	 * Marks the index moved to the partitioned layout (its content stays for readers until `retire`):
+	 * from then on every write is refused, and its writer writes to the partitions instead. A missing
+	 * index is created marked, so a late writer cannot start one where nobody reads.
+	 */
+	async markMoved(at: string): Promise<Versioned<LexicalManifest>> {
+		const result = await this.update(
+			(cur) => {
+				if (cur.version === null) return { ...emptyManifest(), moved_at: at };
+				return cur.doc.moved_at !== undefined ? undefined : { ...cur.doc, moved_at: at };
+			},
+			{ onMoved: 'allow' },
 		);
+		return result.current;
+	}
+
+	/** Empties a moved index for good (its marker stays, so a late writer is still refused). */
+	async retire(): Promise<string[]> {
+		let listed: LexicalRef[] = [];
+		await this.update(
+			(cur) => {
+				if (cur.version === null || cur.doc.moved_at === undefined) return undefined;
+				listed = cur.doc.segments;
+				return { ...emptyManifest(), moved_at: cur.doc.moved_at };
+			},
+			{ onMoved: 'allow' },
+		);
+		for (const r of listed) await this.deleteSegment(r.key);
+		return listed.map((r) => r.key);
 	}
 
 	/** Writes chunks as a new write-once segment of `level`; returns its manifest entry. */
@@ -131,8 +180,7 @@ export class LexicalIndex {
 		const written: string[] = [];
 		const merged: string[] = [];
 		const ids = new Set(docs.map((d) => d.id));
-		const result = await this.manifests.update(
-			this.manifestKey,
+		const result = await this.update(
 			async (cur) => {
 				const found = cur.version === null ? emptyManifest() : cur.doc;
 				const open = relist(found.open ?? [], listing, new Date());
@@ -150,13 +198,30 @@ export class LexicalIndex {
 				refs = await this.mergeDue(refs, written, merged);
 				return { ...m, tail: [], segments: refs, updated_at: new Date().toISOString() };
 			},
-			this.manifests.lastKnown(this.manifestKey),
+			{ known: true },
 		);
 		const listed = new Set(result.current.doc.segments.map((r) => r.key));
 		// Segments of attempts that lost their swap, and segments a merge replaced, are listed nowhere.
 		for (const key of [...written, ...merged])
 			if (!listed.has(key)) await this.deleteSegment(key).catch(() => {});
 		return result.current;
+	}
+
+	/**
+	 * Adds chunks as older than all the index holds (an upgrade copying a moved index's chunks into a
+	 * partition that may hold newer copies already): written once as segments listed first.
+	 */
+	async addOlder(docs: IndexedChunk[]): Promise<void> {
+		const refs: LexicalRef[] = [];
+		for (let i = 0; i < docs.length; i += SEGMENT_MAX) {
+			const part = docs.slice(i, i + SEGMENT_MAX);
+			refs.push(await this.writeSegment(levelOf(part.length), part));
+		}
+		if (refs.length === 0) return;
+		await this.update((cur) => {
+			const m = cur.version === null ? emptyManifest() : cur.doc;
+			return { ...m, segments: [...refs, ...m.segments], updated_at: new Date().toISOString() };
+		});
 	}
 
 	/**
@@ -195,30 +260,23 @@ export class LexicalIndex {
 		return tails.getOrSet(id, () => build(`${this.manifestKey}#tail`, manifest.doc.tail));
 	}
 
-	/**
-	 * The newest chunks of the open sources a filter reads (its conversation's, or those `manifest`
-	 * lists), as segments built once per source version.
-	 */
-	private async openSources(manifest: LexicalManifest | undefined, filter: ChunkFilter) {
-		const read = await this.readSources(sourcesInScope(manifest?.open, filter));
-		return read.map((t) => tails.getOrSet(this.cacheId(t.key), () => build(t.key, t.docs())));
+	/** An open source's newest chunks as a segment, built once per source version. */
+	sourceSegment(tail: SourceTail): LexicalSegment {
+		return tails.getOrSet(this.cacheId(tail.key), () => build(tail.key, tail.docs()));
 	}
 
 	/**
-	 * The open sources in a filter's scope, then the segments it may need from the manifest read after
-	 * them (retried once on a newer manifest when a segment is missing). Sources first: a chunk its
-	 * owner takes out of a source is in every manifest read after it (that manifest write came first).
+	 * The segments a filter may need (the tail among them), from the manifest as read now; retried
+	 * once on a newer manifest when a segment is missing. `id` names what was loaded (for cached masks).
 	 */
-	private async load(filter: ChunkFilter) {
-		const listing = filter.sessionId === undefined ? await this.readManifest() : undefined;
-		const sources = await this.openSources(listing?.doc, filter);
+	async loadSegments(filter: ChunkFilter): Promise<LoadedIndex> {
 		const want = [
 			...(filter.sessionId !== undefined ? [bloomPositions(`s:${filter.sessionId}`)] : []),
 			...(filter.userId !== undefined ? [bloomPositions(`u:${filter.userId}`)] : []),
 		];
 		for (let attempt = 0; ; attempt++) {
 			const manifest = await this.readManifest();
-			if (manifest.version === null) return { manifest, loaded: [] as LexicalSegment[] };
+			if (manifest.version === null) return { manifest, loaded: [], id: this.manifestKey };
 			const refs = manifest.doc.segments.filter(
 				(r) =>
 					want.every((p) => bloomMayHave(r.bloom, p)) &&
@@ -227,58 +285,21 @@ export class LexicalIndex {
 			);
 			const loaded = await Promise.all(refs.map((r) => this.readSegment(r.key)));
 			const missing = refs.filter((_, i) => loaded[i] === null).map((r) => r.key);
-			if (missing.length === 0)
-				return {
-					manifest,
-					loaded: [...(loaded as LexicalSegment[]), this.tailOf(manifest), ...sources],
-				};
+			if (missing.length === 0) {
+				const all = [...(loaded as LexicalSegment[]), this.tailOf(manifest)];
+				const id = [this.cacheId(this.manifestKey), manifest.version, ...refs.map((r) => r.key)];
+				return { manifest, loaded: all, id: id.join('\n') };
+			}
 			// A merge may have replaced them since the manifest was read: look once more.
 			if (attempt >= 1) throw new IndexDamagedError(this.name, missing);
 		}
 	}
 
-	/** What a filtered search may return, from the live masks (cached as they are). */
-	private scopeOf(
-		manifest: Versioned<LexicalManifest>,
-		loaded: LexicalSegment[],
-		filter: ChunkFilter,
-	): SearchScope {
-		const f = [filter.sessionId, filter.userId, filter.since, filter.until];
-		const id = [this.loadedId(manifest, loaded), JSON.stringify(f)].join('\n');
-		return scopes.getOrSet(id, () => scopeOf(loaded, this.liveOf(manifest, loaded), filter));
-	}
-
-	/** Names a manifest version and the segments loaded from it (what cached masks depend on). */
-	private loadedId(manifest: Versioned<LexicalManifest>, loaded: LexicalSegment[]): string {
-		const id = [this.cacheId(this.manifestKey), manifest.version, ...loaded.map((x) => x.key)];
-		return id.join('\n');
-	}
-
-	/** Live documents per loaded segment: a later copy of a chunk ID supersedes earlier ones. */
-	private liveOf(manifest: Versioned<LexicalManifest>, loaded: LexicalSegment[]): Uint8Array[] {
-		return masks.getOrSet(this.loadedId(manifest, loaded), () => {
-			const seen = new Set<string>();
-			const out: Uint8Array[] = new Array(loaded.length);
-			for (let s = loaded.length - 1; s >= 0; s--) {
-				const docs = loaded[s].docs;
-				const mask = new Uint8Array(docs.length);
-				for (let d = docs.length - 1; d >= 0; d--)
-					if (!seen.has(docs[d].id)) {
-						seen.add(docs[d].id);
-						mask[d] = 1;
-					}
-				out[s] = mask;
-			}
-			return out;
-		});
-	}
-
-	/** What the index holds (every segment is read), and which listed segments storage lost. */
-	async stats(): Promise<LexicalStats> {
-		const sources = await this.openSources((await this.readManifest()).doc, {}); // sources first, as load()
+	/** Every segment the manifest lists that storage holds (the tail among them), and those it lost. */
+	async loadAll(): Promise<LoadedIndex & { missing: string[]; segments: number }> {
 		const manifest = await this.readManifest();
-		const none = { exists: false, chunks: 0, bySession: {}, segments: 0, missing: [] };
-		if (manifest.version === null) return none;
+		if (manifest.version === null)
+			return { manifest, loaded: [], id: this.manifestKey, missing: [], segments: 0 };
 		const refs = manifest.doc.segments;
 		const present = new Set((await this.storage.list(this.segmentsPrefix)).map((o) => o.key));
 		const missing = refs.filter((r) => !present.has(r.key)).map((r) => r.key);
@@ -287,18 +308,9 @@ export class LexicalIndex {
 			const seg = present.has(r.key) ? await this.readSegment(r.key) : null;
 			if (seg) loaded.push(seg);
 		}
-		loaded.push(this.tailOf(manifest), ...sources);
-		const live = this.liveOf(manifest, loaded);
-		const bySession: Record<string, number> = {};
-		let chunks = 0;
-		loaded.forEach((seg, s) =>
-			seg.docs.forEach((d, i) => {
-				if (!live[s][i]) return;
-				chunks++;
-				bySession[d.session_id] = (bySession[d.session_id] ?? 0) + 1;
-			}),
-		);
-		return { exists: true, chunks, bySession, segments: refs.length, missing };
+		loaded.push(this.tailOf(manifest));
+		const id = [this.cacheId(this.manifestKey), manifest.version, ...loaded.map((x) => x.key)];
+		return { manifest, loaded, id: id.join('\n'), missing, segments: refs.length };
 	}
 
 	/**
@@ -315,47 +327,18 @@ export class LexicalIndex {
 	): Promise<number> {
 		const keep = (d: IndexedChunk) =>
 			d.session_id !== sessionId || (only !== undefined && !only(d));
-		const key = `s:${sessionId}`;
-		const position = bloomPositions(key);
-		let removed = 0;
+		let dropped: Dropped = { removed: 0, replaced: [], written: [] };
 		const written: string[] = [];
-		let replaced: string[] = [];
-		const result = await this.manifests.update(this.manifestKey, async (cur) => {
-			if (cur.version === null) return undefined;
-			removed = 0;
-			replaced = [];
-			const tail = cur.doc.tail.filter(keep);
-			removed += cur.doc.tail.length - tail.length;
-			const open = only ? cur.doc.open : cur.doc.open?.filter((o) => o.session_id !== sessionId);
-			const refs: LexicalRef[] = [];
-			for (const ref of cur.doc.segments) {
-				if (!bloomMayHave(ref.bloom, position)) {
-					refs.push(ref);
-					continue;
-				}
-				const seg = await this.readSegment(ref.key);
-				if (!seg) throw new IndexDamagedError(this.name, [ref.key]);
-				const kept = seg.docs.filter(keep);
-				if (kept.length === seg.docs.length) {
-					refs.push(ref);
-					continue;
-				}
-				removed += seg.docs.length - kept.length;
-				replaced.push(ref.key);
-				if (kept.length === 0) continue;
-				const fresh = await this.writeSegment(ref.level, kept);
-				written.push(fresh.key);
-				refs.push(fresh);
-			}
-			if (removed === 0 && open?.length === cur.doc.open?.length) return undefined;
-			return {
-				...cur.doc,
-				tail,
-				segments: refs,
-				...(open ? { open } : {}),
-				updated_at: new Date().toISOString(),
-			};
-		});
+		const result = await this.update(
+			async (cur) => {
+				if (cur.version === null) return undefined;
+				dropped = await dropChunks(this, cur.doc, sessionId, keep, only === undefined);
+				written.push(...dropped.written);
+				return dropped.doc;
+			},
+			{ onMoved: 'allow' },
+		); // what is forgotten goes from a moved index too
+		const { removed, replaced } = dropped;
 		const listed = new Set(result.current.doc.segments.map((r) => r.key));
 		for (const k of [...written, ...(result.written ? replaced : [])])
 			if (!listed.has(k)) await this.deleteSegment(k).catch(() => {});
@@ -372,7 +355,7 @@ export class LexicalIndex {
 	 */
 	async reset(): Promise<void> {
 		let listed: LexicalRef[] = [];
-		await this.manifests.update(this.manifestKey, (cur) => {
+		await this.update((cur) => {
 			listed = cur.doc.segments; // a missing manifest reads as an empty one
 			return { ...emptyManifest(), ...(cur.doc.open ? { open: cur.doc.open } : {}) };
 		});
@@ -397,14 +380,13 @@ export class LexicalIndex {
 	}
 
 	/** The index as one search sees it: loaded once for its ranking and the names of its matches. */
-	async view(filter: ChunkFilter): Promise<LexicalView> {
-		const { manifest, loaded } = await this.load(filter);
-		if (manifest.version === null) return { search: () => [], names: () => [] };
-		const scope = this.scopeOf(manifest, loaded, filter);
-		return {
-			search: (query, k) => bm25(query, loaded, scope, k),
-			names: (chunk) => namesOf(chunk, loaded, scope),
-		};
+	view(filter: ChunkFilter): Promise<LexicalView> {
+		return lexicalView([this], filter);
+	}
+
+	/** What the index holds (every segment is read), and which listed segments storage lost. */
+	stats(): Promise<LexicalStats> {
+		return lexicalStats([this]);
 	}
 }
 

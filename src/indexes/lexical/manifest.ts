@@ -9,6 +9,7 @@ import { decodeJsonObject, encodeJson } from '../../store/codec';
 import type { DocumentCodec } from '../../store/document-store';
 import { parse } from '../../store/parse';
 import type { IndexedChunk } from '../chunks/chunk';
+import type { Guarded } from '../chunks/manifest-guard';
 import { chunksSchema } from './segment';
 import type { LexicalRef } from './segment';
 
@@ -28,7 +29,7 @@ export interface OpenSource {
 }
 
 /** `manifest.json` in the index's folder (a Memory Base's: `memory_base/{base_id}/lexical/`). */
-export interface LexicalManifest {
+export interface LexicalManifest extends Guarded {
 	/** Random, new whenever the index is created or cleared (what a cached view is valid for). */
 	generation: string;
 	tail: IndexedChunk[];
@@ -65,6 +66,8 @@ const manifestSchema = z.looseObject({
 		)
 		.optional(),
 	updated_at: z.string().min(1),
+	owner: z.string().min(1).optional(),
+	moved_at: z.string().min(1).optional(),
 });
 
 export function emptyManifest(): LexicalManifest {

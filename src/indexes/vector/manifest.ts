@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
 import type { DocumentCodec } from '../../store/document-store';
 import { parse } from '../../store/parse';
+import type { Guarded } from '../chunks/manifest-guard';
 
 /** One segment of the embedded index, as the manifest lists it. */
 export interface SegmentRef {
@@ -22,7 +23,7 @@ export interface SegmentRef {
  * `manifest.json` in the index's folder (a knowledge base's: `knowledge_base/{kb_id}/index/`): the
  * segments, oldest first (a later chunk ID wins).
  */
-export interface IndexManifest {
+export interface IndexManifest extends Guarded {
 	dimensions: number;
 	segments: SegmentRef[];
 	updated_at: string;
@@ -43,6 +44,8 @@ const manifestSchema = z.looseObject({
 		}),
 	),
 	updated_at: timestamp,
+	owner: z.string().min(1).optional(),
+	moved_at: timestamp.optional(),
 });
 
 export const manifestCodec: DocumentCodec<IndexManifest> = {

@@ -11,22 +11,20 @@ import type { Versioned } from '../../store/document-store';
 import { storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
-import { chunkKey } from '../chunks/chunk';
 import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
+import { checkOwner, guarded } from '../chunks/manifest-guard';
 import { manifestCodec } from './manifest';
 import type { IndexManifest, SegmentRef } from './manifest';
 import { compactIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
+import { rankOver } from './ranking';
+import type { LoadedVectors, VectorRanking } from './ranking';
 import {
 	decodeSegment,
 	encodeSegment,
-	MAX_TOP_K,
 	normaliseRows,
 	prepare,
-	rowOf,
 	SEGMENT_MAX_VECTORS,
-	topRows,
-	dot,
 	weightOf,
 } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
@@ -77,6 +75,10 @@ export class EmbeddedIndex {
 	readonly segmentsPrefix: string;
 	/** This index's cap within the process-wide segment cache (its own setting; others keep theirs). */
 	private readonly cacheBytes?: number;
+	/** What the cap covers: this index, or every partition of its knowledge base. */
+	private readonly cacheGroup: string;
+	/** The partition's owner when it is one (a manifest of another owner is refused). */
+	readonly owner?: string;
 
 	/** `kbId` names the index in errors; `prefix` is its folder (its owner's key layout decides where). */
 	constructor(
@@ -84,13 +86,15 @@ export class EmbeddedIndex {
 		readonly kbId: string,
 		prefix: string,
 		readonly maxAttempts = 12,
-		options: { cacheBytes?: number } = {},
+		options: { cacheBytes?: number; cacheGroup?: string; owner?: string } = {},
 	) {
 		this.prefix = validateKeyPrefix('vector index folder', prefix);
 		this.manifestKey = `${this.prefix}manifest.json`;
 		this.segmentsPrefix = `${this.prefix}segments/`;
 		this.manifests = new DocumentStore(storage, manifestCodec, { maxAttempts });
 		this.cacheBytes = options.cacheBytes;
+		this.cacheGroup = this.cacheId(options.cacheGroup ?? this.manifestKey);
+		this.owner = options.owner;
 	}
 
 	private cacheId(key: string): string {
@@ -102,7 +106,7 @@ export class EmbeddedIndex {
 		const prepared = prepare(segment);
 		segments.set(this.cacheId(segment.key), prepared, {
 			weight: weightOf(prepared),
-			group: this.cacheId(this.manifestKey),
+			group: this.cacheGroup,
 			groupMax: this.cacheBytes,
 		});
 	}
@@ -113,8 +117,46 @@ export class EmbeddedIndex {
 	}
 
 	/** The manifest (version null: no index yet). */
-	readManifest(): Promise<Versioned<IndexManifest>> {
-		return this.manifests.read(this.manifestKey);
+	async readManifest(): Promise<Versioned<IndexManifest>> {
+		return checkOwner(this.manifestKey, this.owner, await this.manifests.read(this.manifestKey));
+	}
+
+	/** One compare-and-swap of the manifest (refused once the index was moved, unless `onMoved`). */
+	updateManifest(
+		fn: (cur: Versioned<IndexManifest>) => IndexManifest | undefined,
+		onMoved: 'refuse' | 'allow' = 'refuse',
+	) {
+		return this.manifests.update(
+			this.manifestKey,
+			guarded(this.manifestKey, this.owner, fn, onMoved),
+		);
+	}
+
+	/** Marks the index moved to the partitioned layout: its content stays for readers until `retire`. */
+	async markMoved(at: string): Promise<Versioned<IndexManifest>> {
+		const result = await this.updateManifest(
+			(cur) =>
+				cur.version === null || cur.doc.moved_at !== undefined
+					? undefined
+					: { ...cur.doc, moved_at: at },
+			'allow',
+		);
+		return result.current;
+	}
+
+	/** Empties a moved index for good (its marker stays, so a late writer is still refused). */
+	async retire(): Promise<string[]> {
+		let listed: SegmentRef[] = [];
+		await this.updateManifest((cur) => {
+			if (cur.version === null || cur.doc.moved_at === undefined) return undefined;
+			listed = cur.doc.segments;
+			return { ...cur.doc, segments: [], updated_at: new Date().toISOString() };
+		}, 'allow');
+		for (const r of listed) {
+			this.uncacheSegment(r.key);
+			await this.storage.delete(r.key);
+		}
+		return listed.map((r) => r.key);
 	}
 
 	/** A segment, decoded once per process; null when storage does not hold it. */
@@ -156,9 +198,14 @@ export class EmbeddedIndex {
 	 * Adds chunks with their vectors (rows as the embedding model returned them): write-once segments of
 	 * at most SEGMENT_MAX_VECTORS, each appended to the manifest by compare-and-swap. A chunk ID that is
 	 * already indexed is superseded (searches and counts see it once). Returns when every chunk is listed
-	 * in the manifest: the index has confirmed them.
+	 * in the manifest: the index has confirmed them. With `older`, they are listed before everything
+	 * the index holds (an upgrade copying a moved index's chunks into a partition).
 	 */
-	async add(chunks: IndexedChunk[], rows: unknown): Promise<void> {
+	async add(
+		chunks: IndexedChunk[],
+		rows: unknown,
+		options: { older?: boolean } = {},
+	): Promise<void> {
 		if (chunks.length === 0) return;
 		const current = await this.readManifest();
 		const stored = current.version === null ? undefined : current.doc.dimensions;
@@ -166,22 +213,20 @@ export class EmbeddedIndex {
 		const dims = vectors.length / chunks.length;
 		if (stored !== undefined && stored !== dims)
 			throw new DimensionMismatchError(this.kbId, stored, dims);
-		for (let from = 0; from < chunks.length; from += SEGMENT_MAX_VECTORS) {
+		for (let from = 0, at = 0; from < chunks.length; from += SEGMENT_MAX_VECTORS, at++) {
 			const part = chunks.slice(from, from + SEGMENT_MAX_VECTORS);
 			const { ref } = await this.writeSegment(
 				dims,
 				part,
 				vectors.subarray(from * dims, (from + part.length) * dims),
 			);
-			await this.manifests.update(this.manifestKey, (cur) => {
+			await this.updateManifest((cur) => {
 				const m = cur.version === null ? undefined : cur.doc;
 				if (m && m.dimensions !== dims)
 					throw new DimensionMismatchError(this.kbId, m.dimensions, dims);
-				return {
-					dimensions: dims,
-					segments: [...(m?.segments ?? []), ref],
-					updated_at: ref.created_at,
-				};
+				const list = [...(m?.segments ?? [])];
+				list.splice(options.older ? at : list.length, 0, ref);
+				return { ...m, dimensions: dims, segments: list, updated_at: ref.created_at };
 			});
 		}
 		await this.compact();
@@ -219,15 +264,14 @@ export class EmbeddedIndex {
 		return liveMasks.set(id, masks);
 	}
 
-	/** The segments a manifest lists for a filter, loaded; retried once on a newer manifest when one is missing. */
-	private async load(filter: ChunkFilter): Promise<{
-		manifest: Versioned<IndexManifest>;
-		refs: SegmentRef[];
-		loaded: Array<Segment | null>;
-	}> {
+	/**
+	 * The segments a manifest lists for a filter, loaded, with the rows the filter lets through (live
+	 * ones); retried once on a newer manifest when one is missing.
+	 */
+	async loadFor(filter: ChunkFilter): Promise<LoadedVectors> {
 		for (let attempt = 0; ; attempt++) {
 			const manifest = await this.readManifest();
-			if (manifest.version === null) return { manifest, refs: [], loaded: [] };
+			if (manifest.version === null) return { manifest, segments: [], masks: [] };
 			const refs = manifest.doc.segments.filter(
 				(s) =>
 					(filter.sessionId === undefined || s.sessions.includes(filter.sessionId)) &&
@@ -239,7 +283,10 @@ export class EmbeddedIndex {
 					...(await Promise.all(refs.slice(i, i + 8).map((r) => this.readSegment(r.key)))),
 				);
 			const missing = refs.filter((_, i) => loaded[i] === null).map((r) => r.key);
-			if (missing.length === 0) return { manifest, refs, loaded };
+			if (missing.length === 0) {
+				const masks = this.liveMask(manifest.version, refs, loaded, filter);
+				return { manifest, segments: loaded as Segment[], masks };
+			}
 			// A compaction may have replaced them since the manifest was read: look once more.
 			if (attempt >= 1) throw new IndexDamagedError(this.kbId, missing);
 		}
@@ -257,34 +304,20 @@ export class EmbeddedIndex {
 		options: { withVectors?: boolean } = {},
 	): Promise<VectorMatch[]> {
 		const filter: ChunkFilter = typeof scope === 'string' ? { sessionId: scope } : (scope ?? {});
-		return (await this.ranking(query, k, filter, options)).matches;
+		return (await rankOver([this], query, k, filter, options)).matches;
 	}
 
 	/**
 	 * As search, with a way to score more chunks of the same scope against the query afterwards
 	 * (similarities), without reading anything again.
 	 */
-	async ranking(
+	ranking(
 		query: unknown,
 		k: number,
 		filter: ChunkFilter,
 		options: { withVectors?: boolean } = {},
-	): Promise<{ matches: VectorMatch[]; similarities: Similarities }> {
-		const { manifest, refs, loaded } = await this.load(filter);
-		if (manifest.version === null || refs.length === 0)
-			return { matches: [], similarities: () => new Map() };
-		const dims = manifest.doc.dimensions;
-		const q = normaliseRows([query], 1);
-		if (q.length !== dims) throw new DimensionMismatchError(this.kbId, dims, q.length);
-		const segs = loaded as Segment[];
-		const masks = this.liveMask(manifest.version, refs, loaded, filter);
-		const top = topRows(segs, masks, q, Math.max(1, Math.min(k, MAX_TOP_K)));
-		const matches = top.map(({ score, a, b }) => ({
-			...segs[a].chunks[b],
-			score: clampCosine(score),
-			...(options.withVectors ? { vector: Float32Array.from(rowOf(segs[a], b)) } : {}),
-		}));
-		return { matches, similarities: (ids) => similaritiesOf(segs, masks, q, ids) };
+	): Promise<VectorRanking> {
+		return rankOver([this], query, k, filter, options);
 	}
 
 	/** What the index holds, and which listed segments storage lost (one listing of the index folder). */
@@ -354,49 +387,4 @@ export class EmbeddedIndex {
 	compact(): Promise<boolean> {
 		return compactIndex(this);
 	}
-}
-
-/** Cosine similarities with the query of the chunks named (message ID → chunk indexes), by chunkKey. */
-export type Similarities = (wanted: Map<string, Set<number>>) => Map<string, number>;
-
-const clampCosine = (score: number) => Math.max(-1, Math.min(1, score));
-
-/** Per decoded segment: its rows by message ID (built on first need; segments are never rewritten). */
-const rowsByMessage = new WeakMap<Segment, Map<string, number[]>>();
-
-function rowsOf(seg: Segment): Map<string, number[]> {
-	let map = rowsByMessage.get(seg);
-	if (map) return map;
-	map = new Map();
-	seg.chunks.forEach((c, r) => {
-		const rows = map!.get(c.message_id);
-		if (rows) rows.push(r);
-		else map!.set(c.message_id, [r]);
-	});
-	rowsByMessage.set(seg, map);
-	return map;
-}
-
-/**
- * Cosine with `q` of the live, in-scope rows of the chunks `wanted` names (message ID → chunk
- * indexes), by chunkKey. (The word index names chunks by their own IDs: the message is what they share.)
- */
-function similaritiesOf(
-	segs: Segment[],
-	masks: Uint8Array[],
-	q: Float32Array,
-	wanted: Map<string, Set<number>>,
-): Map<string, number> {
-	const out = new Map<string, number>();
-	segs.forEach((seg, s) => {
-		const byMessage = rowsOf(seg);
-		for (const [message, chunks] of wanted)
-			for (const r of byMessage.get(message) ?? []) {
-				const c = seg.chunks[r];
-				if (masks[s][r] === 0 || !chunks.has(c.chunk_index)) continue;
-				const score = dot(seg.vectors, r * seg.dimensions, q, seg.dimensions);
-				out.set(chunkKey(c), clampCosine(score));
-			}
-	});
-	return out;
 }

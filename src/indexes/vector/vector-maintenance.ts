@@ -33,7 +33,7 @@ export async function forgetSessionRows(
 			sessionId,
 			manifest.doc.dimensions,
 		);
-		const result = await index.manifests.update(index.manifestKey, (cur) => {
+		const result = await index.updateManifest((cur) => {
 			if (cur.version === null) return undefined;
 			const keys = new Set(cur.doc.segments.map((s) => s.key));
 			if (![...replaced.keys()].every((k) => keys.has(k))) return undefined;
@@ -46,7 +46,7 @@ export async function forgetSessionRows(
 				}),
 				updated_at: new Date().toISOString(),
 			};
-		});
+		}, 'allow'); // what is forgotten goes from a moved index too
 		const fresh = [...replaced.values()].flatMap((r) => (r ? [r] : []));
 		if (!result.written) {
 			for (const r of fresh) await index.storage.delete(r.ref.key).catch(() => {});
@@ -156,7 +156,7 @@ export async function compactIndex(index: EmbeddedIndex): Promise<boolean> {
 			copyRows(kept, dims),
 		);
 		const merged = written.ref;
-		const result = await index.manifests.update(index.manifestKey, (cur) => {
+		const result = await index.updateManifest((cur) => {
 			if (cur.version === null) return undefined;
 			const at = cur.doc.segments.findIndex((s) => s.key === run[0].key);
 			const same = at >= 0 && run.every((r, i) => cur.doc.segments[at + i]?.key === r.key);

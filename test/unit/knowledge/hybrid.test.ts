@@ -14,6 +14,7 @@ import {
 	fuse,
 	IndexMismatchError,
 	InvalidIdError,
+	lexicalPartFolder,
 	LocalDiskStorage,
 	MemoryBase,
 	memoryBaseConfigKey,
@@ -22,6 +23,7 @@ import {
 	recencyFactor,
 	VECTOR_WEIGHT,
 	RECALL_START,
+	sessionPart,
 	TAIL_MAX,
 	tokenize,
 } from '../../../src/internal';
@@ -87,9 +89,11 @@ describe('lexical index: updated at capture, any language', () => {
 		// Captured messages reach the manifest when their log seals them (SEAL_AT at a time); the
 		// newest stay in the logs. Twice what one merge needs, so the manifest sees one for sure.
 		const n = 2 * TAIL_MAX * FAN;
-		for (let i = 0; i < n; i++) await say(base, `s${i % 3}`, `note number${i} about topic${i}`);
+		// One conversation without a user: its own partition, whose segments merge.
+		for (let i = 0; i < n; i++) await say(base, 's', `note number${i} about topic${i}`);
+		const folder = lexicalPartFolder('kb', { part: sessionPart('s') });
 		const manifest = JSON.parse(
-			Buffer.from((await storage.get('memory_base/kb/lexical/manifest.json'))!.body).toString(),
+			Buffer.from((await storage.get(`${folder}manifest.json`))!.body).toString(),
 		) as { tail: unknown[]; segments: Array<{ level: number }> };
 		assert.ok(
 			manifest.segments.some((s) => s.level === 1),
@@ -255,7 +259,10 @@ describe('mismatch instead of an empty answer', () => {
 	it('a deleted lexical index, or a base from before lexical capture, is refused until Regenerate', async () => {
 		const { base, root, storage } = setup();
 		await say(base, 'c', 'remember the code word pelican');
-		rmSync(path.join(root, 'memory_base/kb/lexical'), { recursive: true });
+		// The conversation's partition (it has no user) deleted behind the base's back.
+		rmSync(path.join(root, lexicalPartFolder('kb', { part: sessionPart('c') })), {
+			recursive: true,
+		});
 		await assert.rejects(
 			base.search('code word', { sessionId: 'c' }),
 			(e: unknown) => e instanceof IndexMismatchError && /Regenerate/.test(e.message),

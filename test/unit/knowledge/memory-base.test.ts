@@ -23,10 +23,13 @@ import {
 	memoryBaseLeaseKey,
 	SEAL_AT,
 	sessionLeaseKey,
+	sessionPart,
 	SyncCancelledError,
 	SyncRunningError,
 	vectorIndexPrefix,
 	vectorManifestKey,
+	vectorPartFolder,
+	vectorPartsPrefix,
 } from '../../../src/internal';
 import type {
 	ExternalVectorStore,
@@ -387,7 +390,8 @@ describe('Memory Base: status, mismatch and regenerate', () => {
 		const { base, root, embedder } = setup();
 		for (const f of FACTS) await turn(base, 's1', f);
 		await turn(base, 's2', 'only in s2');
-		rmSync(path.join(root, vectorIndexPrefix('wf1')), { recursive: true });
+		// Every vector partition of the base (one per conversation here: no users).
+		rmSync(path.join(root, vectorPartsPrefix('wf1')), { recursive: true });
 		const status = await base.status();
 		assert.equal(status.mismatch, true);
 		assert.match(
@@ -423,7 +427,7 @@ describe('Memory Base: status, mismatch and regenerate', () => {
 		const { base, root } = setup({ threshold: 1 });
 		await turn(base, 's1', FACTS[0]);
 		await turn(base, 's1', FACTS[1]);
-		const dir = path.join(root, vectorIndexPrefix('wf1'), 'segments');
+		const dir = path.join(root, vectorPartFolder('wf1', { part: sessionPart('s1') }), 'segments');
 		rmSync(path.join(dir, readdirSync(dir)[0]));
 		const status = await base.status();
 		assert.equal(status.mismatch, true);
@@ -716,7 +720,8 @@ describe('Memory Base: forget a conversation', () => {
 
 	it('a segment compacted away while forgetting: the forget starts over on the new manifest and misses nothing', async () => {
 		const { base, root, disk } = await twoUsers();
-		const manifestKey = vectorManifestKey('wf1');
+		// The partition of alice's conversation (captured without a user).
+		const manifestKey = `${vectorPartFolder('wf1', { part: sessionPart('alice') })}manifest.json`;
 		const storage = new (class extends InstrumentedStorage {
 			raced = false;
 			async put(key: string, body: Uint8Array, options?: { ifVersion?: string | null }) {

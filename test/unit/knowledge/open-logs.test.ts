@@ -12,16 +12,21 @@ import {
 	clearAllCaches,
 	CorruptDocumentError,
 	FOLD_BATCH,
+	lexicalPartFolder,
 	LocalDiskStorage,
 	MemoryBase,
 	OPEN_MAX,
 	SEAL_AT,
+	userPart,
 } from '../../../src/internal';
 import type { LexicalManifest, SessionLog } from '../../../src/internal';
 import { TestEmbedder } from '../../support/embeddings';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
 
-const MANIFEST = 'memory_base/kb/lexical/manifest.json';
+/** The word index of user "u" (every test's default user): its partition's manifest. */
+const manifestOf = (user: string) =>
+	`${lexicalPartFolder('kb', { part: userPart(user) })}manifest.json`;
+const MANIFEST = manifestOf('u');
 
 function setup() {
 	const root = tempDir('open-logs');
@@ -77,12 +82,18 @@ describe('flat capture: the lexical index reads open logs', () => {
 				);
 			assert.equal(await topFresh(base, `zebra${i}`, { userId: 'someone-else' }), undefined);
 		}
-		// Another user in the same conversation is listed (its searches read the log too).
+		// Another user in the same conversation is listed in that user's partition (its searches read
+		// the log too); the first user's partition lists it for that user only.
 		await say(base, 'c1', 'the parcel went to Ghent', 'v');
 		assert.equal(await topFresh(base, 'Ghent', { userId: 'v' }), 'the parcel went to Ghent');
 		const manifest = await stored<LexicalManifest>(storage, MANIFEST);
-		assert.deepEqual(manifest.open?.[0].users, ['u', 'v']);
+		assert.deepEqual(manifest.open?.[0].users, ['u']);
 		assert.deepEqual(manifest.tail, [], 'nothing folded yet');
+		const other = await stored<LexicalManifest>(storage, manifestOf('v'));
+		assert.deepEqual(
+			other.open?.map((o) => [o.session_id, o.users]),
+			[['c1', ['v']]],
+		);
 	});
 
 	it('a full log seals its inline messages into the manifest first; every message stays findable', async () => {

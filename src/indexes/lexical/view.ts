@@ -1,0 +1,119 @@
+// What one search (or Status) sees of one or more lexical indexes read together: a base's partitions
+// that a scope spans, or, while a base is upgraded, its moved single index and its partitions. Their
+// segments and the open sources in scope are loaded once, a later copy of a chunk ID supersedes an
+// earlier one across all of them (the indexes are given oldest first), and BM25 ranks over the union.
+import { BoundedCache } from '../../common/bounded-cache';
+import type { IndexedChunk } from '../chunks/chunk';
+import type { ChunkFilter } from '../chunks/filter';
+import { bm25, scopeOf } from './bm25';
+import type { SearchScope } from './bm25';
+import type { LexicalIndex } from './lexical-index';
+import type { LexicalManifest } from './manifest';
+import { namesOf } from './names';
+import { sourcesInScope } from './open-sources';
+import type { LexicalSegment } from './segment';
+import type { LexicalStats, LexicalView } from './types';
+import type { Versioned } from '../../store/document-store';
+
+/** What one index contributes to a read: its manifest as read, and the segments loaded from it. */
+export interface LoadedIndex {
+	manifest: Versioned<LexicalManifest>;
+	loaded: LexicalSegment[];
+	/** Names the manifest version and the segments loaded (what cached masks depend on). */
+	id: string;
+}
+
+/** Which documents are live, per set of loaded segments. */
+const masks = new BoundedCache<Uint8Array[]>({ name: 'lexical live masks', maxEntries: 128 });
+/** Which documents a filter lets through, per live mask and filter (a user's searches reuse it). */
+const scopes = new BoundedCache<SearchScope>({ name: 'lexical search scopes', maxEntries: 256 });
+
+export function clearViewCache(): void {
+	masks.clear();
+	scopes.clear();
+}
+
+const EMPTY: LexicalView = { search: () => [], names: () => [] };
+
+/** Live documents per loaded segment: a later copy of a chunk ID supersedes earlier ones. */
+function liveOf(id: string, loaded: LexicalSegment[]): Uint8Array[] {
+	return masks.getOrSet(id, () => {
+		const seen = new Set<string>();
+		const out: Uint8Array[] = new Array(loaded.length);
+		for (let s = loaded.length - 1; s >= 0; s--) {
+			const docs = loaded[s].docs;
+			const mask = new Uint8Array(docs.length);
+			for (let d = docs.length - 1; d >= 0; d--)
+				if (!seen.has(docs[d].id)) {
+					seen.add(docs[d].id);
+					mask[d] = 1;
+				}
+			out[s] = mask;
+		}
+		return out;
+	});
+}
+
+/**
+ * The open sources in scope, read once through the first index's reader (every index of a base
+ * shares one): the filter's conversation, or those the manifests list for its user (or all).
+ */
+async function openSources(
+	indexes: LexicalIndex[],
+	filter: ChunkFilter,
+): Promise<LexicalSegment[]> {
+	let ids: string[];
+	if (filter.sessionId !== undefined) ids = [filter.sessionId];
+	else {
+		const listings = await Promise.all(indexes.map((i) => i.readManifest()));
+		ids = [...new Set(listings.flatMap((l) => sourcesInScope(l.doc.open, filter)))];
+	}
+	const read = await indexes[0].readSources(ids);
+	return read.map((t) => indexes[0].sourceSegment(t));
+}
+
+/**
+ * The indexes (oldest first) as one search sees them. Sources are read before the manifests: a chunk
+ * its owner takes out of a source is in every manifest read after it (that manifest write came first).
+ */
+export async function lexicalView(
+	indexes: LexicalIndex[],
+	filter: ChunkFilter,
+): Promise<LexicalView> {
+	if (indexes.length === 0) return EMPTY;
+	const sources = await openSources(indexes, filter);
+	const parts = await Promise.all(indexes.map((i) => i.loadSegments(filter)));
+	const loaded = [...parts.flatMap((p) => p.loaded), ...sources];
+	if (loaded.every((seg) => seg.docs.length === 0)) return EMPTY;
+	const id = [...parts.map((p) => p.id), ...sources.map((s) => s.key)].join('\n');
+	const f = [filter.sessionId, filter.userId, filter.since, filter.until];
+	const scope = scopes.getOrSet(`${id}\n${JSON.stringify(f)}`, () =>
+		scopeOf(loaded, liveOf(id, loaded), filter),
+	);
+	return {
+		search: (query, k) => bm25(query, loaded, scope, k),
+		names: (chunk: IndexedChunk) => namesOf(chunk, loaded, scope),
+	};
+}
+
+/** What the indexes hold together (every segment read), and which listed segments storage lost. */
+export async function lexicalStats(indexes: LexicalIndex[]): Promise<LexicalStats> {
+	const none = { exists: false, chunks: 0, bySession: {}, segments: 0, missing: [] };
+	if (indexes.length === 0) return none;
+	const sources = await openSources(indexes, {}); // sources first, as lexicalView
+	const parts = await Promise.all(indexes.map((i) => i.loadAll()));
+	if (parts.every((p) => p.manifest.version === null)) return none;
+	const loaded = [...parts.flatMap((p) => p.loaded), ...sources];
+	const live = liveOf([...parts.map((p) => p.id), ...sources.map((s) => s.key)].join('\n'), loaded);
+	const bySession: Record<string, number> = {};
+	let chunks = 0;
+	loaded.forEach((seg, s) =>
+		seg.docs.forEach((d, i) => {
+			if (!live[s][i]) return;
+			chunks++;
+			bySession[d.session_id] = (bySession[d.session_id] ?? 0) + 1;
+		}),
+	);
+	const segments = parts.reduce((n, p) => n + p.segments, 0);
+	return { exists: true, chunks, bySession, segments, missing: parts.flatMap((p) => p.missing) };
+}

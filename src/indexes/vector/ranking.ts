@@ -1,0 +1,118 @@
+// Exact cosine ranking over one or more embedded indexes read together: a base's partitions that a
+// scope spans, or, while a base is upgraded, its moved single index and its partitions (a chunk in
+// both counts once, as the partition's copy). Every live row in scope is compared (topRows).
+import { DimensionMismatchError } from '../../errors';
+import type { Versioned } from '../../store/document-store';
+import { chunkKey } from '../chunks/chunk';
+import type { ChunkFilter } from '../chunks/filter';
+import type { IndexManifest } from './manifest';
+import type { EmbeddedIndex } from './vector-index';
+import { dot, MAX_TOP_K, normaliseRows, rowOf, topRows } from './vector-segment';
+import type { Segment, VectorMatch } from './vector-segment';
+
+/** What one index contributes to a search: its manifest, the segments in scope, their rows in scope. */
+export interface LoadedVectors {
+	manifest: Versioned<IndexManifest>;
+	segments: Segment[];
+	masks: Uint8Array[];
+}
+
+/** Cosine similarities with the query of the chunks named (message ID → chunk indexes), by chunkKey. */
+export type Similarities = (wanted: Map<string, Set<number>>) => Map<string, number>;
+
+export interface VectorRanking {
+	matches: VectorMatch[];
+	similarities: Similarities;
+}
+
+const clampCosine = (score: number) => Math.max(-1, Math.min(1, score));
+
+/**
+ * Masks of a moved index without the rows a later index holds a copy of (an upgrade copies them over):
+ * each chunk is ranked once. Only a moved index is checked; partitions never share a chunk.
+ */
+function withoutCopies(parts: LoadedVectors[]): Uint8Array[][] {
+	const out = parts.map((p) => p.masks);
+	parts.forEach((part, i) => {
+		if (part.manifest.doc.moved_at === undefined || i === parts.length - 1) return;
+		const later = new Set<string>();
+		for (const p of parts.slice(i + 1))
+			p.segments.forEach((seg, s) =>
+				seg.chunks.forEach((c, r) => p.masks[s][r] && later.add(c.id)),
+			);
+		out[i] = part.masks.map((mask, s) =>
+			mask.map((m, r) => (m && !later.has(part.segments[s].chunks[r].id) ? 1 : 0)),
+		);
+	});
+	return out;
+}
+
+/**
+ * The `k` chunks most similar to `query` over the indexes (oldest first), best first, with a way to
+ * score more chunks of the same scope afterwards without reading anything again.
+ */
+export async function rankOver(
+	indexes: EmbeddedIndex[],
+	query: unknown,
+	k: number,
+	filter: ChunkFilter,
+	options: { withVectors?: boolean } = {},
+): Promise<VectorRanking> {
+	const parts = (await Promise.all(indexes.map((i) => i.loadFor(filter)))).filter(
+		(p) => p.manifest.version !== null && p.segments.length > 0,
+	);
+	if (parts.length === 0) return { matches: [], similarities: () => new Map() };
+	const q = normaliseRows([query], 1);
+	for (const p of parts)
+		if (p.manifest.doc.dimensions !== q.length)
+			throw new DimensionMismatchError(indexes[0].kbId, p.manifest.doc.dimensions, q.length);
+	const segs = parts.flatMap((p) => p.segments);
+	const masks = withoutCopies(parts).flat();
+	const top = topRows(segs, masks, q, Math.max(1, Math.min(k, MAX_TOP_K)));
+	const matches = top.map(({ score, a, b }) => ({
+		...segs[a].chunks[b],
+		score: clampCosine(score),
+		...(options.withVectors ? { vector: Float32Array.from(rowOf(segs[a], b)) } : {}),
+	}));
+	return { matches, similarities: (ids) => similaritiesOf(segs, masks, q, ids) };
+}
+
+/** Per decoded segment: its rows by message ID (built on first need; segments are never rewritten). */
+const rowsByMessage = new WeakMap<Segment, Map<string, number[]>>();
+
+function rowsOf(seg: Segment): Map<string, number[]> {
+	let map = rowsByMessage.get(seg);
+	if (map) return map;
+	map = new Map();
+	seg.chunks.forEach((c, r) => {
+		const rows = map!.get(c.message_id);
+		if (rows) rows.push(r);
+		else map!.set(c.message_id, [r]);
+	});
+	rowsByMessage.set(seg, map);
+	return map;
+}
+
+/**
+ * Cosine with `q` of the live, in-scope rows of the chunks `wanted` names (message ID → chunk
+ * indexes), by chunkKey. (The word index names chunks by their own IDs: the message is what they share.)
+ */
+function similaritiesOf(
+	segs: Segment[],
+	masks: Uint8Array[],
+	q: Float32Array,
+	wanted: Map<string, Set<number>>,
+): Map<string, number> {
+	const out = new Map<string, number>();
+	segs.forEach((seg, s) => {
+		const byMessage = rowsOf(seg);
+		for (const [message, chunks] of wanted)
+			for (const r of byMessage.get(message) ?? []) {
+				const c = seg.chunks[r];
+				if (masks[s][r] === 0 || !chunks.has(c.chunk_index)) continue;
+				const score = dot(seg.vectors, r * seg.dimensions, q, seg.dimensions);
+				out.set(chunkKey(c), clampCosine(score));
+			}
+	});
+	return out;
+}
