@@ -47,6 +47,12 @@ else
 fi
 # Memory Base capture cost at 0, 100 and 1,000 pending messages, on local disk and radosgw.
 node --import tsx bench/capture.ts
+# Turn and capture cost side by side against an earlier commit (BEFORE_REF, default main; needs git history).
+if git rev-parse --verify --quiet "${BEFORE_REF:-main}^{commit}" >/dev/null 2>&1; then
+	node --import tsx bench/before-after.ts
+else
+	echo "Before/after benchmark skipped: ${BEFORE_REF:-main} does not resolve here (no git history, or a shallow clone)." >&2
+fi
 node --import tsx bench/tokens.ts
 # Summarize Older Turns: 500 scripted turns (tokens sent, summary calls, facts kept), and its turn cost
 # at 10 and 100,000 stored messages.
