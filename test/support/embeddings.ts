@@ -193,3 +193,76 @@ export class PgVectorLikeStore implements ExternalVectorStore {
 		return [...this.rows].filter(([, r]) => r.metadata.session_id === sessionId).map(([id]) => id);
 	}
 }
+
+/**
+ * Like LangChain's QdrantVectorStore: points with a `{ content, metadata }` payload, and a filter that
+ * must be Qdrant's own (`must` conditions of `{ key, match: { value } }` on payload keys): anything else
+ * is refused as Qdrant's API refuses it. Cosine scores, nearest first; delete({ ids }).
+ */
+export class QdrantLikeStore implements ExternalVectorStore {
+	points = new Map<string, { payload: Record<string, unknown>; vector: number[] }>();
+	filters: unknown[] = [];
+
+	_vectorstoreType(): string {
+		return 'qdrant';
+	}
+
+	async addVectors(
+		vectors: number[][],
+		documents: ExternalDocument[],
+		options?: { ids?: string[] },
+	): Promise<void> {
+		documents.forEach((d, i) =>
+			this.points.set(options?.ids?.[i] ?? `p${this.points.size}`, {
+				payload: { content: d.pageContent, metadata: d.metadata },
+				vector: vectors[i],
+			}),
+		);
+	}
+
+	async delete(params: { ids: string[] }): Promise<void> {
+		for (const id of params.ids) this.points.delete(id);
+	}
+
+	async similaritySearchVectorWithScore(
+		query: number[],
+		k: number,
+		filter?: unknown,
+	): Promise<Array<[ExternalDocument, number]>> {
+		this.filters.push(filter);
+		const conditions = qdrantConditions(filter);
+		const at = (payload: Record<string, unknown>, key: string) =>
+			key.split('.').reduce<unknown>((o, part) => (o as Record<string, unknown>)?.[part], payload);
+		return [...this.points.entries()]
+			.filter(([, p]) => conditions.every((c) => at(p.payload, c.key) === c.match.value))
+			.map(
+				([id, p]) =>
+					[
+						{
+							id,
+							pageContent: String(p.payload.content),
+							metadata: p.payload.metadata as Record<string, unknown>,
+						},
+						cosine(query, p.vector),
+					] as [ExternalDocument, number],
+			)
+			.sort((a, b) => b[1] - a[1])
+			.slice(0, k);
+	}
+}
+
+/** A filter's `must` conditions, or Qdrant's "Format error in JSON body" for anything else. */
+function qdrantConditions(filter: unknown): Array<{ key: string; match: { value: unknown } }> {
+	if (filter === undefined) return [];
+	const f = filter as { must?: unknown };
+	const keys = Object.keys(filter as object);
+	const valid =
+		keys.every((k) => ['must', 'should', 'must_not'].includes(k)) &&
+		Array.isArray(f.must) &&
+		f.must.every(
+			(c: { key?: unknown; match?: { value?: unknown } }) =>
+				typeof c.key === 'string' && c.match !== undefined && 'value' in c.match,
+		);
+	if (!valid) throw new Error(`Bad Request: Format error in JSON body: unknown field in filter`);
+	return f.must as Array<{ key: string; match: { value: unknown } }>;
+}

@@ -163,11 +163,21 @@ export class ExternalIndex {
 				doc.metadata?.memory_base_id === this.baseId &&
 				(sessionId === undefined || doc.metadata?.session_id === sessionId) &&
 				(userId === undefined || doc.metadata?.user_id === userId);
-		return {
+		const equal = {
 			memory_base_id: this.baseId,
 			...(sessionId !== undefined ? { session_id: sessionId } : {}),
 			...(userId !== undefined ? { user_id: userId } : {}),
 		};
+		// Qdrant's API refuses any filter but its own conditions; LangChain keeps the metadata under
+		// the payload's `metadata` key.
+		if (this.store._vectorstoreType?.() === 'qdrant')
+			return {
+				must: Object.entries(equal).map(([key, value]) => ({
+					key: `metadata.${key}`,
+					match: { value },
+				})),
+			};
+		return equal;
 	}
 
 	/** The `k` chunks of this base in scope nearest to `query`, best first, each scored by its cosine. */

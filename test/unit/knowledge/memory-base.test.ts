@@ -38,7 +38,12 @@ import type {
 	SessionLog,
 } from '../../../src/internal';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
-import { PgVectorLikeStore, TestEmbedder, TestVectorStore } from '../../support/embeddings';
+import {
+	PgVectorLikeStore,
+	QdrantLikeStore,
+	TestEmbedder,
+	TestVectorStore,
+} from '../../support/embeddings';
 
 function setup(extra: Partial<MemoryBaseOptions> = {}) {
 	const root = tempDir('memory-base');
@@ -878,6 +883,36 @@ describe('Memory Base with a PGVector-like store (distances, metadata filters, d
 			assert.equal(bob[0].text, COLOURS[0]);
 			assert.ok(bob.every((m) => m.userId === 'u-bob' && m.sessionId === 'bob'));
 		});
+
+	it('a Qdrant store gets Qdrant’s own filter (must conditions on metadata keys) and finds what the embedded index finds', async () => {
+		const store = new QdrantLikeStore();
+		const external = setup({ vectorStore: store });
+		const embedded = setup();
+		await twoUsers(external.base);
+		await twoUsers(embedded.base);
+		for (const scope of [
+			{ allUsers: true as const },
+			{ userId: 'u-bob' },
+			{ sessionId: 'alice' },
+		]) {
+			const query = 'what is my favourite colour?';
+			const got = await external.base.search(query, { k: 4, mode: 'vector', ...scope });
+			const want = await embedded.base.search(query, { k: 4, mode: 'vector', ...scope });
+			assert.deepEqual(
+				got.map((m) => [m.text, six(m.similarity)]),
+				want.map((m) => [m.text, six(m.similarity)]),
+			);
+		}
+		assert.deepEqual(store.filters.at(-1), {
+			must: [
+				{ key: 'metadata.memory_base_id', match: { value: 'wf1' } },
+				{ key: 'metadata.session_id', match: { value: 'alice' } },
+			],
+		});
+		assert.equal((await external.base.status()).mismatch, false);
+		assert.equal((await external.base.forget('alice')).vectors, 4);
+		assert.equal(store.points.size, 4);
+	});
 
 	it('rows of one conversation deleted behind the base’s back: Status and its search report the mismatch; Regenerate restores them', async () => {
 		const store = new PgVectorLikeStore();
