@@ -180,8 +180,12 @@ async function post(pathName: string, body: Json): Promise<{ status: number; jso
 }
 
 async function op(name: string, body: Json = {}): Promise<any> {
+	const before = failures(MAIN.id);
 	const r = await post(`e2e-mb-${name}`, body);
-	assert.equal(r.status, 200, JSON.stringify(r.json));
+	if (r.status !== 200) {
+		const failed = await lastFailure(MAIN.id, before).catch(() => undefined);
+		assert.fail(`${name}: ${r.status} ${JSON.stringify(r.json)} ${failed?.errorMessage ?? ''}`);
+	}
 	return r.json;
 }
 
@@ -484,8 +488,16 @@ describe('Memory Base on a real n8n', () => {
 	it('Delete Memory Base deletes everything of the base', async () => {
 		const deleted = await op('delete');
 		assert.ok(deleted[0].deleted > 10, JSON.stringify(deleted));
-		const st = await status();
-		assert.deepEqual([st.exists, st.sessions], [false, []]);
+		// The base is gone: its Status is an error naming the bases left, not an empty base.
+		const before = failures(MAIN.id);
+		const refused = await post('e2e-mb-status', {});
+		assert.equal(refused.status, 500);
+		const error = String((await lastFailure(MAIN.id, before)).errorMessage);
+		assert.match(
+			error,
+			new RegExp(`^No Memory Base named "${MAIN.id}" \\(bases in this storage: `),
+		);
+		assert.doesNotMatch(error.replace(/^No Memory Base named "[^"]+"/, ''), new RegExp(MAIN.id));
 		const left = await disk().list(`memory_base/${MAIN.id}/`);
 		assert.deepEqual(left, []);
 		assert.deepEqual(await disk().list(`knowledge_base/${MAIN.id}/`), []);
