@@ -11,7 +11,7 @@ import type { INode, INodeParameters } from 'n8n-workflow';
 
 import { TEST_IMAGE_AGENT_TYPE, TestImageAgent } from '../test/support/agent-stand-in';
 import { LlmMemoryStore, LlmWithMemory } from '../test/support/node-under-test';
-import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../test/support/scripted-model';
+import { echoModelNode, scriptedModelLog } from '../test/support/scripted-model';
 import { tempDir } from '../test/support/storages';
 import { TRIGGER_NODE } from '../test/support/test-nodes';
 import { runWorkflow } from '../test/support/workflow-harness';
@@ -28,14 +28,7 @@ const nodeTypes = {
 const TURNS = Number(process.env.TURN_BENCH_TURNS ?? 150);
 const WARMUP = 10;
 
-const model: INode = {
-	id: 'model',
-	name: 'Model',
-	type: SCRIPTED_MODEL_TYPE,
-	typeVersion: 1,
-	position: [200, 200],
-	parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-};
+const model = echoModelNode();
 
 function workflow(kind: 'llm' | 'agent', params: INodeParameters): WorkflowJson {
 	const target = kind === 'llm' ? 'LLM' : 'Agent';

@@ -2,11 +2,10 @@
  * The chat turns scripts/house.ts follows through nodes/: LLM with Memory, and the stand-in agent
  * with the LLM Memory Store, both with Long-Term Memory on, in-process with the scripted model.
  */
-import type { INode } from 'n8n-workflow';
 
 import { TEST_IMAGE_AGENT_TYPE, TestImageAgent } from '../test/support/agent-stand-in';
 import { LlmMemoryStore, LlmWithMemory } from '../test/support/node-under-test';
-import { SCRIPTED_MODEL_TYPE } from '../test/support/scripted-model';
+import { echoModelNode } from '../test/support/scripted-model';
 import { tempDir } from '../test/support/storages';
 import { standInAgentWorkflow, STORE_NODE_TYPE } from '../test/support/stand-in-agent-workflow';
 import { TRIGGER_NODE } from '../test/support/test-nodes';
@@ -20,14 +19,7 @@ const nodeTypes = {
 	[TEST_IMAGE_AGENT_TYPE]: new TestImageAgent(),
 };
 
-const model: INode = {
-	id: 'model',
-	name: 'Model',
-	type: SCRIPTED_MODEL_TYPE,
-	typeVersion: 1,
-	position: [200, 200],
-	parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-};
+const model = echoModelNode();
 
 const longTerm = { longTermMemory: true, longTermUserId: 'ana' };
 

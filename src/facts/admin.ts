@@ -4,7 +4,7 @@
 // deletes a user's facts and a forgotten conversation's own, and takes what was learned in a forgotten
 // conversation out of every other subject's facts, older versions included (redact.ts).
 import { validateId } from '../keys/ids';
-import { deleteListed, unreadable } from '../store/memory-admin';
+import { deleteListed, reportExpiry } from '../store/memory-admin';
 import type {
 	AdminScope,
 	ConversationRef,
@@ -179,20 +179,15 @@ export class FactsAdmin implements MemoryAdmin<ExportedFacts[], number> {
 		for (const f of folders) {
 			if (!f.objects.some((o) => isHead(f, o))) continue;
 			const id = `${f.space}/${f.subject.kind}:${f.subject.id}`;
-			try {
-				const purged = await purgeIfExpired(this.store(f.space, f.subject).versions, options.now, {
-					dryRun: options.dryRun,
-				});
-				if (!purged.expired) continue;
-				report.deleted.push(...purged.deleted);
-				if (purged.skipped.length > 0)
-					report.skipped.push({ id, reason: 'the facts changed since they were judged expired' });
-				else report.ids.push(id);
-			} catch (error) {
-				const reason = unreadable(error);
-				if (!reason) throw error;
-				report.skipped.push({ id, reason });
-			}
+			await reportExpiry(
+				report,
+				id,
+				'the facts changed since they were judged expired',
+				async () =>
+					await purgeIfExpired(this.store(f.space, f.subject).versions, options.now, {
+						dryRun: options.dryRun,
+					}),
+			);
 		}
 		return report;
 	}

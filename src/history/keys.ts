@@ -1,6 +1,7 @@
 // Chat memory's keys: the memory documents (the conversation's shared one, each node's own), the
 // sealed objects and summaries beside each, and the conversation's copied files.
 import { validateId, validateKeyPrefix } from '../keys/ids';
+import { appFolder, conversationPath } from '../keys/paths';
 import { isSealedName, sealedPrefix } from '../store/log-keys';
 
 export const NODE_MEMORY_ROOT = 'node_memory';
@@ -26,10 +27,7 @@ export function conversationNodesPrefix(
 	conversationId: string,
 	prefix?: string,
 ): string {
-	return (
-		validateKeyPrefix('key prefix', prefix) +
-		`${NODE_MEMORY_ROOT}/${validateId('app_id', appId)}/${validateId('conversation_id', conversationId)}/`
-	);
+	return `${conversationPath(NODE_MEMORY_ROOT, appId, conversationId, prefix)}/`;
 }
 
 /** `{prefix}conversation_memory/{app_id}/{conversation_id}.json` */
@@ -38,10 +36,7 @@ export function conversationMemoryKey(
 	conversationId: string,
 	prefix?: string,
 ): string {
-	return (
-		validateKeyPrefix('key prefix', prefix) +
-		`${CONVERSATION_MEMORY_ROOT}/${validateId('app_id', appId)}/${validateId('conversation_id', conversationId)}.json`
-	);
+	return `${conversationPath(CONVERSATION_MEMORY_ROOT, appId, conversationId, prefix)}.json`;
 }
 
 /** Folder of a conversation's copied files: `{prefix}memory_files/{app_id}/{conversation_id}/`. */
@@ -50,17 +45,12 @@ export function conversationFilesPrefix(
 	conversationId: string,
 	prefix?: string,
 ): string {
-	return (
-		validateKeyPrefix('key prefix', prefix) +
-		`${FILES_ROOT}/${validateId('app_id', appId)}/${validateId('conversation_id', conversationId)}/`
-	);
+	return `${conversationPath(FILES_ROOT, appId, conversationId, prefix)}/`;
 }
 
 /** Chat memory's folders of one app: node documents, conversation documents, copied files. */
 export function chatAppPrefixes(appId: string, prefix?: string): string[] {
-	const p = validateKeyPrefix('key prefix', prefix);
-	const app = validateId('app_id', appId);
-	return CHAT_ROOTS.map((root) => `${p}${root}/${app}/`);
+	return CHAT_ROOTS.map((root) => appFolder(root, appId, prefix));
 }
 
 const SUMMARIES_NAME = 'summaries.json';

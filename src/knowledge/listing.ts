@@ -8,6 +8,15 @@ import { listSessions, readLog, readMessages } from './capture-log';
 import type { BaseParts } from './parts';
 import type { CapturedMessage } from './records';
 
+/** Which captured messages to list: of one conversation, of one user, or of all (`allUsers`); a page. */
+export interface CapturedQuery {
+	sessionId?: string;
+	userId?: string;
+	allUsers?: boolean;
+	offset?: number;
+	limit?: number;
+}
+
 export interface CapturedPage {
 	/** The messages of this page, oldest first, each with the conversation it belongs to. */
 	messages: Array<CapturedMessage & { session_id: string }>;
@@ -77,16 +86,7 @@ async function allPage(p: BaseParts, offset: number, limit: number): Promise<Cap
  * conversation of the base, or of every conversation (`allUsers`, asked for by name, as search does);
  * the conversations are read in order of their IDs.
  */
-export async function listCaptured(
-	p: BaseParts,
-	options: {
-		sessionId?: string;
-		userId?: string;
-		allUsers?: boolean;
-		offset?: number;
-		limit?: number;
-	},
-): Promise<CapturedPage> {
+export async function listCaptured(p: BaseParts, options: CapturedQuery): Promise<CapturedPage> {
 	const offset = options.offset ?? 0;
 	const limit = options.limit ?? 50;
 	checkPage(offset, limit);

@@ -12,7 +12,7 @@ import { BaseParts } from './parts';
 import type { CapturedMessage, MemoryBaseConfig } from './records';
 import { exportSession, importSession } from './transfer';
 import { listCaptured } from './listing';
-import type { CapturedPage } from './listing';
+import type { CapturedPage, CapturedQuery } from './listing';
 import { recall, recallCandidates } from './recall';
 import type { RecallCandidates, RecallOptions, RecallResult, RecallSearch } from './recall';
 import { search } from './search';
@@ -84,15 +84,7 @@ export class MemoryBase {
 	}
 
 	/** Captured messages, a page at a time: of one conversation, of one user, or of all (allUsers). */
-	listMessages(
-		options: {
-			sessionId?: string;
-			userId?: string;
-			allUsers?: boolean;
-			offset?: number;
-			limit?: number;
-		} = {},
-	): Promise<CapturedPage> {
+	listMessages(options: CapturedQuery = {}): Promise<CapturedPage> {
 		return listCaptured(this.parts, options);
 	}
 

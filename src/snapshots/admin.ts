@@ -2,7 +2,7 @@
 // branch heads and counter, listed, deleted, exported and imported, pruned, expired and forgotten over
 // versioned data's own keys.
 import { validateKeyPrefix } from '../keys/ids';
-import { conversationName, deleteListed, unreadable } from '../store/memory-admin';
+import { conversationName, deleteListed, reportExpiry } from '../store/memory-admin';
 import type {
 	AdminScope,
 	AgePass,
@@ -149,18 +149,12 @@ export class SnapshotsAdmin implements MemoryAdmin<VersionedDataExport, Versione
 				conversationId,
 				keyPrefix: this.keyPrefix,
 			});
-			try {
-				const purged = await purgeIfExpired(vs, options.now, { dryRun: options.dryRun });
-				if (!purged.expired) continue;
-				report.deleted.push(...purged.deleted);
-				if (purged.skipped.length > 0)
-					report.skipped.push({ id, reason: 'a branch was saved to since it was judged expired' });
-				else report.ids.push(id);
-			} catch (error) {
-				const reason = unreadable(error);
-				if (!reason) throw error;
-				report.skipped.push({ id, reason });
-			}
+			await reportExpiry(
+				report,
+				id,
+				'a branch was saved to since it was judged expired',
+				async () => await purgeIfExpired(vs, options.now, { dryRun: options.dryRun }),
+			);
 		}
 		return report;
 	}

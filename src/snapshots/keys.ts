@@ -1,7 +1,8 @@
 // Versioned data's keys: one folder per conversation holding its write-once versions, its branch heads
 // and the next-number hint.
 import { InvalidIdError } from '../errors';
-import { validateBranchName, validateId, validateKeyPrefix } from '../keys/ids';
+import { validateBranchName, validateKeyPrefix } from '../keys/ids';
+import { appFolder, conversationPath } from '../keys/paths';
 
 export const VERSIONED_DATA_ROOT = 'versioned_data';
 /** Version numbers are zero-padded to 10 digits in keys, so key order is number order. */
@@ -13,15 +14,12 @@ export function versionedDataPrefix(
 	conversationId: string,
 	prefix?: string,
 ): string {
-	return (
-		validateKeyPrefix('key prefix', prefix) +
-		`${VERSIONED_DATA_ROOT}/${validateId('app_id', appId)}/${validateId('conversation_id', conversationId)}/`
-	);
+	return `${conversationPath(VERSIONED_DATA_ROOT, appId, conversationId, prefix)}/`;
 }
 
 /** Folder of an app's versioned data: `{prefix}versioned_data/{app_id}/`. */
 export function versionedDataAppPrefix(appId: string, prefix?: string): string {
-	return `${validateKeyPrefix('key prefix', prefix)}${VERSIONED_DATA_ROOT}/${validateId('app_id', appId)}/`;
+	return appFolder(VERSIONED_DATA_ROOT, appId, prefix);
 }
 
 /** Whether `n` can be a version number (a positive integer of at most 10 digits). */

@@ -140,6 +140,39 @@ export function unreadable(error: unknown): string | undefined {
 		: undefined;
 }
 
+/** One expiry judgement of a sweep (e.g. snapshots/retention.ts's purgeIfExpired). */
+export interface Purged {
+	/** It was past its rule. */
+	expired: boolean;
+	/** The keys deleted. */
+	deleted: string[];
+	/** The keys kept because they were written after they were judged. */
+	skipped: string[];
+}
+
+/**
+ * Adds one expiry judgement to a Prune Expired report: its deleted keys, and its ID as expired, or
+ * skipped with `changed` when a write won the race, or with the reason when it is unreadable.
+ */
+export async function reportExpiry(
+	report: ExpiryReport,
+	id: string,
+	changed: string,
+	purge: () => Promise<Purged>,
+): Promise<void> {
+	try {
+		const purged = await purge();
+		if (!purged.expired) return;
+		report.deleted.push(...purged.deleted);
+		if (purged.skipped.length > 0) report.skipped.push({ id, reason: changed });
+		else report.ids.push(id);
+	} catch (error) {
+		const reason = unreadable(error);
+		if (!reason) throw error;
+		report.skipped.push({ id, reason });
+	}
+}
+
 /**
  * Deletes a conversation's listed objects in their order, drops this process's cached copies under
  * its prefixes, then removes temporary copies a killed writer left there (they hold its text too).

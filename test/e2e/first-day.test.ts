@@ -95,7 +95,7 @@ function adminWorkflow(): Json {
 			returnAll: true,
 		},
 	});
-	w.main(allItemsWebhook(w, 'List Webhook', 'e2e-first-day-list'), list);
+	w.main(w.webhookAll('List Webhook', 'e2e-first-day-list'), list);
 	const forget = w.llmMemoryManager('Forget', {
 		resource: 'conversationMemory',
 		operation: 'forgetUser',
@@ -104,23 +104,6 @@ function adminWorkflow(): Json {
 	});
 	w.main(w.webhook('Forget Webhook', 'e2e-first-day-forget'), forget);
 	return w.json();
-}
-
-/** A webhook that answers with every item of the last node (the builder's answers with the first). */
-function allItemsWebhook(w: WorkflowBuilder, name: string, webhookPath: string): string {
-	return w.add({
-		name,
-		type: 'n8n-nodes-base.webhook',
-		typeVersion: 2,
-		webhookId: `${ADMIN.id}-${webhookPath}`,
-		parameters: {
-			httpMethod: 'POST',
-			path: webhookPath,
-			responseMode: 'lastNode',
-			responseData: 'allEntries',
-			options: {},
-		},
-	});
 }
 
 async function post(webhook: string, body: Json): Promise<{ status: number; json: any }> {

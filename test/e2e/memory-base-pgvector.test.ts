@@ -27,7 +27,9 @@ import type { N8nInstance } from '../support/n8n-harness';
 import { ensurePgvector, ensureServices, pgUp } from '../support/services';
 import type { Postgres } from '../support/services';
 import { joinSharedN8n } from '../support/shared-n8n';
-import { OPENAI_CREDENTIAL, openAiCredential } from '../support/workflows';
+import { postWebhook } from '../support/webhooks';
+import type { WebhookReply } from '../support/webhooks';
+import { openAiCredential } from '../support/workflows';
 
 type Json = Record<string, any>;
 
@@ -56,29 +58,6 @@ function pgCredential(ref: { id: string; name: string }, user: string): Json {
 			allowUnauthorizedCerts: false,
 		},
 	};
-}
-
-/** Adds a sub-node connection of any type (the builder's own `sub` knows memory, model and tool only). */
-function link(json: Json, from: string, type: string, ...to: string[]): void {
-	const out = (json.connections[from] ??= {});
-	const targets = ((out[type] ??= [[]]) as Json[][])[0];
-	for (const node of to) targets.push({ node, type, index: 0 });
-}
-
-function webhook(w: WorkflowBuilder, name: string, pathName: string): string {
-	return w.add({
-		name,
-		type: 'n8n-nodes-base.webhook',
-		typeVersion: 2,
-		webhookId: `${w.id}-${pathName}`,
-		parameters: {
-			httpMethod: 'POST',
-			path: pathName,
-			responseMode: 'lastNode',
-			responseData: 'allEntries',
-			options: {},
-		},
-	});
 }
 
 function pgvectorStore(w: WorkflowBuilder, name: string, credential: { id: string; name: string }) {
@@ -135,7 +114,7 @@ function baseWorkflow(): Json {
 	};
 	for (const [name, parameters] of Object.entries(ops)) {
 		const node = w.add({ name: `MB ${name}`, type: MB_TYPE, typeVersion: 1, parameters });
-		w.main(webhook(w, `Webhook ${name}`, `e2e-mbpg-${name}`), node);
+		w.main(w.webhookAll(`Webhook ${name}`, `e2e-mbpg-${name}`), node);
 		viaStore.push(node);
 	}
 	const forgetUser = w.add({
@@ -149,27 +128,20 @@ function baseWorkflow(): Json {
 			forgetUserId: '={{ $json.body.userId }}',
 		},
 	});
-	w.main(webhook(w, 'Webhook forget user', 'e2e-mbpg-forget-user'), forgetUser);
+	w.main(w.webhookAll('Webhook forget user', 'e2e-mbpg-forget-user'), forgetUser);
 	const noDelete = w.add({
 		name: 'MB forget (no DELETE)',
 		type: MB_TYPE,
 		typeVersion: 1,
 		parameters: ops.forget,
 	});
-	w.main(webhook(w, 'Webhook forget no delete', 'e2e-mbpg-forget-nodelete'), noDelete);
-	const json = w.json();
-	const embed = w.add({
-		name: 'Embeddings',
-		type: '@n8n/n8n-nodes-langchain.embeddingsOpenAi',
-		typeVersion: 1.2,
-		parameters: { model: 'text-embedding-3-small', options: {} },
-		credentials: { openAiApi: OPENAI_CREDENTIAL },
-	});
+	w.main(w.webhookAll('Webhook forget no delete', 'e2e-mbpg-forget-nodelete'), noDelete);
+	const embed = w.embeddings();
 	const store = pgvectorStore(w, 'Postgres PGVector Store', PG_CREDENTIAL);
 	const restricted = pgvectorStore(w, 'PGVector (no DELETE)', PG_NO_DELETE_CREDENTIAL);
-	link(json, embed, 'ai_embedding', ...viaStore, noDelete, store, restricted);
-	link(json, store, 'ai_vectorStore', ...viaStore, forgetUser);
-	link(json, restricted, 'ai_vectorStore', noDelete);
+	w.sub(embed, 'ai_embedding', ...viaStore, noDelete, store, restricted);
+	w.sub(store, 'ai_vectorStore', ...viaStore, forgetUser);
+	w.sub(restricted, 'ai_vectorStore', noDelete);
 	return w.json();
 }
 
@@ -192,22 +164,8 @@ function llmWorkflow(): Json {
 
 // --- helpers ---------------------------------------------------------------------------------------
 
-async function post(pathName: string, body: Json): Promise<{ status: number; json: any }> {
-	const res = await fetch(`${n8n!.baseUrl}/webhook/${pathName}`, {
-		method: 'POST',
-		headers: { 'Content-Type': 'application/json' },
-		body: JSON.stringify(body),
-		signal: AbortSignal.timeout(60_000),
-	});
-	const text = await res.text();
-	let json: any;
-	try {
-		json = JSON.parse(text);
-	} catch {
-		json = text;
-	}
-	return { status: res.status, json };
-}
+const post = (pathName: string, body: Json): Promise<WebhookReply> =>
+	postWebhook(n8n!.baseUrl, pathName, body);
 
 async function op(name: string, body: Json = {}): Promise<any> {
 	const r = await post(`e2e-mbpg-${name}`, body);

@@ -19,8 +19,10 @@ import { sendChat } from '../support/chat';
 import { failedSince, failureCount } from '../support/n8n-executions';
 import { packPackage } from '../support/n8n-harness';
 import { joinSharedN8n } from '../support/shared-n8n';
+import { postWebhook } from '../support/webhooks';
+import type { WebhookReply } from '../support/webhooks';
 import type { N8nInstance } from '../support/n8n-harness';
-import { openAiCredential, OPENAI_CREDENTIAL } from '../support/workflows';
+import { openAiCredential } from '../support/workflows';
 
 type Json = Record<string, any>;
 
@@ -31,40 +33,6 @@ const MB_TYPE = 'n8n-nodes-llm-memory.memoryBase';
 const MB_TOOL_TYPE = 'n8n-nodes-llm-memory.memoryBaseTool';
 const EXAMPLE_FILE = path.resolve(__dirname, '../../examples/memory-base.json');
 const EXAMPLE = JSON.parse(readFileSync(EXAMPLE_FILE, 'utf8'));
-
-/** Adds a sub-node connection of any type (the builder's own `sub` knows memory, model and tool only). */
-function link(json: Json, from: string, type: string, ...to: string[]): void {
-	const out = (json.connections[from] ??= {});
-	const targets = ((out[type] ??= [[]]) as Json[][])[0];
-	for (const node of to) targets.push({ node, type, index: 0 });
-}
-
-function embeddings(w: WorkflowBuilder, name = 'Embeddings'): string {
-	return w.add({
-		name,
-		type: '@n8n/n8n-nodes-langchain.embeddingsOpenAi',
-		typeVersion: 1.2,
-		parameters: { model: 'text-embedding-3-small', options: {} },
-		credentials: { openAiApi: OPENAI_CREDENTIAL },
-	});
-}
-
-/** A POST webhook answering with every item of its last node. */
-function webhook(w: WorkflowBuilder, name: string, pathName: string): string {
-	return w.add({
-		name,
-		type: 'n8n-nodes-base.webhook',
-		typeVersion: 2,
-		webhookId: `${w.id}-${pathName}`,
-		parameters: {
-			httpMethod: 'POST',
-			path: pathName,
-			responseMode: 'lastNode',
-			responseData: 'allEntries',
-			options: {},
-		},
-	});
-}
 
 const FROM_BODY = {
 	sessionScope: '={{ $json.body.scope || "all" }}',
@@ -119,11 +87,10 @@ function mainWorkflow(): Json {
 	};
 	for (const [name, parameters] of Object.entries(ops)) {
 		const node = w.add({ name: `MB ${name}`, type: MB_TYPE, typeVersion: 1, parameters });
-		w.main(webhook(w, `Webhook ${name}`, `e2e-mb-${name}`), node);
+		w.main(w.webhookAll(`Webhook ${name}`, `e2e-mb-${name}`), node);
 		targets.push(node);
 	}
-	const json = w.json();
-	link(json, embeddings(w), 'ai_embedding', ...targets);
+	w.sub(w.embeddings(), 'ai_embedding', ...targets);
 	return w.json();
 }
 
@@ -144,7 +111,7 @@ function externalWorkflow(): Json {
 		status: { operation: 'status' },
 	})) {
 		const node = w.add({ name: `MB ${name}`, type: MB_TYPE, typeVersion: 1, parameters });
-		w.main(webhook(w, `Webhook ${name}`, `e2e-mbvs-${name}`), node);
+		w.main(w.webhookAll(`Webhook ${name}`, `e2e-mbvs-${name}`), node);
 		targets.push(node);
 	}
 	const store = w.add({
@@ -153,31 +120,15 @@ function externalWorkflow(): Json {
 		typeVersion: 1.3,
 		parameters: { mode: 'retrieve', memoryKey: { __rl: true, mode: 'id', value: 'e2e-mb-store' } },
 	});
-	const json = w.json();
-	const embed = embeddings(w);
-	link(json, embed, 'ai_embedding', ...targets, store);
-	link(json, store, 'ai_vectorStore', ...targets);
+	w.sub(w.embeddings(), 'ai_embedding', ...targets, store);
+	w.sub(store, 'ai_vectorStore', ...targets);
 	return w.json();
 }
 
 // --- helpers ---------------------------------------------------------------------------------------
 
-async function post(pathName: string, body: Json): Promise<{ status: number; json: any }> {
-	const res = await fetch(`${n8n!.baseUrl}/webhook/${pathName}`, {
-		method: 'POST',
-		headers: { 'Content-Type': 'application/json' },
-		body: JSON.stringify(body),
-		signal: AbortSignal.timeout(60_000),
-	});
-	const text = await res.text();
-	let json: any;
-	try {
-		json = JSON.parse(text);
-	} catch {
-		json = text;
-	}
-	return { status: res.status, json };
-}
+const post = (pathName: string, body: Json): Promise<WebhookReply> =>
+	postWebhook(n8n!.baseUrl, pathName, body);
 
 async function op(name: string, body: Json = {}): Promise<any> {
 	const before = failures(MAIN.id);

@@ -11,15 +11,9 @@ import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 
 import { fakeEmbedding } from '../../demo/model-server';
-import {
-	captureLogKey,
-	lexicalPartFolder,
-	LocalDiskStorage,
-	MemoryBase,
-	userPart,
-} from '../../src/internal';
-import type { Embedder, MemoryStorage } from '../../src/internal';
-import { ensureRgw, rgwStorage } from '../support/rgw';
+import { captureLogKey, lexicalPartFolder, MemoryBase, userPart } from '../../src/internal';
+import type { Embedder } from '../../src/internal';
+import { ensureRgw, workerBackends } from '../support/rgw';
 import type { WorkerBackend } from '../support/rgw';
 import { tempDir } from '../support/storages';
 
@@ -30,25 +24,7 @@ const embedder: Embedder = {
 	embedQuery: async (text) => fakeEmbedding(text, 64),
 };
 
-const backends: Array<{
-	name: string;
-	make: () => Promise<{ storage: MemoryStorage; worker: WorkerBackend }>;
-}> = [
-	{
-		name: 'local disk',
-		make: async () => {
-			const root = tempDir('interleave');
-			return { storage: new LocalDiskStorage({ root }), worker: { backend: 'disk', root } };
-		},
-	},
-	{
-		name: 'radosgw',
-		make: async () => {
-			const s3 = await rgwStorage();
-			return { storage: s3, worker: { backend: 's3', endpoint: s3.endpoint, bucket: s3.bucket } };
-		},
-	},
-];
+const backends = workerBackends('interleave');
 
 interface Exit {
 	stdout: string;

@@ -1,34 +1,25 @@
 // 50 turns appended concurrently to one key from 5 processes, on disk and on radosgw: none may be lost.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
 
 import { extractThread, TokenBufferMemory } from '../../src/internal';
 import type { MemoryStorage } from '../../src/internal';
-import { ensureRgw, rgwStorage } from '../support/rgw';
+import { ensureRgw, rgwStorage, runWorkers } from '../support/rgw';
 import { tempDir } from '../support/storages';
 import { LocalDiskStorage } from '../../src/internal';
 
-const run = promisify(execFile);
 const WORKER = path.resolve(__dirname, '../support/append-worker.ts');
 const PROCESSES = 5;
 const TURNS_EACH = 10;
 
 async function race(storage: MemoryStorage, config: object) {
-	const outputs = await Promise.all(
-		Array.from({ length: PROCESSES }, (_, p) =>
-			run(
-				process.execPath,
-				['--import', 'tsx', WORKER, JSON.stringify({ ...config, turns: TURNS_EACH, tag: `p${p}` })],
-				{ timeout: 120_000 },
-			),
-		),
+	const outputs = await runWorkers(
+		WORKER,
+		Array.from({ length: PROCESSES }, (_, p) => ({ ...config, turns: TURNS_EACH, tag: `p${p}` })),
+		120_000,
 	);
-	const reported = outputs.flatMap(
-		(o) => JSON.parse(o.stdout) as { id: string; attempts: number }[],
-	);
+	const reported = outputs.flatMap((o) => JSON.parse(o) as { id: string; attempts: number }[]);
 	const doc = await new TokenBufferMemory('wf', 'race', { storage }).messages();
 	return { reported, doc };
 }

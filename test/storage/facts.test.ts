@@ -2,43 +2,19 @@
 // operation (each save a compare-and-swap of the branch head, re-applied on conflict), and Forget takes
 // what was learned in a forgotten conversation out of every stored byte on both backends.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
 
-import { clearDocumentCache, Facts, forgetUser, LocalDiskStorage } from '../../src/internal';
-import type { MemoryStorage } from '../../src/internal';
+import { clearDocumentCache, Facts, forgetUser } from '../../src/internal';
 import { standInExtractor } from '../support/fact-extractor';
 import { storageHolds } from '../support/forget-plant';
-import { ensureRgw, rgwStorage } from '../support/rgw';
-import type { WorkerBackend } from '../support/rgw';
-import { tempDir } from '../support/storages';
+import { ensureRgw, runWorkers, workerBackends } from '../support/rgw';
 
-const run = promisify(execFile);
 const WORKER = path.resolve(__dirname, '../support/facts-worker.ts');
 const PROCESSES = 4;
 const LEARNS_EACH = 12;
 
-const backends: {
-	name: string;
-	make: () => Promise<{ storage: MemoryStorage; worker: WorkerBackend }>;
-}[] = [
-	{
-		name: 'local disk',
-		make: async () => {
-			const root = tempDir();
-			return { storage: new LocalDiskStorage({ root }), worker: { backend: 'disk', root } };
-		},
-	},
-	{
-		name: 'radosgw',
-		make: async () => {
-			const s3 = await rgwStorage();
-			return { storage: s3, worker: { backend: 's3', endpoint: s3.endpoint, bucket: s3.bucket } };
-		},
-	},
-];
+const backends = workerBackends();
 
 interface Report {
 	learned: { added: string[]; attempts: number; error?: string }[];
@@ -50,21 +26,17 @@ for (const backend of backends)
 		it(`${PROCESSES} processes × ${LEARNS_EACH} extractions of one user's facts: no operation lost`, async (t) => {
 			const { storage, worker } = await backend.make();
 			const startAt = Date.now() + 4000; // after every worker has started (tsx takes ~1 s)
-			const outputs = await Promise.all(
-				Array.from({ length: PROCESSES }, (_, p) =>
-					run(
-						process.execPath,
-						[
-							'--import',
-							'tsx',
-							WORKER,
-							JSON.stringify({ ...worker, tag: `p${p}`, learns: LEARNS_EACH, startAt }),
-						],
-						{ timeout: 240_000 },
-					),
-				),
+			const outputs = await runWorkers(
+				WORKER,
+				Array.from({ length: PROCESSES }, (_, p) => ({
+					...worker,
+					tag: `p${p}`,
+					learns: LEARNS_EACH,
+					startAt,
+				})),
+				240_000,
 			);
-			const reports = outputs.map((o) => JSON.parse(o.stdout) as Report);
+			const reports = outputs.map((o) => JSON.parse(o) as Report);
 			const learned = reports.flatMap((r) => r.learned);
 			assert.ok(
 				learned.every((l) => !l.error && l.added.length === 1),

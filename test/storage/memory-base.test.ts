@@ -12,13 +12,11 @@ import { fakeEmbedding } from '../../demo/model-server';
 import {
 	clearDocumentCache,
 	clearVectorCache,
-	LocalDiskStorage,
 	MemoryBase,
 	SyncRunningError,
 } from '../../src/internal';
-import type { Embedder, MemoryStorage } from '../../src/internal';
-import { ensureRgw, rgwStorage } from '../support/rgw';
-import type { WorkerBackend } from '../support/rgw';
+import type { Embedder } from '../../src/internal';
+import { ensureRgw, workerBackends } from '../support/rgw';
 import { tempDir } from '../support/storages';
 
 const run = promisify(execFile);
@@ -29,25 +27,7 @@ const embedder: Embedder = {
 	embedQuery: async (text) => fakeEmbedding(text, 64),
 };
 
-const backends: {
-	name: string;
-	make: () => Promise<{ storage: MemoryStorage; worker: WorkerBackend }>;
-}[] = [
-	{
-		name: 'local disk',
-		make: async () => {
-			const root = tempDir('mb-storage');
-			return { storage: new LocalDiskStorage({ root }), worker: { backend: 'disk', root } };
-		},
-	},
-	{
-		name: 'radosgw',
-		make: async () => {
-			const s3 = await rgwStorage();
-			return { storage: s3, worker: { backend: 's3', endpoint: s3.endpoint, bucket: s3.bucket } };
-		},
-	},
-];
+const backends = workerBackends('mb-storage');
 
 async function worker(config: Record<string, unknown>): Promise<any> {
 	const { stdout } = await run(

@@ -5,10 +5,9 @@
 //   - writers are SIGKILLed at random moments: after every kill the conversation reads in full (head and
 //     every object it references), every acknowledged turn is there once, and the next writer gets through.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
 
 import {
@@ -20,10 +19,9 @@ import {
 	TokenBufferMemory,
 } from '../../src/internal';
 import type { LogOptions, MemoryDocument, MemoryStorage } from '../../src/internal';
-import { ensureRgw, rgwStorage } from '../support/rgw';
+import { ensureRgw, rgwStorage, runWorkers } from '../support/rgw';
 import { tempDir } from '../support/storages';
 
-const run = promisify(execFile);
 const WORKER = path.resolve(__dirname, '../support/sealing-worker.ts');
 const LOG: Partial<LogOptions> = { tailMessages: 8, keepMessages: 4, minMessages: 2, fanOut: 2 };
 const PROCESSES = 4;
@@ -68,28 +66,19 @@ async function sealedLevels(storage: MemoryStorage, key: string): Promise<number
 async function concurrent(storage: MemoryStorage, backend: Backend) {
 	const conversationId = 'sealed-race';
 	const key = conversationMemoryKey('wf', conversationId);
-	const outputs = await Promise.all(
-		Array.from({ length: PROCESSES }, (_, p) =>
-			run(
-				process.execPath,
-				[
-					'--import',
-					'tsx',
-					WORKER,
-					JSON.stringify({
-						...backend,
-						conversationId,
-						tag: `p${p}`,
-						log: LOG,
-						turns: TURNS_EACH,
-						parallel: 3,
-					}),
-				],
-				{ timeout: 240_000 },
-			),
-		),
+	const outputs = await runWorkers(
+		WORKER,
+		Array.from({ length: PROCESSES }, (_, p) => ({
+			...backend,
+			conversationId,
+			tag: `p${p}`,
+			log: LOG,
+			turns: TURNS_EACH,
+			parallel: 3,
+		})),
+		240_000,
 	);
-	const acked = outputs.flatMap((o) => parseAcked(o.stdout));
+	const acked = outputs.flatMap((o) => parseAcked(o));
 	assert.equal(acked.length, PROCESSES * TURNS_EACH, 'every turn acknowledged');
 	const doc = (await exportDocument(storage, key)) as MemoryDocument;
 	assert.equal(

@@ -1,9 +1,7 @@
 // Versioned data on local disk and on Ceph radosgw: the core contract on both, and branch heads under
 // compare-and-swap from 4 separate processes saving at once (no save lost, numbers unique, one chain).
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import * as path from 'node:path';
-import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
 
 import {
@@ -14,7 +12,6 @@ import {
 	importConversation,
 	InvalidIdError,
 	InvalidInputError,
-	LocalDiskStorage,
 	NotJsonError,
 	parseKey,
 	SchemaViolationError,
@@ -25,38 +22,14 @@ import {
 	versionKey,
 } from '../../src/internal';
 import type { MemoryStorage } from '../../src/internal';
-import { ensureRgw, rgwStorage } from '../support/rgw';
-import type { WorkerBackend } from '../support/rgw';
-import { tempDir } from '../support/storages';
+import { ensureRgw, runWorkers, workerBackends } from '../support/rgw';
 import { storedObjects, storedUnder, toxicity } from '../unit/snapshots/support';
 
-const run = promisify(execFile);
 const WORKER = path.resolve(__dirname, '../support/version-writer.ts');
 const PROCESSES = 4;
 const SAVES_EACH = 25;
 
-const backends: {
-	name: string;
-	make: () => Promise<{ storage: MemoryStorage; worker: WorkerBackend }>;
-}[] = [
-	{
-		name: 'local disk',
-		make: async () => {
-			const root = tempDir();
-			return { storage: new LocalDiskStorage({ root }), worker: { backend: 'disk', root } };
-		},
-	},
-	{
-		name: 'radosgw',
-		make: async () => {
-			const s3 = await rgwStorage();
-			return {
-				storage: s3,
-				worker: { backend: 's3', endpoint: s3.endpoint, bucket: s3.bucket },
-			};
-		},
-	},
-];
+const backends = workerBackends();
 
 async function rejectsUnchanged(
 	storage: MemoryStorage,
@@ -201,29 +174,20 @@ for (const backend of backends)
 		it(`${PROCESSES} processes × ${SAVES_EACH} saves on one branch: every save once, one linear chain`, async (t) => {
 			const { storage, worker } = await backend.make();
 			const startAt = Date.now() + 4000; // after every worker has started (tsx takes ~1 s)
-			const outputs = await Promise.all(
-				Array.from({ length: PROCESSES }, (_, p) =>
-					run(
-						process.execPath,
-						[
-							'--import',
-							'tsx',
-							WORKER,
-							JSON.stringify({
-								...worker,
-								conversationId: 'race',
-								saves: SAVES_EACH,
-								tag: `p${p}`,
-								startAt,
-							}),
-						],
-						{ timeout: 240_000 },
-					),
-				),
+			const outputs = await runWorkers(
+				WORKER,
+				Array.from({ length: PROCESSES }, (_, p) => ({
+					...worker,
+					conversationId: 'race',
+					saves: SAVES_EACH,
+					tag: `p${p}`,
+					startAt,
+				})),
+				240_000,
 			);
 			const reports = outputs.map(
 				(o) =>
-					JSON.parse(o.stdout) as {
+					JSON.parse(o) as {
 						saves: { summary: string; version: number; parent: number | null }[];
 						conflicts: number;
 					},

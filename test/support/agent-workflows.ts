@@ -19,6 +19,10 @@ export const CHAT_TRIGGER_NAME = 'When chat message received';
 export const SESSION_FROM_CHAT_OR_BODY =
 	'={{ $json.sessionId !== undefined ? $json.sessionId : $json.body.sessionId }}';
 
+/** The sub-node connections the tests wire: memory, chat model, tool, embeddings, vector store. */
+type SubConnection =
+	'ai_memory' | 'ai_languageModel' | 'ai_tool' | 'ai_embedding' | 'ai_vectorStore';
+
 /** A small builder: nodes laid out left to right, main and sub-node connections by node name. */
 export class WorkflowBuilder {
 	private readonly nodes: Json[] = [];
@@ -60,7 +64,7 @@ export class WorkflowBuilder {
 	}
 
 	/** Connects sub-node `from` (its only output, of `type`) to every root in `to`. */
-	sub(from: string, type: 'ai_memory' | 'ai_languageModel' | 'ai_tool', ...to: string[]): this {
+	sub(from: string, type: SubConnection, ...to: string[]): this {
 		const out = (this.connections[from] ??= {});
 		const targets = (out[type] ??= [[]])[0];
 		for (const node of to) targets.push({ node, type, index: 0 });
@@ -105,6 +109,23 @@ export class WorkflowBuilder {
 		});
 	}
 
+	/** A POST webhook answering with every item of its last node. */
+	webhookAll(name: string, path: string): string {
+		return this.add({
+			name,
+			type: 'n8n-nodes-base.webhook',
+			typeVersion: 2,
+			webhookId: `${this.id}-${path}`,
+			parameters: {
+				httpMethod: 'POST',
+				path,
+				responseMode: 'lastNode',
+				responseData: 'allEntries',
+				options: {},
+			},
+		});
+	}
+
 	/** n8n's AI Agent (3.1, the 2.8.4 default, unless `typeVersion` says otherwise) with its own OpenAI Chat Model sub-node. */
 	agent(name: string, systemMessage: string, parameters: Json = {}, typeVersion = 3.1): string {
 		this.add({
@@ -129,6 +150,17 @@ export class WorkflowBuilder {
 			type: '@n8n/n8n-nodes-langchain.lmChatOpenAi',
 			typeVersion: 1.2, // 1.3 defaults to the Responses API
 			parameters: { model: { __rl: true, mode: 'id', value: 'gpt-4o-mini' }, options: {} },
+			credentials: { openAiApi: OPENAI_CREDENTIAL },
+		});
+	}
+
+	/** n8n's Embeddings OpenAI (text-embedding-3-small), on the fake OpenAI server's credential. */
+	embeddings(name = 'Embeddings'): string {
+		return this.add({
+			name,
+			type: '@n8n/n8n-nodes-langchain.embeddingsOpenAi',
+			typeVersion: 1.2,
+			parameters: { model: 'text-embedding-3-small', options: {} },
 			credentials: { openAiApi: OPENAI_CREDENTIAL },
 		});
 	}

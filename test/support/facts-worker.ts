@@ -3,10 +3,9 @@
 //   facts-worker.ts <config-json>
 // config: { backend: 'disk'|'s3', root?, endpoint?, bucket?, tag, learns, startAt }
 // Prints { learned: [{ added, attempts, error? }], conflicts } (conflicts: conditional writes that lost a race).
-import { ConflictError, Facts } from '../../src/internal';
-import type { MemoryStorage, PutOptions } from '../../src/internal';
+import { Facts } from '../../src/internal';
 import { standInExtractor } from './fact-extractor';
-import { workerStorage } from './rgw';
+import { conflictCountingStorage, waitUntil } from './rgw';
 import type { WorkerBackend } from './rgw';
 
 interface Config extends WorkerBackend {
@@ -17,22 +16,7 @@ interface Config extends WorkerBackend {
 }
 
 const config = JSON.parse(process.argv[2]) as Config;
-const inner = workerStorage(config);
-let conflicts = 0;
-const storage: MemoryStorage = {
-	get: inner.get.bind(inner) as MemoryStorage['get'],
-	delete: inner.delete.bind(inner),
-	list: inner.list.bind(inner),
-	describe: () => inner.describe(),
-	async put(key: string, body: Uint8Array, options?: PutOptions) {
-		try {
-			return await inner.put(key, body, options);
-		} catch (error) {
-			if (error instanceof ConflictError) conflicts++;
-			throw error;
-		}
-	},
-};
+const { storage, conflicts } = conflictCountingStorage(config);
 
 (async () => {
 	const facts = new Facts({
@@ -42,7 +26,7 @@ const storage: MemoryStorage = {
 		maxAttempts: 200,
 	});
 	const { extract } = standInExtractor();
-	await new Promise((resolve) => setTimeout(resolve, Math.max(0, config.startAt - Date.now())));
+	await waitUntil(config.startAt);
 	const learned = [];
 	for (let j = 0; j < config.learns; j++) {
 		const at = new Date().toISOString();
@@ -62,7 +46,7 @@ const storage: MemoryStorage = {
 		});
 		learned.push({ added: r.added.map((f) => f.text), attempts: r.attempts, error: r.error });
 	}
-	process.stdout.write(JSON.stringify({ learned, conflicts }));
+	process.stdout.write(JSON.stringify({ learned, conflicts: conflicts() }));
 })().catch((e: unknown) => {
 	process.stderr.write(`${(e as Error).stack}\n`);
 	process.exit(1);

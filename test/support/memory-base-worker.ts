@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { fakeEmbedding } from '../../demo/model-server';
 import { MemoryBase, SyncRunningError } from '../../src/internal';
 import type { Embedder, MemoryStorage, PutOptions } from '../../src/internal';
-import { workerStorage } from './rgw';
+import { waitUntil, workerStorage } from './rgw';
 import type { WorkerBackend } from './rgw';
 
 interface Config extends WorkerBackend {
@@ -42,7 +42,7 @@ interface Config extends WorkerBackend {
 
 async function startTogether(): Promise<void> {
 	if (!config.barrier) {
-		await new Promise((r) => setTimeout(r, Math.max(0, (config.startAt ?? 0) - Date.now())));
+		await waitUntil(config.startAt ?? 0);
 		return;
 	}
 	writeFileSync(path.join(config.barrier, `ready-${config.tag}`), '');

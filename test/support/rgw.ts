@@ -1,12 +1,13 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 
-import { LocalDiskStorage, S3Storage } from '../../src/internal';
-import type { MemoryStorage, S3StorageOptions } from '../../src/internal';
+import { ConflictError, LocalDiskStorage, S3Storage } from '../../src/internal';
+import type { MemoryStorage, PutOptions, S3StorageOptions } from '../../src/internal';
 import { tempDir } from './storages';
 
 const SCRIPT = path.resolve(__dirname, '../../scripts/rgw.sh');
@@ -130,6 +131,77 @@ export function workerStorage(config: WorkerBackend): MemoryStorage {
 				forcePathStyle: true,
 				credentials: RGW_CREDENTIALS,
 			});
+}
+
+/** A storage test's backend: the storage the test reads, and where its worker processes write it. */
+export interface WorkerBackendCase {
+	name: string;
+	make: () => Promise<{ storage: MemoryStorage; worker: WorkerBackend }>;
+}
+
+/** Local disk (a fresh folder named from `tag`) and radosgw (a fresh bucket). */
+export function workerBackends(tag?: string): WorkerBackendCase[] {
+	return [
+		{
+			name: 'local disk',
+			make: async () => {
+				const root = tempDir(tag);
+				return { storage: new LocalDiskStorage({ root }), worker: { backend: 'disk', root } };
+			},
+		},
+		{
+			name: 'radosgw',
+			make: async () => {
+				const s3 = await rgwStorage();
+				return { storage: s3, worker: { backend: 's3', endpoint: s3.endpoint, bucket: s3.bucket } };
+			},
+		},
+	];
+}
+
+/** A worker's storage that counts the conditional writes it lost (puts refused with ConflictError). */
+export function conflictCountingStorage(config: WorkerBackend): {
+	storage: MemoryStorage;
+	conflicts: () => number;
+} {
+	const inner = workerStorage(config);
+	let conflicts = 0;
+	const storage: MemoryStorage = {
+		get: inner.get.bind(inner) as MemoryStorage['get'],
+		delete: inner.delete.bind(inner),
+		list: inner.list.bind(inner),
+		describe: () => inner.describe(),
+		async put(key: string, body: Uint8Array, options?: PutOptions) {
+			try {
+				return await inner.put(key, body, options);
+			} catch (error) {
+				if (error instanceof ConflictError) conflicts++;
+				throw error;
+			}
+		},
+	};
+	return { storage, conflicts: () => conflicts };
+}
+
+/** Runs one worker process (tsx) per config, all at once; their standard outputs, in order. */
+export async function runWorkers(
+	script: string,
+	configs: object[],
+	timeout: number,
+): Promise<string[]> {
+	const outputs = await Promise.all(
+		configs.map((config) =>
+			promisify(execFile)(process.execPath, ['--import', 'tsx', script, JSON.stringify(config)], {
+				timeout,
+			}),
+		),
+	);
+	return outputs.map((o) => o.stdout);
+}
+
+/** Waits until the wall-clock time `startAt` (ms), so that every worker starts at the same time. */
+export async function waitUntil(startAt: number): Promise<void> {
+	await new Promise((resolve) => setTimeout(resolve, Math.max(0, startAt - Date.now())));
 }
 
 /**

@@ -30,6 +30,7 @@
 import {
 	NodeConnectionTypes,
 	NodeOperationError,
+	type INode,
 	type INodeExecutionData,
 	type INodeType,
 	type INodeTypeDescription,
@@ -38,6 +39,18 @@ import {
 } from 'n8n-workflow';
 
 export const SCRIPTED_MODEL_TYPE = 'n8n-nodes-engine-test.scriptedChatModel';
+
+/** A scripted model node that echoes (the tests' usual model), below its root node at `x`. */
+export function echoModelNode(name = 'Model', id = 'model', x = 200): INode {
+	return {
+		id,
+		name,
+		type: SCRIPTED_MODEL_TYPE,
+		typeVersion: 1,
+		position: [x, 200],
+		parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
+	};
+}
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool' | string;
 

@@ -3,7 +3,7 @@
 import type { INodeParameters } from 'n8n-workflow';
 
 import { TEST_IMAGE_AGENT_TYPE } from './agent-stand-in';
-import { SCRIPTED_MODEL_TYPE } from './scripted-model';
+import { echoModelNode } from './scripted-model';
 import { TRIGGER_NODE } from './test-nodes';
 import type { WorkflowJson } from './workflow-harness';
 
@@ -31,14 +31,7 @@ export function standInAgentWorkflow(
 				position: [200, 0],
 				parameters: agent,
 			},
-			{
-				id: 'agent-model',
-				name: 'Agent Model',
-				type: SCRIPTED_MODEL_TYPE,
-				typeVersion: 1,
-				position: [200, 200],
-				parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-			},
+			echoModelNode('Agent Model', 'agent-model'),
 			{
 				id: 'store',
 				name: 'Memory',

@@ -2,9 +2,8 @@
 //   version-writer.ts <config-json>
 // config: { backend: 'disk'|'s3', root?, endpoint?, bucket?, conversationId, saves, tag, startAt }
 // Prints { saves: [{ summary, version, parent }], conflicts } (conflicts: conditional writes that lost a race).
-import { ConflictError, VersionedData } from '../../src/internal';
-import type { MemoryStorage, PutOptions } from '../../src/internal';
-import { workerStorage } from './rgw';
+import { VersionedData } from '../../src/internal';
+import { conflictCountingStorage, waitUntil } from './rgw';
 import type { WorkerBackend } from './rgw';
 
 interface Config extends WorkerBackend {
@@ -16,22 +15,7 @@ interface Config extends WorkerBackend {
 }
 
 const config = JSON.parse(process.argv[2]) as Config;
-const inner = workerStorage(config);
-let conflicts = 0;
-const storage: MemoryStorage = {
-	get: inner.get.bind(inner) as MemoryStorage['get'],
-	delete: inner.delete.bind(inner),
-	list: inner.list.bind(inner),
-	describe: () => inner.describe(),
-	async put(key: string, body: Uint8Array, options?: PutOptions) {
-		try {
-			return await inner.put(key, body, options);
-		} catch (error) {
-			if (error instanceof ConflictError) conflicts++;
-			throw error;
-		}
-	},
-};
+const { storage, conflicts } = conflictCountingStorage(config);
 
 (async () => {
 	const vd = new VersionedData({
@@ -40,14 +24,14 @@ const storage: MemoryStorage = {
 		conversationId: config.conversationId,
 		maxAttempts: 60,
 	});
-	await new Promise((resolve) => setTimeout(resolve, Math.max(0, config.startAt - Date.now())));
+	await waitUntil(config.startAt);
 	const saves = [];
 	for (let j = 0; j < config.saves; j++) {
 		const summary = `${config.tag}-${j}`;
 		const r = await vd.saveVersion({ data: { writer: config.tag, j }, summary });
 		saves.push({ summary, version: r.version, parent: r.parent });
 	}
-	process.stdout.write(JSON.stringify({ saves, conflicts }));
+	process.stdout.write(JSON.stringify({ saves, conflicts: conflicts() }));
 })().catch((e: unknown) => {
 	process.stderr.write(`${(e as Error).stack}\n`);
 	process.exit(1);

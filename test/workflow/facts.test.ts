@@ -12,7 +12,7 @@ import { chatCalls, factsCalls, factsSectionOf, scriptFactsModel } from '../supp
 import type { FactsPlan } from '../support/facts-model';
 import { nodeTypes as llmNodeTypes, workflow } from '../support/manager-workflows';
 import { LlmMemoryStore } from '../support/node-under-test';
-import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
+import { echoModelNode, scriptedModelLog } from '../support/scripted-model';
 import { STORE_NODE_TYPE, standInAgentWorkflow } from '../support/stand-in-agent-workflow';
 import { tempDir } from '../support/storages';
 import { runWorkflow } from '../support/workflow-harness';
@@ -152,14 +152,7 @@ function agentWorkflow(folder: string, models: { facts?: string; summary?: strin
 	const wire = (name: string | undefined, index: number) => {
 		if (!name) return;
 		if (!wf.nodes.some((n) => n.name === name))
-			wf.nodes.push({
-				id: name.toLowerCase().replace(/\s+/g, '-'),
-				name,
-				type: SCRIPTED_MODEL_TYPE,
-				typeVersion: 1,
-				position: [600, 200],
-				parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-			});
+			wf.nodes.push(echoModelNode(name, name.toLowerCase().replace(/\s+/g, '-'), 600));
 		const out = (wf.connections[name] ??= {});
 		const lists = (out.ai_languageModel ??= [[]]);
 		(lists[0] ??= []).push({ node: 'Memory', type: 'ai_languageModel', index });

@@ -13,7 +13,7 @@ import { ASSISTANT_FILES_LEAD } from '../../src/internal';
 import { TEST_IMAGE_AGENT_TYPE, TestImageAgent } from '../support/agent-stand-in';
 import { fixture, NOTES_PDF_TEXT } from '../support/fixtures';
 import { LlmMemoryStore, LlmWithMemory } from '../support/node-under-test';
-import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
+import { echoModelNode, scriptedModelLog } from '../support/scripted-model';
 import { tempDir } from '../support/storages';
 import { TRIGGER_NODE } from '../support/test-nodes';
 import { binaryData, runWorkflow } from '../support/workflow-harness';
@@ -37,14 +37,7 @@ const DATA_URL = `data:image/png;base64,${PNG.toString('base64')}`;
 
 /** Trigger → `root` (LLM with Memory, or the stand-in agent with a store), with a scripted model. */
 function workflow(root: INode, store?: INode): WorkflowJson {
-	const model: INode = {
-		id: 'model',
-		name: 'Model',
-		type: SCRIPTED_MODEL_TYPE,
-		typeVersion: 1,
-		position: [200, 200],
-		parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-	};
+	const model = echoModelNode();
 	return {
 		id: 'wf-files',
 		name: 'files',

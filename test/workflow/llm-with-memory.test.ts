@@ -13,7 +13,7 @@ import { ensureRgw, RGW_CREDENTIALS, rgwCredentials, rgwStorage } from '../suppo
 import { tempDir } from '../support/storages';
 import { binaryData, runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson } from '../support/workflow-harness';
-import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
+import { echoModelNode, scriptedModelLog } from '../support/scripted-model';
 import { TEST_LOOP_TYPE, TEST_TRIGGER_TYPE } from '../support/test-nodes';
 
 const LLM_TYPE = 'n8n-nodes-llm-memory.llmWithMemory';
@@ -26,16 +26,7 @@ function llm(name: string, id: string, parameters: INodeParameters, x = 200): IN
 	return { id, name, type: LLM_TYPE, typeVersion: 1, position: [x, 0], parameters };
 }
 
-function model(name: string, id: string, x = 200): INode {
-	return {
-		id,
-		name,
-		type: SCRIPTED_MODEL_TYPE,
-		typeVersion: 1,
-		position: [x, 200],
-		parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-	};
-}
+const model = echoModelNode;
 
 /** Trigger → LLM nodes in a chain, each with its own scripted model. */
 function chain(

@@ -10,7 +10,7 @@ import { afterEach, describe, it } from 'node:test';
 import type { INodeExecutionData, INodeParameters } from 'n8n-workflow';
 
 import { LlmWithMemory } from '../support/node-under-test';
-import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
+import { echoModelNode, scriptedModelLog } from '../support/scripted-model';
 import { tempDir } from '../support/storages';
 import { TRIGGER_NODE } from '../support/test-nodes';
 import { runWorkflow } from '../support/workflow-harness';
@@ -50,14 +50,7 @@ function llmWorkflow(folder: string, extra: INodeParameters = {}, id = 'wf-ltm')
 					...extra,
 				},
 			},
-			{
-				id: 'model',
-				name: 'LLM Model',
-				type: SCRIPTED_MODEL_TYPE,
-				typeVersion: 1,
-				position: [200, 200],
-				parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-			},
+			echoModelNode('LLM Model', 'model'),
 		],
 		connections: {
 			Trigger: { main: [[{ node: 'LLM', type: 'main', index: 0 }]] },

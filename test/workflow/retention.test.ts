@@ -14,7 +14,7 @@ import { DAY_MS, LocalDiskStorage } from '../../src/internal';
 import { TEST_IMAGE_AGENT_TYPE, TestImageAgent } from '../support/agent-stand-in';
 import { chat, nodeTypes as managerTypes, workflow } from '../support/manager-workflows';
 import { LlmMemoryStore } from '../support/node-under-test';
-import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
+import { echoModelNode, scriptedModelLog } from '../support/scripted-model';
 import { tempDir } from '../support/storages';
 import { TRIGGER_NODE } from '../support/test-nodes';
 import { runWorkflow } from '../support/workflow-harness';
@@ -157,14 +157,7 @@ describe('Expire After through n8n', () => {
 					position: [200, 0],
 					parameters: { save: 'saveContext' },
 				},
-				{
-					id: 'agent-model',
-					name: 'Agent Model',
-					type: SCRIPTED_MODEL_TYPE,
-					typeVersion: 1,
-					position: [200, 200],
-					parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-				},
+				echoModelNode('Agent Model', 'agent-model'),
 				store,
 			],
 			connections: {

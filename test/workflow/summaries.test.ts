@@ -15,7 +15,7 @@ import {
 	workflow as managerWorkflow,
 } from '../support/manager-workflows';
 import { LlmMemoryStore, LlmWithMemory } from '../support/node-under-test';
-import { SCRIPTED_MODEL_TYPE, scriptedModelLog } from '../support/scripted-model';
+import { echoModelNode, scriptedModelLog } from '../support/scripted-model';
 import type { NormalizedMessage } from '../support/scripted-model';
 import { tempDir } from '../support/storages';
 import { TRIGGER_NODE } from '../support/test-nodes';
@@ -39,14 +39,7 @@ type Json = Record<string, any>;
 const BUDGET = 1000;
 const TURNS = 120;
 
-const model = (name: string): INode => ({
-	id: name.toLowerCase().replace(/\s+/g, '-'),
-	name,
-	type: SCRIPTED_MODEL_TYPE,
-	typeVersion: 1,
-	position: [200, 200],
-	parameters: { modelName: 'gpt-4o-mini', reply: 'echo' },
-});
+const model = (name: string): INode => echoModelNode(name, name.toLowerCase().replace(/\s+/g, '-'));
 
 /** Summary requests get the extractive summary (or fail while `failing`); other calls a short reply. */
 function scriptModel(name: string, state = { failing: false }) {

@@ -1,7 +1,8 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { ItemOperation } from '../../../shared/operation';
-import { openFacts, versionOf, versionProperty } from './fields';
+import { diffJson, diffProperties } from '../versions';
+import { openFacts, RESOURCE } from './fields';
 
 export const factsDiff: ItemOperation = {
 	option: {
@@ -11,27 +12,11 @@ export const factsDiff: ItemOperation = {
 			'What changed in the facts from one version to another: one line per change and the JSON Patch (RFC 6902)',
 		action: 'Compare two versions of the facts',
 	},
-	properties: [
-		versionProperty('fromVersion', 'From Version', 'The older version to compare', 'factsDiff'),
-		versionProperty('toVersion', 'To Version', 'The newer version to compare', 'factsDiff'),
-	],
+	properties: diffProperties(RESOURCE, 'factsDiff'),
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
 		const { where, facts } = await openFacts(ctx, i);
-		const result = await facts.diff(
-			versionOf(ctx, i, 'fromVersion', 'From Version'),
-			versionOf(ctx, i, 'toVersion', 'To Version'),
-		);
-		return [
-			{
-				json: {
-					...where,
-					from: result.from,
-					to: result.to,
-					changes: result.summary,
-					patch: structuredClone(result.patch) as unknown as IDataObject[],
-				},
-			},
-		];
+		const changes = await diffJson(ctx, i, async (from, to) => await facts.diff(from, to));
+		return [{ json: { ...where, ...changes } }];
 	},
 };

@@ -1,11 +1,10 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { MAX_HISTORY_PAGE } from '../../../../src/snapshots/types';
 import type { HistoryEntry } from '../../../../src/snapshots/types';
 import { showFor } from '../../../shared/display';
 import type { ItemOperation } from '../../../shared/operation';
-import { numberParameter } from '../../../shared/parameters';
 import { pageProperties } from '../parameters';
+import { historyLimitOf, walkHistory } from '../versions';
 import { openFacts, RESOURCE } from './fields';
 
 const entryJson = (e: HistoryEntry) => ({
@@ -27,23 +26,10 @@ export const factsHistory: ItemOperation = {
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
 		const { where, facts } = await openFacts(ctx, i);
-		const limit =
-			ctx.getNodeParameter('returnAll', i, false) === true
-				? Infinity
-				: numberParameter(ctx, 'limit', i, 'Limit', 1, 50);
-		const entries: HistoryEntry[] = [];
-		let before: number | undefined;
-		let truncatedBefore: number | undefined;
-		for (;;) {
-			const page = await facts.history({
-				before,
-				limit: Math.min(limit - entries.length, MAX_HISTORY_PAGE),
-			});
-			entries.push(...page.entries);
-			truncatedBefore = page.truncatedBefore;
-			if (page.nextBefore === null || entries.length >= limit) break;
-			before = page.nextBefore;
-		}
+		const { entries, truncatedBefore } = await walkHistory(
+			async (before, limit) => await facts.history({ before, limit }),
+			historyLimitOf(ctx, i),
+		);
 		return [
 			{
 				json: {

@@ -8,7 +8,7 @@ import { sessionIdProperties } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { nodeError } from '../../../shared/errors';
 import { idParameter, requiredIdParameter } from '../../../shared/ids';
-import { missingSessionIdHelp, numberParameter } from '../../../shared/parameters';
+import { missingSessionIdHelp } from '../../../shared/parameters';
 import { storageFor } from '../../../shared/storage';
 
 export const RESOURCE = 'facts';
@@ -78,29 +78,6 @@ export function textProperty(
 		description,
 		displayOptions: { show: showFor(RESOURCE, ...operations) },
 	};
-}
-
-/** A version number field (1 and up). */
-export function versionProperty(
-	name: string,
-	displayName: string,
-	description: string,
-	...operations: string[]
-): INodeProperties {
-	return {
-		displayName,
-		name,
-		type: 'number',
-		required: true,
-		default: 1,
-		typeOptions: { minValue: 1 },
-		description,
-		displayOptions: { show: showFor(RESOURCE, ...operations) },
-	};
-}
-
-export function versionOf(ctx: IExecuteFunctions, i: number, name: string, label: string): number {
-	return numberParameter(ctx, name, i, label, 1, 1);
 }
 
 /** A string parameter as given (the engine checks it and names it when it is empty). */

@@ -1,7 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { ItemOperation } from '../../../shared/operation';
-import { openFacts, textOf, versionOf, versionProperty, viewJson } from './fields';
+import { versionOf, versionProperty } from '../versions';
+import { openFacts, RESOURCE, textOf, viewJson } from './fields';
 
 export const rollbackFacts: ItemOperation = {
 	option: {
@@ -13,6 +14,7 @@ export const rollbackFacts: ItemOperation = {
 	},
 	properties: [
 		versionProperty(
+			RESOURCE,
 			'factsVersion',
 			'Version',
 			'The version whose facts come back, as Facts History lists them',

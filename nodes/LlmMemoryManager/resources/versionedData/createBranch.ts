@@ -4,7 +4,8 @@ import { showFor } from '../../../shared/display';
 import { nodeError } from '../../../shared/errors';
 import { idParameter } from '../../../shared/ids';
 import type { ItemOperation } from '../../../shared/operation';
-import { openVersionedData, RESOURCE, versionOf, versionProperty } from './fields';
+import { versionOf, versionProperty } from '../versions';
+import { openVersionedData, RESOURCE } from './fields';
 
 export const createBranch: ItemOperation = {
 	option: {
@@ -27,6 +28,7 @@ export const createBranch: ItemOperation = {
 			displayOptions: { show: showFor(RESOURCE, 'createBranch') },
 		},
 		versionProperty(
+			RESOURCE,
 			'fromVersion',
 			'From Version',
 			'The version the branch starts at',

@@ -1,7 +1,8 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { ItemOperation } from '../../../shared/operation';
-import { openVersionedData, versionOf, versionProperty } from './fields';
+import { diffJson, diffProperties } from '../versions';
+import { openVersionedData, RESOURCE } from './fields';
 
 export const diff: ItemOperation = {
 	option: {
@@ -11,28 +12,11 @@ export const diff: ItemOperation = {
 			'What changed from one version to another: one line per change (e.g. replaced /category: "OTHERS" → "FRAGRANCE") and the JSON Patch (RFC 6902)',
 		action: 'Compare two versions of the data',
 	},
-	properties: [
-		versionProperty('fromVersion', 'From Version', 'The older version to compare', 'diff'),
-		versionProperty('toVersion', 'To Version', 'The newer version to compare', 'diff'),
-	],
+	properties: diffProperties(RESOURCE, 'diff'),
 
 	async execute(ctx: IExecuteFunctions, i: number): Promise<INodeExecutionData[]> {
 		const { workflowId, conversationId, versions } = await openVersionedData(ctx, i);
-		const result = await versions.diff(
-			versionOf(ctx, i, 'fromVersion', 'From Version'),
-			versionOf(ctx, i, 'toVersion', 'To Version'),
-		);
-		return [
-			{
-				json: {
-					workflowId,
-					conversationId,
-					from: result.from,
-					to: result.to,
-					changes: result.summary,
-					patch: structuredClone(result.patch) as unknown as IDataObject[],
-				},
-			},
-		];
+		const changes = await diffJson(ctx, i, async (from, to) => await versions.diff(from, to));
+		return [{ json: { workflowId, conversationId, ...changes } }];
 	},
 };

@@ -7,7 +7,7 @@ import type { HistoryEntry } from '../../../../src/snapshots/types';
 import { sessionIdProperties } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { idParameter } from '../../../shared/ids';
-import { conversationIdOf, numberParameter } from '../../../shared/parameters';
+import { conversationIdOf } from '../../../shared/parameters';
 import { storageFor } from '../../../shared/storage';
 import { workflowIdOf, workflowIdProperty } from '../parameters';
 
@@ -45,30 +45,6 @@ export const fieldProperties: INodeProperties[] = [
 		displayOptions: { show: showFor(RESOURCE, ...ON_BRANCH) },
 	},
 ];
-
-/** A version number field (1 and up). */
-export function versionProperty(
-	name: string,
-	displayName: string,
-	description: string,
-	...operations: string[]
-): INodeProperties {
-	return {
-		displayName,
-		name,
-		type: 'number',
-		required: true,
-		default: 1,
-		typeOptions: { minValue: 1 },
-		description,
-		displayOptions: { show: showFor(RESOURCE, ...operations) },
-	};
-}
-
-/** A version number parameter: a whole number ≥ 1, or an error naming the field. */
-export function versionOf(ctx: IExecuteFunctions, i: number, name: string, label: string): number {
-	return numberParameter(ctx, name, i, label, 1, 1);
-}
 
 /** The item's branch (empty: main); the engine checks the name. */
 export function branchOf(ctx: IExecuteFunctions, i: number, name = 'branch'): string {

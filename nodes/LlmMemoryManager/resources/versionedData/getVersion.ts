@@ -1,7 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { ItemOperation } from '../../../shared/operation';
-import { openVersionedData, recordJson, versionOf, versionProperty } from './fields';
+import { versionOf, versionProperty } from '../versions';
+import { openVersionedData, recordJson, RESOURCE } from './fields';
 
 export const getVersion: ItemOperation = {
 	option: {
@@ -12,6 +13,7 @@ export const getVersion: ItemOperation = {
 	},
 	properties: [
 		versionProperty(
+			RESOURCE,
 			'version',
 			'Version',
 			'The version number, as History lists them',

@@ -1,13 +1,12 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { MAX_HISTORY_PAGE } from '../../../../src/snapshots/types';
-import type { HistoryEntry } from '../../../../src/snapshots/types';
 import { optionsCollection } from '../../../shared/descriptions';
 import { showFor } from '../../../shared/display';
 import { nodeError } from '../../../shared/errors';
 import type { ItemOperation } from '../../../shared/operation';
 import { numberParameter } from '../../../shared/parameters';
 import { pageProperties } from '../parameters';
+import { historyLimitOf, walkHistory } from '../versions';
 import { branchOf, entryJson, openVersionedData, RESOURCE } from './fields';
 
 const show = showFor(RESOURCE, 'history');
@@ -64,11 +63,8 @@ export const history: ItemOperation = {
 		const { workflowId, conversationId, versions } = await openVersionedData(ctx, i);
 		const branch = branchOf(ctx, i);
 		const options = ctx.getNodeParameter('options', i, {}) as Options;
-		const limit =
-			ctx.getNodeParameter('returnAll', i, false) === true
-				? Infinity
-				: numberParameter(ctx, 'limit', i, 'Limit', 1, 50);
-		let before =
+		const limit = historyLimitOf(ctx, i);
+		const before =
 			options.beforeVersion === undefined
 				? undefined
 				: numberParameter(ctx, 'options.beforeVersion', i, 'Before Version', 1, 1);
@@ -82,27 +78,12 @@ export const history: ItemOperation = {
 					i,
 				);
 		}
-		const entries: HistoryEntry[] = [];
-		let nextBefore: number | null = null;
-		let truncatedBefore: number | undefined;
-		walk: for (;;) {
-			const page = await versions.history({
-				branch,
-				before,
-				limit: Math.min(limit - entries.length, MAX_HISTORY_PAGE),
-			});
-			for (const e of page.entries) {
-				if (since !== undefined && Date.parse(e.created_at) <= since) {
-					nextBefore = null;
-					break walk;
-				}
-				entries.push(e);
-			}
-			nextBefore = page.nextBefore;
-			truncatedBefore = page.truncatedBefore;
-			if (nextBefore === null || entries.length >= limit) break;
-			before = nextBefore;
-		}
+		const { entries, nextBefore, truncatedBefore } = await walkHistory(
+			async (from, count) => await versions.history({ branch, before: from, limit: count }),
+			limit,
+			before,
+			(e) => since !== undefined && Date.parse(e.created_at) <= since,
+		);
 		// Keep Last N Versions cut the history there: each item says so.
 		const where = {
 			workflowId,

@@ -1,7 +1,8 @@
 import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
 import type { ItemOperation } from '../../../shared/operation';
-import { branchOf, openVersionedData, recordJson, versionOf, versionProperty } from './fields';
+import { versionOf, versionProperty } from '../versions';
+import { branchOf, openVersionedData, recordJson, RESOURCE } from './fields';
 
 export const rollback: ItemOperation = {
 	option: {
@@ -13,6 +14,7 @@ export const rollback: ItemOperation = {
 	},
 	properties: [
 		versionProperty(
+			RESOURCE,
 			'version',
 			'Version',
 			'The version whose data the branch goes back to',
