@@ -14,7 +14,7 @@ import { optionalEmbedder } from '../shared/long-term/long-term';
 import { connectedVectorStore } from './methods/connections';
 import { baseIdProperty, sessionScopeProperty, userIdProperty } from './operations/fields';
 import { emptySearchMessage, search, searchProperties } from './operations/search';
-import { memoryBaseFor } from './methods/base';
+import { memoryBaseFor, unknownBase } from './methods/base';
 
 /**
  * The Memory Base's Search as a tool for n8n's AI Agent: a sub-node with its own Embedding input (and an
@@ -93,6 +93,13 @@ export class MemoryBaseTool implements INodeType {
 			embedder: await optionalEmbedder(this),
 			vectorStore: await connectedVectorStore(this),
 		};
+		// An unknown base is told to the model in words, as an empty one is: every n8n version then
+		// hands it over (n8n 2.8 fails the whole run on a tool's error instead).
+		const unknown = await unknownBase(await memoryBaseFor(this, 0, connections));
+		if (unknown)
+			return [
+				[{ json: { response: `${unknown.message}. ${unknown.help}` }, pairedItem: { item: 0 } }],
+			];
 		const found = await runOperation(this, search, connections);
 		// The model reads the answer: an empty list would look like "nothing relevant" when in truth
 		// nothing was captured yet, so which of the two it is is said in words.

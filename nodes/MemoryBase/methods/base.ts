@@ -107,17 +107,24 @@ export async function existingBaseFor(
 	connections: Connections,
 ): Promise<MemoryBase> {
 	const base = await memoryBaseFor(ctx, i, connections);
-	if ((await base.config()) !== null) return base;
+	const unknown = await unknownBase(base);
+	if (!unknown) return base;
+	throw nodeError(ctx, unknown.message, i, unknown.help);
+}
+
+/** Why a base cannot be used, naming the bases this storage holds; null when it exists. */
+export async function unknownBase(
+	base: MemoryBase,
+): Promise<{ message: string; help: string } | null> {
+	if ((await base.config()) !== null) return null;
 	const bases = await listMemoryBases(base.storage);
 	const names = bases.map((b) => `"${b}"`).join(', ');
-	throw nodeError(
-		ctx,
-		`No Memory Base named "${base.baseId}" (bases in this storage: ${names || 'none yet'})`,
-		i,
-		bases.length
+	return {
+		message: `No Memory Base named "${base.baseId}" (bases in this storage: ${names || 'none yet'})`,
+		help: bases.length
 			? 'Check "Memory Base ID" (by default the workflow ID: a Memory Base of another workflow needs that workflow’s ID) and the storage settings.'
 			: 'Nothing was captured into this storage yet: capture first (Memory Base → Capture, or Long-Term Memory on LLM with Memory or the LLM Memory Store), or check the storage settings.',
-	);
+	};
 }
 
 /** An operation's execute that opens the item's memory base, then gives `run`'s result as its one item. */
