@@ -47,6 +47,21 @@ else
 fi
 # Memory Base capture cost at 0, 100 and 1,000 pending messages, on local disk and radosgw.
 node --import tsx bench/capture.ts
+# Memory Base at scale: one user's hybrid recall (p50/p95, requests and bytes read per search), the
+# process's memory after 1,000 searches, capture cost and a search of all users, at 1,000 / 10,000 /
+# 100,000 users of 100 messages on local disk and 1,000 / 5,000 on radosgw, and one index for the whole
+# base (bases from before partitions) at 1,000 / 10,000 as the baseline. Small caches (32 MiB of vector
+# segments, 16 MiB of lexical ones), as on a small machine. A radosgw of its own: scripts/rgw.sh keeps
+# objects in a 1 GiB memstore, which the buckets above share. About 30 minutes on 2 cores; quick run:
+# SCALE_BENCH_USERS=1000,10000 SCALE_BENCH_LEGACY=1000.
+SCALE_RGW_DIR=$(mktemp -d "${TMPDIR:-/tmp}/llm-memory-rgw.XXXXXX")
+SCALE_RGW=$(bash scripts/rgw.sh up "$SCALE_RGW_DIR")
+SCALE_STATUS=0
+RGW_ENDPOINT="$SCALE_RGW" LLM_MEMORY_VECTOR_CACHE_MB=32 LLM_MEMORY_LEXICAL_CACHE_MB=16 \
+	node --import tsx bench/scale.ts || SCALE_STATUS=$?
+bash scripts/rgw.sh down "$SCALE_RGW_DIR"
+rm -rf "$SCALE_RGW_DIR"
+[ "$SCALE_STATUS" -eq 0 ]
 # Turn and capture cost side by side against an earlier commit (BEFORE_REF, default main; needs git history).
 if git rev-parse --verify --quiet "${BEFORE_REF:-main}^{commit}" >/dev/null 2>&1; then
 	node --import tsx bench/before-after.ts

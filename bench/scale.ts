@@ -1,0 +1,1014 @@
+/**
+ * Scale benchmark (not a test): prints markdown tables. How the Memory Base's cost for one user stays
+ * put as the base grows, now that a base keeps one word index and one vector index per user
+ * (src/knowledge/partitions.ts). Synthetic bases of 1,000, 10,000 and 100,000 users with 100 captured
+ * messages each (one conversation per user, one chunk per message, 64-dimension vectors from a
+ * deterministic hashed-word embedder) on local disk, and of 1,000 and 5,000 users on radosgw
+ * (RGW_ENDPOINT; scripts/rgw.sh keeps objects in a 1 GiB memstore, which 10,000 users overflow).
+ *
+ * Building: the base is created through MemoryBase (so its configuration says "partitioned"), then
+ * MEASURED users capture their messages through the public path (MemoryBase.capture, 50 turns of two
+ * messages; each fifth turn reaches the threshold and syncs), and every other ("filler") user's
+ * partition is written with the engine's own writers: its messages as one sealed block and a capture
+ * log as a sync leaves it (writeBlock, the log store), its chunks as the engine makes them (chunksOf,
+ * lexicalChunks) into BaseIndexes.addLexical / addVectors, one user's 100 chunks per call, by
+ * BUILDERS processes side by side (partitions are independent). A filler user's partition thus holds
+ * one lexical and one vector segment, where a user who captured through 10 syncs holds one lexical
+ * segment with a tail and 10 vector segments (reported apart).
+ *
+ * Measuring: a fresh process (so its memory is the searches' own), with the caches the environment
+ * configures (scripts/bench.sh: LLM_MEMORY_VECTOR_CACHE_MB=32, LLM_MEMORY_LEXICAL_CACHE_MB=16):
+ *   - one user's hybrid recall, MemoryBase.search(query, { userId, k: 5 }), for SEARCHES distinct
+ *     random users (each one's first search in the process: its partition read from storage), then
+ *     the same user again with another query; time, requests and bytes read per search;
+ *   - the process's memory after MEMORY_SEARCHES more searches of random users, and the caches' bytes;
+ *   - captures into random existing users' conversations: one message (it opens the log for the word
+ *     index), one more, then enough to reach the threshold (the capture syncs);
+ *   - a search of all users (allUsers) at the smallest size only;
+ *   - optionally (SCALE_BENCH_LEGACY, local disk) the same recall on a base from before partitions
+ *     ("single": one index for the whole base), built with the same writers, 100 users per call.
+ * Queries are three words of one of the user's messages; "its message in top 5" is a sanity check.
+ *
+ * Env: SCALE_BENCH_USERS (sizes on disk, 1000,10000,100000), SCALE_BENCH_RGW_USERS (sizes on
+ * radosgw, 1000,5000), SCALE_BENCH_LEGACY (1000,10000; empty: none), SCALE_BENCH_CHUNKS (100),
+ * SCALE_BENCH_MEASURED (10), SCALE_BENCH_SEARCHES (200), SCALE_BENCH_LEGACY_SEARCHES (40 up to 1,000
+ * users, 5 beyond), SCALE_BENCH_BUILDERS (2), SCALE_BENCH_CONCURRENCY (users each builder writes at a
+ * time: 16 on disk, 8 on radosgw, whose requests time out when a loaded machine queues too many),
+ * SCALE_BENCH_STORAGES (disk,rgw). Quick run: SCALE_BENCH_USERS=1000,10000 SCALE_BENCH_LEGACY=1000.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+
+import { fakeEmbedding } from '../demo/model-server';
+import {
+	cacheStats,
+	DEFAULT_THRESHOLD,
+	LEXICAL_CACHE_BYTES,
+	LocalDiskStorage,
+	MemoryBase,
+	partHash,
+	S3Storage,
+	VECTOR_CACHE_BYTES,
+} from '../src/internal';
+import type {
+	CapturedMessage,
+	DeleteOptions,
+	Embedder,
+	GetOptions,
+	ListedObject,
+	MemoryStorage,
+	NotModified,
+	PutOptions,
+	SearchMatch,
+	SessionLog,
+	StoredObject,
+} from '../src/internal';
+import { BaseIndexes } from '../src/knowledge/base-indexes';
+import { chunksOf, lexicalChunks, writeBlock } from '../src/knowledge/capture-log';
+import { BaseParts } from '../src/knowledge/parts';
+import { emptyLog } from '../src/knowledge/records';
+import { seededRandom } from '../test/support/embeddings';
+import { bucketStorage, RGW_CREDENTIALS } from '../test/support/rgw';
+import { tempDir } from '../test/support/storages';
+import { loadLine, machineLine, median, percentile } from './stats';
+
+const DIMS = 64;
+const list = (v: string | undefined, d: string) =>
+	(v ?? d)
+		.split(',')
+		.filter((s) => s.trim() !== '')
+		.map(Number);
+const SIZES = list(process.env.SCALE_BENCH_USERS, '1000,10000,100000');
+const CHUNKS = Number(process.env.SCALE_BENCH_CHUNKS ?? 100);
+const MEASURED = Number(process.env.SCALE_BENCH_MEASURED ?? 10);
+const SEARCHES = Number(process.env.SCALE_BENCH_SEARCHES ?? 200);
+/**
+ * A search of a single index reads much more (at 10,000 users, a word-index segment of every user's
+ * chunks, about 140 MB, each time): 40 of them up to 1,000 users, 5 beyond.
+ */
+const legacySearches = (users: number) =>
+	Number(process.env.SCALE_BENCH_LEGACY_SEARCHES ?? (users <= 1000 ? 40 : 5));
+const MEMORY_SEARCHES = 1000;
+const CAPTURES = 100;
+const ALL_USERS_SEARCHES = 3;
+/**
+ * Radosgw sizes: scripts/rgw.sh keeps objects in a 1 GiB memstore (RAM), and 10,000 users store about
+ * 1 GiB (100,000 would also take over an hour to build): 1,000 and 5,000 users fit together.
+ */
+const RGW_SIZES = list(process.env.SCALE_BENCH_RGW_USERS, '1000,5000');
+const LEGACY = list(process.env.SCALE_BENCH_LEGACY, '1000,10000');
+const LEGACY_BATCH = 100;
+const concurrency = (spec: StorageSpec) =>
+	Number(process.env.SCALE_BENCH_CONCURRENCY ?? (spec.kind === 'disk' ? 16 : 8));
+const BUILDERS = Number(process.env.SCALE_BENCH_BUILDERS ?? 2);
+const STORAGES = (process.env.SCALE_BENCH_STORAGES ?? 'disk,rgw').split(',');
+const BASE_ID = 'scale';
+/** The base's threshold (the default): a capture that brings the pending count to it syncs. */
+const THRESHOLD = DEFAULT_THRESHOLD;
+
+const f = (x: number, d = 2) => x.toFixed(d);
+const n = (x: number) => Math.round(x).toLocaleString('en');
+const mib = (bytes: number) => `${f(bytes / 2 ** 20, 1)} MiB`;
+function size(bytes: number): string {
+	if (bytes >= 2 ** 30) return `${f(bytes / 2 ** 30, 2)} GiB`;
+	if (bytes >= 2 ** 20) return `${f(bytes / 2 ** 20, 1)} MiB`;
+	if (bytes >= 2 ** 10) return `${f(bytes / 2 ** 10, 1)} KiB`;
+	return `${bytes} B`;
+}
+const ms = (x: number) => (x >= 1000 ? `${f(x / 1000, 2)} s` : `${f(x, x < 10 ? 2 : 1)} ms`);
+
+// ---------------------------------------------------------------------------------------------------
+// Storage that counts requests and bytes.
+
+interface Counts {
+	get: number;
+	put: number;
+	list: number;
+	delete: number;
+	read: number;
+	written: number;
+}
+
+const zero = (): Counts => ({ get: 0, put: 0, list: 0, delete: 0, read: 0, written: 0 });
+
+/** Wraps a storage: counts requests, bytes of bodies read and written (same identity: same caches). */
+class Counted implements MemoryStorage {
+	c = zero();
+	constructor(readonly inner: MemoryStorage) {}
+
+	describe(): string {
+		return this.inner.describe();
+	}
+
+	identity(): string {
+		return this.inner.identity?.() ?? this.inner.describe();
+	}
+
+	get(key: string): Promise<StoredObject | null>;
+	get(key: string, options: GetOptions): Promise<StoredObject | NotModified | null>;
+	async get(key: string, options: GetOptions = {}): Promise<StoredObject | NotModified | null> {
+		this.c.get++;
+		const got = await this.inner.get(key, options);
+		if (got && 'body' in got) this.c.read += got.body.length;
+		return got;
+	}
+
+	async put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ version: string }> {
+		this.c.put++;
+		this.c.written += body.length;
+		return this.inner.put(key, body, options);
+	}
+
+	async delete(key: string, options?: DeleteOptions): Promise<void> {
+		this.c.delete++;
+		return this.inner.delete(key, options);
+	}
+
+	async list(prefix: string): Promise<ListedObject[]> {
+		this.c.list++;
+		return this.inner.list(prefix);
+	}
+
+	/** The counts since the last call. */
+	take(): Counts {
+		const out = this.c;
+		this.c = zero();
+		return out;
+	}
+}
+
+const requests = (c: Counts) => c.get + c.put + c.list + c.delete;
+
+type StorageSpec =
+	{ kind: 'disk'; root: string } | { kind: 's3'; endpoint: string; bucket: string };
+
+/** The storage of a spec; `build`: on disk, written without fsync (the bench's own fast path). */
+function storageOf(spec: StorageSpec, build = false): MemoryStorage {
+	if (spec.kind === 'disk') return new LocalDiskStorage({ root: spec.root, durable: !build });
+	return new S3Storage({
+		bucket: spec.bucket,
+		endpoint: spec.endpoint,
+		region: 'us-east-1',
+		forcePathStyle: true,
+		credentials: RGW_CREDENTIALS,
+	});
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Synthetic users: deterministic words, messages and queries.
+
+/** Hashed word features (the tests' fake embedding model) in 64 dimensions, L2-normalised. */
+class HashEmbedder implements Embedder {
+	async embedDocuments(texts: string[]): Promise<number[][]> {
+		return texts.map((t) => fakeEmbedding(t, DIMS));
+	}
+	async embedQuery(text: string): Promise<number[]> {
+		return fakeEmbedding(text, DIMS);
+	}
+}
+
+const uniform = (rand: () => number, count: number) => Math.floor((rand() + 0.5) * count);
+
+/** 5,000 made-up words of two or three syllables (none an English stop word). */
+const VOCAB = (() => {
+	const rand = seededRandom(424242);
+	const onsets = 'b c d f g h j k l m n p r s t v w z br cl dr fl gr kr pl st tr'.split(' ');
+	const vowels = 'a e i o u ai ea io ou'.split(' ');
+	const words = new Set<string>();
+	while (words.size < 5000) {
+		const syllables = 2 + uniform(rand, 2);
+		let w = '';
+		for (let i = 0; i < syllables; i++)
+			w += onsets[uniform(rand, onsets.length)] + vowels[uniform(rand, vowels.length)];
+		words.add(w);
+	}
+	return [...words];
+})();
+
+/** A user's dozen topic words (a user talks about the same things). */
+function topicsOf(user: number): string[] {
+	const rand = seededRandom(user * 7919 + 1);
+	return Array.from({ length: 12 }, () => VOCAB[uniform(rand, VOCAB.length)]);
+}
+
+/** Message `j` of `user`: 4 of its topic words and 10 common ones (skewed), in shuffled order. */
+function messageWords(user: number, j: number, topics = topicsOf(user)): string[] {
+	const rand = seededRandom(user * 100_003 + j * 31 + 17);
+	const words = [
+		...Array.from({ length: 4 }, () => topics[uniform(rand, topics.length)]),
+		...Array.from({ length: 10 }, () => VOCAB[Math.floor((rand() + 0.5) ** 2 * VOCAB.length)]),
+	];
+	for (let i = words.length - 1; i > 0; i--) {
+		const k = uniform(rand, i + 1);
+		[words[i], words[k]] = [words[k], words[i]];
+	}
+	return words;
+}
+
+const messageText = (user: number, j: number, topics?: string[]) =>
+	`${messageWords(user, j, topics).join(' ')}.`;
+
+/** A query for `user`: three words of one of its messages, and which message (seq) it came from. */
+function queryOf(user: number, rand: () => number): { text: string; seq: number } {
+	const j = uniform(rand, CHUNKS);
+	const words = messageWords(user, j);
+	const picked = new Set<string>();
+	while (picked.size < 3) picked.add(words[uniform(rand, words.length)]);
+	return { text: [...picked].join(' '), seq: j + 1 };
+}
+
+/** Filler users are numbered 0 … fillers−1; measured users get numbers far from them. */
+const MEASURED_FROM = 50_000_000;
+const userIdOf = (u: number) =>
+	u >= MEASURED_FROM ? `measured-${u - MEASURED_FROM}` : `user-${u}`;
+const sessionOf = (u: number) => `chat-${userIdOf(u)}`;
+
+// ---------------------------------------------------------------------------------------------------
+// Building.
+
+/** Runs fn(0 … count−1), `width` at a time, reporting progress. */
+async function pool(
+	count: number,
+	width: number,
+	fn: (i: number) => Promise<void>,
+	progress: (done: number) => void,
+): Promise<void> {
+	let next = 0;
+	let done = 0;
+	await Promise.all(
+		Array.from({ length: Math.min(width, count) }, async () => {
+			while (next < count) {
+				await fn(next++);
+				progress(++done);
+			}
+		}),
+	);
+}
+
+function progressLine(what: string, total: number) {
+	const t0 = performance.now();
+	const step = Math.max(1, Math.floor(total / 20));
+	return (done: number) => {
+		if (done % step !== 0 && done !== total) return;
+		const s = (performance.now() - t0) / 1000;
+		const rate = done / s;
+		console.error(
+			`  ${what}: ${n(done)} / ${n(total)} users, ${f(rate, 0)}/s, ${f(s, 0)} s, about ${f((total - done) / rate / 60, 1)} min left`,
+		);
+	};
+}
+
+/** A filler user's messages as a capture would have stored them (IDs random, times spread). */
+function fillerMessages(u: number): CapturedMessage[] {
+	const userId = userIdOf(u);
+	const topics = topicsOf(u);
+	const start = Date.UTC(2025, 0, 1) + (u % 365) * 86_400_000;
+	return Array.from({ length: CHUNKS }, (_, j) => ({
+		seq: j + 1,
+		id: randomUUID(),
+		run_id: `run-${u}-${j >> 1}`,
+		text: messageText(u, j, topics),
+		created_at: new Date(start + j * 60_000).toISOString(),
+		user_id: userId,
+		role: j % 2 === 0 ? 'user' : 'assistant',
+	}));
+}
+
+/** The user's capture log as a sync of all its messages leaves it: one sealed block, cursor at the end. */
+async function writeLog(p: BaseParts, u: number, messages: CapturedMessage[]): Promise<void> {
+	const sessionId = sessionOf(u);
+	const userId = userIdOf(u);
+	const block = await writeBlock(p, sessionId, messages);
+	const now = new Date().toISOString();
+	const count = messages.length;
+	const log: SessionLog = {
+		...emptyLog(sessionId, messages[0].created_at),
+		next_seq: count + 1,
+		cursor: count,
+		cursor_message_id: messages[count - 1].id,
+		total_processed: count,
+		last_sync_at: now,
+		updated_at: now,
+		sealed: [block],
+		users: [userId],
+		lexical: { through: count, open: false, gen: Date.now(), users: [userId] },
+	};
+	await p.logs.update(p.logKey(sessionId), (cur) => (cur.version === null ? log : undefined));
+}
+
+/** Writes filler users `users` (their logs, then their chunks in one add to each index). */
+async function writeUsers(
+	p: BaseParts,
+	indexes: BaseIndexes,
+	kbId: string,
+	users: number[],
+): Promise<void> {
+	const vectors = [];
+	const lexical = [];
+	const logs: Promise<void>[] = [];
+	for (const u of users) {
+		const messages = fillerMessages(u);
+		logs.push(writeLog(p, u, messages));
+		vectors.push(...chunksOf(p, kbId, sessionOf(u), messages));
+		lexical.push(...lexicalChunks(p, sessionOf(u), messages));
+	}
+	const rows = vectors.map((c) => fakeEmbedding(c.text, DIMS));
+	await Promise.all([...logs, indexes.addLexical(lexical), indexes.addVectors(vectors, rows)]);
+}
+
+/** A measured user: 50 turns of two messages through MemoryBase.capture (threshold syncs), then Sync. */
+async function captureUser(base: MemoryBase, u: number): Promise<void> {
+	const userId = userIdOf(u);
+	const sessionId = sessionOf(u);
+	const topics = topicsOf(u);
+	for (let j = 0; j < CHUNKS; j += 2) {
+		const messages = [{ role: 'user', text: messageText(u, j, topics) }];
+		if (j + 1 < CHUNKS) messages.push({ role: 'assistant', text: messageText(u, j + 1, topics) });
+		const r = await base.capture({ sessionId, userId, runId: `turn-${j >> 1}`, messages });
+		if (r.syncError) throw r.syncError;
+	}
+	await base.sync({ sessionId });
+}
+
+interface Built {
+	spec: StorageSpec;
+	layout: 'partitioned' | 'single';
+	users: number;
+	fillers: number;
+	measured: number;
+	buildMs: number;
+	measuredMs: number;
+	objects: number;
+	bytes: number;
+	perFiller: { objects: number; bytes: number };
+	perMeasured: { objects: number; bytes: number } | null;
+	requests: number;
+}
+
+/** What one user's objects are (its partitions, log and block), by listing (users 0 and measured-0). */
+async function userObjects(storage: MemoryStorage, kbId: string, p: BaseParts, u: number) {
+	const h = partHash(`u:${userIdOf(u)}`);
+	const prefixes = [
+		`memory_base/${BASE_ID}/parts/${h.slice(0, 2)}/${h}/`,
+		`knowledge_base/${kbId}/parts/${h.slice(0, 2)}/${h}/`,
+		p.sessionPrefix(sessionOf(u)),
+	];
+	let objects = 0;
+	let bytes = 0;
+	for (const prefix of prefixes)
+		for (const o of await storage.list(prefix)) {
+			objects++;
+			bytes += o.size;
+		}
+	return { objects, bytes };
+}
+
+/** Writes filler users [from, to) of the base on `spec` (in a builder process of its own). */
+async function buildRange(job: BuildJob): Promise<{ requests: number }> {
+	const counted = new Counted(storageOf(job.storage, true));
+	const p = new BaseParts({ storage: counted, baseId: BASE_ID, embedder: new HashEmbedder() });
+	const indexes = await BaseIndexes.open(p);
+	if (indexes.kind !== job.layout)
+		throw new Error(`the base is ${indexes.kind}, not ${job.layout}`);
+	const count = job.to - job.from;
+	const progress = progressLine(job.label, count);
+	if (job.layout === 'partitioned') {
+		const write = (i: number) => writeUsers(p, indexes, indexes.kbId, [job.from + i]);
+		await pool(count, concurrency(job.storage), write, progress);
+	} else {
+		for (let i = 0; i < count; i += LEGACY_BATCH) {
+			const batch = Array.from(
+				{ length: Math.min(LEGACY_BATCH, count - i) },
+				(_, k) => job.from + i + k,
+			);
+			await writeUsers(p, indexes, indexes.kbId, batch);
+			progress(i + batch.length);
+		}
+	}
+	return { requests: requests(counted.take()) };
+}
+
+interface BuildJob {
+	storage: StorageSpec;
+	layout: 'partitioned' | 'single';
+	from: number;
+	to: number;
+	label: string;
+}
+
+/** Runs this file in a fresh Node process with `env` set to the job; resolves with its RESULT line. */
+function child<T>(env: Record<string, string>, flags: string[] = []): Promise<T> {
+	return new Promise((resolve, reject) => {
+		const proc = spawn(process.execPath, [...flags, '--import', 'tsx', __filename], {
+			env: { ...process.env, ...env },
+			stdio: ['ignore', 'pipe', 'inherit'],
+		});
+		let out = '';
+		proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+		proc.on('error', reject);
+		proc.on('exit', (code) => {
+			const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+			if (code !== 0 || !line) reject(new Error(`child process failed (${code}): ${out}`));
+			else resolve(JSON.parse(line.slice('RESULT '.length)) as T);
+		});
+	});
+}
+
+async function build(
+	spec: StorageSpec,
+	users: number,
+	layout: 'partitioned' | 'single',
+	label: string,
+): Promise<Built> {
+	const counted = new Counted(storageOf(spec, true));
+	const storage = counted;
+	const embedder = new HashEmbedder();
+	const options = { storage, baseId: BASE_ID, embedder };
+	const base = new MemoryBase(options);
+	const p = new BaseParts(options);
+	const t0 = performance.now();
+	await base.configure();
+	if (layout === 'single') {
+		// A base from before partitions: its configuration has no layout (rewritten before any capture).
+		await p.configs.update(p.configKey, (cur) => {
+			const rest = { ...cur.doc };
+			delete rest.layout;
+			return rest;
+		});
+	}
+	// A sync of a single base moves it to partitions (upgrade.ts): a legacy base has no measured users.
+	const measured = layout === 'single' ? 0 : Math.min(MEASURED, users);
+	for (let m = 0; m < measured; m++) await captureUser(base, MEASURED_FROM + m);
+	const measuredMs = performance.now() - t0;
+	const kbId = (await BaseIndexes.open(p)).kbId;
+	const fillers = users - measured;
+	// Partitions are independent: BUILDERS processes write a range of users each. One index for the
+	// whole base takes one writer (its manifest is one compare-and-swap).
+	const builders = layout === 'partitioned' ? Math.min(BUILDERS, fillers) : 1;
+	const done = await Promise.all(
+		Array.from({ length: builders }, (_, b) => {
+			const from = Math.floor((fillers * b) / builders);
+			const to = Math.floor((fillers * (b + 1)) / builders);
+			const job: BuildJob = {
+				storage: spec,
+				layout,
+				from,
+				to,
+				label: `building ${label}${builders > 1 ? ` [${b + 1}/${builders}]` : ''}`,
+			};
+			return child<{ requests: number }>({ SCALE_BENCH_BUILD: JSON.stringify(job) });
+		}),
+	);
+	const buildMs = performance.now() - t0;
+	const req = requests(counted.take()) + done.reduce((s, d) => s + d.requests, 0);
+	const all = [...(await storage.list('memory_base/')), ...(await storage.list('knowledge_base/'))];
+	return {
+		spec,
+		layout,
+		users,
+		fillers,
+		measured,
+		buildMs,
+		measuredMs,
+		objects: all.length,
+		bytes: all.reduce((s, o) => s + o.size, 0),
+		perFiller: await userObjects(storage, kbId, p, 0),
+		perMeasured: measured > 0 ? await userObjects(storage, kbId, p, MEASURED_FROM) : null,
+		requests: req,
+	};
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Measuring (in a child process: its memory and caches are the searches' own).
+
+interface MeasureSpec {
+	storage: StorageSpec;
+	fillers: number;
+	measured: number;
+	legacy: boolean;
+	allUsers: boolean;
+	searches: number;
+	seed: number;
+}
+
+interface Sample {
+	ms: number;
+	requests: number;
+	read: number;
+}
+
+interface Summary {
+	count: number;
+	p50: number;
+	p95: number;
+	requests: number;
+	read: number;
+	/** Searches whose query's message was among the results (recall sanity). */
+	found?: number;
+}
+
+const zeroSummary = (): Summary => ({ count: 0, p50: NaN, p95: NaN, requests: NaN, read: NaN });
+
+function summarise(samples: Sample[], found?: number): Summary {
+	return {
+		count: samples.length,
+		p50: median(samples.map((s) => s.ms)),
+		p95: percentile(
+			samples.map((s) => s.ms),
+			0.95,
+		),
+		requests: median(samples.map((s) => s.requests)),
+		read: median(samples.map((s) => s.read)),
+		...(found !== undefined ? { found } : {}),
+	};
+}
+
+interface Measured {
+	cold: Summary;
+	warm: Summary;
+	measuredCold?: Summary;
+	measuredWarm?: Summary;
+	memory?: {
+		/** RSS after the first searches (the code loaded and compiled), before the measured ones. */
+		rssBefore: number;
+		rss: number;
+		heapUsed: number;
+		external: number;
+		/** RSS half-way through the MEMORY_SEARCHES (growth between it and the end: a leak?). */
+		rssHalf: number;
+		caches: Record<string, { entries: number; weight: number; maxWeight: number | null }>;
+	};
+	firstCapture?: Summary;
+	nextCapture?: Summary;
+	/** A capture that reaches the threshold: the conversation's sync of THRESHOLD messages with it. */
+	syncCapture?: Summary;
+	allUsers?: Summary & { errors: string[] };
+	vectorCacheBytes: number;
+	lexicalCacheBytes: number;
+	/** RSS after the one-user searches (before the memory run). */
+	rssAfter: number;
+}
+
+/** Distinct numbers from [from, to), as many as asked (or all of them). */
+function distinct(rand: () => number, from: number, to: number, count: number): number[] {
+	const want = Math.min(count, to - from);
+	const out = new Set<number>();
+	while (out.size < want) out.add(from + uniform(rand, to - from));
+	return [...out];
+}
+
+async function measure(spec: MeasureSpec): Promise<Measured> {
+	const counted = new Counted(storageOf(spec.storage));
+	const base = new MemoryBase({ storage: counted, baseId: BASE_ID, embedder: new HashEmbedder() });
+	const rand = seededRandom(spec.seed);
+	const timed = async <T>(fn: () => Promise<T>): Promise<[T, Sample]> => {
+		counted.take();
+		const t0 = performance.now();
+		const out = await fn();
+		const time = performance.now() - t0;
+		const c = counted.take();
+		return [out, { ms: time, requests: requests(c), read: c.read }];
+	};
+	/** Users searched in this process (their manifests are in its documents cache). */
+	const searched = new Set<number>();
+	const search = async (u: number, query: { text: string; seq: number }) => {
+		searched.add(u);
+		const userId = userIdOf(u);
+		const [hits, sample] = await timed(() => base.search(query.text, { userId, k: 5 }));
+		checkScope(hits, userId);
+		return { sample, found: hits.some((h) => h.sessionId === sessionOf(u) && h.seq === query.seq) };
+	};
+	// The code's first run (compilation, the WebAssembly kernel): user 0, never sampled.
+	for (let i = 0; i < 3; i++) await search(0, queryOf(0, rand));
+	(globalThis as { gc?: () => void }).gc?.();
+	const rssBefore = process.memoryUsage().rss;
+	const recall = async (users: number[]) => {
+		const cold: Sample[] = [];
+		const warm: Sample[] = [];
+		let found = 0;
+		for (const u of users) {
+			const first = await search(u, queryOf(u, rand));
+			cold.push(first.sample);
+			if (first.found) found++;
+			warm.push((await search(u, queryOf(u, rand))).sample);
+		}
+		return { cold: summarise(cold, found / users.length), warm: summarise(warm) };
+	};
+	console.error(`    ${spec.searches} searches of one user each…`);
+	const fillerUsers = distinct(rand, 1, spec.fillers, spec.searches);
+	const { cold, warm } = await recall(fillerUsers);
+	const out: Measured = {
+		cold,
+		warm,
+		vectorCacheBytes: VECTOR_CACHE_BYTES,
+		lexicalCacheBytes: LEXICAL_CACHE_BYTES,
+		rssAfter: 0,
+	};
+	if (spec.measured > 0) {
+		const m = await recall(Array.from({ length: spec.measured }, (_, i) => MEASURED_FROM + i));
+		out.measuredCold = m.cold;
+		out.measuredWarm = m.warm;
+	}
+	out.rssAfter = process.memoryUsage().rss;
+	if (spec.legacy) return out;
+	console.error(`    ${MEMORY_SEARCHES} searches of random users…`);
+	let rssHalf = 0;
+	for (let i = 0; i < MEMORY_SEARCHES; i++) {
+		const u = uniform(rand, spec.fillers);
+		await search(u, queryOf(u, rand));
+		if (i !== MEMORY_SEARCHES / 2 - 1) continue;
+		(globalThis as { gc?: () => void }).gc?.();
+		rssHalf = process.memoryUsage().rss;
+	}
+	(globalThis as { gc?: () => void }).gc?.();
+	const mem = process.memoryUsage();
+	out.memory = {
+		rssBefore,
+		rssHalf,
+		rss: mem.rss,
+		heapUsed: mem.heapUsed,
+		external: mem.external,
+		caches: Object.fromEntries(
+			cacheStats().map((c) => [
+				c.name,
+				{ entries: c.entries, weight: c.weight, maxWeight: c.maxWeight },
+			]),
+		),
+	};
+	console.error(`    ${CAPTURES} users capture one message, one more, then enough to sync…`);
+	// Each user's log has nothing pending (as a sync left it): 1, 1, then THRESHOLD − 2 messages.
+	const strides = [1, 1, THRESHOLD - 2];
+	const captures: Sample[][] = strides.map(() => []);
+	// Users never searched here: a capture's requests do not depend on what the searches cached.
+	const unsearched = new Set<number>();
+	const left = spec.fillers - 1 - [...searched].filter((u) => u >= 1 && u < spec.fillers).length;
+	while (unsearched.size < Math.min(CAPTURES, left)) {
+		const u = 1 + uniform(rand, spec.fillers - 1);
+		if (!searched.has(u)) unsearched.add(u);
+	}
+	for (const u of unsearched) {
+		let j = CHUNKS;
+		for (const [k, count] of strides.entries()) {
+			const messages = Array.from({ length: count }, () => ({
+				role: j % 2 === 0 ? 'user' : 'assistant',
+				text: messageText(u, j++),
+			}));
+			const [r, sample] = await timed(() =>
+				base.capture({
+					sessionId: sessionOf(u),
+					userId: userIdOf(u),
+					runId: `bench-${k}`,
+					messages,
+				}),
+			);
+			const syncs = k === strides.length - 1;
+			if (r.captured !== count || (r.sync?.messages ?? 0) !== (syncs ? THRESHOLD : 0))
+				throw new Error(`capture ${k} of user ${u}: ${JSON.stringify(r)}`);
+			captures[k].push(sample);
+		}
+	}
+	[out.firstCapture, out.nextCapture, out.syncCapture] = captures.map((c) => summarise(c));
+	if (spec.allUsers) {
+		console.error(`    ${ALL_USERS_SEARCHES} searches of all users…`);
+		const all: Sample[] = [];
+		const errors: string[] = [];
+		for (let i = 0; i < ALL_USERS_SEARCHES; i++) {
+			const u = uniform(rand, spec.fillers);
+			try {
+				const [hits, sample] = await timed(() =>
+					base.search(queryOf(u, rand).text, { allUsers: true, k: 5 }),
+				);
+				if (hits.length === 0) throw new Error('no results');
+				all.push(sample);
+			} catch (error) {
+				// Reported, not fatal: what such a search does at this size is the finding.
+				const c = counted.take();
+				errors.push(
+					`${(error as Error).name}: ${(error as Error).message} (${requests(c)} requests)`,
+				);
+				console.error(`    the search of all users failed: ${errors.at(-1)}`);
+			}
+		}
+		out.allUsers = { ...(all.length ? summarise(all) : zeroSummary()), errors };
+	}
+	return out;
+}
+
+/** A user's search returns that user's chunks only (anything else is an engine defect). */
+function checkScope(hits: SearchMatch[], userId: string): void {
+	if (hits.length === 0) throw new Error(`the search of ${userId} found nothing`);
+	const other = hits.find((h) => h.userId !== userId);
+	if (other) throw new Error(`the search of ${userId} returned a chunk of ${other.userId}`);
+}
+
+/** Runs `measure` in a fresh Node process with this process's environment (cache settings). */
+function measureIn(spec: MeasureSpec): Promise<Measured> {
+	return child<Measured>({ SCALE_BENCH_MEASURE: JSON.stringify(spec) }, ['--expose-gc']);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The runs and tables.
+
+interface Run {
+	storage: string;
+	built: Built;
+	m: Measured;
+}
+
+async function storages(): Promise<
+	Array<{ name: string; sizes: number[]; make: () => Promise<StorageSpec> }>
+> {
+	const out: Array<{ name: string; sizes: number[]; make: () => Promise<StorageSpec> }> = [];
+	if (STORAGES.includes('disk'))
+		out.push({
+			name: 'local disk',
+			sizes: SIZES,
+			make: async () => ({ kind: 'disk', root: tempDir('scale-bench') }),
+		});
+	const endpoint = process.env.RGW_ENDPOINT;
+	if (endpoint && STORAGES.includes('rgw'))
+		out.push({
+			name: 'radosgw',
+			sizes: RGW_SIZES,
+			make: async () => {
+				const s3 = await bucketStorage(endpoint, `scale-${randomUUID().slice(0, 8)}`);
+				return { kind: 's3', endpoint, bucket: s3.bucket as string };
+			},
+		});
+	return out;
+}
+
+async function runOne(
+	name: string,
+	spec: StorageSpec,
+	users: number,
+	layout: 'partitioned' | 'single',
+	smallest: boolean,
+): Promise<Run> {
+	const label = `${n(users)} users (${layout}) on ${name}`;
+	console.error(`${label}: building…`);
+	const built = await build(spec, users, layout, label);
+	console.error(
+		`  built in ${f(built.buildMs / 1000, 1)} s: ${n(built.objects)} objects, ${size(built.bytes)}`,
+	);
+	console.error(`${label}: measuring in a fresh process…`);
+	const m = await measureIn({
+		storage: spec,
+		fillers: built.fillers,
+		measured: built.measured,
+		legacy: layout === 'single',
+		allUsers: smallest && layout === 'partitioned',
+		searches: layout === 'single' ? legacySearches(users) : SEARCHES,
+		seed: users,
+	});
+	console.error(
+		`  recall p50 ${ms(m.cold.p50)}, p95 ${ms(m.cold.p95)}, ${m.cold.requests} requests, ${size(m.cold.read)} read`,
+	);
+	return { storage: name, built, m };
+}
+
+/** Removes a run's storage (disk: its folder; radosgw: left to `rgw.sh down`). */
+async function dispose(spec: StorageSpec): Promise<void> {
+	if (spec.kind !== 'disk') return;
+	const { rm } = await import('node:fs/promises');
+	await rm(spec.root, { recursive: true, force: true });
+}
+
+function tables(runs: Run[], legacy: Run[], notes: string[]): string[] {
+	const part = runs;
+	const out: string[] = [];
+	const cache = part[0]?.m ?? legacy[0]?.m;
+	const cacheNote = cache
+		? `caches of the measuring process: vector segments ${mib(cache.vectorCacheBytes)} (LLM_MEMORY_VECTOR_CACHE_MB), lexical segments ${mib(cache.lexicalCacheBytes)} (LLM_MEMORY_LEXICAL_CACHE_MB)`
+		: '';
+	out.push(
+		'\n### Memory Base at scale: building\n',
+		`Users of ${CHUNKS} messages each (one chunk per message, ${DIMS}-dimension vectors). The first ${MEASURED} users of each base capture through MemoryBase.capture (50 turns of two messages, a sync at each threshold of 10); every other user's partition is written with the engine's index writers (BaseIndexes.addLexical/addVectors, one user's chunks per call; ${BUILDERS} processes, each writing ${concurrency({ kind: 'disk', root: '' })} users at a time on disk, ${concurrency({ kind: 's3', endpoint: '', bucket: '' })} on radosgw; on disk without fsync) beside a capture log and sealed block as a sync leaves them. Stored: the sum of the sizes of every object listed.\n`,
+		'| storage | users | build | of which captured users | requests per user | stored objects | stored bytes | per user (filler) | per user (captured) |',
+		'|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+	);
+	for (const r of part) {
+		const b = r.built;
+		const per = (x: { objects: number; bytes: number } | null) =>
+			x ? `${x.objects} objects, ${size(x.bytes)}` : '–';
+		out.push(
+			`| ${r.storage} | ${n(b.users)} | ${f(b.buildMs / 1000, 1)} s | ${f(b.measuredMs / 1000, 1)} s (${b.measured}) | ${f(b.requests / b.users, 1)} | ${n(b.objects)} | ${size(b.bytes)} | ${per(b.perFiller)} | ${per(b.perMeasured)} |`,
+		);
+	}
+	out.push(
+		'\n### Memory Base at scale: one user’s hybrid recall\n',
+		`MemoryBase.search(query, { userId, k: 5 }), lexical and vector (the embedder set), for ${SEARCHES} distinct random users: "first" is each user’s first search in the process (its partition read from storage), "again" the same user’s next search with another query. Requests and bytes read: medians per search. ${cacheNote}. Queries are three words of one of the user’s messages; "its message in top 5": how often that message was among the results.\n`,
+		'| storage | users | first p50 | first p95 | requests | bytes read | again p50 | again p95 | requests | bytes read | its message in top 5 |',
+		'|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+	);
+	for (const r of part) {
+		const { cold, warm } = r.m;
+		out.push(
+			`| ${r.storage} | ${n(r.built.users)} | ${ms(cold.p50)} | ${ms(cold.p95)} | ${cold.requests} | ${size(cold.read)} | ${ms(warm.p50)} | ${ms(warm.p95)} | ${warm.requests} | ${size(warm.read)} | ${f((cold.found ?? 0) * 100, 0)}% |`,
+		);
+	}
+	const captured = part.filter((r) => r.m.measuredCold);
+	if (captured.length > 0) {
+		out.push(
+			`\nThe same for the ${MEASURED} users who captured through MemoryBase.capture and sync (their partitions as syncs of 10 messages leave them: more vector segments):\n`,
+			'| storage | users | first p50 | first max | requests | bytes read | again p50 | requests | bytes read |',
+			'|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+		);
+		for (const r of captured) {
+			const cold = r.m.measuredCold!;
+			const warm = r.m.measuredWarm!;
+			out.push(
+				`| ${r.storage} | ${n(r.built.users)} | ${ms(cold.p50)} | ${ms(cold.p95)} | ${cold.requests} | ${size(cold.read)} | ${ms(warm.p50)} | ${warm.requests} | ${size(warm.read)} |`,
+			);
+		}
+	}
+	out.push(
+		`\n### Memory Base at scale: process memory after ${n(MEMORY_SEARCHES)} searches of random users\n`,
+		`The measuring process after the searches above and ${n(MEMORY_SEARCHES)} more of random users (after a garbage collection). ${cacheNote}; the documents cache (manifests, logs, configuration) has its own 128 MiB cap.\n`,
+		`| storage | users | RSS before the searches | RSS after ${n(MEMORY_SEARCHES / 2)} | RSS after ${n(MEMORY_SEARCHES)} | heap used | external (buffers, WebAssembly) | vector segments cache | lexical segments cache | documents cache |`,
+		'|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+	);
+	for (const r of part) {
+		const mem = r.m.memory;
+		if (!mem) continue;
+		const c = (name: string) => {
+			const s = mem.caches[name];
+			return s ? `${mib(s.weight)} (${n(s.entries)})` : '–';
+		};
+		out.push(
+			`| ${r.storage} | ${n(r.built.users)} | ${mib(mem.rssBefore)} | ${mib(mem.rssHalf)} | ${mib(mem.rss)} | ${mib(mem.heapUsed)} | ${mib(mem.external)} | ${c('vector segments')} | ${c('lexical segments')} | ${c('documents')} |`,
+		);
+	}
+	out.push(
+		'\n### Memory Base at scale: capture of one message\n',
+		`MemoryBase.capture into a random existing user’s conversation (its log closed, nothing pending, as a sync leaves it), for ${CAPTURES} distinct users, three captures each: one message (it opens the log for the word index: one write of the user’s lexical manifest), one more message (the log open already), then ${THRESHOLD - 2} messages, which reach the threshold of ${THRESHOLD}: that capture syncs the conversation (embeds and indexes ${THRESHOLD} messages) before it returns. Requests: median.\n`,
+		'| storage | users | first capture p50 | p95 | requests | next capture p50 | p95 | requests | capture with sync p50 | p95 | requests |',
+		'|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+	);
+	for (const r of part) {
+		const [a, b, c] = [r.m.firstCapture, r.m.nextCapture, r.m.syncCapture];
+		if (!a || !b || !c) continue;
+		out.push(
+			`| ${r.storage} | ${n(r.built.users)} | ${ms(a.p50)} | ${ms(a.p95)} | ${a.requests} | ${ms(b.p50)} | ${ms(b.p95)} | ${b.requests} | ${ms(c.p50)} | ${ms(c.p95)} | ${c.requests} |`,
+		);
+	}
+	const all = part.filter((r) => r.m.allUsers);
+	if (all.length > 0) {
+		out.push(
+			'\n### Memory Base at scale: a search of all users\n',
+			`MemoryBase.search(query, { allUsers: true, k: 5 }) reads every partition (one listing of each partitions folder, then each partition's manifests and segments): ${ALL_USERS_SEARCHES} searches at the smallest size, median.\n`,
+			'| storage | users | search of all users p50 | requests | bytes read | one user’s search (first) p50 | requests | bytes read |',
+			'|---|---:|---:|---:|---:|---:|---:|---:|',
+		);
+		for (const r of all) {
+			const a = r.m.allUsers!;
+			const failed = a.errors.length ? ` (${a.errors.length} of ${ALL_USERS_SEARCHES} failed)` : '';
+			out.push(
+				`| ${r.storage} | ${n(r.built.users)} | ${a.count ? ms(a.p50) : 'failed'}${failed} | ${a.count ? n(a.requests) : '–'} | ${a.count ? size(a.read) : '–'} | ${ms(r.m.cold.p50)} | ${r.m.cold.requests} | ${size(r.m.cold.read)} |`,
+			);
+		}
+		for (const r of all)
+			for (const e of new Set(r.m.allUsers!.errors))
+				out.push(`\nFailed on ${r.storage} at ${n(r.built.users)} users: ${e}`);
+	}
+	const ratioLines: string[] = [];
+	for (const name of [...new Set(part.map((r) => r.storage))]) {
+		const rs = part.filter((r) => r.storage === name).sort((a, b) => a.built.users - b.built.users);
+		if (rs.length < 2) continue;
+		const [a, b] = [rs[0], rs[rs.length - 1]];
+		const x = (p: number, q: number) => `${f(q / p)}×`;
+		const cap = (s: Summary | undefined, t: Summary | undefined, k: 'requests' | 'p50') =>
+			s && t ? x(s[k], t[k]) : '–';
+		const { m: p, built: pb } = a;
+		const { m: q, built: qb } = b;
+		ratioLines.push(
+			`| ${name} | ${n(pb.users)} → ${n(qb.users)} (${f(qb.users / pb.users, 0)}×) | ${x(p.cold.p95, q.cold.p95)} | ${x(p.cold.read, q.cold.read)} | ${x(p.cold.requests, q.cold.requests)} | ${x(p.warm.p95, q.warm.p95)} | ${cap(p.firstCapture, q.firstCapture, 'requests')} | ${cap(p.firstCapture, q.firstCapture, 'p50')} | ${cap(p.syncCapture, q.syncCapture, 'requests')} | ${cap(p.syncCapture, q.syncCapture, 'p50')} |`,
+		);
+	}
+	if (ratioLines.length > 0)
+		out.push(
+			'\n### Memory Base at scale: from the smallest base to the largest\n',
+			'Ratios of the largest base’s figure to the smallest’s (1.00× is flat).\n',
+			'| storage | users | recall p95 (first) | bytes read per search | requests per search | recall p95 (again) | capture requests | capture p50 | capture with sync requests | capture with sync p50 |',
+			'|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+			...ratioLines,
+		);
+	if (legacy.length > 0) {
+		out.push(
+			'\n### Memory Base at scale: one index for the whole base (bases from before partitions)\n',
+			`The same one-user recall on a base whose configuration has no layout ("single": one word index and one vector index for every user, as bases created before partitions keep until their first sync moves them), built with the same writers in batches of ${LEGACY_BATCH} users, beside the partitioned base of the same size. ${cacheNote}.\n`,
+			'| storage | users | layout | stored bytes | users searched | first p50 | first p95 | requests | bytes read | again p50 | bytes read | RSS after |',
+			'|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+		);
+		for (const l of legacy) {
+			const p = part.find((r) => r.storage === l.storage && r.built.users === l.built.users);
+			for (const r of p ? [p, l] : [l])
+				out.push(
+					`| ${r.storage} | ${n(r.built.users)} | ${r.built.layout} | ${size(r.built.bytes)} | ${r.m.cold.count} | ${ms(r.m.cold.p50)} | ${ms(r.m.cold.p95)} | ${r.m.cold.requests} | ${size(r.m.cold.read)} | ${ms(r.m.warm.p50)} | ${size(r.m.warm.read)} | ${mib(r.m.rssAfter)} |`,
+				);
+		}
+	}
+	if (notes.length > 0) out.push('', ...notes);
+	return out;
+}
+
+/** Why radosgw stops where it does: its memstore's size, and the build rate it had. */
+function rgwNote(rgw: Run[]): string {
+	const last = rgw.at(-1)?.built;
+	if (!last) return '';
+	const perUser = last.bytes / last.users;
+	const rate = last.fillers / (last.buildMs - last.measuredMs);
+	const larger = SIZES.filter((u) => u > last.users);
+	if (larger.length === 0) return '';
+	return `Radosgw only up to ${n(last.users)} users: scripts/rgw.sh keeps objects in a 1 GiB memstore (RAM), and a base stores ${size(perUser)} per user (${larger.map((u) => `${size(u * perUser)} at ${n(u)} users`).join(', ')}); building ${n(Math.max(...larger))} users at the ${f(rate * 1000, 0)} users/s measured here would also take about ${f(Math.max(...larger) / rate / 60_000, 0)} minutes.`;
+}
+
+async function main(): Promise<void> {
+	const t0 = performance.now();
+	console.error(`Scale benchmark: ${SIZES.join(', ')} users of ${CHUNKS} messages…`);
+	const runs: Run[] = [];
+	const legacy: Run[] = [];
+	const notes: string[] = [];
+	const smallest = Math.min(...SIZES, ...RGW_SIZES);
+	for (const s of await storages()) {
+		for (const users of s.sizes) {
+			const spec = await s.make();
+			try {
+				runs.push(await runOne(s.name, spec, users, 'partitioned', users === smallest));
+			} finally {
+				await dispose(spec);
+			}
+		}
+		if (s.name === 'radosgw') notes.push(rgwNote(runs.filter((r) => r.storage === s.name)));
+		if (s.name !== 'local disk') continue;
+		for (const users of LEGACY) {
+			const spec = await s.make();
+			try {
+				legacy.push(await runOne(s.name, spec, users, 'single', false));
+			} finally {
+				await dispose(spec);
+			}
+		}
+	}
+	console.log(`\n${machineLine(loadLine())}`);
+	console.log(tables(runs, legacy, notes).join('\n'));
+	const minutes = (performance.now() - t0) / 60_000;
+	console.log(`\nBenchmark run time: ${f(minutes, 1)} min.`);
+}
+
+/** This file's three roles: the benchmark, a builder of users, a measuring process. */
+function role(): Promise<unknown> {
+	const { SCALE_BENCH_BUILD: job, SCALE_BENCH_MEASURE: spec } = process.env;
+	const result = (r: unknown) => console.log(`RESULT ${JSON.stringify(r)}`);
+	if (job) return buildRange(JSON.parse(job) as BuildJob).then(result);
+	if (spec) return measure(JSON.parse(spec) as MeasureSpec).then(result);
+	return main();
+}
+
+if (require.main === module) {
+	role().catch((e: unknown) => {
+		console.error(e);
+		process.exit(1);
+	});
+}
