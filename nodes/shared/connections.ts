@@ -14,6 +14,19 @@ export async function connectedSubNode(
 	return Array.isArray(connected) ? connected[0] : connected;
 }
 
+/** What n8n hands over on an input of `type`, or undefined when nothing is connected (n8n throws then). */
+async function connectedData(
+	ctx: IExecuteFunctions | ISupplyDataFunctions,
+	type: AINodeConnectionType,
+	i: number,
+): Promise<unknown> {
+	try {
+		return await ctx.getInputConnectionData(type, i);
+	} catch {
+		return undefined;
+	}
+}
+
 /**
  * The sub-node on an optional AI input, or undefined when none is connected (n8n throws then) or it is
  * not what `accepts` checks for.
@@ -24,12 +37,7 @@ export async function optionalSubNode<T>(
 	i: number,
 	accepts: (value: unknown) => value is T,
 ): Promise<T | undefined> {
-	let connected: unknown;
-	try {
-		connected = await ctx.getInputConnectionData(type, i);
-	} catch {
-		return undefined; // nothing connected to an optional input
-	}
+	const connected = await connectedData(ctx, type, i);
 	const node = Array.isArray(connected) ? connected[0] : connected;
 	return accepts(node) ? node : undefined;
 }
@@ -54,12 +62,8 @@ export async function subNodeOnInput<T>(
 	index: number,
 	accepts: (value: unknown) => value is T,
 ): Promise<T | undefined> {
-	let connected: unknown;
-	try {
-		connected = await ctx.getInputConnectionData(type, i);
-	} catch {
-		return undefined; // nothing connected to an input (n8n throws for a required one)
-	}
+	const connected = await connectedData(ctx, type, i);
+	if (connected === undefined) return undefined;
 	const list: unknown[] = Array.isArray(connected) ? connected : [connected];
 	const node = pickInput(ctx as unknown as Wiring, type, index, list);
 	return accepts(node) ? node : undefined;
