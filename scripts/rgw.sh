@@ -7,14 +7,29 @@
 #   scripts/rgw.sh stop-rgw DIR      stops only radosgw; the mon and the memstore OSD keep the data
 #   scripts/rgw.sh start-rgw DIR     starts radosgw again on the same cluster and port, waits until it answers
 #   scripts/rgw.sh restart-rgw DIR   stop-rgw, then start-rgw (a storage outage with the data kept)
-#   scripts/rgw.sh check             -> exit 0 when the Ceph binaries are installed
+#   scripts/rgw.sh check             -> exit 0 when every Ceph program `up` runs is installed; else names
+#                                       each missing file, its package and the command that installs them
+#   scripts/rgw.sh install           installs what `check` finds missing (apt-get; root or sudo)
 set -euo pipefail
-cmd=${1:?usage: rgw.sh up|down|stop-rgw|start-rgw|restart-rgw|check DIR [PORT]}
+cmd=${1:?usage: rgw.sh up|down|stop-rgw|start-rgw|restart-rgw|check|install DIR [PORT]}
+# shellcheck source=scripts/need.sh
+. "$(dirname "${BASH_SOURCE[0]}")/need.sh"
 
-if [ "$cmd" = check ]; then
-	command -v radosgw >/dev/null && command -v ceph-mon >/dev/null && command -v ceph-osd >/dev/null
-	exit $?
-fi
+# What `up` runs, each from the package that ships it (scripts/need.sh).
+rgw_needs() {
+	need_file ceph-mon /usr/bin/ceph-mon
+	need_file ceph-base /usr/bin/monmaptool
+	need_file ceph-osd /usr/bin/ceph-osd
+	need_file ceph-common /usr/bin/ceph /usr/bin/radosgw-admin
+	need_file radosgw /usr/bin/radosgw
+	need_run radosgw /usr/bin/radosgw --version
+	need_file curl /usr/bin/curl
+}
+case "$cmd" in
+check) rgw_needs; need_ok || { need_say rgw.sh; exit 1; }; exit 0 ;;
+install) rgw_needs; need_install rgw.sh; exit $? ;;
+up) rgw_needs; need_ok || { need_say rgw.sh; echo "rgw.sh: run: bash scripts/rgw.sh install" >&2; exit 1; } ;;
+esac
 
 C=${2:?dir}
 LIFETIME=${RGW_LIFETIME_SECONDS:-7200}

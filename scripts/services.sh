@@ -2,8 +2,10 @@
 # Real PostgreSQL and Redis from Debian for tests and benchmarks: private instances in a directory of
 # your choice, on free loopback ports, no systemd, no passwords, bounded lifetimes.
 #
-#   services.sh install            apt-get update + install postgresql and redis-server if missing (root)
-#   services.sh check              exit 0 when both are installed
+#   services.sh install            installs what `check` finds missing (apt-get; root)
+#   services.sh check              exit 0 when every program below is installed (postgres, initdb,
+#                                  pg_isready, psql of the newest PostgreSQL; redis-server, redis-cli;
+#                                  the user postgres); else names each missing file and its package
 #   services.sh pg-up DIR [PORT]   initdb a cluster in DIR/data (as user postgres when run as root: initdb
 #                                  refuses root; if postgres cannot reach DIR, DIR/data links to a private
 #                                  directory in $TMPDIR), start it on 127.0.0.1:PORT (default: free) with
@@ -36,7 +38,7 @@ BOOT_TIMEOUT=${SERVICES_BOOT_TIMEOUT:-60}
 PG_DB=${SERVICES_PG_DB:-app}
 
 die() { echo "services.sh: $*" >&2; exit 1; }
-usage() { sed -n '2,31p' "$0" >&2; exit 2; }
+usage() { sed -n '2,33p' "$0" >&2; exit 2; }
 
 # The newest PostgreSQL major installed from Debian's packages (/usr/lib/postgresql/<ver>/bin).
 pg_bin() {
@@ -45,8 +47,27 @@ pg_bin() {
 	[ -n "$v" ] && [ -x "/usr/lib/postgresql/$v/bin/postgres" ] || return 1
 	echo "/usr/lib/postgresql/$v/bin"
 }
+# shellcheck source=scripts/need.sh
+. "$(dirname "${BASH_SOURCE[0]}")/need.sh"
+
+# What the commands below run, each from the package that ships it (scripts/need.sh).
+services_needs() {
+	local bin major
+	if bin=$(pg_bin); then
+		major=$(basename "$(dirname "$bin")")
+		need_file "postgresql-$major" "$bin/postgres" "$bin/initdb"
+		need_file "postgresql-client-$major" "$bin/psql" "$bin/pg_isready"
+		id postgres >/dev/null 2>&1 || need_add "postgresql-common" "no user postgres"
+	else
+		need_add postgresql "no PostgreSQL server in /usr/lib/postgresql/<major>/bin/postgres"
+	fi
+	need_file redis-server /usr/bin/redis-server
+	need_file redis-tools /usr/bin/redis-cli
+	need_file procps /usr/bin/pgrep /usr/bin/ps
+	need_file util-linux /usr/bin/setpriv
+}
 have_pg() { pg_bin >/dev/null; }
-have_redis() { command -v redis-server >/dev/null && command -v redis-cli >/dev/null; }
+have_redis() { [ -x /usr/bin/redis-server ] && [ -x /usr/bin/redis-cli ]; }
 
 free_port() {
 	node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"
@@ -191,18 +212,17 @@ redis_up() {
 cmd=${1:-}; shift || true
 case "$cmd" in
 install)
-	if have_pg && have_redis; then echo "PostgreSQL ($(pg_bin)) and redis-server already installed" >&2; exit 0; fi
-	[ "$(id -u)" = 0 ] || die "install needs root (apt-get)"
-	pkgs=()
-	have_pg || pkgs+=(postgresql)
-	have_redis || pkgs+=(redis-server)
-	export DEBIAN_FRONTEND=noninteractive
-	timeout 600 apt-get update >&2
-	timeout 1200 apt-get install -y --no-install-recommends "${pkgs[@]}" >&2
-	have_pg && have_redis || die "installed ${pkgs[*]}, but the binaries are still missing"
+	services_needs
+	need_ok && exit 0
+	need_install services.sh || exit 1
+	# A first install brings the server's major only now: check its programs too.
+	need_reset
+	services_needs
+	need_install services.sh
 	;;
 check)
-	have_pg && have_redis
+	services_needs
+	need_ok || { need_say services.sh; exit 1; }
 	;;
 pg-up) pg_up "${1:?usage: pg-up DIR [PORT]}" "${2:-}" ;;
 pg-info)
