@@ -1,13 +1,14 @@
 /**
  * Automatic recall on LoCoMo (part of recall-locomo.ts): what recall() puts before a model call with
  * its defaults (5 entries at most, 500 tokens, recency half-life 180 days), per question, against the
- * default search's top 5; and what it puts there for 50 small-talk messages (bench/small-talk.ts),
- * which should be nothing.
+ * default search's top 5; how many questions recall nothing; and what it recalls for fifty pleasantries
+ * in twelve languages (bench/pleasantries.ts), which should be nothing. The code's small-talk word list
+ * answers some of them before any search; the others meet the relevance floor from scores.
  */
-import { TiktokenCounter } from '../src/internal';
+import { isSmallTalk, TiktokenCounter } from '../src/internal';
 import type { MemoryBase } from '../src/internal';
 import type { Conversation } from './locomo-data';
-import { SMALL_TALK } from './small-talk';
+import { PLEASANTRIES } from './pleasantries';
 
 const counter = new TiktokenCounter('o200k_base');
 
@@ -15,22 +16,29 @@ export interface AutoRecall {
 	/** Per question: the share of its evidence turns the section held, and the section's tokens. */
 	held: number[];
 	tokens: number[];
-	/** Small-talk messages asked, and those for which recall injected nothing. */
-	smallTalk: number;
-	smallTalkEmpty: number;
-	/** Why recall injected nothing for a small-talk message it searched anyway (the others: small talk). */
-	smallTalkInjected: string[];
+	/** Questions asked, and those for which recall injected nothing. */
+	questions: number;
+	questionsEmpty: number;
+	/** Pleasantries asked, those the word list answered, and those the score floor let through. */
+	pleasantries: number;
+	byList: number;
+	recalled: number;
+	/** Which pleasantries recalled something, with how many conversations each. */
+	leaks: Map<string, number>;
 }
 
 export const emptyAutoRecall = (): AutoRecall => ({
 	held: [],
 	tokens: [],
-	smallTalk: 0,
-	smallTalkEmpty: 0,
-	smallTalkInjected: [],
+	questions: 0,
+	questionsEmpty: 0,
+	pleasantries: 0,
+	byList: 0,
+	recalled: 0,
+	leaks: new Map(),
 });
 
-/** Every question of one conversation, and every small-talk message, through recall(). */
+/** Every question of one conversation, and every pleasantry, through recall(). */
 export async function autoRecall(
 	c: Conversation,
 	base: MemoryBase,
@@ -41,11 +49,15 @@ export async function autoRecall(
 		const ids = new Set(r.hits.map((h) => String(h.metadata?.diaId ?? h.runId)));
 		into.held.push(q.evidence.filter((e) => ids.has(e)).length / q.evidence.length);
 		into.tokens.push(r.tokens);
+		into.questions++;
+		if (r.hits.length === 0) into.questionsEmpty++;
 	}
-	for (const text of SMALL_TALK) {
+	for (const text of PLEASANTRIES) {
+		into.pleasantries++;
+		if (isSmallTalk(text)) into.byList++;
 		const r = await base.recall({ query: text, sessionId: c.sampleId, counter });
-		into.smallTalk++;
-		if (r.hits.length === 0) into.smallTalkEmpty++;
-		else if (!into.smallTalkInjected.includes(text)) into.smallTalkInjected.push(text);
+		if (r.hits.length === 0) continue;
+		into.recalled++;
+		into.leaks.set(text, (into.leaks.get(text) ?? 0) + 1);
 	}
 }

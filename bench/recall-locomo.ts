@@ -25,27 +25,32 @@
  * against exact cosine: the share of identical top-10 lists, strictly and up to swaps of entries whose
  * exact cosines differ by < 1e-6 (the hashed features tie often: then the order is arbitrary).
  *
- * Stand-ins for an embedding model, each with its own bases: the tests' hashed word features
- * (TestEmbedder, 256 dimensions, what the fake model server's /v1/embeddings answers), and GloVe word
- * vectors (word-vectors.ts) when LLM_MEMORY_WORD_VECTORS names them.
- * Knobs: LOCOMO_CONVERSATIONS (sample IDs, comma-separated; default all), LOCOMO_EMBEDDINGS (hash,glove).
+ * Embedding models, each with its own bases, from weak to strong (recall-locomo-models.ts): the tests'
+ * hashed word features, GloVe word vectors when LLM_MEMORY_WORD_VECTORS names them, and "linked"
+ * stand-ins whose vector ranking is made stronger step by step (linked-vectors.ts: they know the
+ * answers, so they stand in for a good model's strength, not for its behaviour). Per model: the default
+ * search's fusion weights (median vector weight) and the bars of recall-locomo-bars.ts.
+ * Knobs: LOCOMO_CONVERSATIONS (sample IDs, comma-separated; default all), LOCOMO_EMBEDDINGS
+ * (hash,glove,linked), LOCOMO_STRENGTHS (linked strengths, e.g. 0.2,0.3,hash:0.7).
  */
 import { rmSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 
 import { LocalDiskStorage, MemoryBase, TiktokenCounter, tokenize } from '../src/internal';
 import type { Embedder, SearchMode } from '../src/internal';
-import { TestEmbedder } from '../test/support/embeddings';
 import { tempDir } from '../test/support/storages';
 import { Bm25, exactCosine, plainWords, sameUpToTies } from './baselines';
 import { autoRecall, emptyAutoRecall } from './recall-locomo-auto';
 import type { AutoRecall } from './recall-locomo-auto';
+import { autoBars, bars } from './recall-locomo-bars';
+import { BM25, K, mean, score } from './recall-locomo-score';
+import type { Asked } from './recall-locomo-score';
+import { models } from './recall-locomo-models';
+import type { Model } from './recall-locomo-models';
 import { CATEGORIES, DEFAULT_LOCOMO_DATA, loadLocomo, turnText } from './locomo-data';
-import type { Cleaning, Conversation, Question } from './locomo-data';
+import type { Cleaning, Conversation } from './locomo-data';
 import { loadLine, machineLine, median } from './stats';
-import { WordVectorEmbedder, wordVectorsHome } from './word-vectors';
 
-const K = 10;
 const counter = new TiktokenCounter('o200k_base');
 const f = (x: number, d = 3) => (Number.isNaN(x) ? '–' : x.toFixed(d));
 const list = (name: string) =>
@@ -61,25 +66,8 @@ const SEARCHES: Array<[string, SearchMode | undefined]> = [
 	['lexical', 'lexical'],
 	['vector', 'vector'],
 ];
-const BM25 = 'BM25';
 const BM25_PLAIN = 'BM25, plain words';
 const EXACT = 'exact cosine';
-
-interface Model {
-	label: string;
-	embedder: Embedder;
-	glove: boolean;
-}
-
-/** One question's outcome: each ranking's top 10 (dia_ids, in order) and the tokens of its texts. */
-interface Asked {
-	q: Question;
-	lists: Map<string, string[]>;
-	tokens: Map<string, number>;
-	/** The vector search's top 10 equals the exact cosine's: exactly, and up to near-ties. */
-	vectorSame: boolean;
-	vectorTies: boolean;
-}
 
 const tokenCache = new Map<string, number>();
 const tokensOf = (texts: string[]) =>
@@ -123,11 +111,14 @@ async function askAll(c: Conversation, base: MemoryBase, embedder: Embedder): Pr
 	for (const q of c.questions) {
 		const lists = new Map<string, string[]>();
 		const tokens = new Map<string, number>();
+		let vectorWeight: number | undefined;
 		for (const [name, mode] of SEARCHES) {
-			const hits = await base.search(q.text, { sessionId: c.sampleId, k: K, mode });
+			const report = await base.searchReport(q.text, { sessionId: c.sampleId, k: K, mode });
+			const hits = report.matches;
 			const found = hits.map((h) => String(h.metadata?.diaId ?? h.runId));
 			lists.set(name, found);
 			tokens.set(name, tokensOf(hits.map((h) => h.text)));
+			if (mode === undefined) vectorWeight = report.fusion.weights?.vectors;
 		}
 		const exact = exactCosine(vectors, await embedder.embedQuery(q.text), K);
 		const baselines: Array<[string, number[]]> = [
@@ -149,41 +140,10 @@ async function askAll(c: Conversation, base: MemoryBase, embedder: Embedder): Pr
 			tokens,
 			vectorSame: vector.join() === exact.top.join(),
 			vectorTies: sameUpToTies(vector, exact.top, exact.scores),
+			vectorWeight,
 		});
 	}
 	return out;
-}
-
-interface Scores {
-	at: Record<1 | 5 | 10, number>;
-	hit: number;
-	mrr: number;
-	byCategory: Map<number, number>;
-	tokens: number;
-}
-
-/** Recall@k: the share of the question's evidence turns among the first k. */
-const recallAt = (top: string[], evidence: string[], k: number) =>
-	evidence.filter((e) => top.slice(0, k).includes(e)).length / evidence.length;
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-
-function score(asked: Asked[], name: string): Scores {
-	const r = (k: number, set = asked) =>
-		mean(set.map((a) => recallAt(a.lists.get(name)!, a.q.evidence, k)));
-	const first = (a: Asked) => a.lists.get(name)!.findIndex((id) => a.q.evidence.includes(id));
-	// NaN for a category with no question (a LOCOMO_CONVERSATIONS subset may have none): shown as "–".
-	const byCategory = new Map<number, number>();
-	for (const c of Object.keys(CATEGORIES).map(Number)) {
-		const set = asked.filter((a) => a.q.category === c);
-		byCategory.set(c, set.length === 0 ? NaN : r(K, set));
-	}
-	return {
-		at: { 1: r(1), 5: r(5), 10: r(10) },
-		hit: mean(asked.map((a) => (first(a) >= 0 ? 1 : 0))),
-		mrr: mean(asked.map((a) => (first(a) >= 0 ? 1 / (first(a) + 1) : 0))),
-		byCategory,
-		tokens: median(asked.map((a) => a.tokens.get(name)!)),
-	};
 }
 
 /** The rankings shown: hybrid only when some question's list differs from the default search's. */
@@ -216,67 +176,24 @@ function table(asked: Asked[]): string[] {
 	return lines;
 }
 
-/** The bars, met or not, with the numbers they were judged on. */
-function bars(asked: Asked[], m: Model): string[] {
-	const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
-	const d = score(asked, 'default search');
-	const lex = score(asked, 'lexical');
-	const bm = score(asked, BM25);
-	const same = mean(asked.map((a) => (a.vectorSame ? 1 : 0)));
-	const ties = mean(asked.map((a) => (a.vectorTies ? 1 : 0)));
-	const short = asked.filter((a) => a.lists.get('vector')!.length < K).length;
-	const ks = [1, 5, 10] as const;
-	const out = [
-		`- ${m.label}: default search R@10 and R@1 ≥ BM25's: R@10 ${f(d.at[10])} against ${f(bm.at[10])}, R@1 ${f(d.at[1])} against ${f(bm.at[1])}: ${verdict(d.at[10] >= bm.at[10] && d.at[1] >= bm.at[1])}.`,
-		`- ${m.label}: lexical ≥ BM25 at k = 1, 5, 10: ${ks.map((k) => `${f(lex.at[k])} against ${f(bm.at[k])}`).join(', ')}: ${verdict(ks.every((k) => lex.at[k] >= bm.at[k]))}.`,
-		`- ${m.label}: vector top 10 identical to exact cosine in ≥ 99 % of questions (up to exact cosines within 1e-6 swapping): ${f(100 * ties, 1)} % (strictly identical: ${f(100 * same, 1)} %; fewer than ${K} results for ${short} questions): ${verdict(ties >= 0.99)}.`,
-	];
-	if (m.glove)
-		out.push(
-			`- ${m.label}: default search R@10 ≥ BM25's + 0.03: ${f(d.at[10])} against ${f(bm.at[10])} + 0.03: ${verdict(d.at[10] >= bm.at[10] + 0.03)}.`,
-		);
-	return out;
-}
-
-/** Automatic recall against the default search's top 5, and small talk. */
+/** Automatic recall against the default search's top 5, questions with nothing, and pleasantries. */
 function autoLine(asked: Asked[], auto: AutoRecall): string {
+	const leaks = [...auto.leaks].map(([t, n]) => `"${t}" (${n})`).join(', ');
 	return (
 		`Automatic recall (recall() with its defaults: 5 entries, 500 tokens, half-life 180 days): it held ${f(mean(auto.held))} of the evidence ` +
-		`(the default search's R@5: ${f(score(asked, 'default search').at[5])}), in ${median(auto.tokens)} tokens (median). ` +
-		`Small talk (${auto.smallTalk} messages, 50 per conversation): nothing injected for ${auto.smallTalkEmpty}` +
-		(auto.smallTalkInjected.length
-			? `; injected for: ${auto.smallTalkInjected.map((t) => `"${t}"`).join(', ')}.`
-			: '.')
+		`(the default search's R@5: ${f(score(asked, 'default search').at[5])}), in ${median(auto.tokens)} tokens (median); ` +
+		`${auto.questionsEmpty} of ${auto.questions} questions recalled nothing. ` +
+		`Pleasantries (${auto.pleasantries}: 50 in twelve languages × conversations): ${auto.recalled} recalled something` +
+		` (the small-talk word list answered ${auto.byList} before any search)${leaks ? `: ${leaks}` : ''}.`
 	);
 }
 
-function autoBars(asked: Asked[], auto: AutoRecall, m: Model): string[] {
-	const verdict = (ok: boolean) => (ok ? '**met**' : '**not met**');
-	const r5 = score(asked, 'default search').at[5];
-	const share = auto.smallTalkEmpty / Math.max(1, auto.smallTalk);
-	return [
-		`- ${m.label}: automatic recall keeps the questions' R@5 within its default budget: ${f(mean(auto.held))} against ${f(r5)}: ${verdict(mean(auto.held) >= r5 - 1e-9)}.`,
-		`- ${m.label}: small talk injects nothing for ≥ 90 %: ${f(100 * share, 1)} %: ${verdict(share >= 0.9)}.`,
-	];
-}
-
-/** The embeddings asked for (LOCOMO_EMBEDDINGS), GloVe only when installed. */
-function models(notes: string[]): Model[] {
-	const wanted = list('LOCOMO_EMBEDDINGS');
-	const want = (name: string) => wanted.length === 0 || wanted.includes(name);
-	const out: Model[] = [];
-	if (want('hash')) out.push({ label: 'hashed words', embedder: new TestEmbedder(), glove: false });
-	if (want('glove')) {
-		const home = wordVectorsHome();
-		if (home)
-			out.push({
-				label: 'GloVe word vectors',
-				embedder: new WordVectorEmbedder(home),
-				glove: true,
-			});
-		else notes.push('GloVe word vectors not installed (LLM_MEMORY_WORD_VECTORS): skipped.');
-	}
-	return out;
+/** The median vector weight of the default search, with its quartiles. */
+function weightLine(asked: Asked[]): string {
+	const w = asked.map((a) => a.vectorWeight).filter((x): x is number => x !== undefined);
+	if (w.length === 0) return '';
+	const q = (p: number) => [...w].sort((a, b) => a - b)[Math.floor(w.length * p)];
+	return `Default search's vector weight: median ${f(q(0.5), 2)} (quartiles ${f(q(0.25), 2)}–${f(q(0.75), 2)}).`;
 }
 
 /** Builds each conversation's base with the model, asks its questions, deletes the base. */
@@ -291,10 +208,11 @@ async function run(
 	for (const c of conversations) {
 		console.error(`LoCoMo recall: ${m.label}, ${c.sampleId}…`);
 		const t0 = performance.now();
-		const { base, root } = await buildBase(c, m.embedder);
+		const embedder = m.embedder(c);
+		const { base, root } = await buildBase(c, embedder);
 		const t1 = performance.now();
 		try {
-			asked.push(...(await askAll(c, base, m.embedder)));
+			asked.push(...(await askAll(c, base, embedder)));
 			await autoRecall(c, base, auto);
 		} finally {
 			rmSync(root, { recursive: true, force: true });
@@ -341,11 +259,13 @@ async function main(): Promise<void> {
 			`\n#### ${m.label}\n`,
 			...table(asked),
 			'',
+			weightLine(asked),
+			'',
 			autoLine(asked, auto),
 			'',
 			`Capture and sync ${f(buildMs / 1000, 1)} s, ${asked.length} questions × 4 searches and baselines, recall() of each question and small-talk message ${f(askMs / 1000, 1)} s.`,
 		);
-		barLines.push(...bars(asked, m), ...autoBars(asked, auto, m));
+		barLines.push(...bars(asked, m), ...autoBars(auto, m));
 	}
 	out.push('', ...notes, cleaningLine(cleaning), '\nBars:\n', ...barLines);
 	out.push(`\nWhole run ${f((performance.now() - started) / 1000, 1)} s.`);

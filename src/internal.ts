@@ -337,9 +337,17 @@ export {
 	newerFirst,
 	RECENCY_WEIGHT,
 	recencyFactor,
-	VECTOR_WEIGHT,
-} from './indexes/fusion';
-export type { LexicalCandidate, Ranked, VectorCandidate } from './indexes/fusion';
+} from './indexes/fusion/fuse';
+export type { LexicalCandidate, Ranked, VectorCandidate } from './indexes/fusion/fuse';
+export { Calibration, calibrationOf, clearCalibrations } from './indexes/fusion/calibration';
+export { standout } from './indexes/fusion/standout';
+export {
+	VECTOR_WEIGHT_MAX,
+	VECTOR_WEIGHT_MIN,
+	VECTOR_WEIGHT_PRIOR,
+	weigh,
+} from './indexes/fusion/weights';
+export type { FusionWeights } from './indexes/fusion/weights';
 export { CONTEXT_WEIGHT } from './indexes/lexical/context';
 export type { ChunkFilter } from './indexes/chunks/filter';
 export {

@@ -102,8 +102,10 @@ export class MemoryBaseTool implements INodeType {
 			];
 		const found = await runOperation(this, search, connections);
 		// The model reads the answer: an empty list would look like "nothing relevant" when in truth
-		// nothing was captured yet, so which of the two it is is said in words.
-		if (found.length > 0) return [found];
+		// nothing was captured yet, so which of the two it is is said in words. How the search weighed
+		// words and vectors is for people reading the Search output, not for the model.
+		if (found.length > 0)
+			return [found.map(({ json: { search: _weights, ...json }, ...item }) => ({ ...item, json }))];
 		const base = await memoryBaseFor(this, 0, connections);
 		return [[{ json: { response: await emptySearchMessage(base) }, pairedItem: { item: 0 } }]];
 	}

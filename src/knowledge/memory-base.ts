@@ -15,7 +15,7 @@ import { listCaptured } from './listing';
 import type { CapturedPage, CapturedQuery } from './listing';
 import { recall, recallCandidates } from './recall';
 import type { RecallCandidates, RecallOptions, RecallResult, RecallSearch } from './recall';
-import { search } from './search';
+import { search, searchReport } from './search';
 import { configure } from './settings';
 import { status } from './status';
 import { sync } from './sync';
@@ -28,6 +28,7 @@ import type {
 	ForgetResult,
 	MemoryBaseOptions,
 	SearchMatch,
+	SearchReport,
 	SearchOptions,
 	SyncResult,
 } from './types';
@@ -101,6 +102,11 @@ export class MemoryBase {
 	/** The captured chunks most similar to `query` (see search.ts). */
 	search(query: string, options: SearchOptions = {}): Promise<SearchMatch[]> {
 		return search(this.parts, query, options);
+	}
+
+	/** As search, with what its fusion did: the mode, and in hybrid search the weights and why. */
+	searchReport(query: string, options: SearchOptions = {}): Promise<SearchReport> {
+		return searchReport(this.parts, query, options);
 	}
 
 	/**

@@ -1,21 +1,27 @@
 // Automatic recall: before a model call, the captured messages that best match the user's message,
 // minus those the short-term window already holds, as one marked section with their dates, within a
 // token budget. What LLM with Memory and the LLM Memory Store put in front of the conversation. A
-// message with nothing to look up (small talk) recalls nothing, and a recall that finds nothing says
-// why.
+// message that carries nothing to look up for this memory recalls nothing (relevance.ts), and a recall
+// that finds nothing says why.
 import { InvalidInputError } from '../errors';
 import type { TokenCounter } from '../tokens/tokens';
 import type { BaseParts } from './parts';
-import { search } from './search';
+import { relevant } from './relevance';
+import { searchReport } from './search';
 import { isSmallTalk } from './small-talk';
 import { RECALL_HALF_LIFE_DAYS } from './types';
-import type { SearchMatch } from './types';
+import type { FusionReport, SearchMatch } from './types';
 
 export const RECALL_START = '[Long-term memory]';
 export const RECALL_END = '[End of long-term memory]';
 export { RECALL_HALF_LIFE_DAYS } from './types';
 /** Candidates searched beyond Top K, for those the window already holds. */
 const EXTRA_CANDIDATES = 10;
+/**
+ * Candidates searched at least: the relevance floor may leave out the best fused matches (the vectors'
+ * when they did not stand out) and keep a word match ranked lower.
+ */
+const MIN_CANDIDATES = 50;
 
 export interface RecallSearch {
 	/** What to look for: the user's message. */
@@ -46,6 +52,8 @@ export interface RecallCandidates {
 	hits: SearchMatch[];
 	/** Why nothing was found (set only when `hits` is empty). */
 	reason?: string;
+	/** What the search's fusion did (absent when nothing was searched). */
+	fusion?: FusionReport;
 }
 
 export interface RecallResult {
@@ -59,6 +67,8 @@ export interface RecallResult {
 	skipped: number;
 	/** Why nothing was recalled (set only when `hits` is empty). */
 	reason?: string;
+	/** What the search's fusion did (absent when nothing was searched). */
+	fusion?: FusionReport;
 }
 
 const approx = { count: (text: string) => Math.ceil(text.length / 4) };
@@ -110,27 +120,25 @@ export async function recallCandidates(
 	const k = options.k ?? 5;
 	const exclude = [...(options.excludeMessageIds ?? [])];
 	const halfLife = options.halfLifeDays ?? RECALL_HALF_LIFE_DAYS;
-	const found = await search(p, options.query, {
-		k: Math.min(1000, k + exclude.length + EXTRA_CANDIDATES),
+	const found = await searchReport(p, options.query, {
+		k: Math.min(1000, Math.max(MIN_CANDIDATES, k + exclude.length + EXTRA_CANDIDATES)),
 		userId: options.userId,
 		sessionId: options.userId === undefined ? options.sessionId : undefined,
 		halfLifeDays: halfLife > 0 ? halfLife : undefined,
 		minSimilarity: options.minSimilarity,
 		now: options.now,
 	});
-	// A vector ranking always returns its best, however poor: a match needs a word in common, or a
-	// similarity above 0 (unrelated texts score about 0 with real models; Minimum Similarity sets more).
-	const hits = found.filter(
-		(h) => (h.lexicalScore ?? 0) > 0 || h.context || (h.similarity ?? 0) > 0,
-	);
-	if (hits.length > 0) return { hits };
+	const { hits, reason } = relevant(found);
+	if (hits.length > 0) return { hits, fusion: found.fusion };
 	const floor = options.minSimilarity;
 	return {
 		hits,
+		fusion: found.fusion,
 		reason:
-			floor === undefined
+			reason ??
+			(floor === undefined
 				? 'no captured message matches the message'
-				: `no captured message is at least ${floor} similar to the message (Minimum Similarity)`,
+				: `no captured message is at least ${floor} similar to the message (Minimum Similarity)`),
 	};
 }
 
@@ -157,7 +165,7 @@ export function chooseRecall(
 	const chosen = recallSection(fresh.slice(0, k), budget, options.counter ?? approx);
 	const overBudget = Math.min(k, fresh.length) - chosen.hits.length;
 	const skipped = found.hits.length - fresh.length + overBudget;
-	const result = { ...chosen, skipped };
+	const result = { ...chosen, skipped, ...(found.fusion ? { fusion: found.fusion } : {}) };
 	if (chosen.hits.length > 0) return result;
 	const reason =
 		found.reason ??

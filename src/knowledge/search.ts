@@ -1,23 +1,34 @@
 // Search: the word ranking (BM25, with the messages beside the best matches) and the vector ranking
-// (exact cosine) of the captured chunks, fused by weighed scaled scores, with an optional recency
-// half-life, repeats merged and updated facts first. A search names its scope (one conversation, one
-// user, or every user on purpose), and refuses to answer from an index that is missing or behind.
+// (exact cosine) of the captured chunks, fused by scaled scores weighed by each ranking's evidence in
+// this search and the base's earlier ones (fusion.ts), with an optional recency half-life, repeats
+// merged and updated facts first. A search names its scope (one conversation, one user, or every user
+// on purpose), and refuses to answer from an index that is missing or behind.
 import {
 	CrossUserSearchError,
 	IndexMismatchError,
 	InvalidInputError,
 	InvalidOptionError,
 } from '../errors';
-import { chunkKey, fuse, MAX_TOP_K, newerFirst, passes, SCALE_OVER } from '../indexes';
+import {
+	chunkKey,
+	fuse,
+	MAX_TOP_K,
+	newerFirst,
+	normaliseRows,
+	passes,
+	SCALE_OVER,
+} from '../indexes';
 import type { ChunkFilter, LexicalView, Ranked, Similarities, VectorCandidate } from '../indexes';
 import { validateId } from '../keys/ids';
 import { BaseIndexes } from './base-indexes';
 import { sessionUsers } from './capture-log';
 import { clockOf, liveSessions } from './expiry';
+import { fusionReport, hybridWeights } from './fusion';
+import type { VectorSide } from './fusion';
 import { checkIndexes } from './index-health';
 import type { BaseParts } from './parts';
 import type { MemoryBaseConfig } from './records';
-import type { SearchMatch, SearchMode, SearchOptions } from './types';
+import type { SearchMatch, SearchMode, SearchOptions, SearchReport } from './types';
 
 /** Candidates each ranking hands to the fusion, at least (more when k is larger). */
 const CANDIDATES = SCALE_OVER;
@@ -111,6 +122,8 @@ interface VectorRanking {
 	matches: VectorCandidate[];
 	/** Scores more chunks of the scope (the embedded index; a connected store cannot). */
 	similarities?: Similarities;
+	/** What the fusion's weights need of the vector side. */
+	side: VectorSide;
 }
 
 async function vectorRanking(
@@ -120,14 +133,26 @@ async function vectorRanking(
 	n: number,
 ): Promise<VectorRanking> {
 	const { filter, indexes, users } = scope;
-	const vector = await p.embedder('Search').embedQuery(query);
+	const embedder = p.embedder('Search');
+	const vector = await embedder.embedQuery(query);
+	const dimensions = Array.isArray(vector) ? vector.length : 0;
 	const external = p.external();
-	if (!external) return indexes.ranking(vector, n, filter, users);
+	const embed = (texts: string[]) => embedder.embedDocuments(texts);
+	if (!external) {
+		const r = await indexes.ranking(vector, n, filter, users);
+		const probe: VectorSide['probe'] = async (rows, k) =>
+			rows.map((row) => r.probe(normaliseRows([row], 1), k));
+		return { ...r, side: { scores: r.matches.map((m) => m.score), dimensions, probe, embed } };
+	}
 	const found = await external.search(vector, n, filter);
 	const matches = found.filter((m) => passes(m, filter));
 	if (found.length === 0 && filter.sessionId !== undefined)
 		await refuseMissingSession(p, filter.sessionId);
-	return { matches };
+	const probe: VectorSide['probe'] = async (rows, k) => {
+		const lists = await Promise.all(rows.map((row) => external.search(row, k, filter)));
+		return lists.map((l) => l.filter((m) => passes(m, filter)).map((m) => m.score));
+	};
+	return { matches, side: { scores: matches.map((m) => m.score), dimensions, probe, embed } };
 }
 
 /**
@@ -170,18 +195,8 @@ function withSimilarities(ranked: Ranked[], similarities: Similarities | undefin
 	return ranked;
 }
 
-/**
- * The `k` captured chunks that best match `query`, best first. Hybrid by default when an embedding
- * model is connected (lexical otherwise): both rankings scaled, weighed and fused (indexes/fusion.ts), then an
- * optional recency half-life, then repeats merged (the same words); then, unless the search is
- * vector-only, the newer of two matches naming the same thing goes first. With minSimilarity, matches
- * whose cosine with the query is lower (or unknown) are left out.
- */
-export async function search(
-	p: BaseParts,
-	query: string,
-	options: SearchOptions = {},
-): Promise<SearchMatch[]> {
+/** The query and options, checked before anything is read; the mode and the scope's filter. */
+function checked(p: BaseParts, query: string, options: SearchOptions) {
 	if (typeof query !== 'string' || query.trim() === '')
 		throw new InvalidInputError('query', 'is empty: give the text to search for');
 	const k = checkK(options.k ?? 4);
@@ -193,37 +208,96 @@ export async function search(
 			'minSimilarity',
 			'needs an embedding model (vector or hybrid search)',
 		);
-	const config = await p.config();
-	const scope = await scopeOf(p, filter, config);
-	// The same candidates for any k up to CANDIDATES: a search for more results orders its first ones alike.
-	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, k));
-	// The health check and both rankings only read: run side by side, the check's verdict first.
+	return { k, filter, mode };
+}
+
+/** The health check and both rankings, read side by side (they only read), the check's verdict first. */
+async function rankings(
+	p: BaseParts,
+	config: MemoryBaseConfig | null,
+	scope: Scope,
+	query: string,
+	mode: SearchMode,
+	n: number,
+) {
 	const settled = await Promise.allSettled([
-		checkIndexes(p, config, scope.indexes, mode, filter, scope.users),
-		mode === 'vector' ? undefined : scope.indexes.view(filter, scope.users),
-		mode === 'lexical' ? { matches: [] } : vectorRanking(p, scope, query, n),
+		checkIndexes(p, config, scope.indexes, mode, scope.filter, scope.users),
+		mode === 'vector' ? undefined : scope.indexes.view(scope.filter, scope.users),
+		mode === 'lexical' ? undefined : vectorRanking(p, scope, query, n),
 	] as const);
 	for (const r of settled) if (r.status === 'rejected') throw r.reason;
 	const [, view, vector] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
 		void,
 		LexicalView | undefined,
-		VectorRanking,
+		VectorRanking | undefined,
 	];
+	return { view, vector };
+}
+
+/**
+ * The `k` captured chunks that best match `query`, best first, and what the fusion did. Hybrid by
+ * default when an embedding model is connected (lexical otherwise): both rankings scaled and fused with
+ * the weights their evidence earns (fusion.ts, indexes/fusion/), then an optional recency half-life, then
+ * repeats merged (the same words); then, unless the search is vector-only, the newer of two matches
+ * naming the same thing goes first. With minSimilarity, matches whose cosine with the query is lower
+ * (or unknown) are left out.
+ */
+export async function searchReport(
+	p: BaseParts,
+	query: string,
+	options: SearchOptions = {},
+): Promise<SearchReport> {
+	const { k, filter, mode } = checked(p, query, options);
+	const config = await p.config();
+	const scope = await scopeOf(p, filter, config);
+	// The same candidates for any k up to CANDIDATES: a search for more results orders its first ones alike.
+	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, k));
+	const { view, vector } = await rankings(p, config, scope, query, mode, n);
 	const lexical = view?.search(query, n) ?? [];
-	const fused = fuse(lexical, vector.matches, {
+	const allWordMatches = lexical.length < CANDIDATES;
+	const weights =
+		mode === 'hybrid' && view && vector
+			? await hybridWeights(
+					p,
+					await p.knowledgeBaseId(config),
+					view,
+					lexical.map((c) => c.score),
+					vector.side,
+					CANDIDATES,
+				)
+			: undefined;
+	const fused = fuse(lexical, vector?.matches ?? [], {
 		halfLifeDays: options.halfLifeDays,
 		now: options.now ?? new Date(),
-		allWordMatches: lexical.length < CANDIDATES,
+		allWordMatches,
+		weights,
 	});
-	let ranked = mode === 'lexical' ? fused : withSimilarities(fused, vector.similarities);
+	let ranked = mode === 'lexical' ? fused : withSimilarities(fused, vector?.similarities);
 	// Newer statements first is part of preferring what is recent: only with a half-life.
 	if (view && options.halfLifeDays !== undefined) ranked = newerFirst(ranked, (c) => view.names(c));
 	const min = options.minSimilarity;
 	if (min !== undefined)
 		ranked = ranked.filter((r) => r.similarity !== undefined && r.similarity >= min);
 	// Only a base where some capture has an Expire After rule needs the logs of its hits read.
-	if (!config?.expiring) return ranked.slice(0, k).map(toMatch);
-	return (await withoutExpired(p, ranked, k)).map(toMatch);
+	const best = config?.expiring ? await withoutExpired(p, ranked, k) : ranked.slice(0, k);
+	const words = view && {
+		messages: view.size,
+		terms: view.frequencies(query).map(({ term, df }) => ({ term, messages: df })),
+	};
+	return {
+		matches: best.map(toMatch),
+		fusion: fusionReport(mode, weights),
+		...(words ? { words } : {}),
+	};
+}
+
+/** The matches of searchReport alone. */
+export async function search(
+	p: BaseParts,
+	query: string,
+	options: SearchOptions = {},
+): Promise<SearchMatch[]> {
+	return (await searchReport(p, query, options)).matches;
 }
 
 /**

@@ -241,6 +241,32 @@ export interface SearchMatch {
 	vectorRank?: number;
 }
 
+/** What a search did to fuse its rankings, so a user can see why its matches came in that order. */
+export interface FusionReport {
+	/** The rankings used: both (hybrid), the words only (lexical) or the vectors only (vector). */
+	mode: SearchMode;
+	/** In hybrid search, what each ranking weighed (summing to 1). */
+	weights?: { words: number; vectors: number };
+	/** Why, in words. */
+	basis?: string;
+	/**
+	 * How far the vectors' best match stood out, as a multiple of how far their best match stands out
+	 * for word salad of this base's words (about 1: the model finds questions' answers no better than
+	 * chance; well above 1: it finds what questions are about).
+	 */
+	vectorEvidence?: number;
+	/** The evidence the weights followed: this search's, leaning on the base's earlier searches. */
+	weighedEvidence?: number;
+}
+
+/** A search's matches, what its fusion did, and how common the query's words are in its scope. */
+export interface SearchReport {
+	matches: SearchMatch[];
+	fusion: FusionReport;
+	/** With the word ranking: the messages in scope, and how many of them hold each query word. */
+	words?: { messages: number; terms: Array<{ term: string; messages: number }> };
+}
+
 export interface SessionStatus {
 	sessionId: string;
 	cursor: number;

@@ -1,6 +1,6 @@
 // What a turn's recall did: the section and its entries, or why nothing was recalled, and how the
 // output reports it. Kept apart from long-term.ts, so a turn without long-term memory loads no Memory Base.
-import type { SearchMatch } from '../knowledge/types';
+import type { FusionReport, SearchMatch } from '../knowledge/types';
 
 /** What a turn's recall found and put in front of the model. */
 export interface Recalled {
@@ -11,6 +11,8 @@ export interface Recalled {
 	/** Why nothing was recalled, when nothing was. */
 	reason?: string;
 	error?: string;
+	/** What the search's fusion did: the mode, and in hybrid search the weights and why. */
+	fusion?: FusionReport;
 }
 
 /** Nothing recalled, and why. */
@@ -48,6 +50,7 @@ export function recallReport(recalled: Recalled): Record<string, unknown> {
 				}
 			: { notRecalled: recalled.reason ?? 'nothing matched' }),
 		...(recalled.skipped ? { skipped: recalled.skipped } : {}),
+		...(recalled.fusion ? { search: recalled.fusion } : {}),
 		...(recalled.error ? { recallError: recalled.error } : {}),
 	};
 }

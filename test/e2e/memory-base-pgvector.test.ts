@@ -292,6 +292,10 @@ describe('Memory Base with n8n’s Postgres PGVector Store on a real PostgreSQL 
 		assert.equal(hybrid[0].text, ALICE[0]);
 		assert.ok(hybrid.every((m) => m.userId === 'u-alice'));
 		assert.ok(hybrid[0].lexicalRank && hybrid[0].vectorRank, JSON.stringify(hybrid[0]));
+		// Each match says how this search weighed the words and the store's vectors.
+		assert.equal(hybrid[0].search.mode, 'hybrid');
+		const { words, vectors } = hybrid[0].search.weights;
+		assert.ok(Math.abs(words + vectors - 1) < 1e-9, JSON.stringify(hybrid[0].search));
 		const mine = await search({ query: 'where do I live?', scope: 'session', sessionId: 'alice' });
 		assert.equal(mine[0].text, ALICE[1]);
 		const all = await search({ query, scope: 'all', topK: 2 });

@@ -165,6 +165,8 @@ describe('Long-term recall across conversations on a real n8n', () => {
 		assert.match(sent[0], /user: My order number is 4471, shipping to Porto/);
 		assert.doesNotMatch(sent.join('\n'), /9999|Oslo/);
 		assert.equal(r.json.memory.longTermMemory.userId, 'alice');
+		// No embeddings node: the recall report says the search went by words alone.
+		assert.deepEqual(r.json.memory.longTermMemory.search, { mode: 'lexical' });
 		await chat(LLM, 'bob-2', 'Which city does my order ship to, again?', 'bob');
 		const bob = texts(requestFor('Which city does my order ship to, again?')).join('\n');
 		assert.match(bob, /9999/);

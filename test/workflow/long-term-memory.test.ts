@@ -155,6 +155,8 @@ describe('LLM with Memory: recall says why, and a missed capture is made up', ()
 		const [entry] = asked.memory.longTermMemory.entries;
 		assert.match(entry.text, /4471/);
 		assert.ok(entry.score > 0 && entry.lexicalScore > 0, JSON.stringify(entry));
+		// No embedding model is connected: the report says the search went by words alone.
+		assert.deepEqual(asked.memory.longTermMemory.search, { mode: 'lexical' });
 	});
 
 	it('a turn whose capture failed (the Memory Base unreachable) is captured by the next turn, once', async () => {

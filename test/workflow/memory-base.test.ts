@@ -176,7 +176,8 @@ describe('Memory Base node (in-process n8n)', () => {
 		assert.equal(mine[0].text, FACTS[0]);
 		assert.ok(mine.every((m) => m.sessionId === 'alice'));
 		// Hybrid search (an embedding model is connected): each hit says where it ranked in both lists,
-		// its cosine with the query and its BM25 beside the fused score.
+		// its cosine with the query and its BM25 beside the fused score, and how the search weighed
+		// words and vectors (the same for every hit of the search).
 		assert.deepEqual(Object.keys(mine[0]).sort(), [
 			'capturedAt',
 			'chunkIndex',
@@ -186,6 +187,7 @@ describe('Memory Base node (in-process n8n)', () => {
 			'role',
 			'runId',
 			'score',
+			'search',
 			'seq',
 			'sessionId',
 			'similarity',
@@ -193,6 +195,17 @@ describe('Memory Base node (in-process n8n)', () => {
 			'vectorRank',
 		]);
 		assert.ok(mine[0].similarity > 0 && mine[0].similarity <= 1 && mine[0].lexicalScore > 0);
+		const { mode, weights, basis } = mine[0].search;
+		assert.equal(mode, 'hybrid');
+		assert.ok(Math.abs(weights.words + weights.vectors - 1) < 1e-9 && weights.vectors > 0);
+		assert.match(basis, /words|vectors/);
+		assert.deepEqual(mine[1].search, mine[0].search, 'one report per search');
+		const words = ok(
+			await run({ operation: 'search', topK: 1, searchMode: 'lexical' }, [
+				{ sessionId: 'alice', chatInput: 'what is my favourite colour?' },
+			]),
+		);
+		assert.deepEqual(words[0].search, { mode: 'lexical' }, 'Search Mode stays the override');
 		const floor = ok(
 			await run({ operation: 'search', topK: 10, minSimilarity: mine[0].similarity }, [
 				{ sessionId: 'alice', chatInput: 'what is my favourite colour?' },

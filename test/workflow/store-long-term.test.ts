@@ -58,6 +58,7 @@ describe('LLM Memory Store: the recall report on every call, and a missed captur
 			assert.ok(c.longTermMemory.recalled >= 1, JSON.stringify(c));
 			assert.match(c.longTermMemory.entries[0].text, /4471/);
 			assert.ok(c.longTermMemory.entries[0].score > 0);
+			assert.deepEqual(c.longTermMemory.search, { mode: 'lexical' }, 'how the search went');
 		}
 		assert.equal(calls.at(-1)!.longTermMemory.captured, 2);
 		const thanks = await turn(wf, 'thanks!', 's2');

@@ -110,7 +110,7 @@ export async function searchItem(
 			i,
 			'Connect an embedding model to the Embedding input, or set Minimum Similarity to 0.',
 		);
-	const matches = await base.search(query, {
+	const { matches, fusion } = await base.searchReport(query, {
 		k: numberParameter(ctx, 'topK', i, 'Top K', 1, 4),
 		mode,
 		...scope,
@@ -119,7 +119,8 @@ export async function searchItem(
 	});
 	if (matches.length === 0)
 		ctx.addExecutionHints?.({ message: await emptySearchMessage(base), location: 'outputPane' });
-	return matches.map((m) => ({ json: { ...m } }));
+	// Each match says how the search weighed words and vectors (the same for all), so a user sees why.
+	return matches.map((m) => ({ json: { ...m, search: { ...fusion } } }));
 }
 
 /** Why a search found nothing, in words: a base that holds nothing is not "no match". */
@@ -135,7 +136,7 @@ export const search: MemoryBaseOperation = {
 		name: 'Search',
 		value: 'search',
 		description:
-			'Find the captured messages that best match a query: word matching and, with an embedding model, semantic similarity (one output item per match, with score, conversation, user, role and time)',
+			'Find the captured messages that best match a query: word matching and, with an embedding model, semantic similarity (one output item per match, with score, conversation, user, role, time, and how the search weighed words and vectors)',
 		action: 'Search long-term memory',
 	},
 	needsEmbedder: false,

@@ -69,6 +69,22 @@ function termLists(terms: string[], segments: LexicalSegment[], ok: Uint8Array[]
 	});
 }
 
+/** How many in-scope documents hold each distinct term of `query` (0: none), in the query's order. */
+export function frequencies(
+	query: string,
+	segments: LexicalSegment[],
+	scope: SearchScope,
+): Array<{ term: string; df: number }> {
+	return [...new Set(tokenize(query))].map((term) => {
+		let df = 0;
+		segments.forEach((seg, s) => {
+			const list = seg.postings.get(term);
+			if (list) for (let i = 0; i < list.length; i += 2) df += scope.ok[s][list[i]];
+		});
+		return { term, df };
+	});
+}
+
 /** BM25 of every in-scope document holding a query term (rows: per segment, undefined if none). */
 function scoreAll(terms: string[], segments: LexicalSegment[], scope: SearchScope) {
 	const { ok, n } = scope;

@@ -8,6 +8,12 @@ export interface LexicalView {
 	search(query: string, k: number): LexicalMatch[];
 	/** The chunk's terms that name something in this scope (names.ts). */
 	names(chunk: IndexedChunk): string[];
+	/** Chunks the search may return. */
+	readonly size: number;
+	/** How many of them hold each distinct term of `query` (its words as the index has them). */
+	frequencies(query: string): Array<{ term: string; df: number }>;
+	/** The texts of `count` chunks in scope picked at random by `rand` (none when the scope is empty). */
+	sample(count: number, rand: () => number): string[];
 }
 
 /** What the index holds, for Status. */

@@ -5,7 +5,7 @@
 import { BoundedCache } from '../../common/bounded-cache';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
-import { bm25, scopeOf } from './bm25';
+import { bm25, frequencies, scopeOf } from './bm25';
 import type { SearchScope } from './bm25';
 import type { LexicalIndex } from './lexical-index';
 import type { LexicalManifest } from './manifest';
@@ -33,7 +33,29 @@ export function clearViewCache(): void {
 	scopes.clear();
 }
 
-const EMPTY: LexicalView = { search: () => [], names: () => [] };
+const EMPTY: LexicalView = {
+	search: () => [],
+	names: () => [],
+	size: 0,
+	sample: () => [],
+	frequencies: () => [],
+};
+
+/** Texts of `count` in-scope documents drawn at random (with replacement). */
+function sampleTexts(
+	loaded: LexicalSegment[],
+	scope: SearchScope,
+	count: number,
+	rand: () => number,
+): string[] {
+	const docs: Array<[number, number]> = [];
+	scope.ok.forEach((mask, s) => mask.forEach((m, d) => m && docs.push([s, d])));
+	if (docs.length === 0) return [];
+	return Array.from({ length: count }, () => {
+		const [s, d] = docs[Math.floor(rand() * docs.length)];
+		return loaded[s].docs[d].text;
+	});
+}
 
 /** Live documents per loaded segment: a later copy of a chunk ID supersedes earlier ones. */
 function liveOf(id: string, loaded: LexicalSegment[]): Uint8Array[] {
@@ -93,6 +115,9 @@ export async function lexicalView(
 	return {
 		search: (query, k) => bm25(query, loaded, scope, k),
 		names: (chunk: IndexedChunk) => namesOf(chunk, loaded, scope),
+		size: scope.n,
+		sample: (count, rand) => sampleTexts(loaded, scope, count, rand),
+		frequencies: (query) => frequencies(query, loaded, scope),
 	};
 }
 

@@ -23,6 +23,8 @@ export type Similarities = (wanted: Map<string, Set<number>>) => Map<string, num
 export interface VectorRanking {
 	matches: VectorMatch[];
 	similarities: Similarities;
+	/** The k best cosines of another query over the same rows (no read): what fusion's probes score. */
+	probe: (query: Float32Array, k: number) => number[];
 }
 
 const clampCosine = (score: number) => Math.max(-1, Math.min(1, score));
@@ -61,7 +63,7 @@ export async function rankOver(
 	const parts = (await Promise.all(indexes.map((i) => i.loadFor(filter)))).filter(
 		(p) => p.manifest.version !== null && p.segments.length > 0,
 	);
-	if (parts.length === 0) return { matches: [], similarities: () => new Map() };
+	if (parts.length === 0) return { matches: [], similarities: () => new Map(), probe: () => [] };
 	const q = normaliseRows([query], 1);
 	for (const p of parts)
 		if (p.manifest.doc.dimensions !== q.length)
@@ -74,7 +76,12 @@ export async function rankOver(
 		score: clampCosine(score),
 		...(options.withVectors ? { vector: Float32Array.from(rowOf(segs[a], b)) } : {}),
 	}));
-	return { matches, similarities: (ids) => similaritiesOf(segs, masks, q, ids) };
+	return {
+		matches,
+		similarities: (ids) => similaritiesOf(segs, masks, q, ids),
+		probe: (p, n) =>
+			topRows(segs, masks, p, Math.min(n, MAX_TOP_K)).map((r) => clampCosine(r.score)),
+	};
 }
 
 /** Per decoded segment: its rows by message ID (built on first need; segments are never rewritten). */

@@ -21,7 +21,7 @@ import {
 	RECALL_END,
 	RECENCY_WEIGHT,
 	recencyFactor,
-	VECTOR_WEIGHT,
+	VECTOR_WEIGHT_PRIOR,
 	RECALL_START,
 	sessionPart,
 	TAIL_MAX,
@@ -217,18 +217,23 @@ describe('hybrid ranking', () => {
 		const others = (n: number, top: number) =>
 			Array.from({ length: n }, (_, i) => chunk(`x${i}`, top - i * 0.01));
 		// "a" is first by its words and last of ten by vector; "b" is last by words and first by vector.
-		// Words weigh more, so "a" leads; a chunk in neither list is not there.
-		const fused = fuse(
-			[chunk('a', 9), ...others(3, 5), chunk('b', 1)],
-			[chunk('b', 0.9), ...others(8, 0.8), chunk('a', 0.1)],
-			{ now: new Date('2026-01-02T00:00:00Z') },
-		);
-		assert.deepEqual(
-			fused.filter((r) => r.text === 'a' || r.text === 'b').map((r) => r.text),
-			['a', 'b'],
-		);
+		// Without weights words weigh more, so "a" leads; a chunk in neither list is not there.
+		const lexical = [chunk('a', 9), ...others(3, 5), chunk('b', 1)];
+		const vector = [chunk('b', 0.9), ...others(8, 0.8), chunk('a', 0.1)];
+		const fused = fuse(lexical, vector, { now: new Date('2026-01-02T00:00:00Z') });
+		const order = (r: Array<{ text: string }>) =>
+			r.filter((x) => x.text === 'a' || x.text === 'b').map((x) => x.text);
+		assert.deepEqual(order(fused), ['a', 'b']);
 		const a = fused.find((r) => r.text === 'a')!;
-		assert.ok(Math.abs(a.score - (1 - VECTOR_WEIGHT)) < 1e-12, 'first by words, last by vector');
+		assert.ok(
+			Math.abs(a.score - (1 - VECTOR_WEIGHT_PRIOR)) < 1e-12,
+			'first by words, last by vector',
+		);
+		// The weights a search gives decide: with the vectors weighing more, "b" leads.
+		const weights = { lexical: 0.25, vector: 0.75 };
+		const led = fuse(lexical, vector, { now: new Date('2026-01-02T00:00:00Z'), weights });
+		assert.deepEqual(order(led), ['b', 'a']);
+		assert.ok(Math.abs(led.find((r) => r.text === 'b')!.score - 0.75) < 1e-12);
 		assert.equal(a.similarity, 0.1);
 		assert.equal(a.lexicalScore, 9);
 		// One ranking alone: its best scores 1.

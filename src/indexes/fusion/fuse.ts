@@ -1,20 +1,16 @@
 // Fusing rankings: the word ranking and the vector ranking, each scaled over its own candidates (best
-// 1, last 0) and weighed, an optional recency half-life, and repeats (the same words) merged, so one
-// message said twice takes one place. Then, among matches about as good as each other that name the
-// same thing, the newer first.
-import { chunkKey } from './chunks/chunk';
-import type { IndexedChunk } from './chunks/chunk';
-import { saidAfter } from './lexical/names';
-import { tokenize } from './lexical/tokenize';
+// 1, last 0) and weighed as weights.ts decides for the search, an optional recency half-life, and
+// repeats (the same words) merged, so one message said twice takes one place. Then, among matches about
+// as good as each other that name the same thing, the newer first.
+import { chunkKey } from '../chunks/chunk';
+import type { IndexedChunk } from '../chunks/chunk';
+import { saidAfter } from '../lexical/names';
+import { tokenize } from '../lexical/tokenize';
+import { STANDOUT_OVER } from './standout';
+import { VECTOR_WEIGHT_PRIOR } from './weights';
 
-/**
- * What the vector ranking weighs in hybrid search (the word ranking weighs the rest). Word matches
- * are the stronger signal on real conversations with the embeddings we could measure; the vectors
- * add what words miss (docs/benchmarks.md). Equal weights let the weaker ranking drag the other down.
- */
-export const VECTOR_WEIGHT = 0.2;
 /** Candidates of each ranking its scale spans (search hands over at least this many). */
-export const SCALE_OVER = 50;
+export const SCALE_OVER = STANDOUT_OVER;
 /** How much recency can weigh: a chunk's score is kept at (1 − RECENCY_WEIGHT) at the least. */
 export const RECENCY_WEIGHT = 0.3;
 /**
@@ -106,8 +102,8 @@ function scaler(
 
 /**
  * One ranking from the word and the vector ranking (either may be empty), its first `limit` (all by
- * default): each ranking scaled over its own candidates, weighed VECTOR_WEIGHT for the vectors when
- * both found something, recency applied, repeats merged. Ties: the earlier said first.
+ * default): each ranking scaled over its own candidates, weighed by `weights` when both found something
+ * (the words first by default), recency applied, repeats merged. Ties: the earlier said first.
  */
 export function fuse(
 	lexical: readonly LexicalCandidate[],
@@ -118,10 +114,16 @@ export function fuse(
 		limit?: number;
 		/** The word ranking holds every chunk its words match (fewer than were asked for). */
 		allWordMatches?: boolean;
+		/** What each ranking weighs when both found something (weights.ts). */
+		weights?: { lexical: number; vector: number };
 	},
 ): Ranked[] {
 	const both = lexical.length > 0 && vector.length > 0;
-	const weight = { lexical: both ? 1 - VECTOR_WEIGHT : 1, vector: both ? VECTOR_WEIGHT : 1 };
+	const given = options.weights ?? {
+		lexical: 1 - VECTOR_WEIGHT_PRIOR,
+		vector: VECTOR_WEIGHT_PRIOR,
+	};
+	const weight = { lexical: both ? given.lexical : 1, vector: both ? given.vector : 1 };
 	const byId = new Map<string, Ranked>();
 	const lexicalScale = scaler(lexical, options.allWordMatches ? 0 : Infinity);
 	lexical.forEach((c, i) => {

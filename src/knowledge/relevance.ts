@@ -1,0 +1,62 @@
+// The relevance floor of automatic recall: a message recalls only what it carries information for, in
+// this memory, by the memory's own statistics rather than a word list. A word match counts when the
+// word is rare here (it tells some messages apart from the rest); a match of the vectors counts when
+// the vectors' best match stood out clearly more than it does for word salad of this memory's words
+// (indexes/fusion/weights.ts measures that for every hybrid search). "nice one", "take care" or a
+// pleasantry in another language then recall nothing, whatever the words, while a question with a
+// rare word, or one a good embedding model understands, still recalls.
+import { tokenize } from '../indexes';
+import type { SearchMatch, SearchReport } from './types';
+
+/** A word is rare enough to recall by when at most this share of the scope's messages hold it. */
+export const RARE_WORD_SHARE = 0.075;
+/** In a scope of fewer messages, shares say nothing: every word match counts. */
+export const FEW_MESSAGES = 40;
+/**
+ * Without a rare word, vector matches count when the vectors' best match stood out at least this many
+ * times as far as for word salad (about 1 for a weak model, or a message with nothing to find), in this
+ * search and in the evidence the search's weights followed.
+ */
+export const VECTOR_EVIDENCE_FLOOR = 1.6;
+
+/** The query's words that are rare in the search's scope. */
+function rareWords(found: SearchReport): Set<string> {
+	const words = found.words;
+	if (!words) return new Set();
+	const limit = words.messages < FEW_MESSAGES ? Infinity : RARE_WORD_SHARE * words.messages;
+	return new Set(
+		words.terms.filter((t) => t.messages > 0 && t.messages <= limit).map((t) => t.term),
+	);
+}
+
+/** Whether a match holds one of the rare words (its own text, not the message beside it). */
+const holds = (hit: SearchMatch, rare: Set<string>) =>
+	(hit.lexicalScore ?? 0) > 0 && tokenize(hit.text).some((t) => rare.has(t));
+
+/**
+ * The matches recall may use: those holding a rare word of the query (and the messages beside them),
+ * or, when the vectors showed clear evidence, every match; and why none, when none.
+ */
+export function relevant(found: SearchReport): { hits: SearchMatch[]; reason?: string } {
+	const rare = rareWords(found);
+	const byWords = found.matches.filter((h) => holds(h, rare));
+	// Both this query's evidence and the one the weights followed: a good model's base does not lift a
+	// query whose best match stood out no more than word salad, and one lucky query of a weak model does
+	// not pass on its own.
+	const { vectorEvidence: own, weighedEvidence: weighed } = found.fusion;
+	const byVectors =
+		own !== undefined && weighed !== undefined && Math.min(own, weighed) >= VECTOR_EVIDENCE_FLOOR;
+	if (byVectors)
+		return { hits: found.matches.filter((h) => (h.similarity ?? 0) > 0 || holds(h, rare)) };
+	const context = byWords.length > 0;
+	const hits = found.matches.filter((h) => holds(h, rare) || (context && h.context === true));
+	// None of its words occurs here at all: plainly no match (the caller says so).
+	const present = found.words?.terms.some((t) => t.messages > 0) ?? false;
+	if (hits.length > 0 || found.matches.length === 0 || !present) return { hits };
+	return {
+		hits,
+		reason:
+			'nothing to look up: the message has no word that is rare in this memory' +
+			(found.fusion.mode === 'lexical' ? '' : ", and the vectors' best match did not stand out"),
+	};
+}
