@@ -38,10 +38,16 @@ const embeddedProbes = new BoundedCache<{ words: string[]; vectors: number[][] }
 	maxEntries: 256,
 });
 
-/** The key of a base's in-process calibration: its storage, base, knowledge base and model. */
-function baseKey(p: BaseParts, kbId: string, dimensions: number): string {
-	const at = [storageIdentity(p.storage), p.keyPrefix ?? '', p.baseId, kbId, p.vectorStoreKind];
-	return [...at, dimensions].join('\n');
+/** Which base a search is of: its knowledge base, and when it was created (a base made anew is another). */
+export interface BaseIdentity {
+	kbId: string;
+	createdAt?: string;
+}
+
+/** The key of a base's in-process calibration and nulls: its storage, base, knowledge base and model. */
+function baseKey(p: BaseParts, base: BaseIdentity, dimensions: number): string {
+	const at = [storageIdentity(p.storage), p.keyPrefix ?? '', p.baseId, base.kbId, base.createdAt];
+	return [...at, p.vectorStoreKind, dimensions].join('\n');
 }
 
 /**
@@ -73,19 +79,19 @@ async function vectorNull(vector: VectorSide, probes: string[], key: string, k: 
 /** The weights of a hybrid search over `view` and `vector`'s scores, with the base's calibration. */
 export async function hybridWeights(
 	p: BaseParts,
-	kbId: string,
+	base: BaseIdentity,
 	view: LexicalView,
 	lexicalScores: number[],
 	vector: VectorSide,
 	k: number,
 ): Promise<FusionWeights> {
-	const key = baseKey(p, kbId, vector.dimensions);
+	const key = baseKey(p, base, vector.dimensions);
 	// A failed embedding call costs the search its weights' evidence, never its answer (and is not
 	// kept: the next search measures again).
 	const nul =
 		vector.scores.length > 0
 			? await nullOf(`vectors\n${key}`, view.size, () =>
-					vectorNull(vector, probesOf(view, p, kbId), key, k),
+					vectorNull(vector, probesOf(view, p, base.kbId), key, k),
 				).catch(() => undefined)
 			: undefined;
 	return weigh({ lexical: lexicalScores, vector: vector.scores }, nul, calibrationOf(key));

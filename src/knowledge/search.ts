@@ -259,7 +259,7 @@ export async function searchReport(
 		mode === 'hybrid' && view && vector
 			? await hybridWeights(
 					p,
-					await p.knowledgeBaseId(config),
+					{ kbId: await p.knowledgeBaseId(config), createdAt: config?.created_at },
 					view,
 					lexical.map((c) => c.score),
 					vector.side,

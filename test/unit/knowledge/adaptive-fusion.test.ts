@@ -107,6 +107,38 @@ describe('hybrid search adapts to the embedding model', () => {
 		assert.match(last.basis!, /and \d+ earlier searches of this base/);
 	});
 
+	it('a base deleted and made anew under the same ID learns its model anew', async () => {
+		clearCalibrations();
+		const root = tempDir('adaptive-anew');
+		const open = () =>
+			new MemoryBase({
+				storage: new LocalDiskStorage({ root }),
+				baseId: 'kb-anew',
+				embedder: understanding(),
+				autoCapture: false,
+			});
+		const fill = async (mb: MemoryBase) => {
+			let run = 0;
+			for (const text of messages())
+				await mb.capture({
+					sessionId: 's',
+					runId: `r${++run}`,
+					messages: [{ text, role: 'user' }],
+				});
+			await mb.sync();
+		};
+		const first = open();
+		await fill(first);
+		for (let i = 0; i < 3; i++) await first.search(`${QUESTION} ${i}`, { sessionId: 's' });
+		const learned = await open().searchReport(QUESTION, { sessionId: 's' });
+		assert.match(learned.fusion.basis!, /and 3 earlier searches/);
+		await first.delete({ mode: 'cancel', timeoutMs: 1000 });
+		const again = open();
+		await fill(again);
+		const fresh = await again.searchReport(QUESTION, { sessionId: 's' });
+		assert.match(fresh.fusion.basis!, /in this search$/, 'nothing learned from the base before');
+	});
+
 	it('Search Mode stays the override, and says so', async () => {
 		clearCalibrations();
 		const mb = await base(understanding());
