@@ -282,6 +282,8 @@ describe('Memory Base on a real n8n', () => {
 		const results = JSON.parse(contentText(toolMessage.content));
 		assert.ok(Array.isArray(results) && results.length >= 1, contentText(toolMessage.content));
 		assert.equal(results[0].sessionId, 'alice');
+		// How the search weighed words and vectors is for people reading the Search output.
+		assert.equal(results[0].search, undefined, JSON.stringify(results[0]));
 	});
 
 	it('an embeddings failure mid-sync: cursor unchanged, nothing duplicated; the next sync completes', async () => {

@@ -41,8 +41,17 @@ async function turn(i: number): Promise<void> {
 	say(`flushed ${i} ${added.messageId} ${r.attempts}`);
 }
 
+// Without a pause, a writer whose turns hit its own cached head appends every few milliseconds and
+// starves the other: its rival's read-change-write window always spans one of its writes. A real turn
+// includes a model call; 10-30 ms is still far more often than any chat, and keeps both writers going.
+const pause = () => new Promise((r) => setTimeout(r, 10 + Math.random() * 20));
+
 (async () => {
-	if (config.turns === undefined) for (let i = 0; ; i++) await turn(i);
+	if (config.turns === undefined)
+		for (let i = 0; ; i++) {
+			await turn(i);
+			await pause();
+		}
 	const parallel = config.parallel ?? 1;
 	for (let i = 0; i < config.turns; i += parallel)
 		await Promise.all(
