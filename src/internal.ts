@@ -312,6 +312,9 @@ export {
 	vectorSegmentsPrefix,
 	lexicalPartsPrefix,
 	vectorPartsPrefix,
+	registryKey,
+	wideLexicalPrefix,
+	wideVectorPrefix,
 } from './knowledge/keys';
 export { MemoryBase } from './knowledge/memory-base';
 export { listMemoryBases } from './knowledge/listing';
@@ -388,6 +391,7 @@ export type {
 	SessionStatus,
 	SessionSyncResult,
 	SyncResult,
+	WideCoverage,
 } from './knowledge/types';
 export {
 	chunkId,
@@ -406,6 +410,7 @@ export {
 	MAX_TOP_K,
 	SEGMENT_MAX_VECTORS,
 } from './indexes/vector/vector-segment';
+export { chunkOrder } from './indexes/chunks/chunk';
 export type { IndexedChunk } from './indexes/chunks/chunk';
 export type { VectorMatch } from './indexes/vector/vector-segment';
 export { simdAvailable, useSimd } from './indexes/vector/simd';

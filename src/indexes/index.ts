@@ -4,18 +4,26 @@
 // a connected vector store), rank fusion, and what they share (chunks/). The room knows nothing of
 // capture logs, sync, leases or lifecycle: its owner names the folders it keeps its objects in and
 // decides what an open source is.
-export { chunkKey } from './chunks/chunk';
+export { chunkKey, chunkOrder } from './chunks/chunk';
 export type { IndexedChunk } from './chunks/chunk';
 export { passes } from './chunks/filter';
 export type { ChunkFilter } from './chunks/filter';
+export { ManifestReads } from './chunks/manifest-reads';
 export { fuse, newerFirst, SCALE_OVER } from './fusion';
 export type { Ranked, VectorCandidate } from './fusion';
 export { LexicalIndex } from './lexical/lexical-index';
+export type { LexicalIndexOptions } from './lexical/lexical-index';
 export { lexicalStats, lexicalView } from './lexical/view';
 export type { LexicalManifest, OpenSource } from './lexical/manifest';
 export type { IndexManifest as VectorManifest } from './vector/manifest';
 export { mergeUsers } from './lexical/open-sources';
-export type { ClosedSource, Listing, SourceReader, SourceTail } from './lexical/open-sources';
+export type {
+	ClosedSource,
+	Listing,
+	SourceReader,
+	SourceState,
+	SourceTail,
+} from './lexical/open-sources';
 export { tokenize } from './lexical/tokenize';
 export type { LexicalStats, LexicalView } from './lexical/types';
 export { ExternalIndex } from './vector/external-store';

@@ -19,6 +19,7 @@ import { search } from './search';
 import { configure } from './settings';
 import { status } from './status';
 import { sync } from './sync';
+import { upgradeNow } from './upgrade';
 import type {
 	BaseStatus,
 	CaptureInput,
@@ -30,6 +31,7 @@ import type {
 	SearchMatch,
 	SearchOptions,
 	SyncResult,
+	WideCoverage,
 } from './types';
 
 /**
@@ -101,6 +103,30 @@ export class MemoryBase {
 	/** The captured chunks most similar to `query` (see search.ts). */
 	search(query: string, options: SearchOptions = {}): Promise<SearchMatch[]> {
 		return search(this.parts, query, options);
+	}
+
+	/**
+	 * The same, with what a search of every conversation (`allUsers`) read: the base-wide index, what
+	 * it holds and up to which capture, and how many conversations were read from their capture logs
+	 * (see wide.ts). Null for a search of one conversation or user.
+	 */
+	async searchWithCoverage(
+		query: string,
+		options: SearchOptions = {},
+	): Promise<{ matches: SearchMatch[]; coverage: WideCoverage | null }> {
+		let coverage: WideCoverage | null = null;
+		const matches = await search(this.parts, query, options, (c) => (coverage = c));
+		return { matches, coverage };
+	}
+
+	/**
+	 * Upgrades a base kept in an older layout now: one index for the whole base moved into partitions,
+	 * the base-wide index built beside them (see upgrade.ts). SyncRunningError while a sync, Regenerate
+	 * or Forget runs; `upgraded` false when it was up to date. Bases are also upgraded by the first
+	 * search, capture or sync that finds them idle.
+	 */
+	upgrade(): Promise<{ baseId: string; upgraded: boolean; layout: string; wide: string }> {
+		return upgradeNow(this.parts);
 	}
 
 	/**

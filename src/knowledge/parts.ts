@@ -2,6 +2,7 @@
 // one base. The operations (capture, sync, search, status, lifecycle) are functions over these parts.
 import { InvalidOptionError, NoEmbeddingModelError, SyncRunningError } from '../errors';
 import { EmbeddedIndex, ExternalIndex, LexicalIndex } from '../indexes';
+import type { LexicalIndexOptions, ManifestReads } from '../indexes';
 import {
 	captureLogKey,
 	knowledgeBasePrefix,
@@ -141,21 +142,22 @@ export class BaseParts {
 	 */
 	index(
 		kbId: string,
-		at: { folder?: string; owner?: string; cacheGroup?: string } = {},
+		at: { folder?: string; owner?: string; cacheGroup?: string; reads?: ManifestReads } = {},
 	): EmbeddedIndex {
 		const folder = at.folder ?? vectorIndexPrefix(kbId, this.keyPrefix);
 		return new EmbeddedIndex(this.storage, kbId, folder, this.maxAttempts, {
 			cacheBytes: this.options.vectorCacheBytes,
 			cacheGroup: at.cacheGroup,
 			owner: at.owner,
+			reads: at.reads,
 		});
 	}
 
 	/**
 	 * A word index of the base, whose open sources are capture logs: its single one (`lexical/` in the
-	 * base's folder, bases from before partitions), or one partition's (`folder`, `owner`).
+	 * base's folder, bases from before partitions), one partition's or the base-wide one (`folder`).
 	 */
-	lexical(folder?: string, owner?: string): LexicalIndex {
+	lexical(folder?: string, options: LexicalIndexOptions = {}): LexicalIndex {
 		const at = folder ?? `${memoryBasePrefix(this.baseId, this.keyPrefix)}lexical/`;
 		return new LexicalIndex(
 			this.storage,
@@ -163,7 +165,7 @@ export class BaseParts {
 			at,
 			this.maxAttempts,
 			(ids) => readTails(this, ids),
-			owner,
+			options,
 		);
 	}
 

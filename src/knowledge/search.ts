@@ -8,7 +8,15 @@ import {
 	InvalidInputError,
 	InvalidOptionError,
 } from '../errors';
-import { chunkKey, fuse, MAX_TOP_K, newerFirst, passes, SCALE_OVER } from '../indexes';
+import {
+	chunkKey,
+	fuse,
+	ManifestReads,
+	MAX_TOP_K,
+	newerFirst,
+	passes,
+	SCALE_OVER,
+} from '../indexes';
 import type { ChunkFilter, LexicalView, Ranked, Similarities, VectorCandidate } from '../indexes';
 import { validateId } from '../keys/ids';
 import { BaseIndexes } from './base-indexes';
@@ -17,7 +25,9 @@ import { clockOf, liveSessions } from './expiry';
 import { checkIndexes } from './index-health';
 import type { BaseParts } from './parts';
 import type { MemoryBaseConfig } from './records';
-import type { SearchMatch, SearchMode, SearchOptions } from './types';
+import type { SearchMatch, SearchMode, SearchOptions, WideCoverage } from './types';
+import { upgradeIfIdle } from './upgrade';
+import { coverageOf } from './wide';
 
 /** Candidates each ranking hands to the fusion, at least (more when k is larger). */
 const CANDIDATES = SCALE_OVER;
@@ -99,9 +109,12 @@ interface Scope {
 	users: string[];
 }
 
-/** The scope of a search: a conversation's search (without a user) reads each of its users' partitions. */
+/**
+ * The scope of a search: a conversation's search (without a user) reads each of its users' partitions.
+ * Its indexes share one read of each manifest (the health check's and the rankings').
+ */
 async function scopeOf(p: BaseParts, filter: ChunkFilter, config: MemoryBaseConfig | null) {
-	const indexes = await BaseIndexes.open(p, config);
+	const indexes = await BaseIndexes.open(p, config, new ManifestReads());
 	const spans = filter.userId === undefined && filter.sessionId !== undefined;
 	const users = spans && indexes.kind !== 'single' ? await sessionUsers(p, filter.sessionId!) : [];
 	return { filter, indexes, users };
@@ -181,6 +194,8 @@ export async function search(
 	p: BaseParts,
 	query: string,
 	options: SearchOptions = {},
+	/** Told what a search of every conversation read (see coverageOf). */
+	report?: (coverage: WideCoverage) => void,
 ): Promise<SearchMatch[]> {
 	if (typeof query !== 'string' || query.trim() === '')
 		throw new InvalidInputError('query', 'is empty: give the text to search for');
@@ -193,7 +208,8 @@ export async function search(
 			'minSimilarity',
 			'needs an embedding model (vector or hybrid search)',
 		);
-	const config = await p.config();
+	// A base in an older layout is upgraded by the first search that finds it idle (upgrade.ts).
+	const config = await upgradeIfIdle(p, await p.config());
 	const scope = await scopeOf(p, filter, config);
 	// The same candidates for any k up to CANDIDATES: a search for more results orders its first ones alike.
 	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, k));
@@ -221,6 +237,8 @@ export async function search(
 	const min = options.minSimilarity;
 	if (min !== undefined)
 		ranked = ranked.filter((r) => r.similarity !== undefined && r.similarity >= min);
+	if (report && options.allUsers === true && filter.userId === undefined && !filter.sessionId)
+		report(await coverageOf(scope.indexes, config, mode !== 'lexical' && !p.external()));
 	// Only a base where some capture has an Expire After rule needs the logs of its hits read.
 	if (!config?.expiring) return ranked.slice(0, k).map(toMatch);
 	return (await withoutExpired(p, ranked, k)).map(toMatch);

@@ -3,6 +3,7 @@
 // user's own vocabulary rather than by everyone's. The best matches bring the messages beside them
 // (context.ts).
 import { TopK } from '../chunks/top-k';
+import { chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
@@ -104,12 +105,15 @@ export function bm25(
 	const terms = [...new Set(tokenize(query))];
 	if (terms.length === 0 || scope.n === 0) return [];
 	const { scores, touched } = scoreAll(terms, segments, scope);
-	const top = new TopK(k);
+	// Ties by the chunks themselves: the same k best however the chunks are split into segments.
+	const top = new TopK(k, (s1, d1, s2, d2) =>
+		chunkOrder(segments[s1].docs[d1], segments[s2].docs[d2]),
+	);
 	for (let i = 0; i < touched.length; i += 2) {
 		const s = touched[i];
 		const d = touched[i + 1];
 		const score = scores[s]![d];
-		if (score > top.min) top.push(score, s, d);
+		if (top.admits(score)) top.push(score, s, d);
 	}
 	// Only the k best can lift a neighbour into the k best: any other match is at most the k-th best,
 	// and its neighbour would get less.
