@@ -16,6 +16,7 @@ import {
 import { DocumentStore } from '../store/document-store';
 import type { Lease } from '../store/lease';
 import type { LeaseLocks } from '../store/lease-locks';
+import { limitRequests } from '../store/limited';
 import type { MemoryStorage } from '../store/storage';
 import { listSessions } from './capture-log';
 import { checkChunking, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE } from './chunking';
@@ -66,7 +67,9 @@ export class BaseParts {
 
 	constructor(options: MemoryBaseOptions) {
 		this.options = options;
-		this.storage = options.storage;
+		// Whatever an operation visits side by side (partitions, logs, segments, leases), at most
+		// PARALLEL requests run at once.
+		this.storage = limitRequests(options.storage, PARALLEL);
 		this.baseId = options.baseId;
 		this.keyPrefix = options.keyPrefix;
 		memoryBasePrefix(options.baseId, options.keyPrefix); // checks the ID now
