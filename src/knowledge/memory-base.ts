@@ -20,6 +20,7 @@ import { configure } from './settings';
 import { status } from './status';
 import { sync } from './sync';
 import { upgradeNow } from './upgrade';
+import { conversationsOfUser, deleteUserPartitions } from './users';
 import type {
 	BaseStatus,
 	CaptureInput,
@@ -88,6 +89,19 @@ export class MemoryBase {
 	/** Captured messages, a page at a time: of one conversation, of one user, or of all (allUsers). */
 	listMessages(options: CapturedQuery = {}): Promise<CapturedPage> {
 		return listCaptured(this.parts, options);
+	}
+
+	/** The conversations in which this base captured the user's messages (see users.ts). */
+	conversationsOfUser(userId: string): Promise<string[]> {
+		return conversationsOfUser(this.parts, validateId('user_id', userId));
+	}
+
+	/**
+	 * Deletes the user's partitions, once their conversations were forgotten (Forget User): their
+	 * manifests name the user. Returns the keys deleted, and those rewritten (the registry).
+	 */
+	deleteUserPartitions(userId: string): Promise<{ deleted: string[]; rewritten: string[] }> {
+		return deleteUserPartitions(this.parts, validateId('user_id', userId));
 	}
 
 	/** Every session with a capture log, by ID. */

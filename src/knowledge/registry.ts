@@ -51,13 +51,16 @@ function byShard(hashes: readonly string[]): Map<string, string[]> {
 	return out;
 }
 
-/** Adds (or, with `remove`, takes out) partitions of one kind: one compare-and-swap per shard. */
+/**
+ * Adds (or, with `remove`, takes out) partitions of one kind: one compare-and-swap per shard. Returns
+ * the shards written.
+ */
 export function register(
 	p: BaseParts,
 	kind: PartKind,
 	parts: readonly string[],
 	remove = false,
-): Promise<void> {
+): Promise<string[]> {
 	return registerHashes(p, kind, parts.map(partHash), remove);
 }
 
@@ -67,10 +70,11 @@ export async function registerHashes(
 	kind: PartKind,
 	hashes: readonly string[],
 	remove = false,
-): Promise<void> {
+): Promise<string[]> {
 	const store = shards(p);
-	await inBatches([...byShard(hashes)], async ([shard, list]) => {
-		await store.update(registryKey(p.baseId, shard, p.keyPrefix), (cur) => {
+	const written = await inBatches([...byShard(hashes)], async ([shard, list]) => {
+		const key = registryKey(p.baseId, shard, p.keyPrefix);
+		const result = await store.update(key, (cur) => {
 			const held = new Set(cur.doc[kind]);
 			const before = held.size;
 			for (const h of list) {
@@ -80,7 +84,9 @@ export async function registerHashes(
 			if (held.size === before) return undefined;
 			return { ...cur.doc, [kind]: [...held].sort(), updated_at: new Date().toISOString() };
 		});
+		return result.written ? [key] : [];
 	});
+	return written.flat();
 }
 
 /** Whether a partition of this kind was made (one read of its shard). */
