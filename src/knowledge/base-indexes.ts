@@ -76,6 +76,14 @@ export type PartClosed = ClosedSource & { users: readonly string[] | null; anon?
 export interface PartListing {
 	open?: PartOpen[];
 	closed?: PartClosed[];
+	/** Open logs whose listing now holds up to `through` (in the partitions of their users). */
+	moved?: Array<{
+		session_id: string;
+		gen: number;
+		through: number;
+		users: readonly string[] | null;
+		anon?: boolean;
+	}>;
 }
 
 /**
@@ -88,6 +96,7 @@ function singleListing(listing: PartListing): Listing {
 			o.users !== null && o.users.length > SINGLE_USERS_MAX ? { ...o, users: null } : o,
 		),
 		closed: listing.closed?.map((c) => ({ session_id: c.session_id, gen: c.gen })),
+		moved: listing.moved,
 	};
 }
 
@@ -103,6 +112,10 @@ function partListings(listing: PartListing): Map<string, Listing> {
 		const closed = { session_id: c.session_id, gen: c.gen };
 		for (const u of c.users ?? []) at(userPart(u)).closed!.push(closed);
 		if (c.anon) at(sessionPart(c.session_id)).closed!.push(closed);
+	}
+	for (const { users, anon, ...m } of listing.moved ?? []) {
+		for (const u of users ?? []) (at(userPart(u)).moved ??= []).push(m);
+		if (anon) (at(sessionPart(m.session_id)).moved ??= []).push(m);
 	}
 	return out;
 }

@@ -186,8 +186,17 @@ export async function ingest(
 	// so the log may seal them. A log without a lexical state gets all of them again (its captures
 	// indexed them before their numbers were final). Idempotent: a chunk's copy replaces the earlier one.
 	const lexical = unfolded(messages, log.lexical?.through ?? 0);
+	// Its listings then say the manifests hold it up to `to`: a search reads them once (open-sources.ts).
+	const s = log.lexical;
+	const listed = s?.open
+		? [{ session_id: sessionId, gen: s.gen, through: to, users: s.users, anon: s.anon }]
+		: [];
 	if (lexical.length > 0)
-		await (await BaseIndexes.open(p)).addLexical(lexicalChunks(p, sessionId, lexical));
+		await (
+			await BaseIndexes.open(p)
+		).addLexical(lexicalChunks(p, sessionId, lexical), {
+			moved: listed,
+		});
 	// Every chunk is confirmed by the index. The cursor goes last, if the lock is still ours.
 	await checkpoint(p, sessionId, lease);
 	await lease.confirm();

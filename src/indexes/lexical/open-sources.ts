@@ -48,6 +48,11 @@ export interface ClosedSource {
 export interface Listing {
 	open?: OpenSource[];
 	closed?: ClosedSource[];
+	/**
+	 * Sources whose chunks up to `through` this update adds: a listing of the same opening moves its
+	 * `through` there; nothing is listed anew (the source may have been closed meanwhile).
+	 */
+	moved?: Array<{ session_id: string; gen: number; through: number }>;
 }
 
 /** The users of an opening: both lists together, null (any user) past USERS_MAX. */
@@ -105,6 +110,12 @@ export function relist(
 			else merged.through = through;
 			next[i] = merged;
 		} else continue;
+		changed = true;
+	}
+	for (const m of listing.moved ?? []) {
+		const i = next.findIndex((o) => o.session_id === m.session_id && o.gen === m.gen);
+		if (i < 0 || (next[i].through ?? -1) >= m.through) continue;
+		next[i] = { ...next[i], through: m.through };
 		changed = true;
 	}
 	for (const c of listing.closed ?? []) {
