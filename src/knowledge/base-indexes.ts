@@ -6,7 +6,7 @@
 // both. A writer that read the configuration before the base-wide index was begun looks again after
 // its write and, finding it begun, writes there too (upgrade.ts copies what the partitions held).
 import { IndexMovedError } from '../errors';
-import { lexicalStats, lexicalView, rankOver } from '../indexes';
+import { lexicalStats, lexicalView, rankOver, streamedRanking, streamedView } from '../indexes';
 import type { ManifestReads } from '../indexes';
 import type {
 	ChunkFilter,
@@ -315,19 +315,30 @@ export class BaseIndexes {
 		return this.kind === 'moving' ? [this.singleVectors(), ...indexes] : indexes;
 	}
 
-	/** The word indexes in scope as one search sees them. */
+	/**
+	 * The word indexes in scope as one search sees them: loaded, or for every conversation the
+	 * base-wide index read one segment after another (it may not fit in memory).
+	 */
 	async view(filter: ChunkFilter, users: readonly string[] = []): Promise<LexicalView> {
-		return lexicalView(await this.lexicalFor(filter, users), filter);
+		const indexes = await this.lexicalFor(filter, users);
+		const wide = this.wideLexical().manifestKey;
+		if (indexes.length === 1 && indexes[0].manifestKey === wide)
+			return streamedView(indexes[0], filter);
+		return lexicalView(indexes, filter);
 	}
 
-	/** The exact cosine ranking over the vector indexes in scope. */
+	/** The exact cosine ranking over the vector indexes in scope (the base-wide one read as view). */
 	async ranking(
 		query: unknown,
 		k: number,
 		filter: ChunkFilter,
 		users: readonly string[] = [],
 	): Promise<VectorRanking> {
-		return rankOver(await this.vectorsFor(filter, users), query, k, filter);
+		const indexes = await this.vectorsFor(filter, users);
+		const wide = this.wideVectors().manifestKey;
+		if (indexes.length === 1 && indexes[0].manifestKey === wide)
+			return streamedRanking(indexes[0], query, k, filter);
+		return rankOver(indexes, query, k, filter);
 	}
 
 	/** What the word indexes of every conversation hold together. */

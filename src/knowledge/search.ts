@@ -13,6 +13,7 @@ import {
 	fuse,
 	ManifestReads,
 	MAX_TOP_K,
+	NEWER_OF,
 	newerFirst,
 	passes,
 	SCALE_OVER,
@@ -166,16 +167,21 @@ function checkOptions(options: SearchOptions): void {
 }
 
 /** Fills in the cosine of the matches the vector ranking did not hand over (they ranked lower). */
-function withSimilarities(ranked: Ranked[], similarities: Similarities | undefined): Ranked[] {
+async function withSimilarities(
+	ranked: Ranked[],
+	similarities: Similarities | undefined,
+): Promise<Ranked[]> {
 	if (!similarities) return ranked;
 	const wanted = new Map<string, Set<number>>();
+	const sessions = new Set<string>();
 	for (const r of ranked) {
 		if (r.similarity !== undefined) continue;
 		const chunks = wanted.get(r.message_id) ?? new Set<number>();
 		wanted.set(r.message_id, chunks.add(r.chunk_index));
+		sessions.add(r.session_id);
 	}
 	if (wanted.size === 0) return ranked;
-	const found = similarities(wanted);
+	const found = await similarities(wanted, sessions);
 	for (const r of ranked) {
 		const cosine = found.get(chunkKey(r));
 		if (r.similarity === undefined && cosine !== undefined) r.similarity = rounded(cosine);
@@ -225,15 +231,18 @@ export async function search(
 		LexicalView | undefined,
 		VectorRanking,
 	];
-	const lexical = view?.search(query, n) ?? [];
+	const lexical = (await view?.search(query, n)) ?? [];
 	const fused = fuse(lexical, vector.matches, {
 		halfLifeDays: options.halfLifeDays,
 		now: options.now ?? new Date(),
 		allWordMatches: lexical.length < CANDIDATES,
 	});
-	let ranked = mode === 'lexical' ? fused : withSimilarities(fused, vector.similarities);
+	let ranked = mode === 'lexical' ? fused : await withSimilarities(fused, vector.similarities);
 	// Newer statements first is part of preferring what is recent: only with a half-life.
-	if (view && options.halfLifeDays !== undefined) ranked = newerFirst(ranked, (c) => view.names(c));
+	if (view && options.halfLifeDays !== undefined) {
+		await view.prepareNames?.(ranked.slice(0, NEWER_OF));
+		ranked = newerFirst(ranked, (c) => view.names(c));
+	}
 	const min = options.minSimilarity;
 	if (min !== undefined)
 		ranked = ranked.filter((r) => r.similarity !== undefined && r.similarity >= min);

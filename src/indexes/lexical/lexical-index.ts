@@ -249,7 +249,7 @@ export class LexicalIndex {
 	}
 
 	/** The tail of one manifest version as a segment. */
-	private tailOf(manifest: Versioned<LexicalManifest>): LexicalSegment {
+	tailOf(manifest: Versioned<LexicalManifest>): LexicalSegment {
 		const id = `${this.cacheId(this.manifestKey)}\n${manifest.version}`;
 		return tails.getOrSet(id, () => build(`${this.manifestKey}#tail`, manifest.doc.tail));
 	}
@@ -381,7 +381,7 @@ export class LexicalIndex {
 
 	/** The `k` chunks that best match `query` (BM25), best first, among those the filter allows. */
 	async search(query: string, k: number, filter: ChunkFilter = {}): Promise<LexicalMatch[]> {
-		return (await this.view(filter)).search(query, k);
+		return await (await this.view(filter)).search(query, k);
 	}
 
 	/** The index as one search sees it: loaded once for its ranking and the names of its matches. */

@@ -66,7 +66,7 @@ interface Sources {
  * The open sources in scope, read once through the first index's reader (every index of a base
  * shares one): the filter's conversation, or those the manifests list for its user (or all).
  */
-async function openSources(indexes: LexicalIndex[], filter: ChunkFilter): Promise<Sources> {
+export async function openSources(indexes: LexicalIndex[], filter: ChunkFilter): Promise<Sources> {
 	if (filter.sessionId !== undefined) {
 		// Read before any manifest: the manifests are read once, after it.
 		const read = await indexes[0].readSources([filter.sessionId]);
