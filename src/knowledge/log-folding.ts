@@ -4,7 +4,7 @@
 // log stands (LexicalState), what a capture changes in it, what a search reads from it, and the fold.
 import type { IndexedChunk, OpenSource, SourceTail } from '../indexes';
 import { BaseIndexes } from './base-indexes';
-import type { PartClosed } from './base-indexes';
+import type { PartClosed } from './listings';
 import { lexicalChunks, readLog } from './capture-log';
 import type { BaseParts } from './parts';
 import { inBatches } from './types';
