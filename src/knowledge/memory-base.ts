@@ -21,6 +21,7 @@ import { status } from './status';
 import { sync } from './sync';
 import { upgradeNow } from './upgrade';
 import { conversationsOfUser, deleteUserPartitions } from './users';
+import { holdsNothing } from './wide';
 import type {
 	BaseStatus,
 	CaptureInput,
@@ -107,6 +108,14 @@ export class MemoryBase {
 	/** Every session with a capture log, by ID. */
 	sessions(): Promise<string[]> {
 		return listSessions(this.parts);
+	}
+
+	/**
+	 * Whether the base holds no captured message: one read of its base-wide word index (which lists
+	 * every conversation not yet taken in), or for an older layout one listing of its conversations.
+	 */
+	isEmpty(): Promise<boolean> {
+		return holdsNothing(this.parts);
 	}
 
 	/** Ingests what is pending: one session, or every session (see sync.ts). */

@@ -12,8 +12,8 @@ import type {
 	VectorManifest,
 } from '../indexes';
 import type { Versioned } from '../store/document-store';
-import { WIDE_SEGMENT_CHUNKS } from './base-indexes';
-import type { BaseIndexes } from './base-indexes';
+import { BaseIndexes, WIDE_SEGMENT_CHUNKS } from './base-indexes';
+import { listSessions } from './capture-log';
 import { fold, FOLD_BATCH } from './log-folding';
 import type { BaseParts } from './parts';
 import type { MemoryBaseConfig, SessionLog } from './records';
@@ -247,4 +247,13 @@ export async function wideHealth(
 		(await wideWordsLacking(indexes, logged.captured)) ??
 		(vectors ? await wideVectorsLacking(indexes, logged) : null);
 	return { reason, coverage };
+}
+
+/** Whether a base holds no captured message (see MemoryBase.isEmpty). */
+export async function holdsNothing(p: BaseParts): Promise<boolean> {
+	const indexes = await BaseIndexes.open(p);
+	if (indexes.wide !== 'ready') return (await listSessions(p)).length === 0;
+	const m = await indexes.wideLexical().readManifest();
+	if (m.version === null) return true;
+	return m.doc.tail.length === 0 && m.doc.segments.length === 0 && !m.doc.open?.length;
 }
