@@ -19,12 +19,13 @@
 // search, capture, sync or Regenerate that finds the base idle starts it again, and copying twice only
 // adds copies of the same chunks.
 import { IndexDamagedError, SyncRunningError } from '../errors';
+import type { IndexedChunk } from '../indexes';
 import { locked } from '../store/lease-locks';
 import { BaseIndexes, wideState } from './base-indexes';
 import type { BaseParts } from './parts';
 import { byPart, layoutKind } from './partitions';
 import type { MemoryBaseConfig } from './records';
-import { copyVectorsToWide, copyWordsToWide, liveChunks, rowsOf } from './wide';
+import { copyVectorsToWide, copyWordsToWide, rowsOf } from './wide';
 
 /** Whether a base is in an older layout than the one bases are created in now. */
 export function needsUpgrade(config: MemoryBaseConfig | null): boolean {
@@ -77,27 +78,47 @@ export async function finishMove(p: BaseParts, indexes: BaseIndexes): Promise<vo
 }
 
 /**
- * Step 3 for words of a single base: its chunks into their partitions; returns the logs it lists as
- * open (folded once the base-wide index holds the partitions' copies).
+ * Step 3 for words of a single base: its chunks into their partitions, one segment at a time, newest
+ * first (each copy listed before the ones already copied: a newer copy of a chunk wins), so no more
+ * than one of its segments is held; returns the logs it lists as open (folded once the base-wide
+ * index holds the partitions' copies).
  */
 export async function copyLexical(p: BaseParts, indexes: BaseIndexes): Promise<string[]> {
-	const all = await indexes.single().loadAll();
-	if (all.missing.length > 0) throw new IndexDamagedError(p.baseId, all.missing, 'lexical');
-	for (const [part, chunks] of byPart(liveChunks(all.loaded)))
-		await indexes.lexicalPart(part).addOlder(chunks);
-	return (all.manifest.doc.open ?? []).map((o) => o.session_id);
+	const single = indexes.single();
+	const { manifest, missing } = await single.lostSegments();
+	if (missing.length > 0) throw new IndexDamagedError(p.baseId, missing, 'lexical');
+	if (manifest.version === null) return [];
+	const copy = async (docs: IndexedChunk[]) => {
+		for (const [part, chunks] of byPart(docs)) await indexes.lexicalPart(part).addOlder(chunks);
+	};
+	await copy(manifest.doc.tail);
+	for (const ref of [...manifest.doc.segments].reverse()) {
+		const seg = await single.readSegment(ref.key);
+		if (!seg) throw new IndexDamagedError(p.baseId, [ref.key], 'lexical');
+		await copy(seg.docs);
+	}
+	return (manifest.doc.open ?? []).map((o) => o.session_id);
 }
 
-/** Step 3 for vectors of a single base: its rows into their partitions (nothing is embedded again). */
+/**
+ * Step 3 for vectors of a single base: its rows into their partitions (nothing is embedded again),
+ * one segment at a time, newest first.
+ */
 export async function copyVectors(indexes: BaseIndexes): Promise<void> {
-	const { segments, masks } = await indexes.singleVectors().loadFor({});
-	const { chunks, rows } = rowsOf(segments, masks);
-	for (const [part, group] of byPart(chunks))
-		await indexes.vectorPart(part).add(
-			group,
-			group.map((c) => rows.get(c)!),
-			{ older: true },
-		);
+	const single = indexes.singleVectors();
+	const manifest = await single.readManifest(true);
+	if (manifest.version === null) return;
+	for (const ref of [...manifest.doc.segments].reverse()) {
+		const seg = await single.readSegment(ref.key);
+		if (!seg) throw new IndexDamagedError(single.kbId, [ref.key]);
+		const { chunks, rows } = rowsOf([seg], [new Uint8Array(seg.chunks.length).fill(1)]);
+		for (const [part, group] of byPart(chunks))
+			await indexes.vectorPart(part).add(
+				group,
+				group.map((c) => rows.get(c)!),
+				{ older: true },
+			);
+	}
 }
 
 /**
