@@ -32,16 +32,18 @@ let llm: FakeOpenAi | undefined;
 const MB_TYPE = 'n8n-nodes-llm-memory.memoryBase';
 const MB_TOOL_TYPE = 'n8n-nodes-llm-memory.memoryBaseTool';
 const WF = { id: 'e2eMemoryBaseWide1', webhookId: 'e2e0c0de-0000-4000-8000-0000000wide1' };
+/** Where another user asks: an agent with the Memory Base Tool on WF's base, capturing nothing. */
+const ASK = { id: 'e2eMemoryBaseWide2', webhookId: 'e2e0c0de-0000-4000-8000-0000000wide2' };
 const TOOL = 'Company memory';
 const SECRET = 'Zephyr pricing is far too steep for our nine-seat team';
 
 /**
- * Chat Trigger → AI Agent (tool: the Memory Base Tool over every conversation) → Capture with the
- * chat's user; webhooks: Sync Now, Search of every conversation, Forget User.
+ * Chat Trigger → AI Agent → Capture with the chat's user; webhooks: Sync Now, Search of every
+ * conversation, Forget User.
  */
 function workflow(): Json {
 	const w = new WorkflowBuilder(WF.id, 'memory base: every conversation');
-	const agent = w.agent('Agent', 'wide agent');
+	const agent = w.agent('Agent', 'capturing agent');
 	const capture = w.add({
 		name: 'Capture',
 		type: MB_TYPE,
@@ -53,13 +55,6 @@ function workflow(): Json {
 		},
 	});
 	w.main(w.chatTrigger(WF.webhookId), agent).main(agent, capture);
-	const tool = w.add({
-		name: TOOL,
-		type: MB_TOOL_TYPE,
-		typeVersion: 1,
-		parameters: { topK: 3, sessionScope: 'all' },
-	});
-	w.sub(tool, 'ai_tool', agent);
 	const sync = w.add({
 		name: 'Sync',
 		type: MB_TYPE,
@@ -79,7 +74,7 @@ function workflow(): Json {
 		},
 	});
 	w.main(w.webhookAll('Search Webhook', 'e2e-wide-search'), search);
-	w.sub(w.embeddings(), 'ai_embedding', capture, tool, sync, search);
+	w.sub(w.embeddings(), 'ai_embedding', capture, sync, search);
 	const forget = w.llmMemoryManager('Forget', {
 		resource: 'conversationMemory',
 		operation: 'forgetUser',
@@ -87,6 +82,22 @@ function workflow(): Json {
 		forgetUserId: '={{ $json.body.userId }}',
 	});
 	w.main(w.webhook('Forget Webhook', 'e2e-wide-forget'), forget);
+	return w.json();
+}
+
+/** Chat Trigger → AI Agent with the Memory Base Tool over every conversation of WF's base. */
+function askWorkflow(): Json {
+	const w = new WorkflowBuilder(ASK.id, 'memory base: asking across conversations');
+	const agent = w.agent('Agent', 'wide agent');
+	w.main(w.chatTrigger(ASK.webhookId), agent);
+	const tool = w.add({
+		name: TOOL,
+		type: MB_TOOL_TYPE,
+		typeVersion: 1,
+		parameters: { baseId: WF.id, topK: 3, sessionScope: 'all' },
+	});
+	w.sub(tool, 'ai_tool', agent);
+	w.sub(w.embeddings(), 'ai_embedding', tool);
 	return w.json();
 }
 
@@ -99,8 +110,8 @@ async function post(name: string, body: Json = {}): Promise<any> {
 const list = (out: any): Json[] =>
 	Array.isArray(out) ? out : [out].filter((o) => o && Object.keys(o).length);
 
-async function chat(sessionId: string, userId: string, chatInput: string) {
-	const r = await sendChat(n8n!.chatUrl(WF.webhookId), {
+async function chat(sessionId: string, userId: string, chatInput: string, wf = WF) {
+	const r = await sendChat(n8n!.chatUrl(wf.webhookId), {
 		sessionId,
 		chatInput,
 		metadata: { userId },
@@ -142,7 +153,7 @@ describe('searches across every conversation on a real n8n', () => {
 		n8n = await joinSharedN8n({
 			tarball: await packPackage(),
 			credentials: [openAiCredential(llm.url)],
-			workflows: [workflow()],
+			workflows: [workflow(), askWorkflow()],
 		});
 	});
 
@@ -170,9 +181,10 @@ describe('searches across every conversation on a real n8n', () => {
 		assert.ok(ana.coverage.vectors >= 6 && ana.coverage.lastSync, JSON.stringify(ana.coverage));
 
 		const asked = await chat(
-			'ben-chat',
+			'ben-asks',
 			'ben',
 			`what do customers think of the pricing? [[fake:tool=${TOOL}:{"query":"Zephyr pricing"}]]`,
+			ASK,
 		);
 		assert.match(asked.shown ?? '', /Zephyr pricing is far too steep/);
 		const tool = lastToolResult();
@@ -191,9 +203,10 @@ describe('searches across every conversation on a real n8n', () => {
 			JSON.stringify(after),
 		);
 		await chat(
-			'ben-chat',
+			'ben-asks',
 			'ben',
 			`anything on pricing? [[fake:tool=${TOOL}:{"query":"Zephyr pricing"}]]`,
+			ASK,
 		);
 		assert.ok(
 			!lastToolResult().some((m) => /Zephyr/.test(String(m.text))),

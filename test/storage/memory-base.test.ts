@@ -7,13 +7,17 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 
 import { fakeEmbedding } from '../../demo/model-server';
 import {
 	clearDocumentCache,
 	clearVectorCache,
+	forgetUser,
 	MemoryBase,
 	SyncRunningError,
+	wideLexicalPrefix,
+	wideVectorPrefix,
 } from '../../src/internal';
 import type { Embedder } from '../../src/internal';
 import { ensureRgw, workerBackends } from '../support/rgw';
@@ -126,6 +130,62 @@ for (const backend of backends)
 			);
 			assert.equal(status.index?.vectors, 48, 'every output once');
 			assert.ok(outs.reduce((n, o) => n + o.syncs, 0) >= 1, 'captures past the threshold synced');
+		});
+
+		it('4 processes of 4 users capture and sync side by side: a fifth finds every capture across conversations, once; Forget User leaves none of one of them in the base-wide index', async () => {
+			const { storage, worker: w } = await backend.make();
+			const tags = ['a', 'b', 'c', 'd'];
+			const outs = await together(
+				tags.map((tag) => ({
+					...w,
+					action: 'capture',
+					sessions: [`${tag}-1`, `${tag}-2`],
+					userId: `user-${tag}`,
+					strides: 12,
+					threshold: 3,
+					tag,
+				})),
+			);
+			assert.deepEqual(
+				outs.map((o) => o.errors),
+				[[], [], [], []],
+			);
+			const queries = tags.flatMap((t) => [`topic${t}0`, `topic${t}11`]);
+			const { hits } = await worker({
+				...w,
+				action: 'search',
+				sessions: [],
+				tag: 'reader',
+				queries,
+			});
+			assert.deepEqual(
+				hits,
+				queries.map((q) => [`${q[5]} stride ${q.slice(6)} about ${q}`]),
+				'each capture found, once, by a search of every conversation in another process',
+			);
+			const base = new MemoryBase({ storage, baseId: 'wf', embedder });
+			await base.sync();
+			const status = await base.status();
+			assert.equal(status.mismatch, false, status.mismatchReason ?? undefined);
+			assert.deepEqual([status.index?.vectors, status.wide?.vectors], [48, 48]);
+			await forgetUser(storage, { userId: 'user-a' });
+			const wide = [
+				...(await storage.list(wideLexicalPrefix('wf'))),
+				...(await storage.list(wideVectorPrefix('wf'))),
+			];
+			assert.ok(wide.length > 0);
+			for (const o of wide) {
+				const got = await storage.get(o.key);
+				const body = Buffer.from(got!.body);
+				const bytes = body[0] === 0x1f && body[1] === 0x8b ? gunzipSync(body) : body;
+				assert.ok(!bytes.includes('topica') && !bytes.includes('user-a'), o.key);
+			}
+			const left = await base.search('stride', { allUsers: true, k: 100, mode: 'lexical' });
+			assert.deepEqual([...new Set(left.map((h) => h.userId))].sort(), [
+				'user-b',
+				'user-c',
+				'user-d',
+			]);
 		});
 
 		it('4 processes Sync Now one conversation at once: one runs, the others get "sync already running"', async () => {
