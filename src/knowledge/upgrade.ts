@@ -130,7 +130,11 @@ export async function upgradeLayout(p: BaseParts): Promise<boolean> {
 	if (indexes.kind !== 'moving' && indexes.wide !== 'building') return false;
 	const open = indexes.kind === 'moving' ? await copyLexical(p, indexes) : [];
 	if (indexes.kind === 'moving' && !p.external()) await copyVectors(indexes);
-	// Then the partitions (the single index's content among them) into the base-wide index.
+	// Then the partitions (the single index's content among them) into the base-wide index, emptied
+	// first: what an earlier attempt copied is copied again, and a copy counts once in its statistics
+	// (what writers put there meanwhile is in their partitions, copied now; its open logs are kept).
+	await indexes.wideLexical().reset();
+	if (!p.external()) await indexes.wideVectors().clear();
 	await copyWordsToWide(p, indexes, open);
 	if (!p.external()) await copyVectorsToWide(p, indexes);
 	await finishMove(p, indexes);

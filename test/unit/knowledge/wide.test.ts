@@ -20,6 +20,7 @@ import {
 	MemoryBase,
 	OPEN_MAX,
 	parseEncryptionKey,
+	StorageError,
 	userPart,
 	vectorPartFolder,
 	wideLexicalPrefix,
@@ -375,6 +376,48 @@ describe('kept with the partitions', () => {
 		assert.deepEqual(await answers(base, ['pricing plan', 'heron'], [{ k: 6 }]), before);
 		const status = await base.status();
 		assert.equal(status.mismatch, false, status.mismatchReason ?? undefined);
+	});
+
+	it('a build of the base-wide index cut short is read through the partitions, and finished by the next use', async () => {
+		const { base, storage, root } = await manyUsers({ users: 8, turns: 3 });
+		await base.sync();
+		const before = await answers(base, ['pricing plan'], [{ k: 8 }]);
+		await whileBusy(storage, 'kb', async () => {
+			await editConfig(storage, 'kb', (c) => {
+				const rest = { ...c };
+				delete rest.wide;
+				return rest;
+			});
+			rmSync(path.join(root, wideLexicalPrefix('kb')), { recursive: true });
+			rmSync(path.join(root, wideVectorPrefix('kb')), { recursive: true });
+		});
+		// The build dies at its first write of a base-wide vector segment (a crash, an outage).
+		const put = storage.put.bind(storage);
+		let failed = false;
+		storage.put = async (key, body, options) => {
+			if (!failed && key.includes('/wide/index/segments/')) {
+				failed = true;
+				throw new StorageError(`simulated outage writing "${key}"`, key);
+			}
+			return put(key, body, options);
+		};
+		await assert.rejects(base.search('pricing plan', { allUsers: true, k: 8 }), StorageError);
+		storage.put = put;
+		assert.equal((await storedConfig(storage, 'kb')).wide.state, 'building', 'left half-way');
+		await whileBusy(storage, 'kb', async () => {
+			const { coverage } = await base.searchWithCoverage('pricing plan', { allUsers: true });
+			assert.equal(coverage?.source, 'partitions');
+			assert.deepEqual(await answers(base, ['pricing plan'], [{ k: 8 }]), before);
+		});
+		assert.deepEqual(
+			await answers(base, ['pricing plan'], [{ k: 8 }]),
+			before,
+			'built, same answers',
+		);
+		assert.equal((await storedConfig(storage, 'kb')).wide.state, 'ready');
+		const status = await base.status();
+		assert.equal(status.mismatch, false, status.mismatchReason ?? undefined);
+		assert.equal(status.wide?.vectors, status.index?.vectors, 'each vector once');
 	});
 
 	it('a base-wide segment lost: Status says so, the search refuses, Regenerate rebuilds it', async () => {
