@@ -8,16 +8,14 @@
  * OpenAI server (deterministic answers and hashed-word embeddings).
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { gunzipSync } from 'node:zlib';
 
 import { contentText, startFakeOpenAi } from '../../demo/model-server';
 import type { FakeOpenAi } from '../../demo/model-server';
-import { wideLexicalPrefix, wideVectorPrefix } from '../../src/internal';
+import { LocalDiskStorage, wideLexicalPrefix, wideVectorPrefix } from '../../src/internal';
 import { CHAT_TRIGGER_NAME, WorkflowBuilder } from '../support/agent-workflows';
 import { sendChat } from '../support/chat';
+import { storedObjects } from '../support/forget-plant';
 import { packPackage } from '../support/n8n-harness';
 import type { N8nInstance } from '../support/n8n-harness';
 import { joinSharedN8n } from '../support/shared-n8n';
@@ -133,18 +131,12 @@ function lastToolResult(): Json[] {
 }
 
 /** Every object of the base-wide index, as read (gzipped segments unzipped). */
-function wideObjects(): Buffer[] {
-	const out: Buffer[] = [];
-	for (const folder of [wideLexicalPrefix(WF.id), wideVectorPrefix(WF.id)]) {
-		const at = path.join(n8n!.memoryRoot, folder);
-		for (const f of readdirSync(at, { recursive: true, encoding: 'utf8' })) {
-			const file = path.join(at, f);
-			if (!statSync(file).isFile()) continue;
-			const bytes = readFileSync(file);
-			out.push(bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes);
-		}
-	}
-	return out;
+async function wideObjects(): Promise<Buffer[]> {
+	const disk = new LocalDiskStorage({ root: n8n!.memoryRoot });
+	return [
+		...(await storedObjects(disk, wideLexicalPrefix(WF.id))),
+		...(await storedObjects(disk, wideVectorPrefix(WF.id))),
+	];
 }
 
 describe('searches across every conversation on a real n8n', () => {
@@ -212,7 +204,12 @@ describe('searches across every conversation on a real n8n', () => {
 			!lastToolResult().some((m) => /Zephyr/.test(String(m.text))),
 			'the tool no longer finds it',
 		);
-		for (const bytes of wideObjects()) {
+		const wide = await wideObjects();
+		assert.ok(
+			wide.some((b) => b.includes('harbour')),
+			'the scan reads what is stored',
+		);
+		for (const bytes of wide) {
 			assert.ok(!bytes.includes('Zephyr'), 'no byte of what she said in the base-wide index');
 			assert.ok(!bytes.includes('"ana"'), 'nor her user ID');
 		}

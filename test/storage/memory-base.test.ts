@@ -7,7 +7,6 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import { gunzipSync } from 'node:zlib';
 
 import { fakeEmbedding } from '../../demo/model-server';
 import {
@@ -20,6 +19,7 @@ import {
 	wideVectorPrefix,
 } from '../../src/internal';
 import type { Embedder } from '../../src/internal';
+import { storedObjects } from '../support/forget-plant';
 import { ensureRgw, workerBackends } from '../support/rgw';
 import { tempDir } from '../support/storages';
 
@@ -158,11 +158,13 @@ for (const backend of backends)
 				tag: 'reader',
 				queries,
 			});
+			// Each capture first (its neighbours in its conversation may follow), and none twice.
 			assert.deepEqual(
-				hits,
-				queries.map((q) => [`${q[5]} stride ${q.slice(6)} about ${q}`]),
-				'each capture found, once, by a search of every conversation in another process',
+				hits.map((h: string[]) => h[0]),
+				queries.map((q) => `${q[5]} stride ${q.slice(6)} about ${q}`),
+				'found by a search of every conversation in another process',
 			);
+			for (const h of hits) assert.equal(new Set(h).size, h.length, 'each once');
 			const base = new MemoryBase({ storage, baseId: 'wf', embedder });
 			await base.sync();
 			const status = await base.status();
@@ -170,16 +172,14 @@ for (const backend of backends)
 			assert.deepEqual([status.index?.vectors, status.wide?.vectors], [48, 48]);
 			await forgetUser(storage, { userId: 'user-a' });
 			const wide = [
-				...(await storage.list(wideLexicalPrefix('wf'))),
-				...(await storage.list(wideVectorPrefix('wf'))),
+				...(await storedObjects(storage, wideLexicalPrefix('wf'))),
+				...(await storedObjects(storage, wideVectorPrefix('wf'))),
 			];
-			assert.ok(wide.length > 0);
-			for (const o of wide) {
-				const got = await storage.get(o.key);
-				const body = Buffer.from(got!.body);
-				const bytes = body[0] === 0x1f && body[1] === 0x8b ? gunzipSync(body) : body;
-				assert.ok(!bytes.includes('topica') && !bytes.includes('user-a'), o.key);
-			}
+			assert.ok(
+				wide.some((b) => b.includes('topicb')),
+				'the scan reads what is stored',
+			);
+			for (const bytes of wide) assert.ok(!bytes.includes('topica') && !bytes.includes('user-a'));
 			const left = await base.search('stride', { allUsers: true, k: 100, mode: 'lexical' });
 			assert.deepEqual([...new Set(left.map((h) => h.userId))].sort(), [
 				'user-b',

@@ -15,6 +15,7 @@ import { storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
+import { missingFrom } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
 import type { ManifestReads } from '../chunks/manifest-reads';
 import type { Touched } from '../chunks/touched';
@@ -292,12 +293,8 @@ export class LexicalIndex {
 	/** The manifest, and the segments it lists that storage lost (one listing of the segments folder). */
 	async lostSegments(): Promise<{ manifest: Versioned<LexicalManifest>; missing: string[] }> {
 		const manifest = await this.readManifest(true);
-		if (manifest.version === null) return { manifest, missing: [] };
-		const present = new Set((await this.storage.list(this.segmentsPrefix)).map((o) => o.key));
-		return {
-			manifest,
-			missing: manifest.doc.segments.filter((r) => !present.has(r.key)).map((r) => r.key),
-		};
+		const refs = manifest.version === null ? [] : manifest.doc.segments;
+		return { manifest, missing: await missingFrom(this.storage, this.segmentsPrefix, refs) };
 	}
 
 	/** Every segment the manifest lists that storage holds (the tail among them), and those it lost. */

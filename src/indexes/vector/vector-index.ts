@@ -13,6 +13,7 @@ import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
+import { missingFrom } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
 import type { ManifestReads } from '../chunks/manifest-reads';
 import { manifestCodec } from './manifest';
@@ -341,12 +342,8 @@ export class EmbeddedIndex {
 	/** The manifest, and the segments it lists that storage lost (one listing of the segments folder). */
 	async lostSegments(): Promise<{ manifest: Versioned<IndexManifest>; missing: string[] }> {
 		const manifest = await this.readManifest(true);
-		if (manifest.version === null) return { manifest, missing: [] };
-		const present = new Set((await this.storage.list(this.segmentsPrefix)).map((o) => o.key));
-		return {
-			manifest,
-			missing: manifest.doc.segments.filter((r) => !present.has(r.key)).map((r) => r.key),
-		};
+		const refs = manifest.version === null ? [] : manifest.doc.segments;
+		return { manifest, missing: await missingFrom(this.storage, this.segmentsPrefix, refs) };
 	}
 
 	/** What the index holds, and which listed segments storage lost (one listing of the index folder). */

@@ -9,13 +9,11 @@ import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 
 import {
-	acquireLease,
 	clearAllCaches,
 	LexicalIndex,
 	LocalDiskStorage,
 	MemoryBase,
 	memoryBaseConfigKey,
-	memoryBaseLeaseKey,
 	PartitionOwnerError,
 	StorageError,
 	SyncRunningError,
@@ -28,6 +26,7 @@ import {
 import type { MemoryStorage, StoredObject } from '../../../src/internal';
 import { TestEmbedder } from '../../support/embeddings';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
+import { storedConfig, whileBusy as busy } from '../../support/wide-base';
 
 const SINGLE_LEXICAL = 'memory_base/kb/lexical/manifest.json';
 
@@ -111,26 +110,8 @@ async function legacyBase(storage: MemoryStorage) {
 	await new LexicalIndex(storage, 'kb', 'memory_base/kb/lexical/').ensure();
 }
 
-/**
- * Runs `fn` while the base's lock is held as by a sync of the whole base in another process: a
- * search or capture then finds the base busy and uses it as it stands (no upgrade).
- */
-async function whileBusy<T>(storage: MemoryStorage, fn: () => Promise<T>): Promise<T> {
-	const lease = await acquireLease(
-		storage,
-		memoryBaseLeaseKey('kb'),
-		{ ttlMs: 60_000, operation: 'sync of the whole base' },
-		() => new Error('the base is busy already'),
-	);
-	try {
-		return await fn();
-	} finally {
-		await lease.release();
-	}
-}
-
-const configOf = async (storage: MemoryStorage) =>
-	JSON.parse(Buffer.from((await storage.get(memoryBaseConfigKey('kb')))!.body).toString());
+const whileBusy = <T>(storage: MemoryStorage, fn: () => Promise<T>) => busy(storage, 'kb', fn);
+const configOf = (storage: MemoryStorage) => storedConfig(storage, 'kb');
 
 afterEach(() => clearAllCaches());
 

@@ -5,10 +5,9 @@
 // at once, each manifest is read once per search, and a user's lost partition is said, never empty.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
-import { gunzipSync } from 'node:zlib';
 
 import {
 	clearAllCaches,
@@ -28,6 +27,7 @@ import {
 } from '../../../src/internal';
 import type { MemoryStorage, SearchOptions } from '../../../src/internal';
 import { TestEmbedder } from '../../support/embeddings';
+import { storageHolds, storedObjects } from '../../support/forget-plant';
 import { tempDir } from '../../support/storages';
 import {
 	editConfig,
@@ -47,21 +47,23 @@ async function answers(base: MemoryBase, queries: string[], variants: SearchOpti
 	return out;
 }
 
-/** The bytes of an object as it is read: gzipped segments unzipped. */
-const readable = (bytes: Buffer) =>
-	bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes;
+/** Every object of the base-wide index, as it is read through `storage`. */
+const wideObjects = async (storage: MemoryStorage) => [
+	...(await storedObjects(storage, wideLexicalPrefix('kb'))),
+	...(await storedObjects(storage, wideVectorPrefix('kb'))),
+];
 
-/** Every file under a folder of the disk, as bytes (gzipped ones unzipped). */
-function filesUnder(root: string, folder: string): Buffer[] {
-	const at = path.join(root, folder);
-	try {
-		return readdirSync(at, { recursive: true, encoding: 'utf8' })
-			.map((f) => path.join(at, f))
-			.filter((f) => statSync(f).isFile())
-			.map((f) => readable(readFileSync(f)));
-	} catch {
-		return [];
-	}
+/** The base as it was before the base-wide index (busy meanwhile, so no search builds it again). */
+async function withoutWide(storage: MemoryStorage, root: string): Promise<void> {
+	await whileBusy(storage, 'kb', async () => {
+		await editConfig(storage, 'kb', (c) => {
+			const rest = { ...c };
+			delete rest.wide;
+			return rest;
+		});
+		rmSync(path.join(root, wideLexicalPrefix('kb')), { recursive: true });
+		rmSync(path.join(root, wideVectorPrefix('kb')), { recursive: true });
+	});
 }
 
 describe('a search of every conversation reads the base-wide index', () => {
@@ -290,28 +292,20 @@ describe('kept with the partitions', () => {
 				'alice-the-user',
 			);
 			await forgetUser(storage, { userId: 'alice-the-user' });
-			const wideBytes = [
-				...filesUnder(root, wideLexicalPrefix('kb')),
-				...filesUnder(root, wideVectorPrefix('kb')),
-			];
-			assert.ok(wideBytes.length > 0);
-			const decrypted = encrypted
-				? await Promise.all(
-						readdirSync(root, { recursive: true, encoding: 'utf8' })
-							.map((f) => f.split(path.sep).join('/'))
-							.filter((k) => /^(memory|knowledge)_base\/kb\/wide\/.*\.(json|lex|vec)$/.test(k))
-							.map(async (k) => readable(Buffer.from((await storage.get(k))?.body ?? []))),
-					)
-				: wideBytes;
+			const wide = await wideObjects(storage);
 			assert.ok(
-				decrypted.some((b) => b.includes('kayaks')),
+				wide.some((b) => b.includes('kayaks')),
 				'the scan reads what is stored',
 			);
-			for (const bytes of decrypted) {
+			for (const bytes of wide) {
 				assert.ok(!bytes.includes(secret), 'no byte of what she said');
 				assert.ok(!bytes.includes('alice-the-user'), 'nor her ID');
 			}
-			assert.ok(!filesUnder(root, '').some((b) => b.includes(secret)), 'nowhere in the storage');
+			assert.ok(!(await storageHolds(disk, secret)), 'nowhere in the storage');
+			assert.ok(
+				!(await storedObjects(storage, '')).some((b) => b.includes(secret)),
+				'not even unzipped',
+			);
 			const left = await base.search('kayaks', { allUsers: true, k: 10 });
 			assert.deepEqual([...new Set(left.map((m) => m.sessionId))], ['bob-1'], 'Bob’s own stays');
 			assert.deepEqual(await base.search(secret, { allUsers: true, k: 3, mode: 'lexical' }), []);
@@ -348,28 +342,20 @@ describe('kept with the partitions', () => {
 			'left out of search at once',
 		);
 		assert.equal((await base.expire('short')).expired, true);
-		for (const bytes of [
-			...filesUnder(root, wideLexicalPrefix('kb')),
-			...filesUnder(root, wideVectorPrefix('kb')),
-		])
-			assert.ok(!bytes.includes('ephemeral'));
+		const wide = await wideObjects(storage);
+		assert.ok(wide.some((b) => b.includes('lasting')));
+		for (const bytes of wide) assert.ok(!bytes.includes('ephemeral'));
 	});
 
 	it('a base from before the base-wide index is read through its partitions while busy, and built by its first idle search', async () => {
 		const { base, storage, root } = await manyUsers({ users: 6, turns: 3 });
 		await base.sync();
 		const before = await answers(base, ['pricing plan', 'heron'], [{ k: 6 }]);
-		await whileBusy(storage, 'kb', async () => {
-			await editConfig(storage, 'kb', (c) => {
-				const rest = { ...c };
-				delete rest.wide;
-				return rest;
-			});
-			rmSync(path.join(root, wideLexicalPrefix('kb')), { recursive: true });
-			rmSync(path.join(root, wideVectorPrefix('kb')), { recursive: true });
-			clearAllCaches();
-			assert.deepEqual(await answers(base, ['pricing plan', 'heron'], [{ k: 6 }]), before);
-		});
+		await withoutWide(storage, root);
+		clearAllCaches();
+		await whileBusy(storage, 'kb', async () =>
+			assert.deepEqual(await answers(base, ['pricing plan', 'heron'], [{ k: 6 }]), before),
+		);
 		const { coverage } = await base.searchWithCoverage('pricing plan', { allUsers: true });
 		assert.equal(coverage?.source, 'base-wide index', 'built by this search');
 		assert.equal((await storedConfig(storage, 'kb')).wide.state, 'ready');
@@ -382,15 +368,7 @@ describe('kept with the partitions', () => {
 		const { base, storage, root } = await manyUsers({ users: 8, turns: 3 });
 		await base.sync();
 		const before = await answers(base, ['pricing plan'], [{ k: 8 }]);
-		await whileBusy(storage, 'kb', async () => {
-			await editConfig(storage, 'kb', (c) => {
-				const rest = { ...c };
-				delete rest.wide;
-				return rest;
-			});
-			rmSync(path.join(root, wideLexicalPrefix('kb')), { recursive: true });
-			rmSync(path.join(root, wideVectorPrefix('kb')), { recursive: true });
-		});
+		await withoutWide(storage, root);
 		// The build dies at its first write of a base-wide vector segment (a crash, an outage).
 		const put = storage.put.bind(storage);
 		let failed = false;
