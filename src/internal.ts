@@ -177,6 +177,8 @@ export type {
 	PutOptions,
 	StoredObject,
 } from './store/storage';
+export { storageIdentity } from './store/storage';
+export { LimitedStorage, limitRequests } from './store/limited';
 export { forgetUser } from './admin/forget-user';
 export { reencrypt } from './admin/reencrypt';
 export type { ReencryptResult, ReencryptScope } from './admin/reencrypt';
