@@ -20,7 +20,9 @@
 // adds copies of the same chunks.
 import { IndexDamagedError, SyncRunningError } from '../errors';
 import type { IndexedChunk } from '../indexes';
+import { BoundedCache } from '../common/bounded-cache';
 import { locked } from '../store/lease-locks';
+import { storageIdentity } from '../store/storage';
 import { BaseIndexes, wideState } from './base-indexes';
 import type { BaseParts } from './parts';
 import { byPart, layoutKind } from './partitions';
@@ -141,22 +143,36 @@ export async function upgradeLayout(p: BaseParts): Promise<boolean> {
 	return true;
 }
 
+/** How long a process leaves a busy base alone before it tries its upgrade again. */
+const BUSY_BACKOFF_MS = 30_000;
+/**
+ * When this process last found a conversation of a base busy, by storage and base: trying takes the
+ * base's lease and then one lease per conversation until one is held, so every capture of a base
+ * whose conversations keep syncing would pay that. (The base's own lease held is one read: no wait.)
+ */
+const busy = new BoundedCache<number>({ name: 'busy bases', maxEntries: 256 });
+
 /**
  * On first use (a search, capture or sync): a base in an older layout is upgraded when every lock can
  * be had now; otherwise (a sync, Regenerate or Forget runs) it is used as it is and a later use
- * upgrades it. Returns the configuration as it is now.
+ * upgrades it (after a conversation's sync held it up, this process tries again after BUSY_BACKOFF_MS).
+ * Returns the configuration as it is now.
  */
 export async function upgradeIfIdle(
 	p: BaseParts,
 	config: MemoryBaseConfig | null,
 ): Promise<MemoryBaseConfig | null> {
 	if (!needsUpgrade(config)) return config;
+	const id = `${storageIdentity(p.storage)}\n${p.configKey}`;
+	if (Date.now() - (busy.get(id) ?? 0) < BUSY_BACKOFF_MS) return config;
 	try {
 		await locked(p.locks, undefined, 'upgrade of the layout', () => upgradeLayout(p));
 	} catch (error) {
 		if (!(error instanceof SyncRunningError)) throw error;
+		if (error.sessionId !== null) busy.set(id, Date.now());
 		return config;
 	}
+	busy.delete(id);
 	return p.config();
 }
 

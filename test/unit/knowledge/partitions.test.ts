@@ -9,12 +9,14 @@ import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 
 import {
+	acquireLease,
 	clearAllCaches,
 	LexicalIndex,
 	LocalDiskStorage,
 	MemoryBase,
 	memoryBaseConfigKey,
 	PartitionOwnerError,
+	sessionLeaseKey,
 	StorageError,
 	SyncRunningError,
 	lexicalPartFolder,
@@ -302,6 +304,33 @@ describe('a base from before partitions', () => {
 	it('without the moved marker the same race loses the capture (what the marker is for)', async () => {
 		const { base } = await lateCapture(true);
 		assert.deepEqual(await base.search('zebra', { userId: 'carol', mode: 'lexical' }), []);
+	});
+
+	it('a conversation syncing keeps it as it is; this process then leaves it alone a while (no lock round per capture)', async () => {
+		const { base, storage } = setup();
+		await legacyBase(storage);
+		await whileBusy(storage, async () => say(base, 'c1', 'user1 keeps a heron', 'user1'));
+		// A sync of c1 in another process holds its conversation's lock.
+		const lease = await acquireLease(
+			storage,
+			sessionLeaseKey('kb', 'c1'),
+			{ ttlMs: 60_000, operation: 'sync' },
+			() => new Error('held'),
+		);
+		await say(base, 'c2', 'user2 keeps a heron', 'user2');
+		assert.equal((await configOf(storage)).layout, undefined, 'busy: used as it is');
+		await lease.release();
+		const puts = storage.calls.put;
+		await say(base, 'c3', 'user3 keeps a heron', 'user3');
+		assert.equal((await configOf(storage)).layout, undefined, 'not tried again at once');
+		assert.ok(storage.calls.put - puts <= 3, 'this capture took no lock round');
+		clearAllCaches(); // as later, or another process
+		await say(base, 'c4', 'user4 keeps a heron', 'user4');
+		assert.equal((await configOf(storage)).layout, 'partitioned');
+		assert.equal(
+			(await base.search('heron', { allUsers: true, k: 10, mode: 'lexical' })).length,
+			4,
+		);
 	});
 
 	it('many captures of many users while the first sync moves it: every message findable once', async () => {
