@@ -11,8 +11,8 @@
  * messages; each fifth turn reaches the threshold and syncs), and every other ("filler") user's
  * partition is written with the engine's own writers: its messages as one sealed block and a capture
  * log as a sync leaves it (writeBlock, the log store), its chunks as the engine makes them (chunksOf,
- * lexicalChunks) into BaseIndexes.addLexical / addVectors, one user's 100 chunks per call, by
- * BUILDERS processes side by side (partitions are independent). A filler user's partition thus holds
+ * lexicalChunks) into its partition's indexes, one user's 100 chunks per call, and into the base-wide
+ * index 4,096 at a time (as an upgrade copies partitions into it), by BUILDERS processes side by side. A filler user's partition thus holds
  * one lexical and one vector segment, where a user who captured through 10 syncs holds one lexical
  * segment with a tail and 10 vector segments (reported apart).
  *
@@ -24,15 +24,18 @@
  *   - the process's memory after MEMORY_SEARCHES more searches of random users, and the caches' bytes;
  *   - captures into random existing users' conversations: one message (it opens the log for the word
  *     index), one more, then enough to reach the threshold (the capture syncs);
- *   - a search of all users (allUsers) at the smallest size only;
- *   - optionally (SCALE_BENCH_LEGACY, local disk) the same recall on a base from before partitions
- *     ("single": one index for the whole base), built with the same writers, 100 users per call.
+ *   - searches of every conversation (allUsers: the base-wide index), hybrid and words only, with the
+ *     bytes held beyond the caches; at the smallest size also through every partition (the path
+ *     before the base-wide index), as the baseline;
+ *   - optionally (SCALE_BENCH_LEGACY, local disk) a base from before partitions ("single": one index
+ *     for the whole base), built with the same writers, 100 users per call: its first search (which
+ *     moves it), then the same recall.
  * Queries are three words of one of the user's messages; "its message in top 5" is a sanity check.
  *
  * Env: SCALE_BENCH_USERS (sizes on disk, 1000,10000,100000), SCALE_BENCH_RGW_USERS (sizes on
  * radosgw, 1000,5000), SCALE_BENCH_LEGACY (1000,10000; empty: none), SCALE_BENCH_CHUNKS (100),
- * SCALE_BENCH_MEASURED (10), SCALE_BENCH_SEARCHES (200), SCALE_BENCH_LEGACY_SEARCHES (40 up to 1,000
- * users, 5 beyond), SCALE_BENCH_BUILDERS (2), SCALE_BENCH_CONCURRENCY (users each builder writes at a
+ * SCALE_BENCH_MEASURED (10), SCALE_BENCH_SEARCHES (200), SCALE_BENCH_ALL_SEARCHES (20 up to 1,000
+ * users, 5 up to 10,000, 3 beyond), SCALE_BENCH_BUILDERS (2), SCALE_BENCH_CONCURRENCY (users each builder writes at a
  * time: 16 on disk, 8 on radosgw, whose requests time out when a loaded machine queues too many),
  * SCALE_BENCH_STORAGES (disk,rgw). Quick run: SCALE_BENCH_USERS=1000,10000 SCALE_BENCH_LEGACY=1000.
  */
@@ -42,6 +45,7 @@ import { performance } from 'node:perf_hooks';
 
 import { fakeEmbedding } from '../demo/model-server';
 import {
+	acquireLease,
 	cacheStats,
 	DEFAULT_THRESHOLD,
 	LEXICAL_CACHE_BYTES,
@@ -49,25 +53,31 @@ import {
 	MemoryBase,
 	partHash,
 	S3Storage,
+	userPart,
 	VECTOR_CACHE_BYTES,
+	wideLexicalPrefix,
 } from '../src/internal';
 import type {
 	CapturedMessage,
 	DeleteOptions,
 	Embedder,
 	GetOptions,
+	IndexedChunk,
 	ListedObject,
 	MemoryStorage,
 	NotModified,
 	PutOptions,
 	SearchMatch,
+	SearchMode,
 	SessionLog,
+	WideCoverage,
 	StoredObject,
 } from '../src/internal';
 import { BaseIndexes } from '../src/knowledge/base-indexes';
 import { chunksOf, lexicalChunks, writeBlock } from '../src/knowledge/capture-log';
 import { BaseParts } from '../src/knowledge/parts';
 import { emptyLog } from '../src/knowledge/records';
+import { register } from '../src/knowledge/registry';
 import { seededRandom } from '../test/support/embeddings';
 import { bucketStorage, RGW_CREDENTIALS } from '../test/support/rgw';
 import { tempDir } from '../test/support/storages';
@@ -83,15 +93,15 @@ const SIZES = list(process.env.SCALE_BENCH_USERS, '1000,10000,100000');
 const CHUNKS = Number(process.env.SCALE_BENCH_CHUNKS ?? 100);
 const MEASURED = Number(process.env.SCALE_BENCH_MEASURED ?? 10);
 const SEARCHES = Number(process.env.SCALE_BENCH_SEARCHES ?? 200);
-/**
- * A search of a single index reads much more (at 10,000 users, a word-index segment of every user's
- * chunks, about 140 MB, each time): 40 of them up to 1,000 users, 5 beyond.
- */
-const legacySearches = (users: number) =>
-	Number(process.env.SCALE_BENCH_LEGACY_SEARCHES ?? (users <= 1000 ? 40 : 5));
 const MEMORY_SEARCHES = 1000;
 const CAPTURES = 100;
-const ALL_USERS_SEARCHES = 3;
+/**
+ * Searches of every conversation per base (hybrid; words only a third as many; the old path 3): each
+ * reads the whole base-wide index, so fewer at the larger sizes (minutes each at 100,000 users).
+ */
+const allSearches = (users: number) =>
+	Number(process.env.SCALE_BENCH_ALL_SEARCHES ?? (users <= 1000 ? 20 : users <= 10_000 ? 5 : 3));
+const OLD_PATH_SEARCHES = 3;
 /**
  * Radosgw sizes: scripts/rgw.sh keeps objects in a 1 GiB memstore (RAM), and 10,000 users store about
  * 1 GiB (100,000 would also take over an hour to build): 1,000 and 5,000 users fit together.
@@ -99,6 +109,8 @@ const ALL_USERS_SEARCHES = 3;
 const RGW_SIZES = list(process.env.SCALE_BENCH_RGW_USERS, '1000,5000');
 const LEGACY = list(process.env.SCALE_BENCH_LEGACY, '1000,10000');
 const LEGACY_BATCH = 100;
+/** Filler users' chunks written to the base-wide index at once (a segment's worth: WIDE_SEGMENT_CHUNKS). */
+const WIDE_BATCH = 4096;
 const concurrency = (spec: StorageSpec) =>
 	Number(process.env.SCALE_BENCH_CONCURRENCY ?? (spec.kind === 'disk' ? 16 : 8));
 const BUILDERS = Number(process.env.SCALE_BENCH_BUILDERS ?? 2);
@@ -337,12 +349,44 @@ async function writeLog(p: BaseParts, u: number, messages: CapturedMessage[]): P
 	await p.logs.update(p.logKey(sessionId), (cur) => (cur.version === null ? log : undefined));
 }
 
-/** Writes filler users `users` (their logs, then their chunks in one add to each index). */
+/**
+ * Chunks of filler users gathered for the base-wide index, written a segment's worth at a time (as an
+ * upgrade copies partitions into it): one write per user would make BUILDERS × concurrency writers
+ * take turns on its manifests, which is not what a base of that size would have seen.
+ */
+class WideBatch {
+	private words: IndexedChunk[] = [];
+	private chunks: IndexedChunk[] = [];
+	private rows: number[][] = [];
+	private writing = Promise.resolve();
+
+	constructor(private readonly indexes: BaseIndexes) {}
+
+	add(lexical: IndexedChunk[], vectors: IndexedChunk[], rows: number[][]): Promise<void> {
+		this.words.push(...lexical);
+		this.chunks.push(...vectors);
+		this.rows.push(...rows);
+		return this.chunks.length >= WIDE_BATCH ? this.flush() : Promise.resolve();
+	}
+
+	flush(): Promise<void> {
+		const [words, chunks, rows] = [this.words, this.chunks, this.rows];
+		[this.words, this.chunks, this.rows] = [[], [], []];
+		this.writing = this.writing.then(async () => {
+			if (words.length > 0) await this.indexes.wideLexical().addOlder(words);
+			if (chunks.length > 0) await this.indexes.wideVectors().add(chunks, rows, { older: true });
+		});
+		return this.writing;
+	}
+}
+
+/** Writes filler users `users`: their logs, their partitions, their chunks into the base-wide batch. */
 async function writeUsers(
 	p: BaseParts,
 	indexes: BaseIndexes,
 	kbId: string,
 	users: number[],
+	wide?: WideBatch,
 ): Promise<void> {
 	const vectors = [];
 	const lexical = [];
@@ -354,7 +398,18 @@ async function writeUsers(
 		lexical.push(...lexicalChunks(p, sessionOf(u), messages));
 	}
 	const rows = vectors.map((c) => fakeEmbedding(c.text, DIMS));
-	await Promise.all([...logs, indexes.addLexical(lexical), indexes.addVectors(vectors, rows)]);
+	if (!wide) {
+		// One index for the whole base (a base from before partitions).
+		await Promise.all([...logs, indexes.addLexical(lexical), indexes.addVectors(vectors, rows)]);
+		return;
+	}
+	const part = userPart(userIdOf(users[0]));
+	await Promise.all([
+		...logs,
+		indexes.lexicalPart(part).add(lexical),
+		indexes.vectorPart(part).add(vectors, rows),
+	]);
+	await wide.add(lexical, vectors, rows);
 }
 
 /** A measured user: 50 turns of two messages through MemoryBase.capture (threshold syncs), then Sync. */
@@ -414,8 +469,13 @@ async function buildRange(job: BuildJob): Promise<{ requests: number }> {
 	const count = job.to - job.from;
 	const progress = progressLine(job.label, count);
 	if (job.layout === 'partitioned') {
-		const write = (i: number) => writeUsers(p, indexes, indexes.kbId, [job.from + i]);
+		const wide = new WideBatch(indexes);
+		const write = (i: number) => writeUsers(p, indexes, indexes.kbId, [job.from + i], wide);
 		await pool(count, concurrency(job.storage), write, progress);
+		await wide.flush();
+		const users = Array.from({ length: count }, (_, i) => userPart(userIdOf(job.from + i)));
+		await register(p, 'lexical', users);
+		await register(p, 'vector', users);
 	} else {
 		for (let i = 0; i < count; i += LEGACY_BATCH) {
 			const batch = Array.from(
@@ -470,12 +530,15 @@ async function build(
 	const t0 = performance.now();
 	await base.configure();
 	if (layout === 'single') {
-		// A base from before partitions: its configuration has no layout (rewritten before any capture).
+		// A base from before partitions: its configuration has no layout and no base-wide index
+		// (rewritten before any capture), and the empty base-wide manifest the new base made goes.
 		await p.configs.update(p.configKey, (cur) => {
 			const rest = { ...cur.doc };
 			delete rest.layout;
+			delete rest.wide;
 			return rest;
 		});
+		await storage.delete(`${wideLexicalPrefix(BASE_ID)}manifest.json`);
 	}
 	// A sync of a single base moves it to partitions (upgrade.ts): a legacy base has no measured users.
 	const measured = layout === 'single' ? 0 : Math.min(MEASURED, users);
@@ -527,9 +590,18 @@ interface MeasureSpec {
 	fillers: number;
 	measured: number;
 	legacy: boolean;
-	allUsers: boolean;
+	/** Also search every conversation the way before the base-wide index (every partition). */
+	oldPath: boolean;
 	searches: number;
 	seed: number;
+}
+
+/** Searches of every conversation: times, requests, bytes, and what they held outside the caches. */
+interface AllSummary extends Summary {
+	errors: string[];
+	/** The most bytes the process held beyond what its caches hold, during a search (sampled). */
+	held: number;
+	coverage?: WideCoverage | null;
 }
 
 interface Sample {
@@ -583,7 +655,13 @@ interface Measured {
 	nextCapture?: Summary;
 	/** A capture that reaches the threshold: the conversation's sync of THRESHOLD messages with it. */
 	syncCapture?: Summary;
-	allUsers?: Summary & { errors: string[] };
+	/** Searches of every conversation (hybrid, then words only), and the bytes they held outside the caches. */
+	allUsers?: AllSummary;
+	allUsersLexical?: AllSummary;
+	/** The same through every partition (the path before the base-wide index), at the smallest size. */
+	allUsersOld?: AllSummary;
+	/** A base from before partitions: its first search, which moves it. */
+	legacyFirst?: Sample;
 	vectorCacheBytes: number;
 	lexicalCacheBytes: number;
 	/** RSS after the one-user searches (before the memory run). */
@@ -619,6 +697,8 @@ async function measure(spec: MeasureSpec): Promise<Measured> {
 		checkScope(hits, userId);
 		return { sample, found: hits.some((h) => h.sessionId === sessionOf(u) && h.seq === query.seq) };
 	};
+	// A base from before partitions: its first search finds it idle and moves it (upgrade.ts).
+	const legacyFirst = spec.legacy ? (await timed(() => search(0, queryOf(0, rand))))[1] : undefined;
 	// The code's first run (compilation, the WebAssembly kernel): user 0, never sampled.
 	for (let i = 0; i < 3; i++) await search(0, queryOf(0, rand));
 	(globalThis as { gc?: () => void }).gc?.();
@@ -641,6 +721,7 @@ async function measure(spec: MeasureSpec): Promise<Measured> {
 	const out: Measured = {
 		cold,
 		warm,
+		...(legacyFirst ? { legacyFirst } : {}),
 		vectorCacheBytes: VECTOR_CACHE_BYTES,
 		lexicalCacheBytes: LEXICAL_CACHE_BYTES,
 		rssAfter: 0,
@@ -709,30 +790,105 @@ async function measure(spec: MeasureSpec): Promise<Measured> {
 		}
 	}
 	[out.firstCapture, out.nextCapture, out.syncCapture] = captures.map((c) => summarise(c));
-	if (spec.allUsers) {
-		console.error(`    ${ALL_USERS_SEARCHES} searches of all users…`);
-		const all: Sample[] = [];
-		const errors: string[] = [];
-		for (let i = 0; i < ALL_USERS_SEARCHES; i++) {
-			const u = uniform(rand, spec.fillers);
-			try {
-				const [hits, sample] = await timed(() =>
-					base.search(queryOf(u, rand).text, { allUsers: true, k: 5 }),
-				);
-				if (hits.length === 0) throw new Error('no results');
-				all.push(sample);
-			} catch (error) {
-				// Reported, not fatal: what such a search does at this size is the finding.
-				const c = counted.take();
-				errors.push(
-					`${(error as Error).name}: ${(error as Error).message} (${requests(c)} requests)`,
-				);
-				console.error(`    the search of all users failed: ${errors.at(-1)}`);
-			}
-		}
-		out.allUsers = { ...(all.length ? summarise(all) : zeroSummary()), errors };
+	const users = spec.fillers + spec.measured;
+	const across = (mode: SearchMode, count: number) =>
+		searchAll(base, counted, { rand, fillers: spec.fillers, count, mode, timed });
+	console.error(`    ${allSearches(users)} searches of every conversation…`);
+	out.allUsers = await across('hybrid', allSearches(users));
+	out.allUsersLexical = await across('lexical', Math.ceil(allSearches(users) / 3));
+	if (spec.oldPath) {
+		console.error(`    ${OLD_PATH_SEARCHES} through every partition (the path before)…`);
+		out.allUsersOld = await throughPartitions(counted, () => across('hybrid', OLD_PATH_SEARCHES));
 	}
 	return out;
+}
+
+/**
+ * The bytes the process holds beyond its caches while `fn` runs: sampled every 25 ms after a garbage
+ * collection (heap and external memory, less what the caches say they hold), from where it started.
+ */
+async function heldDuring<T>(fn: () => Promise<T>): Promise<{ out: T; held: number }> {
+	const gc = (globalThis as { gc?: () => void }).gc;
+	const state = () => {
+		gc?.();
+		const m = process.memoryUsage();
+		return m.heapUsed + m.external - cacheStats().reduce((n, c) => n + c.weight, 0);
+	};
+	const start = state();
+	let peak = start;
+	const timer = setInterval(() => (peak = Math.max(peak, state())), 25);
+	try {
+		const out = await fn();
+		return { out, held: Math.max(0, peak - start) };
+	} finally {
+		clearInterval(timer);
+	}
+}
+
+/** `count` searches of every conversation (queries of random users), then one more measured for memory. */
+async function searchAll(
+	base: MemoryBase,
+	counted: Counted,
+	o: {
+		rand: () => number;
+		fillers: number;
+		count: number;
+		mode: SearchMode;
+		timed: <T>(fn: () => Promise<T>) => Promise<[T, Sample]>;
+	},
+): Promise<AllSummary> {
+	const all: Sample[] = [];
+	const errors: string[] = [];
+	let coverage: WideCoverage | null = null;
+	const one = async () => {
+		const u = uniform(o.rand, o.fillers);
+		const q = queryOf(u, o.rand).text;
+		const r = await base.searchReport(q, { allUsers: true, k: 5, mode: o.mode });
+		if (r.matches.length === 0) throw new Error('no results');
+		coverage = r.coverage ?? null;
+	};
+	for (let i = 0; i < o.count; i++) {
+		try {
+			all.push((await o.timed(one))[1]);
+		} catch (error) {
+			// Reported, not fatal: what such a search does at this size is the finding.
+			const c = counted.take();
+			errors.push(
+				`${(error as Error).name}: ${(error as Error).message} (${requests(c)} requests)`,
+			);
+			console.error(`    the search of every conversation failed: ${errors.at(-1)}`);
+		}
+	}
+	const { held } = await heldDuring(() => one().catch(() => undefined));
+	counted.take();
+	return { ...(all.length ? summarise(all) : zeroSummary()), errors, held, coverage };
+}
+
+/**
+ * Runs `fn` with the base's searches of every conversation going through every partition, the way
+ * before the base-wide index: its state set back to "building" while a lease of the whole base is held
+ * (so no search builds it again meanwhile), then restored.
+ */
+async function throughPartitions<T>(storage: MemoryStorage, fn: () => Promise<T>): Promise<T> {
+	const p = new BaseParts({ storage, baseId: BASE_ID });
+	const lease = await acquireLease(
+		storage,
+		p.baseLeaseKey,
+		{ ttlMs: 3_600_000, operation: 'benchmark' },
+		() => new Error('the base is busy'),
+	);
+	const set = (state: 'building' | 'ready') =>
+		p.configs.update(p.configKey, (cur) => ({
+			...cur.doc,
+			wide: { ...(cur.doc.wide ?? { since: cur.doc.created_at }), state },
+		}));
+	try {
+		await set('building');
+		return await fn();
+	} finally {
+		await set('ready');
+		await lease.release();
+	}
 }
 
 /** A user's search returns that user's chunks only (anything else is an engine defect). */
@@ -798,8 +954,8 @@ async function runOne(
 		fillers: built.fillers,
 		measured: built.measured,
 		legacy: layout === 'single',
-		allUsers: smallest && layout === 'partitioned',
-		searches: layout === 'single' ? legacySearches(users) : SEARCHES,
+		oldPath: smallest && layout === 'partitioned',
+		searches: SEARCHES,
 		seed: users,
 	});
 	console.error(
@@ -893,63 +1049,73 @@ function tables(runs: Run[], legacy: Run[], notes: string[]): string[] {
 			`| ${r.storage} | ${n(r.built.users)} | ${ms(a.p50)} | ${ms(a.p95)} | ${a.requests} | ${ms(b.p50)} | ${ms(b.p95)} | ${b.requests} | ${ms(c.p50)} | ${ms(c.p95)} | ${c.requests} |`,
 		);
 	}
-	const all = part.filter((r) => r.m.allUsers);
-	if (all.length > 0) {
-		out.push(
-			'\n### Memory Base at scale: a search of all users\n',
-			`MemoryBase.search(query, { allUsers: true, k: 5 }) reads every partition (one listing of each partitions folder, then each partition's manifests and segments): ${ALL_USERS_SEARCHES} searches at the smallest size, median.\n`,
-			'| storage | users | search of all users p50 | requests | bytes read | one user’s search (first) p50 | requests | bytes read |',
-			'|---|---:|---:|---:|---:|---:|---:|---:|',
-		);
-		for (const r of all) {
-			const a = r.m.allUsers!;
-			const failed = a.errors.length ? ` (${a.errors.length} of ${ALL_USERS_SEARCHES} failed)` : '';
-			out.push(
-				`| ${r.storage} | ${n(r.built.users)} | ${a.count ? ms(a.p50) : 'failed'}${failed} | ${a.count ? n(a.requests) : '–'} | ${a.count ? size(a.read) : '–'} | ${ms(r.m.cold.p50)} | ${r.m.cold.requests} | ${size(r.m.cold.read)} |`,
-			);
-		}
-		for (const r of all)
-			for (const e of new Set(r.m.allUsers!.errors))
-				out.push(`\nFailed on ${r.storage} at ${n(r.built.users)} users: ${e}`);
-	}
+	out.push(...allTable(part));
 	const ratioLines: string[] = [];
 	for (const name of [...new Set(part.map((r) => r.storage))]) {
 		const rs = part.filter((r) => r.storage === name).sort((a, b) => a.built.users - b.built.users);
 		if (rs.length < 2) continue;
 		const [a, b] = [rs[0], rs[rs.length - 1]];
 		const x = (p: number, q: number) => `${f(q / p)}×`;
-		const cap = (s: Summary | undefined, t: Summary | undefined, k: 'requests' | 'p50') =>
+		const cap = (s: Summary | undefined, t: Summary | undefined, k: 'requests' | 'p50' | 'p95') =>
 			s && t ? x(s[k], t[k]) : '–';
 		const { m: p, built: pb } = a;
 		const { m: q, built: qb } = b;
 		ratioLines.push(
-			`| ${name} | ${n(pb.users)} → ${n(qb.users)} (${f(qb.users / pb.users, 0)}×) | ${x(p.cold.p95, q.cold.p95)} | ${x(p.cold.read, q.cold.read)} | ${x(p.cold.requests, q.cold.requests)} | ${x(p.warm.p95, q.warm.p95)} | ${cap(p.firstCapture, q.firstCapture, 'requests')} | ${cap(p.firstCapture, q.firstCapture, 'p50')} | ${cap(p.syncCapture, q.syncCapture, 'requests')} | ${cap(p.syncCapture, q.syncCapture, 'p50')} |`,
+			`| ${name} | ${n(pb.users)} → ${n(qb.users)} (${f(qb.users / pb.users, 0)}×) | ${x(p.cold.p95, q.cold.p95)} | ${x(p.cold.read, q.cold.read)} | ${x(p.cold.requests, q.cold.requests)} | ${x(p.warm.p95, q.warm.p95)} | ${cap(p.allUsers, q.allUsers, 'p95')} | ${cap(p.allUsers, q.allUsers, 'requests')} | ${cap(p.allUsersLexical, q.allUsersLexical, 'p95')} | ${cap(p.firstCapture, q.firstCapture, 'requests')} | ${cap(p.firstCapture, q.firstCapture, 'p50')} | ${cap(p.syncCapture, q.syncCapture, 'requests')} | ${cap(p.syncCapture, q.syncCapture, 'p50')} |`,
 		);
 	}
 	if (ratioLines.length > 0)
 		out.push(
 			'\n### Memory Base at scale: from the smallest base to the largest\n',
 			'Ratios of the largest base’s figure to the smallest’s (1.00× is flat).\n',
-			'| storage | users | recall p95 (first) | bytes read per search | requests per search | recall p95 (again) | capture requests | capture p50 | capture with sync requests | capture with sync p50 |',
-			'|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+			'| storage | users | recall p95 (first) | bytes read per search | requests per search | recall p95 (again) | every conversation p95 (hybrid) | its requests | every conversation p95 (words) | capture requests | capture p50 | capture with sync requests | capture with sync p50 |',
+			'|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
 			...ratioLines,
 		);
 	if (legacy.length > 0) {
 		out.push(
-			'\n### Memory Base at scale: one index for the whole base (bases from before partitions)\n',
-			`The same one-user recall on a base whose configuration has no layout ("single": one word index and one vector index for every user, as bases created before partitions keep until their first sync moves them), built with the same writers in batches of ${LEGACY_BATCH} users, beside the partitioned base of the same size. ${cacheNote}.\n`,
-			'| storage | users | layout | stored bytes | users searched | first p50 | first p95 | requests | bytes read | again p50 | bytes read | RSS after |',
-			'|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+			'\n### Memory Base at scale: a base from before partitions, moved by its first search\n',
+			`A base whose configuration has no layout ("single": one word index and one vector index for every user, as bases created before partitions keep them), built with the same writers in batches of ${LEGACY_BATCH} users, beside the partitioned base of the same size. Its first search (of one user) finds it idle and moves it: into partitions, and the base-wide index built from them (upgrade.ts); the searches after it are measured as for the partitioned base. ${cacheNote}.\n`,
+			'| storage | users | stored bytes (before) | first search (moves it) | requests | then: first p50 | first p95 | requests | bytes read | partitioned base: first p95 | ratio |',
+			'|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
 		);
 		for (const l of legacy) {
 			const p = part.find((r) => r.storage === l.storage && r.built.users === l.built.users);
-			for (const r of p ? [p, l] : [l])
-				out.push(
-					`| ${r.storage} | ${n(r.built.users)} | ${r.built.layout} | ${size(r.built.bytes)} | ${r.m.cold.count} | ${ms(r.m.cold.p50)} | ${ms(r.m.cold.p95)} | ${r.m.cold.requests} | ${size(r.m.cold.read)} | ${ms(r.m.warm.p50)} | ${size(r.m.warm.read)} | ${mib(r.m.rssAfter)} |`,
-				);
+			const first = l.m.legacyFirst;
+			out.push(
+				`| ${l.storage} | ${n(l.built.users)} | ${size(l.built.bytes)} | ${first ? ms(first.ms) : '–'} | ${first ? n(first.requests) : '–'} | ${ms(l.m.cold.p50)} | ${ms(l.m.cold.p95)} | ${l.m.cold.requests} | ${size(l.m.cold.read)} | ${p ? ms(p.m.cold.p95) : '–'} | ${p ? `${f(l.m.cold.p95 / p.m.cold.p95)}×` : '–'} |`,
+			);
 		}
 	}
 	if (notes.length > 0) out.push('', ...notes);
+	return out;
+}
+
+/** The table of searches of every conversation: each size's hybrid and word searches, the old path at the smallest. */
+function allTable(part: Run[]): string[] {
+	const out = [
+		'\n### Memory Base at scale: a search of every conversation\n',
+		`MemoryBase.search(query, { allUsers: true, k: 5 }): the base-wide index and the logs it lists as open, read one segment after another (two at a time), for queries of random users (${allSearches(1000)} per base up to 1,000 users, ${allSearches(10_000)} up to 10,000, ${allSearches(100_000)} beyond; words only a third as many: p95 of a few is their slowest). "Held": the most bytes the process held beyond its caches during one more such search (heap and external memory after a garbage collection every 25 ms, less what the caches hold). "Through every partition": the same search the way before the base-wide index (every partition read), at the smallest size.\n`,
+		'| storage | users | search | searches | p50 | p95 | requests | bytes read | held outside the caches | chunks in the base-wide index | logs read |',
+		'|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+	];
+	const row = (r: Run, what: string, a: AllSummary | undefined) => {
+		if (!a) return;
+		const failed = a.errors.length ? ` (${a.errors.length} failed)` : '';
+		const c = a.coverage;
+		out.push(
+			`| ${r.storage} | ${n(r.built.users)} | ${what} | ${a.count}${failed} | ${a.count ? ms(a.p50) : 'failed'} | ${a.count ? ms(a.p95) : '–'} | ${a.count ? n(a.requests) : '–'} | ${a.count ? size(a.read) : '–'} | ${mib(a.held)} | ${c?.chunks != null ? n(c.chunks) : '–'} | ${c?.recentConversations ?? '–'} |`,
+		);
+	};
+	for (const r of part) {
+		row(r, 'hybrid', r.m.allUsers);
+		row(r, 'words', r.m.allUsersLexical);
+		row(r, 'hybrid, through every partition', r.m.allUsersOld);
+	}
+	for (const r of part)
+		for (const a of [r.m.allUsers, r.m.allUsersLexical, r.m.allUsersOld])
+			for (const e of new Set(a?.errors ?? []))
+				out.push(`\nFailed on ${r.storage} at ${n(r.built.users)} users: ${e}`);
 	return out;
 }
 

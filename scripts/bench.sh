@@ -48,12 +48,14 @@ fi
 # Memory Base capture cost at 0, 100 and 1,000 pending messages, on local disk and radosgw.
 node --import tsx bench/capture.ts
 # Memory Base at scale: one user's hybrid recall (p50/p95, requests and bytes read per search), the
-# process's memory after 1,000 searches, capture cost and a search of all users, at 1,000 / 10,000 /
-# 100,000 users of 100 messages on local disk and 1,000 / 5,000 on radosgw, and one index for the whole
-# base (bases from before partitions) at 1,000 / 10,000 as the baseline. Small caches (32 MiB of vector
-# segments, 16 MiB of lexical ones), as on a small machine. A radosgw of its own: scripts/rgw.sh keeps
-# objects in a 1 GiB memstore, which the buckets above share. About 30 minutes on 2 cores; quick run:
-# SCALE_BENCH_USERS=1000,10000 SCALE_BENCH_LEGACY=1000.
+# process's memory after 1,000 searches, capture cost and searches of every conversation (the base-wide
+# index; through every partition as the baseline at the smallest size), at 1,000 / 10,000 / 100,000
+# users of 100 messages on local disk and 1,000 / 5,000 on radosgw, and a base from before partitions
+# at 1,000 / 10,000, moved by its first search. Small caches (32 MiB of vector segments, 16 MiB of
+# lexical ones), as on a small machine. A radosgw of its own: scripts/rgw.sh keeps objects in a 1 GiB
+# memstore, which the buckets above share. Long on 2 cores (a search of every conversation of 100,000
+# users reads every segment of the base-wide index); quick run: SCALE_BENCH_USERS=1000,10000
+# SCALE_BENCH_LEGACY=1000.
 SCALE_RGW_DIR=$(mktemp -d "${TMPDIR:-/tmp}/llm-memory-rgw.XXXXXX")
 SCALE_RGW=$(bash scripts/rgw.sh up "$SCALE_RGW_DIR")
 SCALE_STATUS=0

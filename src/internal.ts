@@ -177,6 +177,8 @@ export type {
 	PutOptions,
 	StoredObject,
 } from './store/storage';
+export { storageIdentity } from './store/storage';
+export { LimitedStorage, limitRequests } from './store/limited';
 export { forgetUser } from './admin/forget-user';
 export { reencrypt } from './admin/reencrypt';
 export type { ReencryptResult, ReencryptScope } from './admin/reencrypt';
@@ -312,6 +314,9 @@ export {
 	vectorSegmentsPrefix,
 	lexicalPartsPrefix,
 	vectorPartsPrefix,
+	registryKey,
+	wideLexicalPrefix,
+	wideVectorPrefix,
 } from './knowledge/keys';
 export { MemoryBase } from './knowledge/memory-base';
 export { listMemoryBases } from './knowledge/listing';
@@ -396,6 +401,7 @@ export type {
 	SessionStatus,
 	SessionSyncResult,
 	SyncResult,
+	WideCoverage,
 } from './knowledge/types';
 export {
 	chunkId,
@@ -414,6 +420,7 @@ export {
 	MAX_TOP_K,
 	SEGMENT_MAX_VECTORS,
 } from './indexes/vector/vector-segment';
+export { chunkOrder } from './indexes/chunks/chunk';
 export type { IndexedChunk } from './indexes/chunks/chunk';
 export type { VectorMatch } from './indexes/vector/vector-segment';
 export { simdAvailable, useSimd } from './indexes/vector/simd';

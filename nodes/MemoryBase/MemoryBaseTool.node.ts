@@ -14,7 +14,8 @@ import { optionalEmbedder } from '../shared/long-term/long-term';
 import { connectedVectorStore } from './methods/connections';
 import { baseIdProperty, sessionScopeProperty, userIdProperty } from './operations/fields';
 import { emptySearchMessage, search, searchProperties } from './operations/search';
-import { memoryBaseFor, unknownBase } from './methods/base';
+import { unknownBase } from '../shared/memory-bases';
+import { memoryBaseFor } from './methods/base';
 
 /**
  * The Memory Base's Search as a tool for n8n's AI Agent: a sub-node with its own Embedding input (and an

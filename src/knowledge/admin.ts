@@ -181,23 +181,25 @@ export class KnowledgeAdmin implements MemoryAdmin<ExportedCaptures[], number> {
 		return report;
 	}
 
-	/** The conversations in which any base captured this user's messages. */
+	/** The conversations in which any base captured this user's messages (users.ts). */
 	async conversationsOfUser(userId: string): Promise<string[]> {
 		const found = new Set<string>();
 		for (const base of await this.everyFolder())
-			for (let offset: number | null = 0; offset !== null;) {
-				const page = await base.listMessages({ userId, offset, limit: 500 });
-				for (const m of page.messages) found.add(m.session_id);
-				offset = page.nextOffset;
-			}
+			for (const id of await base.conversationsOfUser(userId)) found.add(id);
 		return [...found];
 	}
 
-	/** Forgets the conversations in every base that captured them. */
-	async forget(conversationIds: ReadonlySet<string>): Promise<ForgetReport> {
+	/**
+	 * Forgets the conversations in every base that captured them; with a user, then deletes that user's
+	 * partitions in every base (their manifests name the user).
+	 */
+	async forget(
+		conversationIds: ReadonlySet<string>,
+		target: { userId?: string } = {},
+	): Promise<ForgetReport> {
 		const deleted: string[] = [];
 		const rewritten: string[] = [];
-		for (const folder of await this.everyFolder())
+		for (const folder of await this.everyFolder()) {
 			for (const id of conversationIds) {
 				if ((await folder.captured(id)) === 0) continue;
 				// A store input may be another base's store: it must hold the conversation's vectors.
@@ -206,6 +208,11 @@ export class KnowledgeAdmin implements MemoryAdmin<ExportedCaptures[], number> {
 				deleted.push(...forgot.deleted);
 				rewritten.push(...forgot.rewritten);
 			}
+			if (target.userId === undefined) continue;
+			const gone = await folder.deleteUserPartitions(target.userId);
+			deleted.push(...gone.deleted);
+			rewritten.push(...gone.rewritten);
+		}
 		return {
 			workflows: [],
 			deleted,

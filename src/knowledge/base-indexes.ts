@@ -1,24 +1,31 @@
 // A base's word and vector indexes as its operations use them, whatever the layout (partitions.ts):
-// writes go to the partition of each chunk (or to the single index of an older base), reads to the
-// partitions a scope spans. A writer that finds the single index moved (an upgrade began after it
-// read the layout) writes to the partitions instead; while a base moves, reads take both.
+// writes go to the partition of each chunk (or to the single index of an older base) and to the
+// base-wide index beside the partitions; reads go to the partitions a scope spans, and a search of
+// every conversation to the base-wide index. A writer that finds the single index moved (an upgrade
+// began after it read the layout) writes to the partitions instead; while a base moves, reads take
+// both. A writer that read the configuration before the base-wide index was begun looks again after
+// its write and, finding it begun, writes there too (upgrade.ts copies what the partitions held).
 import { IndexMovedError } from '../errors';
-import { lexicalStats, lexicalView, rankOver } from '../indexes';
+import { lexicalStats, lexicalView, rankOver, streamedRanking, streamedView } from '../indexes';
+import type { ManifestReads } from '../indexes';
 import type {
 	ChunkFilter,
-	ClosedSource,
 	EmbeddedIndex,
 	LexicalIndex,
 	IndexedChunk,
 	LexicalManifest,
 	LexicalStats,
 	LexicalView,
-	Listing,
-	OpenSource,
 	Touched,
 	VectorRanking,
 } from '../indexes';
-import { lexicalPartsPrefix, vectorIndexPrefix, vectorPartsPrefix } from './keys';
+import {
+	lexicalPartsPrefix,
+	vectorIndexPrefix,
+	vectorPartsPrefix,
+	wideLexicalPrefix,
+	wideVectorPrefix,
+} from './keys';
 import type { BaseParts } from './parts';
 import {
 	byPart,
@@ -27,64 +34,28 @@ import {
 	vectorPartFolder,
 	partsOfFilter,
 	partsOfSession,
-	sessionPart,
-	userPart,
 } from './partitions';
 import type { LayoutKind } from './partitions';
+import { partListings, singleListing } from './listings';
+import type { PartListing } from './listings';
 import type { MemoryBaseConfig } from './records';
-import { PARALLEL } from './types';
+import { register } from './registry';
+import type { PartKind } from './registry';
+import { inBatches } from './types';
 
-/** Users listed per open source in a single index; past it, a search of any user reads the source. */
-const SINGLE_USERS_MAX = 16;
+/** Where the base-wide index stands (records.ts): none yet, taking every write, or searched. */
+export type WideState = 'none' | 'building' | 'ready';
 
-/**
- * An open source as the capture logs list it: in the partition of each of its users, and in the
- * conversation's own when messages without a user came (`anon`).
- */
-export type PartOpen = OpenSource & { anon?: boolean };
-
-/** A closed source with the users (and `anon`) its opening was listed for: its partitions. */
-export type PartClosed = ClosedSource & { users: readonly string[] | null; anon?: boolean };
-
-/** What a lexical write lists and unlists beside the chunks it adds. */
-export interface PartListing {
-	open?: PartOpen[];
-	closed?: PartClosed[];
+/** The base-wide index's state: a base not created yet is created with it. */
+export function wideState(config: MemoryBaseConfig | null): WideState {
+	if (config === null) return 'ready';
+	return config.wide?.state ?? 'none';
 }
 
-/** Runs `fn` over items, PARALLEL at a time, results in order. */
-async function each<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-	const out: R[] = [];
-	for (let i = 0; i < items.length; i += PARALLEL)
-		out.push(...(await Promise.all(items.slice(i, i + PARALLEL).map(fn))));
-	return out;
-}
-
-/** The listing as a single index keeps it (open users capped: past it, any user reads the log). */
-function singleListing(listing: PartListing): Listing {
-	return {
-		open: listing.open?.map(({ anon: _anon, ...o }) =>
-			o.users !== null && o.users.length > SINGLE_USERS_MAX ? { ...o, users: null } : o,
-		),
-		closed: listing.closed?.map((c) => ({ session_id: c.session_id, gen: c.gen })),
-	};
-}
-
-/** The listing per partition: each open source in the partition of each of its users. */
-function partListings(listing: PartListing): Map<string, Listing> {
-	const out = new Map<string, Listing>();
-	const at = (part: string) => out.get(part) ?? out.set(part, { open: [], closed: [] }).get(part)!;
-	for (const { anon, ...o } of listing.open ?? []) {
-		for (const u of o.users ?? []) at(userPart(u)).open!.push({ ...o, users: [u] });
-		if (anon) at(sessionPart(o.session_id)).open!.push({ ...o, users: [] });
-	}
-	for (const c of listing.closed ?? []) {
-		const closed = { session_id: c.session_id, gen: c.gen };
-		for (const u of c.users ?? []) at(userPart(u)).closed!.push(closed);
-		if (c.anon) at(sessionPart(c.session_id)).closed!.push(closed);
-	}
-	return out;
-}
+/** The owner the base-wide manifests name (no partition's: theirs are "u:…" and "s:…"). */
+export const WIDE_OWNER = '*';
+/** Chunks per base-wide word-index segment at most: a search reads them one after another. */
+export const WIDE_SEGMENT_CHUNKS = 4096;
 
 export class BaseIndexes {
 	private constructor(
@@ -92,12 +63,20 @@ export class BaseIndexes {
 		/** The layout as read; a writer that finds the single index moved goes on as "moving". */
 		public kind: LayoutKind,
 		readonly kbId: string,
+		/** The base-wide index as read; a writer that finds it begun since goes on as such. */
+		public wide: WideState,
+		/** The manifest reads of the search these indexes are opened for. */
+		private readonly reads?: ManifestReads,
 	) {}
 
 	/** The base's indexes, in the layout its configuration (read now unless given) says. */
-	static async open(p: BaseParts, config?: MemoryBaseConfig | null): Promise<BaseIndexes> {
+	static async open(
+		p: BaseParts,
+		config?: MemoryBaseConfig | null,
+		reads?: ManifestReads,
+	): Promise<BaseIndexes> {
 		const c = config === undefined ? await p.config() : config;
-		return new BaseIndexes(p, layoutKind(c), await p.knowledgeBaseId(c));
+		return new BaseIndexes(p, layoutKind(c), await p.knowledgeBaseId(c), wideState(c), reads);
 	}
 
 	/** The single word index of a base from before partitions. */
@@ -113,16 +92,42 @@ export class BaseIndexes {
 	/** One partition's word index (`hash`: found by listing, its owner unknown). */
 	lexicalPart(part: string, hash?: string): LexicalIndex {
 		const folder = lexicalPartFolder(this.p.baseId, { part, hash }, this.p.keyPrefix);
-		return this.p.lexical(folder, hash === undefined ? part : undefined);
+		const owner = hash === undefined ? part : undefined;
+		return this.p.lexical(folder, { owner, reads: this.reads });
 	}
 
 	/** One partition's vector index (`hash`: found by listing, its owner unknown). */
 	vectorPart(part: string, hash?: string): EmbeddedIndex {
 		const folder = vectorPartFolder(this.kbId, { part, hash }, this.p.keyPrefix);
 		const owner = hash === undefined ? part : undefined;
-		// One cache cap for all the partitions of a knowledge base.
-		const cacheGroup = vectorIndexPrefix(this.kbId, this.p.keyPrefix);
-		return this.p.index(this.kbId, { folder, owner, cacheGroup });
+		return this.p.index(this.kbId, {
+			folder,
+			owner,
+			cacheGroup: this.cacheGroup,
+			reads: this.reads,
+		});
+	}
+
+	/** The base-wide word index: every conversation's chunks, and its logs not yet folded. */
+	wideLexical(): LexicalIndex {
+		const folder = wideLexicalPrefix(this.p.baseId, this.p.keyPrefix);
+		return this.p.lexical(folder, {
+			owner: WIDE_OWNER,
+			reads: this.reads,
+			segmentChunks: WIDE_SEGMENT_CHUNKS,
+		});
+	}
+
+	/** The base-wide vector index: every conversation's vectors. */
+	wideVectors(): EmbeddedIndex {
+		const folder = wideVectorPrefix(this.kbId, this.p.keyPrefix);
+		const at = { folder, owner: WIDE_OWNER, cacheGroup: this.cacheGroup, reads: this.reads };
+		return this.p.index(this.kbId, at);
+	}
+
+	/** One cache cap for every vector index of a knowledge base (its partitions, the base-wide one). */
+	private get cacheGroup(): string {
+		return vectorIndexPrefix(this.kbId, this.p.keyPrefix);
 	}
 
 	/** Runs a write on the single index; false when it was moved (the write then goes to the partitions). */
@@ -139,6 +144,24 @@ export class BaseIndexes {
 	}
 
 	/**
+	 * After a write to the partitions by a writer that read no base-wide index: whether one was begun
+	 * since (the configuration read again). If so, the write goes there too: the upgrade that begins it
+	 * copies the partitions after it says so, and may have read this partition before the write.
+	 */
+	private async wideBegunSince(): Promise<boolean> {
+		if (this.wide !== 'none') return false;
+		const config = await this.p.config();
+		this.wide = config === null ? 'none' : wideState(config);
+		return this.wide !== 'none';
+	}
+
+	/** Registers the partitions a write created (registry.ts). */
+	private async made(kind: PartKind, parts: string[], created: boolean[]): Promise<void> {
+		const fresh = parts.filter((_, i) => created[i]);
+		if (fresh.length > 0) await register(this.p, kind, fresh);
+	}
+
+	/**
 	 * Adds chunks to the word index with what `listing` lists and unlists; returns the manifests
 	 * written (a capture folds the longest listed logs of one that lists too many).
 	 */
@@ -152,25 +175,44 @@ export class BaseIndexes {
 		const groups = byPart(chunks);
 		const listings = partListings(listing);
 		const parts = [...new Set([...groups.keys(), ...listings.keys()])];
-		const written = await each(parts, (part) =>
-			this.lexicalPart(part).add(groups.get(part) ?? [], listings.get(part)),
+		const wide = () => this.wideLexical().add(chunks, singleListing(listing));
+		const [written, alongside] = await Promise.all([
+			inBatches(parts, (part) =>
+				this.lexicalPart(part).add(groups.get(part) ?? [], listings.get(part)),
+			),
+			this.wide !== 'none' ? wide() : undefined,
+		]);
+		await this.made(
+			'lexical',
+			parts,
+			written.map((w) => w.created),
 		);
-		return written.map((m) => m.doc);
+		const late = alongside ?? ((await this.wideBegunSince()) ? await wide() : undefined);
+		return [...written.map((m) => m.doc), ...(late ? [late.doc] : [])];
 	}
 
 	/** Adds chunks with their vectors (rows in the same order) to the vector index. */
 	async addVectors(chunks: IndexedChunk[], rows: number[][]): Promise<void> {
 		if (await this.onSingle(() => this.singleVectors().add(chunks, rows))) return;
 		const at = new Map(chunks.map((c, i) => [c, i]));
-		for (const [part, group] of byPart(chunks))
-			await this.vectorPart(part).add(
+		const parts: string[] = [];
+		const created: boolean[] = [];
+		for (const [part, group] of byPart(chunks)) {
+			const added = await this.vectorPart(part).add(
 				group,
 				group.map((c) => rows[at.get(c)!]),
 			);
+			parts.push(part);
+			created.push(added.created);
+		}
+		await this.made('vector', parts, created);
+		// After the partitions: a retry (same chunk IDs) adds again what a failure left out here.
+		if (this.wide !== 'none' || (await this.wideBegunSince()))
+			await this.wideVectors().add(chunks, rows);
 	}
 
 	/** Every partition there is, by folder hash (one listing of each partitions folder). */
-	private async partHashes(kind: 'lexical' | 'vector'): Promise<string[]> {
+	async partHashes(kind: PartKind): Promise<string[]> {
 		const prefix =
 			kind === 'lexical'
 				? lexicalPartsPrefix(this.p.baseId, this.p.keyPrefix)
@@ -184,49 +226,80 @@ export class BaseIndexes {
 		return [...hashes].sort();
 	}
 
-	/** The word indexes a scope reads (`users`: its conversation's users), oldest first. */
+	/**
+	 * The word indexes a scope reads (`users`: its conversation's users), oldest first: a user's or a
+	 * conversation's partitions, or for every conversation the base-wide index (every partition while
+	 * it is not ready).
+	 */
 	async lexicalFor(filter: ChunkFilter, users: readonly string[] = []): Promise<LexicalIndex[]> {
 		if (this.kind === 'single') return [this.single()];
 		const parts = partsOfFilter(filter, users);
+		if (parts === null && this.wide === 'ready') return [this.wideLexical()];
 		const indexes = parts
 			? parts.map((part) => this.lexicalPart(part))
 			: (await this.partHashes('lexical')).map((h) => this.lexicalPart('', h));
 		return this.kind === 'moving' ? [this.single(), ...indexes] : indexes;
 	}
 
-	/** The vector indexes a scope reads, oldest first. */
+	/** The vector indexes a scope reads, oldest first (as lexicalFor). */
 	async vectorsFor(filter: ChunkFilter, users: readonly string[] = []): Promise<EmbeddedIndex[]> {
 		if (this.kind === 'single') return [this.singleVectors()];
 		const parts = partsOfFilter(filter, users);
+		if (parts === null && this.wide === 'ready') return [this.wideVectors()];
 		const indexes = parts
 			? parts.map((part) => this.vectorPart(part))
 			: (await this.partHashes('vector')).map((h) => this.vectorPart('', h));
 		return this.kind === 'moving' ? [this.singleVectors(), ...indexes] : indexes;
 	}
 
-	/** The word indexes in scope as one search sees them. */
+	/**
+	 * The word indexes in scope as one search sees them: loaded, or for every conversation the
+	 * base-wide index read one segment after another (it may not fit in memory).
+	 */
 	async view(filter: ChunkFilter, users: readonly string[] = []): Promise<LexicalView> {
-		return lexicalView(await this.lexicalFor(filter, users), filter);
+		const indexes = await this.lexicalFor(filter, users);
+		const wide = this.wideLexical().manifestKey;
+		if (indexes.length === 1 && indexes[0].manifestKey === wide)
+			return streamedView(indexes[0], filter);
+		return lexicalView(indexes, filter);
 	}
 
-	/** The exact cosine ranking over the vector indexes in scope. */
+	/** The exact cosine ranking over the vector indexes in scope (the base-wide one read as view). */
 	async ranking(
 		query: unknown,
 		k: number,
 		filter: ChunkFilter,
 		users: readonly string[] = [],
 	): Promise<VectorRanking> {
-		return rankOver(await this.vectorsFor(filter, users), query, k, filter);
+		const indexes = await this.vectorsFor(filter, users);
+		const wide = this.wideVectors().manifestKey;
+		if (indexes.length === 1 && indexes[0].manifestKey === wide)
+			return streamedRanking(indexes[0], query, k, filter);
+		return rankOver(indexes, query, k, filter);
 	}
 
-	/** What every word index of the base holds together. */
+	/** What the word indexes of every conversation hold together. */
 	async lexicalStats(): Promise<LexicalStats> {
 		return lexicalStats(await this.lexicalFor({}));
 	}
 
+	/** The indexes that hold a conversation's chunks: the single one, its partitions, the base-wide one. */
+	private holding<T>(
+		sessionId: string,
+		users: readonly string[],
+		single: T,
+		part: (part: string) => T,
+		wide: () => T,
+	): T[] {
+		// The single index whatever the layout: an upgrade that stopped half-way may have left chunks
+		// there, and what is forgotten must go from everywhere.
+		const parts = this.kind === 'single' ? [] : partsOfSession(sessionId, users);
+		return [single, ...parts.map(part), ...(this.wide !== 'none' ? [wide()] : [])];
+	}
+
 	/**
-	 * Removes one conversation's chunks from the word indexes of its partitions (or only those `only`
-	 * picks), and unlists it from them; returns the chunks removed.
+	 * Removes one conversation's chunks from the word indexes that hold them (or only those `only`
+	 * picks), and unlists it from them; returns the chunks removed from its partitions.
 	 */
 	async forgetLexical(
 		sessionId: string,
@@ -234,39 +307,65 @@ export class BaseIndexes {
 		only?: (d: IndexedChunk) => boolean,
 		touched?: Touched,
 	): Promise<number> {
-		// The single index too, whatever the layout: an upgrade that stopped half-way may have left its
-		// chunks there, and what is forgotten must go from everywhere.
-		const parts = this.kind === 'single' ? [] : partsOfSession(sessionId, users);
-		const indexes = [this.single(), ...parts.map((part) => this.lexicalPart(part))];
-		const removed = await each(indexes, (i) => i.forgetSession(sessionId, only, touched));
-		return removed.reduce((a, b) => a + b, 0);
+		const indexes = this.holding(
+			sessionId,
+			users,
+			this.single(),
+			(part) => this.lexicalPart(part),
+			() => this.wideLexical(),
+		);
+		const removed = await inBatches(indexes, (i) => i.forgetSession(sessionId, only, touched));
+		// The base-wide copy counts once with them (it is the last index).
+		const wide = this.wide !== 'none' ? (removed.pop() ?? 0) : 0;
+		const parts = removed.reduce((a, b) => a + b, 0);
+		return parts === 0 ? wide : parts;
 	}
 
-	/** Removes one conversation's vectors from its partitions; sweeps their orphans. */
+	/** Removes one conversation's vectors from the indexes that hold them; sweeps their orphans. */
 	async forgetVectors(
 		sessionId: string,
 		users: readonly string[],
 		touched?: Touched,
 		sweepOlderThanMs?: number,
 	): Promise<number> {
-		const parts = this.kind === 'single' ? [] : partsOfSession(sessionId, users);
-		const indexes = [this.singleVectors(), ...parts.map((part) => this.vectorPart(part))];
+		const indexes = this.holding(
+			sessionId,
+			users,
+			this.singleVectors(),
+			(part) => this.vectorPart(part),
+			() => this.wideVectors(),
+		);
 		let removed = 0;
-		for (const index of indexes) {
-			removed += await index.forgetSession(sessionId, this.p.maxAttempts, touched);
+		let wide = 0;
+		for (const [n, index] of indexes.entries()) {
+			const gone = await index.forgetSession(sessionId, this.p.maxAttempts, touched);
+			if (this.wide !== 'none' && n === indexes.length - 1) wide = gone;
+			else removed += gone;
 			if (sweepOlderThanMs !== undefined)
 				touched?.deleted.push(...(await index.sweepOrphans(sweepOlderThanMs)));
 		}
-		return removed;
+		return removed === 0 ? wide : removed;
 	}
 
-	/** Every word index of the base (single first while moving). */
+	/** The word indexes a user's or conversation's search may read: the single one (while it holds chunks), the partitions. */
+	async partsLexical(): Promise<LexicalIndex[]> {
+		const parts = (await this.partHashes('lexical')).map((h) => this.lexicalPart('', h));
+		return [...(this.kind !== 'partitioned' ? [this.single()] : []), ...parts];
+	}
+
+	/** The vector indexes a user's or conversation's search may read (as partsLexical). */
+	async partsVectors(): Promise<EmbeddedIndex[]> {
+		const parts = (await this.partHashes('vector')).map((h) => this.vectorPart('', h));
+		return [...(this.kind !== 'partitioned' ? [this.singleVectors()] : []), ...parts];
+	}
+
+	/** Every word index of the base: partsLexical and the base-wide one. */
 	async allLexical(): Promise<LexicalIndex[]> {
-		return this.lexicalFor({});
+		return [...(await this.partsLexical()), ...(this.wide !== 'none' ? [this.wideLexical()] : [])];
 	}
 
-	/** Every vector index of the base (single first while moving). */
+	/** Every vector index of the base: partsVectors and the base-wide one. */
 	async allVectors(): Promise<EmbeddedIndex[]> {
-		return this.vectorsFor({});
+		return [...(await this.partsVectors()), ...(this.wide !== 'none' ? [this.wideVectors()] : [])];
 	}
 }

@@ -3,16 +3,15 @@
 // log itself (log-folding.ts). The log keeps at most SEAL_AT messages inline; older ones go to
 // write-once blocks (and into the lexical index) first, so a capture writes a bounded log however
 // much is pending.
-import { createHash, randomUUID } from 'node:crypto';
-
-import { InvalidInputError } from '../errors';
 import type { IndexedChunk, LexicalManifest } from '../indexes';
 import { BaseIndexes } from './base-indexes';
-import { validateDerivedId, validateId } from '../keys/ids';
-import { checkExpireAfterDays, withRule } from '../store/retention';
+import { withRule } from '../store/retention';
+import { prepare, RECENT_RUNS } from './capture-input';
+import type { Run, Stride } from './capture-input';
 import { lexicalChunks, writeBlock } from './capture-log';
 import { clockOf, expireSession, isLogExpired } from './expiry';
 import {
+	entryOf,
 	fold,
 	FOLD_BATCH,
 	longestListed,
@@ -24,92 +23,16 @@ import {
 import type { OpenEntry } from './log-folding';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
-import type { CapturedMessage, SealedRange, SessionLog } from './records';
+import type { CapturedMessage, LexicalState, SealedRange, SessionLog } from './records';
 import type { Versioned } from '../store/document-store';
 import { configure } from './settings';
+import { needsUpgrade, upgradeIfIdle } from './upgrade';
 import { SEAL_AT, SEAL_AT_BYTES } from './types';
-import type { CaptureInput, CaptureMessageInput, CaptureResult } from './types';
+import type { CaptureInput, CaptureResult } from './types';
 
-/** Recent captures a log remembers, to recognise a retried execution capturing the same again. */
-const RECENT_RUNS = 16;
 /** What `pending` means when no embedding model is connected (see CaptureResult.pendingNote). */
 export const PENDING_WITHOUT_EMBEDDER =
 	'pending counts messages not yet embedded: with no embedding model connected they are searchable by words already, and are embedded once one is connected (Sync Now, or the next capture past the threshold)';
-/** Earlier turns one capture looks at (a capture remembers RECENT_RUNS runs: fewer than that). */
-export const MAX_EARLIER = 8;
-/** The most bytes of one message's metadata, as JSON. */
-export const MAX_METADATA_BYTES = 4096;
-
-function checkMetadata(value: unknown, at: string): Record<string, unknown> | undefined {
-	if (value === undefined) return undefined;
-	if (typeof value !== 'object' || value === null || Array.isArray(value))
-		throw new InvalidInputError(at, 'must be an object');
-	let json: string;
-	try {
-		json = JSON.stringify(value);
-	} catch {
-		throw new InvalidInputError(at, 'must be plain JSON');
-	}
-	if (Buffer.byteLength(json, 'utf8') > MAX_METADATA_BYTES)
-		throw new InvalidInputError(at, `must be at most ${MAX_METADATA_BYTES} bytes as JSON`);
-	return JSON.parse(json) as Record<string, unknown>;
-}
-
-/** Messages, checked (`at` names the field in errors), empty texts left out. */
-function checkMessages(messages: unknown, at: string): CaptureMessageInput[] {
-	if (!Array.isArray(messages)) throw new InvalidInputError(at, 'must be an array');
-	return messages
-		.map((m: CaptureMessageInput, i) => {
-			if (typeof m?.text !== 'string')
-				throw new InvalidInputError(`${at}[${i}].text`, 'must be a string');
-			if (m.role !== undefined && typeof m.role !== 'string')
-				throw new InvalidInputError(`${at}[${i}].role`, 'must be a string');
-			return {
-				text: m.text,
-				role: m.role,
-				metadata: checkMetadata(m.metadata, `${at}[${i}].metadata`),
-			};
-		})
-		.filter((m) => m.text.trim() !== '');
-}
-
-/** The stride's messages, checked: `texts` then `messages`, empty texts left out. */
-function strideOf(input: CaptureInput): CaptureMessageInput[] {
-	const texts = input.texts ?? [];
-	if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string'))
-		throw new InvalidInputError('texts', 'must be an array of strings');
-	return [
-		...texts.filter((t) => t.trim() !== '').map((text) => ({ text })),
-		...checkMessages(input.messages ?? [], 'messages'),
-	];
-}
-
-function digestOf(stride: readonly CaptureMessageInput[]): string {
-	return createHash('sha256')
-		.update(JSON.stringify(stride.map((m) => [m.text, m.role ?? null, m.metadata ?? null])))
-		.digest('hex');
-}
-
-/** One run's messages, checked and prepared: they get their IDs before any write. */
-interface Run {
-	runId: string;
-	messages: CaptureMessageInput[];
-	ids: string[];
-	digest: string;
-	/** For an earlier turn: when it was said (see CaptureInput.earlier). */
-	saidAt?: string;
-}
-
-/** One capture, checked and prepared: its runs' messages get their IDs and time before any write. */
-interface Stride extends Run {
-	sessionId: string;
-	/** Expire After (days) the log stores (see CaptureInput.expireAfterDays). */
-	expireAfterDays?: number;
-	userId?: string;
-	now: string;
-	/** Earlier turns that may not have been captured, oldest first. */
-	earlier: Run[];
-}
 
 /** Whether this run's stride is in the log already (a retried execution). */
 function capturedBefore(log: SessionLog, stride: Run) {
@@ -178,21 +101,24 @@ const bytesOf = (messages: readonly CapturedMessage[]) =>
 
 /**
  * Seals the log's inline messages into a write-once block, and puts those the lexical index does not
- * hold into it (`folding`), side by side, with the listing `list` asks for; or only lists. Returns the
- * block and the lexical manifest as stored, when written.
+ * hold into it (`folding`), side by side, with the listing `list` asks for; or only lists. A seal
+ * also lists the log as held up to its last sealed message. Returns the block and the lexical
+ * manifests as stored, when written.
  */
 async function sealAndList(
 	p: BaseParts,
 	log: SessionLog,
-	seal: boolean,
+	seal: LexicalState | undefined,
 	list: OpenEntry | undefined,
 	folding: IndexedChunk[],
 ): Promise<[SealedRange | undefined, LexicalManifest[] | undefined]> {
+	const last = log.messages[log.messages.length - 1]?.seq ?? 0;
+	const entry = seal ? entryOf(log.session_id, { ...seal, through: last }, Date.now()) : list;
 	const listing = async () =>
-		(await BaseIndexes.open(p)).addLexical(folding, list ? { open: [list] } : {});
+		(await BaseIndexes.open(p)).addLexical(folding, entry ? { open: [entry] } : {});
 	return Promise.all([
 		seal ? writeBlock(p, log.session_id, log.messages) : undefined,
-		folding.length > 0 || list ? listing() : undefined,
+		folding.length > 0 || entry ? listing() : undefined,
 	]);
 }
 
@@ -238,7 +164,7 @@ async function appended(
 		messages.length > 0 && (full || bytesOf(messages) + bytesOf(a.stored) > SEAL_AT_BYTES);
 	const folding = seal ? lexicalChunks(p, sessionId, unfolded(log.messages, state.through)) : [];
 	a.folded.push({ log: log.created_at, chunks: folding });
-	const [block, listed] = await sealAndList(p, log, seal, list, folding);
+	const [block, listed] = await sealAndList(p, log, seal ? state : undefined, list, folding);
 	a.manifests = listed ?? a.manifests;
 	if (block) {
 		a.written.push(block);
@@ -311,46 +237,6 @@ async function dropLosingAttempts(
 	for (const f of folded) if (f.log !== log.created_at) await unfold(p, sessionId, f.chunks);
 }
 
-/** A run's messages with their new IDs and digest. */
-function runOf(runId: string, messages: CaptureMessageInput[], saidAt?: string): Run {
-	return {
-		runId,
-		messages,
-		ids: messages.map(() => randomUUID()),
-		digest: digestOf(messages),
-		...(saidAt !== undefined ? { saidAt } : {}),
-	};
-}
-
-/** The earlier turns of a capture, checked (at most MAX_EARLIER, the newest), oldest first. */
-function earlierOf(input: CaptureInput): Run[] {
-	const earlier = input.earlier ?? [];
-	if (!Array.isArray(earlier)) throw new InvalidInputError('earlier', 'must be an array');
-	return earlier.slice(-MAX_EARLIER).map((e, i) => {
-		const at = `earlier[${i}]`;
-		const runId = validateDerivedId(`${at}.runId`, String(e?.runId ?? ''));
-		const said = e?.saidAt instanceof Date ? e.saidAt : new Date(String(e?.saidAt ?? ''));
-		if (Number.isNaN(said.getTime()))
-			throw new InvalidInputError(`${at}.saidAt`, 'must be a date (a Date or an ISO 8601 text)');
-		return runOf(runId, checkMessages(e.messages ?? [], `${at}.messages`), said.toISOString());
-	});
-}
-
-/** Checks a capture's input and prepares its stride (nothing is read or written yet). */
-function prepare(input: CaptureInput, now: Date): Stride {
-	const sessionId = validateId('session_id', input?.sessionId);
-	const runId = validateDerivedId('run_id', String(input?.runId ?? ''));
-	const userId = input.userId === undefined ? undefined : validateId('user_id', input.userId);
-	return {
-		...runOf(runId, strideOf(input)),
-		sessionId,
-		userId,
-		now: now.toISOString(),
-		expireAfterDays: checkExpireAfterDays(input.expireAfterDays),
-		earlier: earlierOf(input),
-	};
-}
-
 /**
  * Appends one stride (this run's outputs for a session) to the session's capture log, beside a
  * conditional read of the configuration: as a rule one compare-and-swap of a bounded document, and
@@ -389,6 +275,9 @@ export async function capture(
 	// This capture listed one open log too many: it folds the longest listed. A failed fold loses
 	// nothing (the logs stay open and listed) and is tried again by the next capture that lists one.
 	if (crowded.length > 0) await fold(p, crowded).catch(() => {});
+	// A base in an older layout is upgraded by the first capture that finds it idle. One cut short
+	// leaves it readable as it stands, and the next use goes on with it: the capture is in either way.
+	if (needsUpgrade(config)) await upgradeIfIdle(p, config).catch(() => undefined);
 	const out: CaptureResult = {
 		sessionId: stride.sessionId,
 		captured: stored.length,

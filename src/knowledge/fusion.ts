@@ -26,8 +26,11 @@ export interface VectorSide {
 	scores: number[];
 	/** The model's dimensions (the calibration is per model). */
 	dimensions: number;
-	/** The k best cosines of each probe's embedding, in the search's scope. */
-	probe: (vectors: number[][], k: number) => Promise<number[][]>;
+	/**
+	 * The k best cosines of each probe's embedding, in the search's scope. Absent where a probe would
+	 * cost a pass over the whole index (a search of every conversation, read one segment at a time).
+	 */
+	probe?: (vectors: number[][], k: number) => Promise<number[][]>;
 	/** Embeds texts as the search's model does (documents: one call for all probes). */
 	embed: (texts: string[]) => Promise<number[][]>;
 }
@@ -61,19 +64,30 @@ function probeCount(size: number, external: boolean): number {
 }
 
 /** Word probes from the scope's messages, seeded by the base (the same content, the same probes). */
-function probesOf(view: LexicalView, p: BaseParts, kbId: string): string[] {
+function probesOf(
+	view: LexicalView,
+	sample: NonNullable<LexicalView['sample']>,
+	p: BaseParts,
+	kbId: string,
+): string[] {
 	const seed = seedOf(`${p.baseId}\n${kbId}\n${view.size}`);
 	const count = probeCount(view.size, p.vectorStoreKind === 'external');
-	return count === 0 ? [] : wordProbes(view.sample(count * PROBE_SIZE, seeded(seed)), seed);
+	return count === 0 ? [] : wordProbes(sample(count * PROBE_SIZE, seeded(seed)), seed);
 }
 
 /** The vector ranking's null: the probes embedded (once per base and size), ranked in this scope. */
-async function vectorNull(vector: VectorSide, probes: string[], key: string, k: number) {
+async function vectorNull(
+	vector: VectorSide,
+	probe: NonNullable<VectorSide['probe']>,
+	probes: string[],
+	key: string,
+	k: number,
+) {
 	if (probes.length === 0) return undefined;
 	let embedded = embeddedProbes.get(key);
 	if (!embedded || embedded.words.join('\n') !== probes.join('\n'))
 		embedded = embeddedProbes.set(key, { words: probes, vectors: await vector.embed(probes) });
-	return medianStandout(await vector.probe(embedded.vectors, k));
+	return medianStandout(await probe(embedded.vectors, k));
 }
 
 /** The weights of a hybrid search over `view` and `vector`'s scores, with the base's calibration. */
@@ -88,10 +102,14 @@ export async function hybridWeights(
 	const key = baseKey(p, base, vector.dimensions);
 	// A failed embedding call costs the search its weights' evidence, never its answer (and is not
 	// kept: the next search measures again).
+	// A view read one segment at a time offers no probes: the weights follow what the base's earlier
+	// searches learned (its calibration), or the prior.
+	const { sample } = view;
+	const { probe } = vector;
 	const nul =
-		vector.scores.length > 0
+		vector.scores.length > 0 && sample && probe
 			? await nullOf(`vectors\n${key}`, view.size, () =>
-					vectorNull(vector, probesOf(view, p, base.kbId), key, k),
+					vectorNull(vector, probe, probesOf(view, sample.bind(view), p, base.kbId), key, k),
 				).catch(() => undefined)
 			: undefined;
 	return weigh({ lexical: lexicalScores, vector: vector.scores }, nul, calibrationOf(key));
@@ -112,14 +130,18 @@ export function fusionReport(mode: SearchMode, weights?: FusionWeights): FusionR
 			...evidence,
 		};
 	const earlier = weights.calibratedBy;
-	const more =
-		earlier > 0 ? ` and ${earlier} earlier search${earlier === 1 ? '' : 'es'} of this base` : '';
+	const searches = `${earlier} earlier search${earlier === 1 ? '' : 'es'} of this base`;
+	// Without its own evidence (a search of every conversation), a search follows the base's.
+	const where =
+		weights.vectorEvidence === undefined
+			? searches
+			: `this search${earlier > 0 ? ` and ${searches}` : ''}`;
 	return {
 		...shown,
 		basis:
 			weights.basis === 'prior'
 				? 'too little to judge either ranking by yet: the words lead'
-				: `how far the vectors' best match stood out, against what they find for word salad, in this search${more}`,
+				: `how far the vectors' best match stood out, against what they find for word salad, in ${where}`,
 		...evidence,
 	};
 }

@@ -6,9 +6,19 @@ import type { Versioned } from '../store/document-store';
 import type { BaseIndexes } from './base-indexes';
 import { knowledgeBaseMetadataKey, memoryBaseSessionsPrefix } from './keys';
 import type { BaseParts } from './parts';
+import { lexicalPartFolder, userPart, vectorPartFolder } from './partitions';
+import { registered } from './registry';
+import type { PartKind } from './registry';
 import { vectorsElsewhere } from './settings';
 import type { KnowledgeBaseMetadata, MemoryBaseConfig, SessionLog } from './records';
 import type { SearchMode } from './types';
+
+/** Where a partition's index is kept (for errors). */
+function partitionPath(p: BaseParts, kbId: string, kind: PartKind, part: string): string {
+	return kind === 'lexical'
+		? lexicalPartFolder(p.baseId, { part }, p.keyPrefix)
+		: vectorPartFolder(kbId, { part }, p.keyPrefix);
+}
 
 /** Throws IndexMismatchError when an index the search needs is missing or behind its capture log. */
 export async function checkIndexes(
@@ -30,7 +40,8 @@ export async function checkIndexes(
 			p.baseId,
 			'it was created before captures went into a lexical index, so that index does not hold its older captures',
 		);
-	// Independent reads, side by side: a search waits for one round of them, not four.
+	// Independent reads, side by side: a search waits for one round of them, not four. The manifests
+	// are the search's own reads (ManifestReads): the rankings use the same ones.
 	const [session, lexical, meta, manifests] = await Promise.all([
 		filter.sessionId === undefined ? undefined : p.logs.read(p.logKey(filter.sessionId)),
 		// A partitioned base has no index of its own: a partition is there once it holds something.
@@ -40,6 +51,8 @@ export async function checkIndexes(
 	]);
 	if (lexical && lexicalMissing(lexical, single, filter, session?.doc))
 		throw new IndexMismatchError(p.baseId, 'its lexical index is missing');
+	if (!single && filter.userId !== undefined)
+		await refuseLostPartition(p, kbId, filter.userId, lexical, manifests);
 	if (meta?.version != null && meta.doc.dimensions !== null)
 		if (meta.doc.vector_store !== p.vectorStoreKind)
 			throw vectorsElsewhere(p, meta.doc.vector_store);
@@ -94,7 +107,11 @@ async function lexicalManifests(
 	users: string[],
 ): Promise<Array<{ version: unknown }> | undefined> {
 	if (indexes.kind === 'single') return [await indexes.single().readManifest()];
-	if (filter.userId !== undefined) return undefined;
+	if (filter.userId !== undefined)
+		return Promise.all((await indexes.lexicalFor(filter, users)).map((i) => i.readManifest()));
+	// The base-wide index is made with the base (or by its upgrade): gone, it is lost.
+	if (filter.sessionId === undefined && indexes.wide === 'ready')
+		return [await indexes.wideLexical().readManifest()];
 	if (filter.sessionId !== undefined)
 		return Promise.all((await indexes.lexicalFor(filter, users)).map((i) => i.readManifest()));
 	if ((await indexes.lexicalFor(filter, users)).length > 0) return undefined;
@@ -112,6 +129,8 @@ function lexicalMissing(
 	filter: ChunkFilter,
 	log: SessionLog | undefined,
 ): boolean {
+	// A user's partition absent: refuseLostPartition tells a lost one from a user with nothing yet.
+	if (!single && filter.userId !== undefined && filter.sessionId === undefined) return false;
 	if (single || filter.sessionId === undefined) return manifests.every((m) => m.version === null);
 	if (!log || log.next_seq <= 1) return false;
 	return manifests.every((m) => m.version === null);
@@ -125,4 +144,29 @@ async function manifestsOf(indexes: BaseIndexes, filter: ChunkFilter, users: str
 /** Whether a conversation's users are exactly this one (a log from before it kept them: unknown, no). */
 function sameUsers(users: string[] | undefined, userId: string): boolean {
 	return users !== undefined && users.length === 1 && users[0] === userId;
+}
+
+/**
+ * A user's search whose partition (word or vector index) is not there: an error naming it when the
+ * base made it (registry.ts), since the user's memories are lost, not absent; nothing otherwise (a
+ * user with nothing captured yet, or nothing embedded yet).
+ */
+async function refuseLostPartition(
+	p: BaseParts,
+	kbId: string,
+	userId: string,
+	lexical: Array<{ version: unknown }> | undefined,
+	vectors: Array<{ version: unknown }> | undefined,
+): Promise<void> {
+	const part = userPart(userId);
+	const gone: PartKind[] = [
+		...(lexical?.some((m) => m.version === null) ? (['lexical'] as const) : []),
+		...(vectors?.some((m) => m.version === null) ? (['vector'] as const) : []),
+	];
+	for (const kind of gone)
+		if (await registered(p, kind, part))
+			throw new IndexMismatchError(
+				p.baseId,
+				`the ${kind === 'lexical' ? 'word' : 'vector'} index partition of user "${userId}" (${partitionPath(p, kbId, kind, part)}) is missing, although the base made it`,
+			);
 }

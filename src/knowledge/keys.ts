@@ -63,6 +63,25 @@ export function partitionFolder(hash: string): string {
 	return `${hash.slice(0, 2)}/${hash}/`;
 }
 
+/** Folder of a base's base-wide word index (every conversation's chunks): `{prefix}memory_base/{base_id}/wide/lexical/`. */
+export function wideLexicalPrefix(baseId: string, prefix?: string): string {
+	return `${memoryBasePrefix(baseId, prefix)}wide/lexical/`;
+}
+
+/** Folder of a knowledge base's base-wide vector index: `{prefix}knowledge_base/{kb_id}/wide/index/`. */
+export function wideVectorPrefix(kbId: string, prefix?: string): string {
+	return `${knowledgeBasePrefix(kbId, prefix)}wide/index/`;
+}
+
+/**
+ * One shard of the base's partition registry (which partitions were made, by hash):
+ * `{prefix}memory_base/{base_id}/registry/{hash[0..2]}.json`.
+ */
+export function registryKey(baseId: string, shard: string, prefix?: string): string {
+	if (!/^[0-9a-f]{2}$/.test(shard)) throw new InvalidIdError('registry shard', shard);
+	return `${memoryBasePrefix(baseId, prefix)}registry/${shard}.json`;
+}
+
 /** The base's configuration (compare-and-swap): `{prefix}memory_base/{base_id}/config.json`. */
 export function memoryBaseConfigKey(baseId: string, prefix?: string): string {
 	return `${memoryBasePrefix(baseId, prefix)}config.json`;

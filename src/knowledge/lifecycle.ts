@@ -11,6 +11,7 @@ import { FOLD_BATCH, settle } from './log-folding';
 import { BaseIndexes } from './base-indexes';
 import { runningError } from './parts';
 import { beginMove, copyVectors, finishMove } from './upgrade';
+import { copyVectorsToWide } from './wide';
 import type { ExternalIndex } from '../indexes';
 import type { BaseParts } from './parts';
 import type { SessionLog } from './records';
@@ -33,13 +34,13 @@ export async function regenerate(p: BaseParts): Promise<SyncResult> {
 	return locked(p.locks, undefined, 'regenerate', async (sessions, leases) => {
 		const kbId = config?.kb_id ?? (await configure(p)).kb_id;
 		await ensureKnowledgeBase(p, kbId);
-		// A base from before partitions is rebuilt into partitions (upgrade.ts: moving meanwhile).
+		// A base in an older layout is rebuilt into the current one (upgrade.ts: moving meanwhile).
 		const indexes = await beginMove(p);
 		const lexical = await rebuildLexical(p, indexes, sessions);
 		// Without an embedding model only the lexical index can be rebuilt; the vectors stay as they
-		// are (copied into the partitions when the base moves).
+		// are (copied into the partitions and the base-wide index when the base moves).
 		if (!p.options.embedder) {
-			if (indexes.kind === 'moving' && !p.external()) await copyVectors(indexes);
+			await keepVectors(p, indexes);
 			await finishMove(p, indexes);
 			return summary(p, lexical);
 		}
@@ -59,6 +60,14 @@ export async function regenerate(p: BaseParts): Promise<SyncResult> {
 		await finishMove(p, indexes);
 		return summary(p, results);
 	});
+}
+
+/** The vectors as they are, into the layout being upgraded to: the partitions, the base-wide index. */
+async function keepVectors(p: BaseParts, indexes: BaseIndexes): Promise<void> {
+	if (p.external() || (indexes.kind !== 'moving' && indexes.wide !== 'building')) return;
+	if (indexes.kind === 'moving') await copyVectors(indexes);
+	await indexes.wideVectors().clear(); // what a cut-short upgrade copied, copied again
+	await copyVectorsToWide(p, indexes);
 }
 
 /** Empties every vector index of the base (a moved single one keeps its marker). */

@@ -4,9 +4,10 @@
 // log stands (LexicalState), what a capture changes in it, what a search reads from it, and the fold.
 import type { IndexedChunk, OpenSource, SourceTail } from '../indexes';
 import { BaseIndexes } from './base-indexes';
-import type { PartClosed } from './base-indexes';
+import type { PartClosed } from './listings';
 import { lexicalChunks, readLog } from './capture-log';
 import type { BaseParts } from './parts';
+import { inBatches } from './types';
 import { usersOf } from './records';
 import type { CapturedMessage, LexicalState, SessionLog } from './records';
 
@@ -31,11 +32,13 @@ export function unfolded(messages: readonly CapturedMessage[], through: number) 
  */
 export type OpenEntry = OpenSource & { anon?: boolean };
 
-const entryOf = (sessionId: string, s: LexicalState, at: number): OpenEntry => ({
+/** The listing of an open log: what the manifests hold of it is `through` (see movedPast). */
+export const entryOf = (sessionId: string, s: LexicalState, at: number): OpenEntry => ({
 	session_id: sessionId,
 	gen: s.gen,
 	users: s.users,
 	at: new Date(at).toISOString(),
+	through: s.through,
 	...(s.anon ? { anon: true } : {}),
 });
 
@@ -101,14 +104,24 @@ function listingOf(
 	return { closed: closedOf(sessionId, s.gen, s) };
 }
 
-/** What a search reads of these conversations' logs: each one's unfolded messages, as chunks. */
+/**
+ * What a search reads of these conversations' logs: each one's unfolded messages, as chunks, and where
+ * the log stands (a log gone has state null).
+ */
 export async function readTails(p: BaseParts, sessionIds: string[]): Promise<SourceTail[]> {
-	const logs = await Promise.all(sessionIds.map((s) => p.logs.read(p.logKey(s))));
-	return logs.flatMap(({ doc, version }) => {
-		const messages = version === null ? [] : unfolded(doc.messages, lexicalState(doc).through);
-		if (messages.length === 0) return [];
-		const key = `${p.logKey(doc.session_id)}#${version}`;
-		return [{ key, docs: () => lexicalChunks(p, doc.session_id, messages) }];
+	const logs = await inBatches(sessionIds, (s) => p.logs.read(p.logKey(s)));
+	return logs.map(({ doc, version }, i) => {
+		const id = sessionIds[i];
+		if (version === null) return { id, key: `${p.logKey(id)}#gone`, docs: () => [], state: null };
+		const state = lexicalState(doc);
+		const messages = unfolded(doc.messages, state.through);
+		const key = `${p.logKey(id)}#${version}`;
+		return {
+			id,
+			key,
+			docs: () => lexicalChunks(p, id, messages),
+			state: { gen: state.gen, through: state.through },
+		};
 	});
 }
 
@@ -192,9 +205,13 @@ export async function fold(p: BaseParts, sessionIds: string[]): Promise<void> {
 		if (gone.has(log.session_id)) await unfold(p, log.session_id, added[i], indexes);
 }
 
-/** Folds every open log the manifests list, FOLD_BATCH at a time (a whole-base sync, before it ingests). */
+/**
+ * Folds every open log the manifests list, FOLD_BATCH at a time (a whole-base sync, before it
+ * ingests): the base-wide index lists every one, otherwise each partition its own.
+ */
 export async function foldListed(p: BaseParts): Promise<void> {
-	const all = await (await BaseIndexes.open(p)).allLexical();
+	const indexes = await BaseIndexes.open(p);
+	const all = indexes.wide === 'ready' ? [indexes.wideLexical()] : await indexes.allLexical();
 	const manifests = await Promise.all(all.map((i) => i.readManifest()));
 	const ids = [...new Set(manifests.flatMap((m) => (m.doc.open ?? []).map((o) => o.session_id)))];
 	for (let i = 0; i < ids.length; i += FOLD_BATCH) await fold(p, ids.slice(i, i + FOLD_BATCH));

@@ -19,6 +19,9 @@ import { search, searchReport } from './search';
 import { configure } from './settings';
 import { status } from './status';
 import { sync } from './sync';
+import { upgradeNow } from './upgrade';
+import { conversationsOfUser, deleteUserPartitions } from './users';
+import { holdsNothing } from './wide';
 import type {
 	BaseStatus,
 	CaptureInput,
@@ -89,9 +92,30 @@ export class MemoryBase {
 		return listCaptured(this.parts, options);
 	}
 
+	/** The conversations in which this base captured the user's messages (see users.ts). */
+	conversationsOfUser(userId: string): Promise<string[]> {
+		return conversationsOfUser(this.parts, validateId('user_id', userId));
+	}
+
+	/**
+	 * Deletes the user's partitions, once their conversations were forgotten (Forget User): their
+	 * manifests name the user. Returns the keys deleted, and those rewritten (the registry).
+	 */
+	deleteUserPartitions(userId: string): Promise<{ deleted: string[]; rewritten: string[] }> {
+		return deleteUserPartitions(this.parts, validateId('user_id', userId));
+	}
+
 	/** Every session with a capture log, by ID. */
 	sessions(): Promise<string[]> {
 		return listSessions(this.parts);
+	}
+
+	/**
+	 * Whether the base holds no captured message: one read of its base-wide word index (which lists
+	 * every conversation not yet taken in), or for an older layout one listing of its conversations.
+	 */
+	isEmpty(): Promise<boolean> {
+		return holdsNothing(this.parts);
 	}
 
 	/** Ingests what is pending: one session, or every session (see sync.ts). */
@@ -104,9 +128,23 @@ export class MemoryBase {
 		return search(this.parts, query, options);
 	}
 
-	/** As search, with what its fusion did: the mode, and in hybrid search the weights and why. */
+	/**
+	 * As search, with what it did: how the fusion weighed words and vectors and why, how common the
+	 * query's words are, and for a search of every conversation (`allUsers`) what it read: the
+	 * base-wide index, up to which capture, and the conversations read from their logs (see wide.ts).
+	 */
 	searchReport(query: string, options: SearchOptions = {}): Promise<SearchReport> {
 		return searchReport(this.parts, query, options);
+	}
+
+	/**
+	 * Upgrades a base kept in an older layout now: one index for the whole base moved into partitions,
+	 * the base-wide index built beside them (see upgrade.ts). SyncRunningError while a sync, Regenerate
+	 * or Forget runs; `upgraded` false when it was up to date. Bases are also upgraded by the first
+	 * search, capture or sync that finds them idle.
+	 */
+	upgrade(): Promise<{ baseId: string; upgraded: boolean; layout: string; wide: string }> {
+		return upgradeNow(this.parts);
 	}
 
 	/**

@@ -2,6 +2,7 @@
 // one base. The operations (capture, sync, search, status, lifecycle) are functions over these parts.
 import { InvalidOptionError, NoEmbeddingModelError, SyncRunningError } from '../errors';
 import { EmbeddedIndex, ExternalIndex, LexicalIndex } from '../indexes';
+import type { LexicalIndexOptions, ManifestReads } from '../indexes';
 import {
 	captureLogKey,
 	knowledgeBasePrefix,
@@ -15,6 +16,7 @@ import {
 import { DocumentStore } from '../store/document-store';
 import type { Lease } from '../store/lease';
 import type { LeaseLocks } from '../store/lease-locks';
+import { limitRequests } from '../store/limited';
 import type { MemoryStorage } from '../store/storage';
 import { listSessions } from './capture-log';
 import { checkChunking, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE } from './chunking';
@@ -65,7 +67,9 @@ export class BaseParts {
 
 	constructor(options: MemoryBaseOptions) {
 		this.options = options;
-		this.storage = options.storage;
+		// Whatever an operation visits side by side (partitions, logs, segments, leases), at most
+		// PARALLEL requests run at once.
+		this.storage = limitRequests(options.storage, PARALLEL);
 		this.baseId = options.baseId;
 		this.keyPrefix = options.keyPrefix;
 		memoryBasePrefix(options.baseId, options.keyPrefix); // checks the ID now
@@ -141,21 +145,22 @@ export class BaseParts {
 	 */
 	index(
 		kbId: string,
-		at: { folder?: string; owner?: string; cacheGroup?: string } = {},
+		at: { folder?: string; owner?: string; cacheGroup?: string; reads?: ManifestReads } = {},
 	): EmbeddedIndex {
 		const folder = at.folder ?? vectorIndexPrefix(kbId, this.keyPrefix);
 		return new EmbeddedIndex(this.storage, kbId, folder, this.maxAttempts, {
 			cacheBytes: this.options.vectorCacheBytes,
 			cacheGroup: at.cacheGroup,
 			owner: at.owner,
+			reads: at.reads,
 		});
 	}
 
 	/**
 	 * A word index of the base, whose open sources are capture logs: its single one (`lexical/` in the
-	 * base's folder, bases from before partitions), or one partition's (`folder`, `owner`).
+	 * base's folder, bases from before partitions), one partition's or the base-wide one (`folder`).
 	 */
-	lexical(folder?: string, owner?: string): LexicalIndex {
+	lexical(folder?: string, options: LexicalIndexOptions = {}): LexicalIndex {
 		const at = folder ?? `${memoryBasePrefix(this.baseId, this.keyPrefix)}lexical/`;
 		return new LexicalIndex(
 			this.storage,
@@ -163,7 +168,7 @@ export class BaseParts {
 			at,
 			this.maxAttempts,
 			(ids) => readTails(this, ids),
-			owner,
+			options,
 		);
 	}
 

@@ -29,6 +29,12 @@ export interface MemoryBaseConfig {
 	 * while an upgrade copies the one into the other.
 	 */
 	layout?: 'moving' | 'partitioned';
+	/**
+	 * The base-wide index beside the partitions (base-indexes.ts): every write of a partition also goes
+	 * into it once it is "building" (an upgrade copies what was there before), and searches of every
+	 * conversation read it once it is "ready". Bases from before it have none until their upgrade.
+	 */
+	wide?: { state: 'building' | 'ready'; since: string };
 }
 
 /** One captured output: one message of a stride (one execution's outputs for one session). */
@@ -156,6 +162,7 @@ const configSchema = z.looseObject({
 	lexical_since: timestamp.optional(),
 	expiring: z.boolean().optional(),
 	layout: z.enum(['moving', 'partitioned']).optional(),
+	wide: z.looseObject({ state: z.enum(['building', 'ready']), since: timestamp }).optional(),
 });
 
 const messageSchema = z.looseObject({

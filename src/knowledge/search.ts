@@ -12,7 +12,9 @@ import {
 import {
 	chunkKey,
 	fuse,
+	ManifestReads,
 	MAX_TOP_K,
+	NEWER_OF,
 	newerFirst,
 	normaliseRows,
 	passes,
@@ -29,6 +31,8 @@ import { checkIndexes } from './index-health';
 import type { BaseParts } from './parts';
 import type { MemoryBaseConfig } from './records';
 import type { SearchMatch, SearchMode, SearchOptions, SearchReport } from './types';
+import { upgradeIfIdle } from './upgrade';
+import { coverageOf } from './wide';
 
 /** Candidates each ranking hands to the fusion, at least (more when k is larger). */
 const CANDIDATES = SCALE_OVER;
@@ -110,9 +114,12 @@ interface Scope {
 	users: string[];
 }
 
-/** The scope of a search: a conversation's search (without a user) reads each of its users' partitions. */
+/**
+ * The scope of a search: a conversation's search (without a user) reads each of its users' partitions.
+ * Its indexes share one read of each manifest (the health check's and the rankings').
+ */
 async function scopeOf(p: BaseParts, filter: ChunkFilter, config: MemoryBaseConfig | null) {
-	const indexes = await BaseIndexes.open(p, config);
+	const indexes = await BaseIndexes.open(p, config, new ManifestReads());
 	const spans = filter.userId === undefined && filter.sessionId !== undefined;
 	const users = spans && indexes.kind !== 'single' ? await sessionUsers(p, filter.sessionId!) : [];
 	return { filter, indexes, users };
@@ -140,8 +147,9 @@ async function vectorRanking(
 	const embed = (texts: string[]) => embedder.embedDocuments(texts);
 	if (!external) {
 		const r = await indexes.ranking(vector, n, filter, users);
-		const probe: VectorSide['probe'] = async (rows, k) =>
-			rows.map((row) => r.probe(normaliseRows([row], 1), k));
+		const probeRows = r.probe;
+		const probe: VectorSide['probe'] =
+			probeRows && (async (rows, k) => rows.map((row) => probeRows(normaliseRows([row], 1), k)));
 		return { ...r, side: { scores: r.matches.map((m) => m.score), dimensions, probe, embed } };
 	}
 	const found = await external.search(vector, n, filter);
@@ -178,16 +186,21 @@ function checkOptions(options: SearchOptions): void {
 }
 
 /** Fills in the cosine of the matches the vector ranking did not hand over (they ranked lower). */
-function withSimilarities(ranked: Ranked[], similarities: Similarities | undefined): Ranked[] {
+async function withSimilarities(
+	ranked: Ranked[],
+	similarities: Similarities | undefined,
+): Promise<Ranked[]> {
 	if (!similarities) return ranked;
 	const wanted = new Map<string, Set<number>>();
+	const sessions = new Set<string>();
 	for (const r of ranked) {
 		if (r.similarity !== undefined) continue;
 		const chunks = wanted.get(r.message_id) ?? new Set<number>();
 		wanted.set(r.message_id, chunks.add(r.chunk_index));
+		sessions.add(r.session_id);
 	}
 	if (wanted.size === 0) return ranked;
-	const found = similarities(wanted);
+	const found = await similarities(wanted, sessions);
 	for (const r of ranked) {
 		const cosine = found.get(chunkKey(r));
 		if (r.similarity === undefined && cosine !== undefined) r.similarity = rounded(cosine);
@@ -235,12 +248,13 @@ async function rankings(
 }
 
 /**
- * The `k` captured chunks that best match `query`, best first, and what the fusion did. Hybrid by
- * default when an embedding model is connected (lexical otherwise): both rankings scaled and fused with
- * the weights their evidence earns (fusion.ts, indexes/fusion/), then an optional recency half-life, then
- * repeats merged (the same words); then, unless the search is vector-only, the newer of two matches
- * naming the same thing goes first. With minSimilarity, matches whose cosine with the query is lower
- * (or unknown) are left out.
+ * The `k` captured chunks that best match `query`, best first, and what the search did: how the fusion
+ * weighed its rankings, how common the query's words are, and for a search of every conversation what
+ * it read (coverageOf). Hybrid by default when an embedding model is connected (lexical otherwise):
+ * both rankings scaled and fused with the weights their evidence earns (fusion.ts, indexes/fusion/),
+ * then an optional recency half-life, then repeats merged (the same words); then, unless the search is
+ * vector-only, the newer of two matches naming the same thing goes first. With minSimilarity, matches
+ * whose cosine with the query is lower (or unknown) are left out.
  */
 export async function searchReport(
 	p: BaseParts,
@@ -248,13 +262,15 @@ export async function searchReport(
 	options: SearchOptions = {},
 ): Promise<SearchReport> {
 	const { k, filter, mode } = checked(p, query, options);
-	const config = await p.config();
+	// A base in an older layout is upgraded by the first search that finds it idle (upgrade.ts).
+	const config = await upgradeIfIdle(p, await p.config());
 	const scope = await scopeOf(p, filter, config);
 	// The same candidates for any k up to CANDIDATES: a search for more results orders its first ones alike.
 	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, k));
 	const { view, vector } = await rankings(p, config, scope, query, mode, n);
-	const lexical = view?.search(query, n) ?? [];
+	const lexical = (await view?.search(query, n)) ?? [];
 	const allWordMatches = lexical.length < CANDIDATES;
+	const everyone = options.allUsers === true && filter.userId === undefined && !filter.sessionId;
 	const weights =
 		mode === 'hybrid' && view && vector
 			? await hybridWeights(
@@ -262,7 +278,10 @@ export async function searchReport(
 					{ kbId: await p.knowledgeBaseId(config), createdAt: config?.created_at },
 					view,
 					lexical.map((c) => c.score),
-					vector.side,
+					// Every conversation is weighed as the base's own searches taught (no probes): a probe
+					// would cost a pass over the whole base, and both ways of reading it (the base-wide
+					// index, or every partition while it is built) must answer alike.
+					everyone ? { ...vector.side, probe: undefined } : vector.side,
 					CANDIDATES,
 				)
 			: undefined;
@@ -272,23 +291,44 @@ export async function searchReport(
 		allWordMatches,
 		weights,
 	});
-	let ranked = mode === 'lexical' ? fused : withSimilarities(fused, vector?.similarities);
-	// Newer statements first is part of preferring what is recent: only with a half-life.
-	if (view && options.halfLifeDays !== undefined) ranked = newerFirst(ranked, (c) => view.names(c));
-	const min = options.minSimilarity;
-	if (min !== undefined)
-		ranked = ranked.filter((r) => r.similarity !== undefined && r.similarity >= min);
+	const ranked = await ordered(fused, view, vector, options);
 	// Only a base where some capture has an Expire After rule needs the logs of its hits read.
 	const best = config?.expiring ? await withoutExpired(p, ranked, k) : ranked.slice(0, k);
-	const words = view && {
-		messages: view.size,
-		terms: view.frequencies(query).map(({ term, df }) => ({ term, messages: df })),
-	};
+	const coverage = everyone
+		? await coverageOf(scope.indexes, config, mode !== 'lexical' && !p.external())
+		: undefined;
+	const words = view && (await wordsOf(view, query));
 	return {
 		matches: best.map(toMatch),
 		fusion: fusionReport(mode, weights),
 		...(words ? { words } : {}),
+		...(coverage ? { coverage } : {}),
 	};
+}
+
+/** The fused ranking's cosines filled in, newer statements first (with a half-life), minSimilarity. */
+async function ordered(
+	fused: Ranked[],
+	view: LexicalView | undefined,
+	vector: VectorRanking | undefined,
+	options: SearchOptions,
+): Promise<Ranked[]> {
+	let ranked = vector ? await withSimilarities(fused, vector.similarities) : fused;
+	// Newer statements first is part of preferring what is recent: only with a half-life.
+	if (view && options.halfLifeDays !== undefined) {
+		await view.prepareNames?.(ranked.slice(0, NEWER_OF));
+		ranked = newerFirst(ranked, (c) => view.names(c));
+	}
+	const min = options.minSimilarity;
+	if (min !== undefined)
+		ranked = ranked.filter((r) => r.similarity !== undefined && r.similarity >= min);
+	return ranked;
+}
+
+/** How many messages the search's scope holds, and how many of them hold each query word. */
+async function wordsOf(view: LexicalView, query: string): Promise<SearchReport['words']> {
+	const terms = await view.frequencies(query);
+	return { messages: view.size, terms: terms.map(({ term, df }) => ({ term, messages: df })) };
 }
 
 /** The matches of searchReport alone. */

@@ -5,6 +5,7 @@ import {
 	KnowledgeBaseInUseError,
 	MemoryBaseDeletingError,
 } from '../errors';
+import { BaseIndexes } from './base-indexes';
 import { knowledgeBaseMetadataKey } from './keys';
 import { checkPositiveInt } from './parts';
 import type { BaseParts } from './parts';
@@ -37,6 +38,7 @@ export async function configure(
 				updated_at: now,
 				lexical_since: now,
 				layout: 'partitioned',
+				wide: { state: 'ready', since: now },
 				...(settings.expiring ? { expiring: true } : {}),
 			};
 		}
@@ -59,8 +61,13 @@ export async function configure(
 		};
 	});
 	const config = result.current.doc;
-	// A partitioned base has no index of its own to create: each partition is made by its first write.
-	if (created) await ensureKnowledgeBase(p, config.kb_id);
+	// Each partition is made by its first write; the base-wide word index is made now, so that from
+	// then on a missing one is a lost one.
+	if (created)
+		await Promise.all([
+			ensureKnowledgeBase(p, config.kb_id),
+			(await BaseIndexes.open(p, config)).wideLexical().ensure(),
+		]);
 	return config;
 }
 

@@ -10,8 +10,10 @@ import { listSessions, sessionUsers } from './capture-log';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { MemoryBaseConfig, SessionLog } from './records';
-import { PARALLEL } from './types';
+import { inBatches, PARALLEL } from './types';
 import type { BaseStatus, SessionStatus } from './types';
+import type { ChunkFilter } from '../indexes';
+import { wideHealth } from './wide';
 
 /** Each session's log (null when it has none) and whether a sync of it runs. */
 async function readSessions(p: BaseParts, ids: string[]) {
@@ -47,8 +49,9 @@ interface IndexHealth {
 
 /** What the vector indexes hold together, and the sessions with rows in segments storage lost. */
 async function vectorStats(indexes: EmbeddedIndex[]) {
-	const all = await Promise.all(
-		indexes.map(async (i) => [await i.stats(), await i.readManifest()] as const),
+	const all = await inBatches(
+		indexes,
+		async (i) => [await i.stats(), await i.readManifest()] as const,
 	);
 	const stats: IndexStats = {
 		dimensions: all.find(([s]) => s.dimensions !== null)?.[0].dimensions ?? null,
@@ -72,10 +75,18 @@ async function vectorStats(indexes: EmbeddedIndex[]) {
 	return { stats, missingSessions };
 }
 
-/** The indexes a Status reads: one conversation's partitions, or all of them. */
-async function inScope(p: BaseParts, sessionId: string | undefined) {
-	if (sessionId === undefined) return { filter: {}, users: [] };
-	return { filter: { sessionId }, users: await sessionUsers(p, sessionId) };
+/**
+ * The indexes a Status reads: one conversation's partitions, or all of them (what searches of a user
+ * or a conversation read; the base-wide index is checked apart, wideHealth).
+ */
+async function inScope<T>(
+	p: BaseParts,
+	sessionId: string | undefined,
+	of: (filter: ChunkFilter, users: string[]) => Promise<T[]>,
+	all: () => Promise<T[]>,
+): Promise<T[]> {
+	if (sessionId === undefined) return all();
+	return of({ sessionId }, await sessionUsers(p, sessionId));
 }
 
 async function indexHealth(
@@ -95,8 +106,13 @@ async function indexHealth(
 			await probeSessions(logs, missingSessions, (s) => external.holdsAny(dims, s));
 		return { externalEmpty, missingSessions, dims };
 	}
-	const { filter, users } = await inScope(p, sessionId);
-	const { stats, missingSessions } = await vectorStats(await indexes.vectorsFor(filter, users));
+	const scoped = await inScope(
+		p,
+		sessionId,
+		(f, u) => indexes.vectorsFor(f, u),
+		() => indexes.partsVectors(),
+	);
+	const { stats, missingSessions } = await vectorStats(scoped);
 	return { stats, externalEmpty: false, missingSessions, dims };
 }
 
@@ -126,8 +142,13 @@ async function lexicalHealth(
 	sessionId: string | undefined,
 ): Promise<{ stats: LexicalStats | null; reason: string | null }> {
 	if (!config) return { stats: null, reason: null };
-	const { filter, users } = await inScope(p, sessionId);
-	const stats = await lexicalStats(await indexes.lexicalFor(filter, users));
+	const scoped = await inScope(
+		p,
+		sessionId,
+		(f, u) => indexes.lexicalFor(f, u),
+		() => indexes.partsLexical(),
+	);
+	const stats = await lexicalStats(scoped);
 	let reason: string | null = null;
 	if (captured > 0 && config.lexical_since === undefined)
 		reason = `the base was created before captures went into a lexical index: it holds none of its ${captured} older message(s)`;
@@ -205,11 +226,16 @@ export async function status(
 		options.sessionId,
 	);
 	const lexical = await lexicalHealth(p, config, indexes, captured, options.sessionId);
+	const wide =
+		options.sessionId === undefined
+			? await wideHealth(p, indexes, config, { processed, captured, logs: found.map((f) => f.log) })
+			: undefined;
 	const sessions = ids.map((id, i) => sessionStatus(p, id, found[i], health, lexical.stats));
 	const lacking = sessions.filter((s) => s.mismatch).map((s) => JSON.stringify(s.sessionId));
 	const reason =
 		mismatchReason(processed, health) ??
 		lexical.reason ??
+		wide?.reason ??
 		(lacking.length
 			? `an index holds nothing of session(s) ${lacking.join(', ')}, which the capture log says ${processed > 0 ? 'were processed' : 'were captured'}`
 			: null);
@@ -227,6 +253,7 @@ export async function status(
 		syncRunning: (!!baseLease && isFresh(baseLease.lease)) || found.some((f) => f.running),
 		mismatch: reason !== null,
 		mismatchReason: reason,
+		wide: wide?.coverage ?? null,
 		sessions,
 	};
 }

@@ -14,7 +14,7 @@ import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
 import { foldedTo, foldListed, unfolded } from './log-folding';
 import { configure, ensureKnowledgeBase, recordDimensions } from './settings';
-import { upgradeBeforeSync } from './upgrade';
+import { upgradeIfIdle } from './upgrade';
 import type { Embedder, SessionSyncResult, SyncResult } from './types';
 
 export function summary(p: BaseParts, sessions: SessionSyncResult[]): SyncResult {
@@ -37,10 +37,10 @@ export async function sync(
 	const sessionId =
 		options.sessionId === undefined ? undefined : validateId('session_id', options.sessionId);
 	const embedder = p.embedder('Sync');
-	const config = await p.config();
-	if (config?.deleting) throw new MemoryBaseDeletingError(p.baseId);
-	// A base from before partitions moves to them before its first sync writes (upgrade.ts).
-	await upgradeBeforeSync(p, config);
+	const read = await p.config();
+	if (read?.deleting) throw new MemoryBaseDeletingError(p.baseId);
+	// A base in an older layout is upgraded before its first sync writes (upgrade.ts).
+	const config = await upgradeIfIdle(p, read);
 	const operation = sessionId === undefined ? 'sync of the whole base' : 'sync';
 	return locked(p.locks, sessionId, operation, async (sessions, leases) => {
 		const kbId = config?.kb_id ?? (await configure(p)).kb_id;
@@ -186,8 +186,17 @@ export async function ingest(
 	// so the log may seal them. A log without a lexical state gets all of them again (its captures
 	// indexed them before their numbers were final). Idempotent: a chunk's copy replaces the earlier one.
 	const lexical = unfolded(messages, log.lexical?.through ?? 0);
+	// Its listings then say the manifests hold it up to `to`: a search reads them once (open-sources.ts).
+	const s = log.lexical;
+	const listed = s?.open
+		? [{ session_id: sessionId, gen: s.gen, through: to, users: s.users, anon: s.anon }]
+		: [];
 	if (lexical.length > 0)
-		await (await BaseIndexes.open(p)).addLexical(lexicalChunks(p, sessionId, lexical));
+		await (
+			await BaseIndexes.open(p)
+		).addLexical(lexicalChunks(p, sessionId, lexical), {
+			moved: listed,
+		});
 	// Every chunk is confirmed by the index. The cursor goes last, if the lock is still ours.
 	await checkpoint(p, sessionId, lease);
 	await lease.confirm();

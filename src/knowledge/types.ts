@@ -37,6 +37,17 @@ export const SEAL_AT_BYTES = 32 * 1024;
 /** Parallel reads and lock takes. */
 export const PARALLEL = 16;
 
+/** Runs `fn` over items, PARALLEL at a time, results in order. */
+export async function inBatches<T, R>(
+	items: readonly T[],
+	fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+	const out: R[] = [];
+	for (let i = 0; i < items.length; i += PARALLEL)
+		out.push(...(await Promise.all(items.slice(i, i + PARALLEL).map(fn))));
+	return out;
+}
+
 export interface MemoryBaseOptions {
 	storage: MemoryStorage;
 	/** The base's ID (in n8n: the workflow ID by default; Flow = workflow). */
@@ -265,6 +276,31 @@ export interface SearchReport {
 	fusion: FusionReport;
 	/** With the word ranking: the messages in scope, and how many of them hold each query word. */
 	words?: { messages: number; terms: Array<{ term: string; messages: number }> };
+	/** A search of every conversation: what it read (the base-wide index, up to which capture). */
+	coverage?: WideCoverage;
+}
+
+/** What a search of every conversation read (MemoryBase.searchReport, Status). */
+export interface WideCoverage {
+	/**
+	 * "base-wide index": that index, and the conversations read from their capture logs; "partitions":
+	 * every partition, while the base-wide index is being built (or before an upgrade built it).
+	 */
+	source: 'base-wide index' | 'partitions';
+	state: 'none' | 'building' | 'ready';
+	/** Since when the base-wide index takes every write. */
+	since?: string | null;
+	/** Chunks the base-wide word index holds, and the newest capture time among them. */
+	chunks: number | null;
+	newestCapture: string | null;
+	/**
+	 * Conversations whose newest messages, captured but not yet taken into the index, are read from
+	 * their capture logs (at most 64 plus the few captures running; past that, captures fold them).
+	 */
+	recentConversations: number | null;
+	/** Vectors the base-wide vector index holds, and when it last took some (a sync). */
+	vectors: number | null;
+	lastSync: string | null;
 }
 
 export interface SessionStatus {
@@ -295,6 +331,8 @@ export interface BaseStatus {
 	syncRunning: boolean;
 	mismatch: boolean;
 	mismatchReason: string | null;
+	/** The base-wide index a search of every conversation reads, as a search reports it (null for one conversation's Status). */
+	wide: WideCoverage | null;
 	sessions: SessionStatus[];
 }
 

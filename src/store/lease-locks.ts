@@ -44,8 +44,10 @@ function takePart(locks: LeaseLocks, part: string, operation: string): Promise<H
 	);
 }
 
-async function release(held: HeldLocks): Promise<void> {
-	await Promise.all([...held.parts.values()].map((l) => l.release().catch(() => {})));
+async function release(held: HeldLocks, parallel: number): Promise<void> {
+	const parts = [...held.parts.values()];
+	for (let i = 0; i < parts.length; i += parallel)
+		await Promise.all(parts.slice(i, i + parallel).map((l) => l.release().catch(() => {})));
 	await held.whole?.release().catch(() => {});
 }
 
@@ -86,7 +88,7 @@ export async function locked<T>(
 		}
 		return await fn(parts, held);
 	} finally {
-		await release(held);
+		await release(held, locks.parallel);
 	}
 }
 

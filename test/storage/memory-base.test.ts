@@ -12,10 +12,14 @@ import { fakeEmbedding } from '../../demo/model-server';
 import {
 	clearDocumentCache,
 	clearVectorCache,
+	forgetUser,
 	MemoryBase,
 	SyncRunningError,
+	wideLexicalPrefix,
+	wideVectorPrefix,
 } from '../../src/internal';
 import type { Embedder } from '../../src/internal';
+import { storedObjects } from '../support/forget-plant';
 import { ensureRgw, workerBackends } from '../support/rgw';
 import { tempDir } from '../support/storages';
 
@@ -126,6 +130,62 @@ for (const backend of backends)
 			);
 			assert.equal(status.index?.vectors, 48, 'every output once');
 			assert.ok(outs.reduce((n, o) => n + o.syncs, 0) >= 1, 'captures past the threshold synced');
+		});
+
+		it('4 processes of 4 users capture and sync side by side: a fifth finds every capture across conversations, once; Forget User leaves none of one of them in the base-wide index', async () => {
+			const { storage, worker: w } = await backend.make();
+			const tags = ['a', 'b', 'c', 'd'];
+			const outs = await together(
+				tags.map((tag) => ({
+					...w,
+					action: 'capture',
+					sessions: [`${tag}-1`, `${tag}-2`],
+					userId: `user-${tag}`,
+					strides: 12,
+					threshold: 3,
+					tag,
+				})),
+			);
+			assert.deepEqual(
+				outs.map((o) => o.errors),
+				[[], [], [], []],
+			);
+			const queries = tags.flatMap((t) => [`topic${t}0`, `topic${t}11`]);
+			const { hits } = await worker({
+				...w,
+				action: 'search',
+				sessions: [],
+				tag: 'reader',
+				queries,
+			});
+			// Each capture first (its neighbours in its conversation may follow), and none twice.
+			assert.deepEqual(
+				hits.map((h: string[]) => h[0]),
+				queries.map((q) => `${q[5]} stride ${q.slice(6)} about ${q}`),
+				'found by a search of every conversation in another process',
+			);
+			for (const h of hits) assert.equal(new Set(h).size, h.length, 'each once');
+			const base = new MemoryBase({ storage, baseId: 'wf', embedder });
+			await base.sync();
+			const status = await base.status();
+			assert.equal(status.mismatch, false, status.mismatchReason ?? undefined);
+			assert.deepEqual([status.index?.vectors, status.wide?.vectors], [48, 48]);
+			await forgetUser(storage, { userId: 'user-a' });
+			const wide = [
+				...(await storedObjects(storage, wideLexicalPrefix('wf'))),
+				...(await storedObjects(storage, wideVectorPrefix('wf'))),
+			];
+			assert.ok(
+				wide.some((b) => b.includes('topicb')),
+				'the scan reads what is stored',
+			);
+			for (const bytes of wide) assert.ok(!bytes.includes('topica') && !bytes.includes('user-a'));
+			const left = await base.search('stride', { allUsers: true, k: 100, mode: 'lexical' });
+			assert.deepEqual([...new Set(left.map((h) => h.userId))].sort(), [
+				'user-b',
+				'user-c',
+				'user-d',
+			]);
 		});
 
 		it('4 processes Sync Now one conversation at once: one runs, the others get "sync already running"', async () => {

@@ -1,7 +1,8 @@
 // What the Forget User tests plant: Alice's secret in chat memory (two workflows, shared and node
 // memory), a copied file, versioned data and two Memory Bases; Bob's in his own conversation.
-import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { gunzipSync } from 'node:zlib';
 
 import { ConversationMemory, MemoryBase, NodeMemory, VersionedData } from '../../src/internal';
 import type { MemoryStorage } from '../../src/internal';
@@ -57,6 +58,21 @@ export async function bobIntact(storage: MemoryStorage): Promise<void> {
 }
 
 /** Whether any stored object (read raw, as the bucket owner would) holds the secret. */
+/**
+ * Every object under `prefix` as it is read through `storage` (decrypted when it is an encrypting
+ * one), gzipped objects unzipped: what a byte scan must look into.
+ */
+export async function storedObjects(storage: MemoryStorage, prefix: string): Promise<Buffer[]> {
+	const out: Buffer[] = [];
+	for (const o of await storage.list(prefix)) {
+		const got = await storage.get(o.key);
+		if (!got) continue;
+		const body = Buffer.from(got.body);
+		out.push(body[0] === 0x1f && body[1] === 0x8b ? gunzipSync(body) : body);
+	}
+	return out;
+}
+
 export async function storageHolds(raw: MemoryStorage, secret: string): Promise<boolean> {
 	const needles = [secret, Buffer.from(secret).toString('base64')];
 	for (const o of await raw.list('')) {

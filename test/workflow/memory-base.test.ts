@@ -9,7 +9,10 @@ import type { INode, INodeParameters } from 'n8n-workflow';
 
 import {
 	DAY_MS,
+	LexicalIndex,
 	LocalDiskStorage,
+	MemoryBase as Base,
+	memoryBaseConfigKey,
 	sessionPart,
 	vectorPartFolder,
 	vectorPartsPrefix,
@@ -17,8 +20,10 @@ import {
 import type { S3Storage } from '../../src/internal';
 import { TestEmbedder } from '../support/embeddings';
 import { storageHolds } from '../support/forget-plant';
+import { manage } from '../support/manager-runs';
 import { ensureRgw, rgwCredentials, rgwStorage } from '../support/rgw';
 import { tempDir } from '../support/storages';
+import { storedConfig, whileBusy } from '../support/wide-base';
 import {
 	TEST_EMBEDDINGS_TYPE,
 	TEST_TRIGGER_TYPE,
@@ -473,6 +478,133 @@ describe('Memory Base node (in-process n8n)', () => {
 		assert.equal(await holds(), true, 'left out, not yet deleted');
 		ok(await say('alice', 'A new start'));
 		assert.equal(await holds(), false, 'the next capture deleted it, index entries included');
+	});
+});
+
+const engine = (baseId: string) =>
+	new Base({
+		storage: new LocalDiskStorage({ root: folder }),
+		baseId,
+		embedder: new TestEmbedder(),
+		threshold: 2,
+	});
+
+describe('All Conversations through n8n', () => {
+	it('each match of a search of every conversation says what it read: the base-wide index, up to which capture', async () => {
+		const base = engine('wf-mb');
+		for (const [user, text] of [
+			['ana', 'ana likes the new pricing of the kayak plan'],
+			['ben', 'ben finds the new pricing too steep'],
+			['cai', 'cai asked about opening hours'],
+		])
+			for (let t = 0; t < 3; t++)
+				await base.capture({
+					sessionId: `chat-${user}`,
+					userId: user,
+					runId: `${user}-${t}`,
+					texts: [`${text} (${t})`],
+				});
+		const hits = ok(
+			await run({
+				operation: 'search',
+				sessionScope: 'all',
+				query: 'what did people say about the new pricing',
+				topK: 4,
+			}),
+		);
+		assert.deepEqual([...new Set(hits.map((h) => h.userId))].sort(), ['ana', 'ben']);
+		for (const h of hits) {
+			assert.equal(h.coverage.source, 'base-wide index');
+			assert.equal(h.coverage.state, 'ready');
+			assert.ok(h.coverage.chunks + h.coverage.recentConversations > 0, JSON.stringify(h.coverage));
+			assert.ok(h.coverage.newestCapture || h.coverage.recentConversations > 0);
+		}
+		const one = ok(
+			await run({
+				operation: 'search',
+				sessionScope: 'user',
+				userId: 'ana',
+				query: 'pricing',
+			}),
+		);
+		assert.ok(one.length > 0 && one.every((h) => h.coverage === undefined && h.userId === 'ana'));
+	});
+});
+
+describe('Upgrade Memory Base (LLM Memory Manager)', () => {
+	/** A base as versions before partitions kept it: one word index, captured into while busy. */
+	async function legacy(baseId: string) {
+		const storage = new LocalDiskStorage({ root: folder });
+		const now = new Date().toISOString();
+		const config = { base_id: baseId, kb_id: baseId, threshold: 1000, auto_capture: true };
+		await storage.put(
+			memoryBaseConfigKey(baseId),
+			Buffer.from(
+				JSON.stringify({ ...config, created_at: now, updated_at: now, lexical_since: now }),
+			),
+		);
+		await new LexicalIndex(storage, baseId, `memory_base/${baseId}/lexical/`).ensure();
+		const base = engine(baseId);
+		await whileBusy(storage, baseId, async () => {
+			for (let u = 0; u < 5; u++)
+				await base.capture({
+					sessionId: `c${u}`,
+					userId: `u${u}`,
+					runId: `r${u}`,
+					texts: [`user ${u} owns a red heron kite`],
+				});
+		});
+		assert.equal((await storedConfig(storage, baseId)).layout, undefined, 'still the old layout');
+		return storage;
+	}
+
+	it('moves a base from before partitions now, once; the same search then reads the base-wide index', async () => {
+		await legacy('old');
+		const params = { resource: 'memoryBase', operation: 'upgrade', memoryBaseId: 'old' };
+		const first = await manage(folder, params);
+		assert.equal(first.status, 'success', first.error?.message);
+		const out = first.output('Manager')[0];
+		assert.deepEqual(
+			[out.json.upgraded, out.json.layout, out.json.wide, out.json.baseId],
+			[true, 'partitioned', 'ready', 'old'],
+		);
+		assert.deepEqual(out.pairedItem, { item: 0 });
+		const again = (await manage(folder, params)).output('Manager')[0].json;
+		assert.equal(again.upgraded, false, 'current already');
+		const hits = ok(
+			await run({
+				operation: 'search',
+				baseId: 'old',
+				sessionScope: 'all',
+				query: 'heron kite',
+				topK: 10,
+			}),
+		);
+		assert.equal(hits.length, 5);
+		assert.ok(
+			hits.every((h) => h.coverage.source === 'base-wide index' && h.coverage.chunks === 5),
+		);
+	});
+
+	it('a busy base: an error naming the running sync, nothing changed; with continueOnFail the item says so', async () => {
+		const storage = await legacy('busy');
+		const params = { resource: 'memoryBase', operation: 'upgrade', memoryBaseId: 'busy' };
+		await whileBusy(storage, 'busy', async () => {
+			const failed = await manage(folder, params);
+			assert.equal(failed.status, 'error');
+			assert.match(failed.error?.message ?? '', /Sync already running/);
+			const kept = await manage(folder, params, undefined, { onError: 'continueRegularOutput' });
+			const item = kept.output('Manager')[0];
+			assert.match(String(item.json.error), /Sync already running/);
+			assert.deepEqual(item.pairedItem, { item: 0 });
+		});
+		assert.equal((await storedConfig(storage, 'busy')).layout, undefined, 'nothing changed');
+		const unknown = await manage(folder, { ...params, memoryBaseId: 'nope' });
+		assert.equal(unknown.status, 'error');
+		assert.match(
+			unknown.error?.message ?? '',
+			/No Memory Base named "nope" \(bases in this storage: "busy"\)/,
+		);
 	});
 });
 

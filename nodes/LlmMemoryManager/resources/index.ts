@@ -5,11 +5,12 @@ import { actionSubtitle, operationProperty } from '../../shared/operation';
 import type { ItemOperation } from '../../shared/operation';
 import { conversationMemory } from './conversationMemory';
 import { facts } from './facts';
+import { memoryBase } from './memoryBase';
 import type { Resource } from './types';
 import { versionedData } from './versionedData';
 
 /** Every resource the node offers, in the order of the Resource list. */
-export const RESOURCES: Resource[] = [conversationMemory, versionedData, facts];
+export const RESOURCES: Resource[] = [conversationMemory, versionedData, facts, memoryBase];
 
 /** The operation an item asks for; an unknown resource and operation pair is an error. */
 export function operationOf(ctx: IExecuteFunctions, i: number): ItemOperation {

@@ -1,6 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 
-import { listMemoryBases } from '../../../src/knowledge/listing';
 import { MemoryBase } from '../../../src/knowledge/memory-base';
 import type { ExternalVectorStore } from '../../../src/indexes/vector/external-store';
 import type { Embedder } from '../../../src/knowledge/types';
@@ -8,6 +7,7 @@ import { chatTriggerField } from '../../shared/chat-trigger';
 import { nodeError } from '../../shared/errors';
 import { idParameter, idValue, requiredIdParameter } from '../../shared/ids';
 import { conversationIdOf, numberParameter } from '../../shared/parameters';
+import { unknownBase } from '../../shared/memory-bases';
 import { storageFor } from '../../shared/storage';
 
 /** What every item's memory base is built from: connected sub-nodes, fetched once per execution. */
@@ -110,21 +110,6 @@ export async function existingBaseFor(
 	const unknown = await unknownBase(base);
 	if (!unknown) return base;
 	throw nodeError(ctx, unknown.message, i, unknown.help);
-}
-
-/** Why a base cannot be used, naming the bases this storage holds; null when it exists. */
-export async function unknownBase(
-	base: MemoryBase,
-): Promise<{ message: string; help: string } | null> {
-	if ((await base.config()) !== null) return null;
-	const bases = await listMemoryBases(base.storage);
-	const names = bases.map((b) => `"${b}"`).join(', ');
-	return {
-		message: `No Memory Base named "${base.baseId}" (bases in this storage: ${names || 'none yet'})`,
-		help: bases.length
-			? 'Check "Memory Base ID" (by default the workflow ID: a Memory Base of another workflow needs that workflow’s ID) and the storage settings.'
-			: 'Nothing was captured into this storage yet: capture first (Memory Base → Capture, or Long-Term Memory on LLM with Memory or the LLM Memory Store), or check the storage settings.',
-	};
 }
 
 /** An operation's execute that opens the item's memory base, then gives `run`'s result as its one item. */

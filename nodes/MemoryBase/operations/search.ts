@@ -110,7 +110,8 @@ export async function searchItem(
 			i,
 			'Connect an embedding model to the Embedding input, or set Minimum Similarity to 0.',
 		);
-	const { matches, fusion } = await base.searchReport(query, {
+	// A search of every conversation also says what it read (the base-wide index, up to which capture).
+	const { matches, fusion, coverage } = await base.searchReport(query, {
 		k: numberParameter(ctx, 'topK', i, 'Top K', 1, 4),
 		mode,
 		...scope,
@@ -119,14 +120,17 @@ export async function searchItem(
 	});
 	if (matches.length === 0)
 		ctx.addExecutionHints?.({ message: await emptySearchMessage(base), location: 'outputPane' });
-	// Each match says how the search weighed words and vectors (the same for all), so a user sees why.
-	return matches.map((m) => ({ json: { ...m, search: { ...fusion } } }));
+	// Each match says how the search weighed words and vectors (the same for all), so a user sees why,
+	// and in a search of every conversation what it read.
+	return matches.map((m) => ({
+		json: { ...m, search: { ...fusion }, ...(coverage ? { coverage: { ...coverage } } : {}) },
+	}));
 }
 
 /** Why a search found nothing, in words: a base that holds nothing is not "no match". */
 export async function emptySearchMessage(base: MemoryBase): Promise<string> {
-	// One listing: a base whose conversations were all forgotten (or never captured) holds nothing.
-	return (await base.sessions()).length === 0
+	// One read: a base whose conversations were all forgotten (or never captured) holds nothing.
+	return (await base.isEmpty())
 		? `Nothing captured yet: memory base "${base.baseId}" is empty, so there is nothing to search.`
 		: 'No memories matched.';
 }

@@ -20,3 +20,15 @@ export interface IndexedChunk {
 
 /** The two indexes name a chunk differently; its message and place in the message are the same. */
 export const chunkKey = (c: IndexedChunk) => `${c.session_id}\n${c.message_id}\n${c.chunk_index}`;
+
+/**
+ * The order of chunks that rank alike: the one said first (capture time, then conversation, then
+ * place in it), then by ID. A total order on what a chunk is, not on where it is stored.
+ */
+export function chunkOrder(a: IndexedChunk, b: IndexedChunk): number {
+	if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
+	if (a.session_id !== b.session_id) return a.session_id < b.session_id ? -1 : 1;
+	if (a.seq !== b.seq) return a.seq - b.seq;
+	if (a.chunk_index !== b.chunk_index) return a.chunk_index - b.chunk_index;
+	return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}

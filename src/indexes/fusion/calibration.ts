@@ -70,6 +70,8 @@ export async function nullOf(
 	const cached = measured.get(key);
 	if (cached && size < cached.size * REMEASURE) return cached.value;
 	const value = await measure();
-	measured.set(key, { value, size: Math.max(size, cached?.size ?? 0) });
+	// A scope where nothing could be measured keeps what a smaller scope measured before.
+	if (value !== undefined || cached?.value === undefined)
+		measured.set(key, { value, size: Math.max(size, cached?.size ?? 0) });
 	return value ?? cached?.value;
 }

@@ -3,6 +3,7 @@
 // user's own vocabulary rather than by everyone's. The best matches bring the messages beside them
 // (context.ts).
 import { TopK } from '../chunks/top-k';
+import { chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
@@ -56,8 +57,31 @@ export function scopeOf(
 	return { ok, n, total };
 }
 
+/** BM25's inverse document frequency of a term `df` of `n` documents hold. */
+export const idfOf = (n: number, df: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
+
+/** What one term adds to a document's score: `tf` times in a document of `length`, lengths averaging `avg`. */
+export const weigh = (idf: number, tf: number, length: number, avg: number) =>
+	(idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * length) / avg));
+
+/**
+ * Statistics taken over a larger scope than the segments scored (a search that reads its index one
+ * segment at a time scores the few it keeps with the statistics of all of them): documents in scope,
+ * their total length, and how many hold each query term.
+ */
+export interface ScopeStats {
+	n: number;
+	total: number;
+	df: ReadonlyMap<string, number>;
+}
+
 /** The query's terms with their posting lists, and how many in-scope documents hold each. */
-function termLists(terms: string[], segments: LexicalSegment[], ok: Uint8Array[]) {
+function termLists(
+	terms: string[],
+	segments: LexicalSegment[],
+	ok: Uint8Array[],
+	stats: ScopeStats | undefined,
+) {
 	return terms.flatMap((term) => {
 		let df = 0;
 		const lists = segments.map((seg, s) => {
@@ -65,6 +89,7 @@ function termLists(terms: string[], segments: LexicalSegment[], ok: Uint8Array[]
 			if (list) for (let i = 0; i < list.length; i += 2) df += ok[s][list[i]];
 			return list;
 		});
+		if (stats) df = df === 0 ? 0 : (stats.df.get(term) ?? 0);
 		return df === 0 ? [] : [{ df, lists }];
 	});
 }
@@ -86,14 +111,20 @@ export function frequencies(
 }
 
 /** BM25 of every in-scope document holding a query term (rows: per segment, undefined if none). */
-function scoreAll(terms: string[], segments: LexicalSegment[], scope: SearchScope) {
-	const { ok, n } = scope;
-	const avg = scope.total / n || 1;
+function scoreAll(
+	terms: string[],
+	segments: LexicalSegment[],
+	scope: SearchScope,
+	stats: ScopeStats | undefined,
+) {
+	const { ok } = scope;
+	const n = stats?.n ?? scope.n;
+	const avg = (stats?.total ?? scope.total) / n || 1;
 	const scores = segments.map(() => undefined as Float64Array | undefined);
 	// Only documents holding a query term are scored and ranked (not every document in scope).
 	const touched: number[] = [];
-	for (const { df, lists } of termLists(terms, segments, ok)) {
-		const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+	for (const { df, lists } of termLists(terms, segments, ok, stats)) {
+		const idf = idfOf(n, df);
 		lists.forEach((list, s) => {
 			if (!list) return;
 			const seg = segments[s];
@@ -103,29 +134,36 @@ function scoreAll(terms: string[], segments: LexicalSegment[], scope: SearchScop
 				if (!ok[s][d]) continue;
 				const tf = list[i + 1];
 				if (row[d] === 0) touched.push(s, d);
-				row[d] += (idf * tf * (K1 + 1)) / (tf + K1 * (1 - B + (B * seg.lengths[d]) / avg));
+				row[d] += weigh(idf, tf, seg.lengths[d], avg);
 			}
 		});
 	}
 	return { scores, touched };
 }
 
-/** The `k` best in-scope chunks for `query`: by their own BM25, or as the neighbour of one of them. */
+/**
+ * The `k` best in-scope chunks for `query`: by their own BM25, or as the neighbour of one of them.
+ * With `stats`, scored by those statistics (see ScopeStats) instead of the segments' own.
+ */
 export function bm25(
 	query: string,
 	segments: LexicalSegment[],
 	scope: SearchScope,
 	k: number,
+	stats?: ScopeStats,
 ): LexicalMatch[] {
 	const terms = [...new Set(tokenize(query))];
-	if (terms.length === 0 || scope.n === 0) return [];
-	const { scores, touched } = scoreAll(terms, segments, scope);
-	const top = new TopK(k);
+	if (terms.length === 0 || (stats?.n ?? scope.n) === 0) return [];
+	const { scores, touched } = scoreAll(terms, segments, scope, stats);
+	// Ties by the chunks themselves: the same k best however the chunks are split into segments.
+	const top = new TopK(k, (s1, d1, s2, d2) =>
+		chunkOrder(segments[s1].docs[d1], segments[s2].docs[d2]),
+	);
 	for (let i = 0; i < touched.length; i += 2) {
 		const s = touched[i];
 		const d = touched[i + 1];
 		const score = scores[s]![d];
-		if (score > top.min) top.push(score, s, d);
+		if (top.admits(score)) top.push(score, s, d);
 	}
 	// Only the k best can lift a neighbour into the k best: any other match is at most the k-th best,
 	// and its neighbour would get less.

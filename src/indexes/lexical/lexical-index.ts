@@ -15,10 +15,13 @@ import { storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
+import { missingFrom } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
+import type { ManifestReads } from '../chunks/manifest-reads';
 import type { Touched } from '../chunks/touched';
 import type { LexicalMatch } from './bm25';
 import { dropChunks } from './forget';
+import { FAN, mergeDue } from './merge';
 import type { Dropped } from './forget';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
@@ -34,8 +37,7 @@ import type { LoadedIndex } from './view';
 export const TAIL_MAX = 64;
 /** …or this many bytes of their text, whichever comes first. */
 export const TAIL_BYTES = 48 * 1024;
-/** Segments of one level merged into one of the next. */
-export const FAN = 8;
+export { FAN };
 /** A single segment holds at most this many chunks (a larger add is split). */
 const SEGMENT_MAX = 4096;
 
@@ -59,15 +61,28 @@ export function clearLexicalCache(): void {
 const levelOf = (count: number) =>
 	Math.max(0, Math.floor(Math.log(count / TAIL_MAX) / Math.log(FAN) + 1e-9));
 
+/** How an index is opened besides its folder. */
+export interface LexicalIndexOptions {
+	/** The partition's owner when it is one (a manifest of another owner is refused). */
+	owner?: string;
+	/** The manifest reads of the search it is opened for (one read of the manifest per search). */
+	reads?: ManifestReads;
+	/**
+	 * Segments are not merged past this many chunks (default: no limit): an index whose searches
+	 * read its segments one after another keeps each of them small enough to hold.
+	 */
+	segmentChunks?: number;
+}
+
 export class LexicalIndex {
 	readonly manifestKey: string;
 	readonly segmentsPrefix: string;
+	readonly owner?: string;
 	private readonly manifests: DocumentStore<LexicalManifest>;
+	private readonly reads?: ManifestReads;
+	private readonly segmentChunks: number;
 
-	/**
-	 * `name` is for errors; `prefix` the folder of its manifest and segments (its owner's choice);
-	 * `owner` the partition's owner when it is one (a manifest of another owner is refused).
-	 */
+	/** `name` is for errors; `prefix` the folder of its manifest and segments (its owner's choice). */
 	constructor(
 		readonly storage: MemoryStorage,
 		readonly name: string,
@@ -75,20 +90,26 @@ export class LexicalIndex {
 		maxAttempts = 12,
 		/** Reads the open sources (none without it: an index read on its own). */
 		readonly readSources: SourceReader = async () => [],
-		readonly owner?: string,
+		options: LexicalIndexOptions = {},
 	) {
 		const folder = validateKeyPrefix('lexical index folder', prefix);
 		this.manifestKey = `${folder}manifest.json`;
 		this.segmentsPrefix = `${folder}segments/`;
 		this.manifests = new DocumentStore(storage, lexicalManifestCodec, { maxAttempts });
+		this.owner = options.owner;
+		this.reads = options.reads;
+		this.segmentChunks = options.segmentChunks ?? Infinity;
 	}
 
 	private cacheId(key: string): string {
 		return `${storageIdentity(this.storage)}\n${key}`;
 	}
 
-	async readManifest(): Promise<Versioned<LexicalManifest>> {
-		return checkOwner(this.manifestKey, this.owner, await this.manifests.read(this.manifestKey));
+	/** The manifest: this search's read of it (see ManifestReads), or a new one with `fresh`. */
+	async readManifest(fresh = false): Promise<Versioned<LexicalManifest>> {
+		const read = async () =>
+			checkOwner(this.manifestKey, this.owner, await this.manifests.read(this.manifestKey));
+		return this.reads ? this.reads.once(this.manifestKey, read, fresh) : read();
 	}
 
 	/**
@@ -176,12 +197,14 @@ export class LexicalIndex {
 	 * level are merged into one of the next, all in the one compare-and-swap of the manifest that lists
 	 * them. Returns the manifest as stored after it.
 	 */
-	async add(docs: IndexedChunk[], listing: Listing = {}): Promise<Versioned<LexicalManifest>> {
+	async add(docs: IndexedChunk[], listing: Listing = {}): Promise<Added> {
 		const written: string[] = [];
 		const merged: string[] = [];
 		const ids = new Set(docs.map((d) => d.id));
+		let created = false;
 		const result = await this.update(
 			async (cur) => {
+				created = cur.version === null;
 				const found = cur.version === null ? emptyManifest() : cur.doc;
 				const open = relist(found.open ?? [], listing, new Date());
 				if (docs.length === 0 && open === undefined) return undefined;
@@ -189,13 +212,14 @@ export class LexicalIndex {
 				const tail = [...m.tail.filter((d) => !ids.has(d.id)), ...docs];
 				if (!tooBig(tail)) return { ...m, tail, updated_at: new Date().toISOString() };
 				let refs = [...m.segments];
-				for (let i = 0; i < tail.length; i += SEGMENT_MAX) {
-					const part = tail.slice(i, i + SEGMENT_MAX);
+				const size = Math.min(SEGMENT_MAX, this.segmentChunks);
+				for (let i = 0; i < tail.length; i += size) {
+					const part = tail.slice(i, i + size);
 					const ref = await this.writeSegment(levelOf(part.length), part);
 					written.push(ref.key);
 					refs.push(ref);
 				}
-				refs = await this.mergeDue(refs, written, merged);
+				refs = await mergeDue(this, refs, { written, merged, cap: this.segmentChunks });
 				return { ...m, tail: [], segments: refs, updated_at: new Date().toISOString() };
 			},
 			{ known: true },
@@ -204,7 +228,7 @@ export class LexicalIndex {
 		// Segments of attempts that lost their swap, and segments a merge replaced, are listed nowhere.
 		for (const key of [...written, ...merged])
 			if (!listed.has(key)) await this.deleteSegment(key).catch(() => {});
-		return result.current;
+		return { ...result.current, created: result.written && created };
 	}
 
 	/**
@@ -213,8 +237,9 @@ export class LexicalIndex {
 	 */
 	async addOlder(docs: IndexedChunk[]): Promise<void> {
 		const refs: LexicalRef[] = [];
-		for (let i = 0; i < docs.length; i += SEGMENT_MAX) {
-			const part = docs.slice(i, i + SEGMENT_MAX);
+		const size = Math.min(SEGMENT_MAX, this.segmentChunks);
+		for (let i = 0; i < docs.length; i += size) {
+			const part = docs.slice(i, i + size);
 			refs.push(await this.writeSegment(levelOf(part.length), part));
 		}
 		if (refs.length === 0) return;
@@ -224,38 +249,8 @@ export class LexicalIndex {
 		});
 	}
 
-	/**
-	 * While the newest FAN segments are of one level, or of two next to each other (adds of mixed
-	 * sizes, as many conversations' chunks at once beside a few, must not stop merging), merges them into
-	 * one of the level above.
-	 */
-	private async mergeDue(refs: LexicalRef[], written: string[], merged: string[]) {
-		while (refs.length >= FAN) {
-			const group = refs.slice(-FAN);
-			const top = Math.max(...group.map((r) => r.level));
-			if (group.some((r) => r.level < top - 1)) break;
-			const loaded = await Promise.all(group.map((r) => this.readSegment(r.key)));
-			if (loaded.some((s) => s === null))
-				throw new IndexDamagedError(
-					this.name,
-					group.map((r) => r.key),
-				);
-			const byId = new Map<string, IndexedChunk>();
-			for (const seg of loaded as LexicalSegment[])
-				for (const d of seg.docs) {
-					byId.delete(d.id); // a later copy wins and takes the later place
-					byId.set(d.id, d);
-				}
-			const ref = await this.writeSegment(top + 1, [...byId.values()]);
-			written.push(ref.key);
-			merged.push(...group.map((r) => r.key));
-			refs = [...refs.slice(0, -FAN), ref];
-		}
-		return refs;
-	}
-
 	/** The tail of one manifest version as a segment. */
-	private tailOf(manifest: Versioned<LexicalManifest>): LexicalSegment {
+	tailOf(manifest: Versioned<LexicalManifest>): LexicalSegment {
 		const id = `${this.cacheId(this.manifestKey)}\n${manifest.version}`;
 		return tails.getOrSet(id, () => build(`${this.manifestKey}#tail`, manifest.doc.tail));
 	}
@@ -269,13 +264,13 @@ export class LexicalIndex {
 	 * The segments a filter may need (the tail among them), from the manifest as read now; retried
 	 * once on a newer manifest when a segment is missing. `id` names what was loaded (for cached masks).
 	 */
-	async loadSegments(filter: ChunkFilter): Promise<LoadedIndex> {
+	async loadSegments(filter: ChunkFilter, fresh = false): Promise<LoadedIndex> {
 		const want = [
 			...(filter.sessionId !== undefined ? [bloomPositions(`s:${filter.sessionId}`)] : []),
 			...(filter.userId !== undefined ? [bloomPositions(`u:${filter.userId}`)] : []),
 		];
 		for (let attempt = 0; ; attempt++) {
-			const manifest = await this.readManifest();
+			const manifest = await this.readManifest(fresh || attempt > 0);
 			if (manifest.version === null) return { manifest, loaded: [], id: this.manifestKey };
 			const refs = manifest.doc.segments.filter(
 				(r) =>
@@ -295,9 +290,16 @@ export class LexicalIndex {
 		}
 	}
 
+	/** The manifest, and the segments it lists that storage lost (one listing of the segments folder). */
+	async lostSegments(): Promise<{ manifest: Versioned<LexicalManifest>; missing: string[] }> {
+		const manifest = await this.readManifest(true);
+		const refs = manifest.version === null ? [] : manifest.doc.segments;
+		return { manifest, missing: await missingFrom(this.storage, this.segmentsPrefix, refs) };
+	}
+
 	/** Every segment the manifest lists that storage holds (the tail among them), and those it lost. */
-	async loadAll(): Promise<LoadedIndex & { missing: string[]; segments: number }> {
-		const manifest = await this.readManifest();
+	async loadAll(fresh = false): Promise<LoadedIndex & { missing: string[]; segments: number }> {
+		const manifest = await this.readManifest(fresh);
 		if (manifest.version === null)
 			return { manifest, loaded: [], id: this.manifestKey, missing: [], segments: 0 };
 		const refs = manifest.doc.segments;
@@ -376,7 +378,7 @@ export class LexicalIndex {
 
 	/** The `k` chunks that best match `query` (BM25), best first, among those the filter allows. */
 	async search(query: string, k: number, filter: ChunkFilter = {}): Promise<LexicalMatch[]> {
-		return (await this.view(filter)).search(query, k);
+		return await (await this.view(filter)).search(query, k);
 	}
 
 	/** The index as one search sees it: loaded once for its ranking and the names of its matches. */
@@ -389,6 +391,9 @@ export class LexicalIndex {
 		return lexicalStats([this]);
 	}
 }
+
+/** The manifest after an add, and whether that add created the index. */
+export type Added = Versioned<LexicalManifest> & { created: boolean };
 
 function tooBig(tail: IndexedChunk[]): boolean {
 	if (tail.length > TAIL_MAX) return true;

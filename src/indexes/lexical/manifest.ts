@@ -26,6 +26,12 @@ export interface OpenSource {
 	users: string[] | null;
 	/** When it was listed: the owner folds the longest listed first, and an opening that never came expires. */
 	at: string;
+	/**
+	 * What the manifest holds of the source: everything up to here (its owner's number). A search that
+	 * finds the source moved past it reads the manifest again (open-sources.ts, movedPast). Listings
+	 * written before it have none.
+	 */
+	through?: number;
 }
 
 /** `manifest.json` in the index's folder (a Memory Base's: `memory_base/{base_id}/lexical/`). */
@@ -62,6 +68,7 @@ const manifestSchema = z.looseObject({
 				gen: z.number().int().min(0),
 				users: z.array(id).nullable(),
 				at: z.iso.datetime({ offset: true }),
+				through: z.number().int().min(0).optional(),
 			}),
 		)
 		.optional(),

@@ -34,12 +34,27 @@ export function namesOf(
 	segments: LexicalSegment[],
 	scope: SearchScope,
 ): string[] {
+	return namesBy(chunk, scope.n, (term, most) => scopedDf(term, segments, scope, most));
+}
+
+/** How many documents a name may be held by in a scope of `n` (below 2: none names anything). */
+export const nameLimit = (n: number) => Math.min(NAME_MAX_DF, Math.floor(n / NAME_MAX_SHARE));
+
+/**
+ * The chunk's names in a scope of `n` documents, where `df(term, most)` counts the documents in scope
+ * holding the term, no further than `most + 1`.
+ */
+export function namesBy(
+	chunk: IndexedChunk,
+	n: number,
+	df: (term: string, most: number) => number,
+): string[] {
 	const out: Array<{ term: string; df: number }> = [];
-	const most = Math.min(NAME_MAX_DF, Math.floor(scope.n / NAME_MAX_SHARE));
+	const most = nameLimit(n);
 	if (most < 2) return [];
 	for (const term of new Set(tokenize(chunk.text))) {
-		const df = scopedDf(term, segments, scope, most);
-		if (df >= 2 && df <= most) out.push({ term, df });
+		const held = df(term, most);
+		if (held >= 2 && held <= most) out.push({ term, df: held });
 	}
 	return out
 		.sort((a, b) => a.df - b.df)

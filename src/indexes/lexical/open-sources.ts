@@ -16,16 +16,26 @@ const USERS_MAX = 16;
 /** A listing whose opening never came (its owner failed or crashed before it) goes after this. */
 export const OPEN_STALE_MS = 15 * 60_000;
 
+/** Where a source stands, as its owner read it: its opening, and what it says the manifests hold. */
+export interface SourceState {
+	gen: number;
+	through: number;
+}
+
 /**
  * The chunks one source holds that the index does not, named by a key that changes whenever they
  * may (the Memory Base: the log's key and stored version); the index caches their segment under it.
  */
 export interface SourceTail {
+	/** The conversation. */
+	id: string;
 	key: string;
 	docs: () => IndexedChunk[];
+	/** Where it stands (null: gone); a search compares it with the listing (movedPast). */
+	state: SourceState | null;
 }
 
-/** Reads the sources of these conversations: each one's chunks the index does not hold (none: left out). */
+/** Reads the sources of these conversations: one tail each that exists (its chunks may be none). */
 export type SourceReader = (sessionIds: string[]) => Promise<SourceTail[]>;
 
 /** A source its owner closed at opening `gen` (null: the source is gone). */
@@ -38,6 +48,11 @@ export interface ClosedSource {
 export interface Listing {
 	open?: OpenSource[];
 	closed?: ClosedSource[];
+	/**
+	 * Sources whose chunks up to `through` this update adds: a listing of the same opening moves its
+	 * `through` there; nothing is listed anew (the source may have been closed meanwhile).
+	 */
+	moved?: Array<{ session_id: string; gen: number; through: number }>;
 }
 
 /** The users of an opening: both lists together, null (any user) past USERS_MAX. */
@@ -50,7 +65,28 @@ export function mergeUsers(a: string[] | null, b: string[] | null): string[] | n
 const covers = (listed: OpenSource, entry: OpenSource) =>
 	listed.gen >= entry.gen &&
 	(listed.users === null ||
-		(entry.users !== null && entry.users.every((u) => listed.users?.includes(u))));
+		(entry.users !== null && entry.users.every((u) => listed.users?.includes(u)))) &&
+	(listed.gen > entry.gen ||
+		entry.through === undefined ||
+		(listed.through !== undefined && listed.through >= entry.through));
+
+/** What the manifest holds of an opening: the newer opening's, or the further of one's two. */
+function throughOf(listed: OpenSource, entry: OpenSource): number | undefined {
+	if (entry.gen > listed.gen) return entry.through;
+	if (listed.through === undefined) return entry.through;
+	return entry.through === undefined ? listed.through : Math.max(listed.through, entry.through);
+}
+
+/**
+ * Whether a source moved past its listing in a manifest read before it: folded further (or closed and
+ * opened again), or gone. The manifest read then may lack what moved out of the source: read it again.
+ * (A source at an older opening than its listing was read closed by the capture that listed it, after
+ * its fold wrote the manifest: nothing moved.)
+ */
+export function movedPast(listed: OpenSource, state: SourceState | null): boolean {
+	if (state === null || listed.through === undefined) return true;
+	return state.gen > listed.gen || (state.gen === listed.gen && state.through > listed.through);
+}
 
 /** The open sources with `listing` applied; undefined when nothing changes. */
 export function relist(
@@ -63,13 +99,23 @@ export function relist(
 	for (const entry of listing.open ?? []) {
 		const i = next.findIndex((o) => o.session_id === entry.session_id);
 		if (i < 0) next.push(entry);
-		else if (!covers(next[i], entry))
-			next[i] = {
+		else if (!covers(next[i], entry)) {
+			const through = throughOf(next[i], entry);
+			const merged: OpenSource = {
 				...next[i],
 				gen: Math.max(next[i].gen, entry.gen),
 				users: mergeUsers(next[i].users, entry.users),
 			};
-		else continue;
+			if (through === undefined) delete merged.through;
+			else merged.through = through;
+			next[i] = merged;
+		} else continue;
+		changed = true;
+	}
+	for (const m of listing.moved ?? []) {
+		const i = next.findIndex((o) => o.session_id === m.session_id && o.gen === m.gen);
+		if (i < 0 || (next[i].through ?? -1) >= m.through) continue;
+		next[i] = { ...next[i], through: m.through };
 		changed = true;
 	}
 	for (const c of listing.closed ?? []) {
@@ -84,14 +130,15 @@ export function relist(
 	return changed ? next : undefined;
 }
 
-/** The conversations whose sources a search in `filter` reads: its own, or the listed ones of its user (or all). */
+/** The listings of the sources a search in `filter` reads: its conversation's, or its user's (or all). */
 export function sourcesInScope(
 	open: readonly OpenSource[] | undefined,
 	filter: ChunkFilter,
-): string[] {
-	if (filter.sessionId !== undefined) return [filter.sessionId];
-	const user = filter.userId;
-	return (open ?? [])
-		.filter((o) => user === undefined || o.users === null || o.users.includes(user))
-		.map((o) => o.session_id);
+): OpenSource[] {
+	const { sessionId, userId } = filter;
+	return (open ?? []).filter(
+		(o) =>
+			(sessionId === undefined || o.session_id === sessionId) &&
+			(userId === undefined || o.users === null || o.users.includes(userId)),
+	);
 }

@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { CorruptDocumentError } from '../../errors';
 import { bloomOf } from '../../store/bloom';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
-import { parse } from '../../store/parse';
 import type { IndexedChunk } from '../chunks/chunk';
 import { termCounts } from './tokenize';
 
@@ -50,13 +49,6 @@ const chunkSchema = z.looseObject({
 
 export const chunksSchema = z.array(chunkSchema);
 
-const segmentSchema = z.looseObject({
-	kind: z.literal('lexical'),
-	docs: chunksSchema,
-	lengths: z.array(z.number().int().min(0)),
-	terms: z.record(z.string(), z.array(z.number().int().min(0))),
-});
-
 /** The filter key of a chunk's conversation and user (what a ref's bloom holds). */
 export const scopeKeys = (c: Pick<IndexedChunk, 'session_id' | 'user_id'>) => [
 	`s:${c.session_id}`,
@@ -96,30 +88,68 @@ export function encode(segment: LexicalSegment): Buffer {
 	);
 }
 
+const nonEmpty = (v: unknown) => typeof v === 'string' && v.length > 0;
+const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+const isRecord = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * What chunkSchema checks, written out: a segment holds thousands of chunks, and a search may read
+ * hundreds of segments (the base-wide index), where a schema library's generic walk costs three
+ * times the JSON parsing. Returns the first field that is wrong, or null.
+ */
+function badChunk(c: unknown): string | null {
+	if (!isRecord(c)) return 'is not an object';
+	const d = c as Record<string, unknown>;
+	for (const f of ['id', 'session_id', 'message_id', 'run_id', 'created_at'])
+		if (!nonEmpty(d[f])) return f;
+	if (d.user_id !== undefined && !nonEmpty(d.user_id)) return 'user_id';
+	if (!count(d.seq)) return 'seq';
+	if (!count(d.chunk_index)) return 'chunk_index';
+	if (typeof d.text !== 'string') return 'text';
+	if (d.role !== undefined && typeof d.role !== 'string') return 'role';
+	if (d.metadata !== undefined && !isRecord(d.metadata)) return 'metadata';
+	return null;
+}
+
 /** Decodes a stored segment; anything inconsistent is a CorruptDocumentError naming its key. */
 export function decode(key: string, bytes: Uint8Array): LexicalSegment {
-	const value = parse<{ docs: IndexedChunk[]; lengths: number[]; terms: Record<string, number[]> }>(
-		key,
-		segmentSchema,
-		decodeJsonObject(key, bytes),
-	);
-	const n = value.docs.length;
-	if (value.lengths.length !== n) throw new CorruptDocumentError(key, 'lengths do not match docs');
-	const postings = new Map<string, Uint32Array>();
-	for (const [term, list] of Object.entries(value.terms)) {
-		if (list.length % 2 !== 0 || list.some((x, i) => i % 2 === 0 && x >= n))
-			throw new CorruptDocumentError(key, `postings of "${term}" name a document it does not hold`);
-		postings.set(term, Uint32Array.from(list));
-	}
-	const segment: LexicalSegment = {
-		key,
-		docs: value.docs,
-		lengths: Uint32Array.from(value.lengths),
-		postings,
-		bytes: 0,
+	const value = decodeJsonObject(key, bytes) as {
+		kind?: unknown;
+		docs?: unknown;
+		lengths?: unknown;
+		terms?: unknown;
 	};
-	segment.bytes = 4 * bytes.byteLength + 64 * n;
-	return segment;
+	const fail = (detail: string): never => {
+		throw new CorruptDocumentError(key, detail);
+	};
+	if (value.kind !== 'lexical') fail('not a lexical segment');
+	if (!Array.isArray(value.docs)) fail('docs: not a list');
+	const docs = value.docs as unknown[];
+	docs.forEach((c, i) => {
+		const bad = badChunk(c);
+		if (bad) fail(`docs.${i}.${bad}: not valid`);
+	});
+	const n = docs.length;
+	const lengths = value.lengths;
+	if (!Array.isArray(lengths) || lengths.length !== n || !lengths.every(count))
+		fail('lengths do not match docs');
+	if (!isRecord(value.terms)) fail('terms: not an object');
+	const postings = new Map<string, Uint32Array>();
+	for (const [term, list] of Object.entries(value.terms as Record<string, unknown>)) {
+		if (!Array.isArray(list) || list.length % 2 !== 0 || !list.every(count))
+			fail(`postings of "${term}" are not pairs of counts`);
+		const pairs = Uint32Array.from(list as number[]);
+		for (let i = 0; i < pairs.length; i += 2)
+			if (pairs[i] >= n) fail(`postings of "${term}" name a document it does not hold`);
+		postings.set(term, pairs);
+	}
+	return {
+		key,
+		docs: docs as IndexedChunk[],
+		lengths: Uint32Array.from(lengths as number[]),
+		postings,
+		bytes: 4 * bytes.byteLength + 64 * n,
+	};
 }
 
 /** The manifest's entry for a segment written with `body`. */

@@ -10,7 +10,8 @@ import type { SearchScope } from './bm25';
 import type { LexicalIndex } from './lexical-index';
 import type { LexicalManifest } from './manifest';
 import { namesOf } from './names';
-import { sourcesInScope } from './open-sources';
+import { movedPast, sourcesInScope } from './open-sources';
+import type { SourceTail } from './open-sources';
 import type { LexicalSegment } from './segment';
 import type { LexicalStats, LexicalView } from './types';
 import type { Versioned } from '../../store/document-store';
@@ -76,35 +77,51 @@ function liveOf(id: string, loaded: LexicalSegment[]): Uint8Array[] {
 	});
 }
 
+/** The open sources read for a search, and which indexes' manifests must be read again after them. */
+interface Sources {
+	segments: LexicalSegment[];
+	/** Per index: a source in scope moved past its listing in the manifest read (see movedPast). */
+	stale: boolean[];
+}
+
 /**
  * The open sources in scope, read once through the first index's reader (every index of a base
  * shares one): the filter's conversation, or those the manifests list for its user (or all).
  */
-async function openSources(
-	indexes: LexicalIndex[],
-	filter: ChunkFilter,
-): Promise<LexicalSegment[]> {
-	let ids: string[];
-	if (filter.sessionId !== undefined) ids = [filter.sessionId];
-	else {
-		const listings = await Promise.all(indexes.map((i) => i.readManifest()));
-		ids = [...new Set(listings.flatMap((l) => sourcesInScope(l.doc.open, filter)))];
+export async function openSources(indexes: LexicalIndex[], filter: ChunkFilter): Promise<Sources> {
+	if (filter.sessionId !== undefined) {
+		// Read before any manifest: the manifests are read once, after it.
+		const read = await indexes[0].readSources([filter.sessionId]);
+		return { segments: segmentsOf(indexes[0], read), stale: indexes.map(() => false) };
 	}
-	const read = await indexes[0].readSources(ids);
-	return read.map((t) => indexes[0].sourceSegment(t));
+	const listings = await Promise.all(indexes.map((i) => i.readManifest()));
+	const inScope = listings.map((l) => sourcesInScope(l.doc.open, filter));
+	const ids = [...new Set(inScope.flatMap((list) => list.map((o) => o.session_id)))];
+	const read = ids.length > 0 ? await indexes[0].readSources(ids) : [];
+	const states = new Map(read.map((t) => [t.id, t.state]));
+	// A source folded after its manifest was read may be in neither as read: that manifest again.
+	const stale = inScope.map((list) =>
+		list.some((o) => movedPast(o, states.has(o.session_id) ? states.get(o.session_id)! : null)),
+	);
+	return { segments: segmentsOf(indexes[0], read), stale };
 }
 
+const segmentsOf = (index: LexicalIndex, read: SourceTail[]) =>
+	read.map((t) => index.sourceSegment(t)).filter((seg) => seg.docs.length > 0);
+
 /**
- * The indexes (oldest first) as one search sees them. Sources are read before the manifests: a chunk
- * its owner takes out of a source is in every manifest read after it (that manifest write came first).
+ * The indexes (oldest first) as one search sees them. Sources are read after the manifest that lists
+ * them and before the manifest whose segments are used: a chunk its owner takes out of a source is in
+ * every manifest read after it. One read of each manifest serves both unless a source moved past its
+ * listing since (then it is read again).
  */
 export async function lexicalView(
 	indexes: LexicalIndex[],
 	filter: ChunkFilter,
 ): Promise<LexicalView> {
 	if (indexes.length === 0) return EMPTY;
-	const sources = await openSources(indexes, filter);
-	const parts = await Promise.all(indexes.map((i) => i.loadSegments(filter)));
+	const { segments: sources, stale } = await openSources(indexes, filter);
+	const parts = await Promise.all(indexes.map((i, n) => i.loadSegments(filter, stale[n])));
 	const loaded = [...parts.flatMap((p) => p.loaded), ...sources];
 	if (loaded.every((seg) => seg.docs.length === 0)) return EMPTY;
 	const id = [...parts.map((p) => p.id), ...sources.map((s) => s.key)].join('\n');
@@ -125,8 +142,8 @@ export async function lexicalView(
 export async function lexicalStats(indexes: LexicalIndex[]): Promise<LexicalStats> {
 	const none = { exists: false, chunks: 0, bySession: {}, segments: 0, missing: [] };
 	if (indexes.length === 0) return none;
-	const sources = await openSources(indexes, {}); // sources first, as lexicalView
-	const parts = await Promise.all(indexes.map((i) => i.loadAll()));
+	const { segments: sources, stale } = await openSources(indexes, {}); // as lexicalView
+	const parts = await Promise.all(indexes.map((i, n) => i.loadAll(stale[n])));
 	if (parts.every((p) => p.manifest.version === null)) return none;
 	const loaded = [...parts.flatMap((p) => p.loaded), ...sources];
 	const live = liveOf([...parts.map((p) => p.id), ...sources.map((s) => s.key)].join('\n'), loaded);

@@ -17,14 +17,23 @@ export interface LoadedVectors {
 	masks: Uint8Array[];
 }
 
-/** Cosine similarities with the query of the chunks named (message ID → chunk indexes), by chunkKey. */
-export type Similarities = (wanted: Map<string, Set<number>>) => Map<string, number>;
+/**
+ * Cosine similarities with the query of the chunks named (message ID → chunk indexes), by chunkKey;
+ * `sessions` names their conversations (a ranking that holds no segments reads only theirs).
+ */
+export type Similarities = (
+	wanted: Map<string, Set<number>>,
+	sessions: ReadonlySet<string>,
+) => Map<string, number> | Promise<Map<string, number>>;
 
 export interface VectorRanking {
 	matches: VectorMatch[];
 	similarities: Similarities;
-	/** The k best cosines of another query over the same rows (no read): what fusion's probes score. */
-	probe: (query: Float32Array, k: number) => number[];
+	/**
+	 * The k best cosines of another query over the same rows (no read): what fusion's probes score.
+	 * Absent from a ranking that does not hold its segments (each probe would be a pass over the index).
+	 */
+	probe?: (query: Float32Array, k: number) => number[];
 }
 
 const clampCosine = (score: number) => Math.max(-1, Math.min(1, score));
@@ -104,7 +113,7 @@ function rowsOf(seg: Segment): Map<string, number[]> {
  * Cosine with `q` of the live, in-scope rows of the chunks `wanted` names (message ID → chunk
  * indexes), by chunkKey. (The word index names chunks by their own IDs: the message is what they share.)
  */
-function similaritiesOf(
+export function similaritiesOf(
 	segs: Segment[],
 	masks: Uint8Array[],
 	q: Float32Array,

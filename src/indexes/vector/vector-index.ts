@@ -13,7 +13,9 @@ import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
+import { missingFrom } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
+import type { ManifestReads } from '../chunks/manifest-reads';
 import { manifestCodec } from './manifest';
 import type { IndexManifest, SegmentRef } from './manifest';
 import { compactIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
@@ -79,6 +81,8 @@ export class EmbeddedIndex {
 	private readonly cacheGroup: string;
 	/** The partition's owner when it is one (a manifest of another owner is refused). */
 	readonly owner?: string;
+	/** The manifest reads of the search it is opened for (one read of the manifest per search). */
+	private readonly reads?: ManifestReads;
 
 	/** `kbId` names the index in errors; `prefix` is its folder (its owner's key layout decides where). */
 	constructor(
@@ -86,7 +90,12 @@ export class EmbeddedIndex {
 		readonly kbId: string,
 		prefix: string,
 		readonly maxAttempts = 12,
-		options: { cacheBytes?: number; cacheGroup?: string; owner?: string } = {},
+		options: {
+			cacheBytes?: number;
+			cacheGroup?: string;
+			owner?: string;
+			reads?: ManifestReads;
+		} = {},
 	) {
 		this.prefix = validateKeyPrefix('vector index folder', prefix);
 		this.manifestKey = `${this.prefix}manifest.json`;
@@ -95,6 +104,7 @@ export class EmbeddedIndex {
 		this.cacheBytes = options.cacheBytes;
 		this.cacheGroup = this.cacheId(options.cacheGroup ?? this.manifestKey);
 		this.owner = options.owner;
+		this.reads = options.reads;
 	}
 
 	private cacheId(key: string): string {
@@ -116,9 +126,11 @@ export class EmbeddedIndex {
 		segments.delete(this.cacheId(key));
 	}
 
-	/** The manifest (version null: no index yet). */
-	async readManifest(): Promise<Versioned<IndexManifest>> {
-		return checkOwner(this.manifestKey, this.owner, await this.manifests.read(this.manifestKey));
+	/** The manifest (version null: no index yet): this search's read of it, or a new one with `fresh`. */
+	async readManifest(fresh = false): Promise<Versioned<IndexManifest>> {
+		const read = async () =>
+			checkOwner(this.manifestKey, this.owner, await this.manifests.read(this.manifestKey));
+		return this.reads ? this.reads.once(this.manifestKey, read, fresh) : read();
 	}
 
 	/** One compare-and-swap of the manifest (refused once the index was moved, unless `onMoved`). */
@@ -205,22 +217,25 @@ export class EmbeddedIndex {
 		chunks: IndexedChunk[],
 		rows: unknown,
 		options: { older?: boolean } = {},
-	): Promise<void> {
-		if (chunks.length === 0) return;
-		const current = await this.readManifest();
+	): Promise<{ created: boolean }> {
+		if (chunks.length === 0) return { created: false };
+		const current = await this.readManifest(true);
 		const stored = current.version === null ? undefined : current.doc.dimensions;
 		const vectors = normaliseRows(rows, chunks.length);
 		const dims = vectors.length / chunks.length;
 		if (stored !== undefined && stored !== dims)
 			throw new DimensionMismatchError(this.kbId, stored, dims);
+		let created = false;
 		for (let from = 0, at = 0; from < chunks.length; from += SEGMENT_MAX_VECTORS, at++) {
 			const part = chunks.slice(from, from + SEGMENT_MAX_VECTORS);
-			const { ref } = await this.writeSegment(
+			const { ref, segment } = await this.writeSegment(
 				dims,
 				part,
 				vectors.subarray(from * dims, (from + part.length) * dims),
 			);
-			await this.updateManifest((cur) => {
+			let first = false;
+			const result = await this.updateManifest((cur) => {
+				first = cur.version === null;
 				const m = cur.version === null ? undefined : cur.doc;
 				if (m && m.dimensions !== dims)
 					throw new DimensionMismatchError(this.kbId, m.dimensions, dims);
@@ -228,8 +243,12 @@ export class EmbeddedIndex {
 				list.splice(options.older ? at : list.length, 0, ref);
 				return { ...m, dimensions: dims, segments: list, updated_at: ref.created_at };
 			});
+			created ||= result.written && first;
+			// A search of this process finds it without reading it back (names are never reused).
+			this.cacheSegment(segment);
 		}
 		await this.compact();
+		return { created };
 	}
 
 	/**
@@ -270,7 +289,7 @@ export class EmbeddedIndex {
 	 */
 	async loadFor(filter: ChunkFilter): Promise<LoadedVectors> {
 		for (let attempt = 0; ; attempt++) {
-			const manifest = await this.readManifest();
+			const manifest = await this.readManifest(attempt > 0);
 			if (manifest.version === null) return { manifest, segments: [], masks: [] };
 			const refs = manifest.doc.segments.filter(
 				(s) =>
@@ -318,6 +337,13 @@ export class EmbeddedIndex {
 		options: { withVectors?: boolean } = {},
 	): Promise<VectorRanking> {
 		return rankOver([this], query, k, filter, options);
+	}
+
+	/** The manifest, and the segments it lists that storage lost (one listing of the segments folder). */
+	async lostSegments(): Promise<{ manifest: Versioned<IndexManifest>; missing: string[] }> {
+		const manifest = await this.readManifest(true);
+		const refs = manifest.version === null ? [] : manifest.doc.segments;
+		return { manifest, missing: await missingFrom(this.storage, this.segmentsPrefix, refs) };
 	}
 
 	/** What the index holds, and which listed segments storage lost (one listing of the index folder). */

@@ -23,7 +23,7 @@ export async function forgetSessionRows(
 	touched?: Touched,
 ): Promise<number> {
 	for (let attempt = 1; ; attempt++) {
-		const manifest = await index.readManifest();
+		const manifest = await index.readManifest(true);
 		if (manifest.version === null) return 0;
 		const refs = manifest.doc.segments.filter((s) => s.sessions.includes(sessionId));
 		if (refs.length === 0) return 0;
@@ -104,7 +104,7 @@ export async function sweepOrphanSegments(
 	index: EmbeddedIndex,
 	olderThanMs: number,
 ): Promise<string[]> {
-	const manifest = await index.readManifest();
+	const manifest = await index.readManifest(true);
 	const listed = new Set(manifest.version === null ? [] : manifest.doc.segments.map((s) => s.key));
 	const cutoff = new Date(Date.now() - olderThanMs);
 	const swept: string[] = [];
@@ -129,7 +129,7 @@ export async function sweepOrphanSegments(
  */
 export async function compactIndex(index: EmbeddedIndex): Promise<boolean> {
 	try {
-		const manifest = await index.readManifest();
+		const manifest = await index.readManifest(true);
 		if (manifest.version === null || manifest.doc.segments.length <= MAX_SEGMENTS) return false;
 		const refs = manifest.doc.segments;
 		const start = refs.findIndex((r) => r.count < COMPACT_BELOW);

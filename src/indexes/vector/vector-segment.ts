@@ -4,6 +4,7 @@
 import { endianness } from 'node:os';
 
 import { CorruptDocumentError, EmbeddingError } from '../../errors';
+import { chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { TopK } from '../chunks/top-k';
 import { QuantizedRows, quantizeQuery, simdAvailable } from './simd';
@@ -173,7 +174,7 @@ export function dot(v: Float32Array, offset: number, q: Float32Array, dims: numb
 const ROUNDING = 1e-9;
 
 /**
- * The k best rows of `segs` for `q` (scores as dot() gives them; ties: the earlier row first), as
+ * The k best rows of `segs` for `q` (scores as dot() gives them; ties: by chunkOrder), as
  * TopK.sorted() names them (a: segment, b: row). Rows count when `mask` marks them. With WebAssembly SIMD, a first pass of int8 dot products gives each row
  * a range its exact score lies in (see scanSegment); every row whose range reaches the k-th best
  * lower end is scored again exactly. A row below that has k rows surely better than it, so it cannot
@@ -214,13 +215,16 @@ class Candidates {
 
 	/** The k best rows, scored exactly: those picked whose upper end reaches the final floor. */
 	best(segs: Segment[], q: Float32Array): Array<{ score: number; a: number; b: number }> {
-		const top = new TopK(this.k);
+		// Ties by the chunks themselves: the same k best however the rows are split into segments.
+		const tie = (s1: number, r1: number, s2: number, r2: number) =>
+			chunkOrder(segs[s1].chunks[r1], segs[s2].chunks[r2]);
+		const top = new TopK(this.k, tie);
 		const picked = this.picked;
 		for (let i = 0; i < picked.length; i += 3) {
 			if (picked[i + 2] < this.floor) continue;
 			const seg = segs[picked[i]];
 			const score = dot(seg.vectors, picked[i + 1] * seg.dimensions, q, seg.dimensions);
-			if (score > top.min) top.push(score, picked[i], picked[i + 1]);
+			if (top.admits(score)) top.push(score, picked[i], picked[i + 1]);
 		}
 		return top.sorted();
 	}

@@ -7,6 +7,7 @@ import { afterEach, describe, it } from 'node:test';
 
 import {
 	cacheStats,
+	chunkOrder,
 	clearVectorCache,
 	EmbeddedIndex,
 	LocalDiskStorage,
@@ -76,7 +77,7 @@ function bruteForce(rows: number[][], ids: string[], query: number[], k: number)
 			for (let j = 0; j < dims; j++) s += all[i * dims + j] * q[j];
 			return { id, s, i };
 		})
-		.sort((a, b) => b.s - a.s || a.i - b.i)
+		.sort((a, b) => b.s - a.s || chunkOrder(chunk(a.i), chunk(b.i)))
 		.slice(0, k);
 }
 
@@ -223,7 +224,7 @@ describe('vector search: int8 first pass, exact rerank', () => {
 		}
 	});
 
-	it('exact duplicates tie: the earlier row first; near-duplicates below the int8 step are told apart', async () => {
+	it('exact duplicates tie: by the chunks (said first), not by where they are stored; near-duplicates below the int8 step are told apart', async () => {
 		const rand = seededRandom(5);
 		const [base] = randomRows(1, 256, rand);
 		const rows: number[][] = [];

@@ -183,4 +183,26 @@ describe('hybrid search adapts to the embedding model', () => {
 		assert.ok(again.fusion.vectorEvidence !== undefined, 'measured again once the model answers');
 		assert.equal(again.matches[0].text, ANSWER);
 	});
+
+	it('a search of every conversation embeds no probes: it weighs as the base’s searches taught, and says so', async () => {
+		clearCalibrations();
+		const { embedder, calls } = counted(understanding());
+		const mb = await base(embedder, 'kb-everyone');
+		const synced = calls.length;
+		const untaught = await mb.searchReport(QUESTION, { allUsers: true, k: 1 });
+		assert.equal(calls.length, synced, 'no probes embedded');
+		assert.equal(untaught.fusion.vectorEvidence, undefined);
+		assert.match(untaught.fusion.basis!, /too little to judge/);
+		// Questions the model understands (the linked stand-in ties each to its answer).
+		for (let i = 0; i < 3; i++) await mb.search(QUESTION, { sessionId: 's' });
+		const taught = await mb.searchReport(QUESTION, { allUsers: true, k: 1 });
+		assert.equal(taught.fusion.vectorEvidence, undefined, JSON.stringify(taught.fusion));
+		assert.match(
+			taught.fusion.basis!,
+			/stood out, against what they find for word salad, in 3 earlier searches of this base$/,
+		);
+		assert.ok(taught.fusion.weights!.vectors > 0.8, JSON.stringify(taught.fusion));
+		assert.equal(taught.matches[0].text, ANSWER);
+		assert.ok(taught.coverage, 'and it says what it read');
+	});
 });

@@ -17,6 +17,7 @@ import {
 	InvalidInputError,
 	KnowledgeBaseInUseError,
 	listKnowledgeBases,
+	clearAllCaches,
 	LocalDiskStorage,
 	MemoryBase,
 	MemoryBaseDeletingError,
@@ -30,6 +31,7 @@ import {
 	vectorManifestKey,
 	vectorPartFolder,
 	vectorPartsPrefix,
+	wideVectorPrefix,
 } from '../../../src/internal';
 import type {
 	ExternalVectorStore,
@@ -395,8 +397,9 @@ describe('Memory Base: status, mismatch and regenerate', () => {
 		const { base, root, embedder } = setup();
 		for (const f of FACTS) await turn(base, 's1', f);
 		await turn(base, 's2', 'only in s2');
-		// Every vector partition of the base (one per conversation here: no users).
+		// Every vector partition of the base (one per conversation here: no users), and its base-wide copy.
 		rmSync(path.join(root, vectorPartsPrefix('wf1')), { recursive: true });
+		rmSync(path.join(root, wideVectorPrefix('wf1')), { recursive: true });
 		const status = await base.status();
 		assert.equal(status.mismatch, true);
 		assert.match(
@@ -437,7 +440,10 @@ describe('Memory Base: status, mismatch and regenerate', () => {
 		const status = await base.status();
 		assert.equal(status.mismatch, true);
 		assert.match(status.mismatchReason ?? '', /lost 1 of its 2 segment/);
-		await assert.rejects(base.search('teal colour', { allUsers: true }), /Run Regenerate/);
+		clearAllCaches(); // as a process that never read it (this one keeps what it wrote)
+		await assert.rejects(base.search('teal colour', { sessionId: 's1' }), /Run Regenerate/);
+		// The base-wide index keeps its own copies: a search of every conversation still answers.
+		assert.equal((await base.search('teal colour', { k: 1, allUsers: true }))[0].text, FACTS[0]);
 		await base.regenerate();
 		assert.equal((await base.status()).mismatch, false);
 		assert.equal((await base.search('teal colour', { k: 1, allUsers: true }))[0].text, FACTS[0]);

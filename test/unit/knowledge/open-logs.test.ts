@@ -18,6 +18,7 @@ import {
 	OPEN_MAX,
 	SEAL_AT,
 	userPart,
+	wideLexicalPrefix,
 } from '../../../src/internal';
 import type { LexicalManifest, SessionLog } from '../../../src/internal';
 import { TestEmbedder } from '../../support/embeddings';
@@ -377,8 +378,16 @@ describe('flat capture: the lexical index reads open logs', () => {
 		const bad = { ...manifest, open: [{ ...manifest.open?.[0], session_id: '../x' }] };
 		writeFileSync(path.join(root, MANIFEST), JSON.stringify(bad));
 		clearAllCaches();
-		await assert.rejects(base.search('words', { allUsers: true }), CorruptDocumentError);
+		await assert.rejects(base.search('words', { userId: 'u' }), CorruptDocumentError);
 		writeFileSync(path.join(root, MANIFEST), JSON.stringify(manifest));
+		// The base-wide index's listing of it, for a search of every conversation.
+		const wide = `${wideLexicalPrefix('kb')}manifest.json`;
+		const wideManifest = await stored<LexicalManifest>(storage, wide);
+		const badWide = { ...wideManifest, open: [{ ...wideManifest.open?.[0], session_id: '../x' }] };
+		writeFileSync(path.join(root, wide), JSON.stringify(badWide));
+		clearAllCaches();
+		await assert.rejects(base.search('words', { allUsers: true }), CorruptDocumentError);
+		writeFileSync(path.join(root, wide), JSON.stringify(wideManifest));
 		const key = captureLogKey('kb', 'c');
 		const log = await stored<SessionLog>(storage, key);
 		const moved = { ...log, lexical: { ...log.lexical, through: log.next_seq } };

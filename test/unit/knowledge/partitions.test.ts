@@ -1,21 +1,24 @@
 // A base laid out in partitions (one per user, one per conversation without a user): what a user's or a
 // conversation's search reads is that partition's, whatever else the base holds; a partition of
-// another owner is refused; a base from before partitions is read as it is and moved by its first
-// sync, with captures running meanwhile, losing nothing (and a version without the moved marker
-// would lose a capture: shown below).
+// another owner is refused; a base from before partitions is read as it is while it is busy, and moved
+// by the first search, capture or sync that finds it idle, with captures running meanwhile, losing
+// nothing (and a version without the moved marker would lose a capture: shown below).
 import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 
 import {
+	acquireLease,
 	clearAllCaches,
 	LexicalIndex,
 	LocalDiskStorage,
 	MemoryBase,
 	memoryBaseConfigKey,
 	PartitionOwnerError,
+	sessionLeaseKey,
 	StorageError,
+	SyncRunningError,
 	lexicalPartFolder,
 	lexicalPartsPrefix,
 	userPart,
@@ -25,6 +28,7 @@ import {
 import type { MemoryStorage, StoredObject } from '../../../src/internal';
 import { TestEmbedder } from '../../support/embeddings';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
+import { storedConfig, whileBusy as busy } from '../../support/wide-base';
 
 const SINGLE_LEXICAL = 'memory_base/kb/lexical/manifest.json';
 
@@ -108,6 +112,9 @@ async function legacyBase(storage: MemoryStorage) {
 	await new LexicalIndex(storage, 'kb', 'memory_base/kb/lexical/').ensure();
 }
 
+const whileBusy = <T>(storage: MemoryStorage, fn: () => Promise<T>) => busy(storage, 'kb', fn);
+const configOf = (storage: MemoryStorage) => storedConfig(storage, 'kb');
+
 afterEach(() => clearAllCaches());
 
 describe('partitions: a search reads its own', () => {
@@ -185,29 +192,35 @@ describe('partitions: a search reads its own', () => {
 });
 
 describe('a base from before partitions', () => {
-	it('is read and written as it is until its first sync moves it; nothing is lost or doubled', async () => {
+	it('is read and written as it is while busy; the first search that finds it idle moves it, nothing lost or doubled', async () => {
 		const { base, root, storage } = setup();
 		await legacyBase(storage);
-		await say(base, 'a1', 'alice owns a kayak', 'alice');
-		await say(base, 'b1', 'bob owns a canoe', 'bob');
-		await say(base, 'n1', 'nobody owns the raft');
-		assert.ok(existsSync(path.join(root, SINGLE_LEXICAL)));
-		assert.ok(!existsSync(path.join(root, lexicalPartsPrefix('kb'))), 'no partition yet');
+		await whileBusy(storage, async () => {
+			await say(base, 'a1', 'alice owns a kayak', 'alice');
+			await say(base, 'b1', 'bob owns a canoe', 'bob');
+			await say(base, 'n1', 'nobody owns the raft');
+			assert.ok(existsSync(path.join(root, SINGLE_LEXICAL)));
+			assert.ok(!existsSync(path.join(root, lexicalPartsPrefix('kb'))), 'no partition yet');
+			assert.deepEqual(texts(await base.search('owns', { userId: 'alice', mode: 'lexical' })), [
+				'alice owns a kayak',
+			]);
+			assert.equal((await configOf(storage)).layout, undefined, 'still one index');
+		});
+		// Idle now: this search moves it first, then answers from the partitions.
 		assert.deepEqual(texts(await base.search('owns', { userId: 'alice', mode: 'lexical' })), [
 			'alice owns a kayak',
 		]);
-		await base.sync();
-		const config = JSON.parse(
-			Buffer.from((await storage.get(memoryBaseConfigKey('kb')))!.body).toString(),
-		);
-		assert.equal(config.layout, 'partitioned');
-		assert.ok(existsSync(path.join(root, vectorPartsPrefix('kb'))));
+		const config = await configOf(storage);
+		assert.deepEqual([config.layout, config.wide?.state], ['partitioned', 'ready']);
+		assert.ok(existsSync(path.join(root, lexicalPartsPrefix('kb'))));
 		const single = JSON.parse(Buffer.from((await storage.get(SINGLE_LEXICAL))!.body).toString());
 		assert.ok(single.moved_at, 'the old index is marked moved');
 		assert.deepEqual([single.segments.length, single.tail.length], [0, 0], 'and emptied');
+		await base.sync();
+		assert.ok(existsSync(path.join(root, vectorPartsPrefix('kb'))));
 		const vectors = await storage.get(vectorManifestKey('kb'));
 		const vectorSegments = vectors ? JSON.parse(Buffer.from(vectors.body).toString()).segments : [];
-		assert.deepEqual(vectorSegments, [], 'no vectors left in the old index');
+		assert.deepEqual(vectorSegments, [], 'no vectors in the old index');
 		assert.deepEqual(texts(await base.search('owns', { userId: 'alice', k: 10 })), [
 			'alice owns a kayak',
 		]);
@@ -219,6 +232,26 @@ describe('a base from before partitions', () => {
 		const status = await base.status();
 		assert.equal(status.mismatch, false, status.mismatchReason ?? undefined);
 		assert.equal(status.index?.vectors, 3);
+		assert.equal(status.wide?.vectors, 3);
+	});
+
+	it('the first capture that finds it idle moves it too; searches of every conversation then read the base-wide index', async () => {
+		const { base, storage } = setup();
+		await legacyBase(storage);
+		await whileBusy(storage, async () => {
+			for (let u = 0; u < 4; u++) await say(base, `c${u}`, `user${u} keeps a heron`, `user${u}`);
+		});
+		assert.equal((await configOf(storage)).layout, undefined);
+		await say(base, 'c9', 'user9 keeps a heron too', 'user9');
+		assert.deepEqual((await configOf(storage)).wide?.state, 'ready');
+		const { matches, coverage } = await base.searchReport('heron', {
+			allUsers: true,
+			k: 10,
+			mode: 'lexical',
+		});
+		assert.equal(matches.length, 5);
+		assert.equal(coverage?.source, 'base-wide index');
+		assert.equal(coverage?.chunks, 5, 'the move folded every open log into it');
 	});
 
 	/**
@@ -228,12 +261,15 @@ describe('a base from before partitions', () => {
 	async function lateCapture(breakMarker: boolean) {
 		const { base, storage, root } = setup();
 		await legacyBase(storage);
-		for (let i = 0; i < 5; i++) await say(base, `a${i}`, `alice note ${i} on kayaks`, 'alice');
-		await say(base, 'b0', 'bob note on kayaks', 'bob');
+		await whileBusy(storage, async () => {
+			for (let i = 0; i < 5; i++) await say(base, `a${i}`, `alice note ${i} on kayaks`, 'alice');
+			await say(base, 'b0', 'bob note on kayaks', 'bob');
+		});
 		// The late capture runs in another process (n8n worker) on the same storage.
 		const elsewhere = new CountingStorage(new LocalDiskStorage({ root }), 'worker 2');
 		const worker = new MemoryBase({ storage: elsewhere, baseId: 'kb', threshold: 1_000_000 });
 		const release = elsewhere.holdPut(SINGLE_LEXICAL);
+		// Held before it writes (and before it would look for an upgrade itself).
 		const late = say(worker, 'late', 'carol zebra kayaks', 'carol');
 		while (!elsewhere.held) await new Promise((r) => setTimeout(r, 5));
 		const original = LexicalIndex.prototype.markMoved;
@@ -270,6 +306,33 @@ describe('a base from before partitions', () => {
 		assert.deepEqual(await base.search('zebra', { userId: 'carol', mode: 'lexical' }), []);
 	});
 
+	it('a conversation syncing keeps it as it is; this process then leaves it alone a while (no lock round per capture)', async () => {
+		const { base, storage } = setup();
+		await legacyBase(storage);
+		await whileBusy(storage, async () => say(base, 'c1', 'user1 keeps a heron', 'user1'));
+		// A sync of c1 in another process holds its conversation's lock.
+		const lease = await acquireLease(
+			storage,
+			sessionLeaseKey('kb', 'c1'),
+			{ ttlMs: 60_000, operation: 'sync' },
+			() => new Error('held'),
+		);
+		await say(base, 'c2', 'user2 keeps a heron', 'user2');
+		assert.equal((await configOf(storage)).layout, undefined, 'busy: used as it is');
+		await lease.release();
+		const puts = storage.calls.put;
+		await say(base, 'c3', 'user3 keeps a heron', 'user3');
+		assert.equal((await configOf(storage)).layout, undefined, 'not tried again at once');
+		assert.ok(storage.calls.put - puts <= 3, 'this capture took no lock round');
+		clearAllCaches(); // as later, or another process
+		await say(base, 'c4', 'user4 keeps a heron', 'user4');
+		assert.equal((await configOf(storage)).layout, 'partitioned');
+		assert.equal(
+			(await base.search('heron', { allUsers: true, k: 10, mode: 'lexical' })).length,
+			4,
+		);
+	});
+
 	it('many captures of many users while the first sync moves it: every message findable once', async () => {
 		const { base, storage } = setup();
 		await legacyBase(storage);
@@ -279,14 +342,26 @@ describe('a base from before partitions', () => {
 			said.push([`user${u}`, text]);
 			await say(base, `c${u}-${i % 3}`, text, `user${u}`);
 		};
-		for (let i = 0; i < 4; i++) for (let u = 0; u < 6; u++) await speak(u, i);
+		await whileBusy(storage, async () => {
+			for (let i = 0; i < 4; i++) for (let u = 0; u < 6; u++) await speak(u, i);
+		});
+		// Whichever finds the base idle first moves it (a capture, or the sync); the sync waits its turn.
+		const syncOnce = async (): Promise<void> => {
+			try {
+				await base.sync();
+			} catch (error) {
+				if (!(error instanceof SyncRunningError)) throw error;
+				await new Promise((r) => setTimeout(r, 10));
+				return syncOnce();
+			}
+		};
 		await Promise.all([
-			base.sync(),
+			syncOnce(),
 			...Array.from({ length: 6 }, async (_, u) => {
 				for (let i = 4; i < 10; i++) await speak(u, i);
 			}),
 		]);
-		await base.sync();
+		await syncOnce();
 		clearAllCaches();
 		for (let u = 0; u < 6; u++) {
 			const mine = said
@@ -302,33 +377,42 @@ describe('a base from before partitions', () => {
 				mine,
 			);
 		}
+		assert.deepEqual(
+			texts(await base.search('gliders', { allUsers: true, k: 100, mode: 'lexical' })),
+			said.map(([, t]) => t).sort(),
+		);
 		const status = await base.status();
 		assert.equal(status.mismatch, false, status.mismatchReason ?? undefined);
 		assert.equal(status.index?.vectors, said.length);
+		assert.equal(status.wide?.vectors, said.length);
 	});
 
 	it('a move cut short is read half-way, written to, and finished by the next sync or Regenerate', async () => {
 		const { base, storage } = setup();
 		await legacyBase(storage);
-		for (let u = 0; u < 6; u++) await say(base, `c${u}`, `user${u} keeps bees`, `user${u}`);
+		await whileBusy(storage, async () => {
+			for (let u = 0; u < 6; u++) await say(base, `c${u}`, `user${u} keeps bees`, `user${u}`);
+		});
 		// The move dies at its first write into a partition (a crash, an outage).
 		storage.failPutOnce = /^memory_base\/kb\/parts\//;
 		await assert.rejects(base.sync(), StorageError);
-		const config = JSON.parse(
-			Buffer.from((await storage.get(memoryBaseConfigKey('kb')))!.body).toString(),
-		);
-		assert.equal(config.layout, 'moving', 'left half-way');
+		const config = await configOf(storage);
+		assert.deepEqual([config.layout, config.wide?.state], ['moving', 'building'], 'left half-way');
 		clearAllCaches();
-		for (let u = 0; u < 6; u++)
-			assert.deepEqual(texts(await base.search('bees', { userId: `user${u}`, mode: 'lexical' })), [
-				`user${u} keeps bees`,
-			]);
-		await say(base, 'c6', 'user6 keeps bees', 'user6');
-		await base.sync(); // the next sync finishes the move
-		const after = JSON.parse(
-			Buffer.from((await storage.get(memoryBaseConfigKey('kb')))!.body).toString(),
-		);
-		assert.equal(after.layout, 'partitioned');
+		await whileBusy(storage, async () => {
+			for (let u = 0; u < 6; u++)
+				assert.deepEqual(
+					texts(await base.search('bees', { userId: `user${u}`, mode: 'lexical' })),
+					[`user${u} keeps bees`],
+				);
+			assert.equal((await base.search('bees', { allUsers: true, k: 10 })).length, 6);
+			await say(base, 'c6', 'user6 keeps bees', 'user6');
+			assert.equal((await configOf(storage)).layout, 'moving', 'still half-way');
+		});
+		await base.sync(); // the next sync (or search, or capture) finishes the move
+		const after = await configOf(storage);
+		assert.deepEqual([after.layout, after.wide?.state], ['partitioned', 'ready']);
+		assert.equal((await base.search('bees', { allUsers: true, k: 10 })).length, 7);
 		await base.regenerate(); // and Regenerate rebuilds every partition from the logs
 		clearAllCaches();
 		for (let u = 0; u < 7; u++)

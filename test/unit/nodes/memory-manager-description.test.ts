@@ -64,9 +64,14 @@ describe('LLM Memory Manager settings panel', () => {
 	it('Resource → Operation, as in n8n’s node starter', () => {
 		const [resource] = field('resource');
 		assert.equal(resource.noDataExpression, true);
-		assert.deepEqual(values(resource), ['conversationMemory', 'versionedData', 'facts']);
+		assert.deepEqual(values(resource), [
+			'conversationMemory',
+			'versionedData',
+			'facts',
+			'memoryBase',
+		]);
 		assert.equal(resource.default, 'conversationMemory');
-		const [memory, data, facts] = field('operation');
+		const [memory, data, facts, base] = field('operation');
 		assert.deepEqual(memory.displayOptions, { show: { resource: ['conversationMemory'] } });
 		assert.deepEqual(values(memory), [
 			'clear',
@@ -107,7 +112,10 @@ describe('LLM Memory Manager settings panel', () => {
 			'rollbackFacts',
 		]);
 		assert.equal(facts.default, 'getFacts');
-		for (const operation of [memory, data, facts]) {
+		assert.deepEqual(base.displayOptions, { show: { resource: ['memoryBase'] } });
+		assert.deepEqual(values(base), ['upgrade']);
+		assert.equal(base.default, 'upgrade');
+		for (const operation of [memory, data, facts, base]) {
 			const names = (operation.options as INodePropertyOptions[]).map((o) => o.name);
 			assert.deepEqual(names, [...names].sort(), 'sorted by name');
 			for (const o of operation.options as Array<INodePropertyOptions & { action: string }>) {
@@ -130,7 +138,9 @@ describe('LLM Memory Manager settings panel', () => {
 			const show = p.displayOptions?.show ?? {};
 			assert.equal((show.resource ?? []).length, 1, p.name);
 			assert.ok(
-				['conversationMemory', 'versionedData', 'facts'].includes(String(show.resource?.[0])),
+				['conversationMemory', 'versionedData', 'facts', 'memoryBase'].includes(
+					String(show.resource?.[0]),
+				),
 				p.name,
 			);
 			if (p.name !== 'operation') assert.ok((show.operation ?? []).length > 0, p.name);

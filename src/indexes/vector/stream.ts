@@ -1,0 +1,112 @@
+// Exact cosine ranking over a vector index too large to hold, one segment after another (a Memory
+// Base's base-wide index): each segment's k best (topRows: an int8 pass, then an exact rerank) merged
+// into the k best overall, ties by the chunks (chunkOrder), so memory holds a couple of segments and
+// the k best. The answer is the one rankOver gives over the whole index loaded at once; a chunk copied
+// into two segments (a retried write) has one vector and counts once among the k best.
+import { DimensionMismatchError, IndexDamagedError } from '../../errors';
+import type { Versioned } from '../../store/document-store';
+import { chunkOrder } from '../chunks/chunk';
+import type { IndexedChunk } from '../chunks/chunk';
+import { passes } from '../chunks/filter';
+import type { ChunkFilter } from '../chunks/filter';
+import { TopK } from '../chunks/top-k';
+import type { IndexManifest, SegmentRef } from './manifest';
+import { similaritiesOf } from './ranking';
+import type { VectorRanking } from './ranking';
+import type { EmbeddedIndex } from './vector-index';
+import { MAX_TOP_K, normaliseRows, topRows } from './vector-segment';
+import type { Segment, VectorMatch } from './vector-segment';
+
+/** Segments read at once. */
+const WINDOW = 2;
+/** Times a ranking starts over on a newer manifest when a segment it lists is gone (compacted meanwhile). */
+const ATTEMPTS = 3;
+
+class SegmentGone extends Error {}
+
+const clampCosine = (score: number) => Math.max(-1, Math.min(1, score));
+
+/** Runs `fn` over the segments of `refs` with their rows in the filter, WINDOW read at a time. */
+async function visit(
+	index: EmbeddedIndex,
+	refs: readonly SegmentRef[],
+	filter: ChunkFilter,
+	fn: (seg: Segment, mask: Uint8Array) => void,
+): Promise<void> {
+	for (let i = 0; i < refs.length; i += WINDOW) {
+		const read = await Promise.all(refs.slice(i, i + WINDOW).map((r) => index.readSegment(r.key)));
+		for (const seg of read) {
+			if (!seg) throw new SegmentGone();
+			fn(
+				seg,
+				Uint8Array.from(seg.chunks, (c) => (passes(c, filter) ? 1 : 0)),
+			);
+		}
+	}
+}
+
+/** The k best rows of every segment, merged: each chunk once. */
+async function best(
+	index: EmbeddedIndex,
+	manifest: IndexManifest,
+	q: Float32Array,
+	k: number,
+	filter: ChunkFilter,
+): Promise<VectorMatch[]> {
+	const kept: Array<{ chunk: IndexedChunk; score: number }> = [];
+	const held = new Set<string>();
+	const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a].chunk, kept[c].chunk));
+	await visit(index, manifest.segments, filter, (seg, mask) => {
+		for (const { score, b } of topRows([seg], [mask], q, k)) {
+			const chunk = seg.chunks[b];
+			if (held.has(chunk.id) || !top.admits(score)) continue;
+			held.add(chunk.id);
+			top.push(score, kept.push({ chunk, score }) - 1, 0);
+		}
+	});
+	return top.sorted().map(({ a }) => ({ ...kept[a].chunk, score: clampCosine(kept[a].score) }));
+}
+
+/**
+ * The `k` chunks most similar to `query` over the index, read one segment after another, with a way
+ * to score more chunks of the scope afterwards (reading again only the segments of their conversations).
+ */
+export async function streamedRanking(
+	index: EmbeddedIndex,
+	query: unknown,
+	k: number,
+	filter: ChunkFilter,
+): Promise<VectorRanking> {
+	const q = normaliseRows([query], 1);
+	const n = Math.max(1, Math.min(k, MAX_TOP_K));
+	for (let attempt = 0; ; attempt++) {
+		const manifest: Versioned<IndexManifest> = await index.readManifest(attempt > 0);
+		if (manifest.version === null || manifest.doc.segments.length === 0)
+			return { matches: [], similarities: () => new Map() };
+		if (manifest.doc.dimensions !== q.length)
+			throw new DimensionMismatchError(index.kbId, manifest.doc.dimensions, q.length);
+		try {
+			const matches = await best(index, manifest.doc, q, n, filter);
+			const similarities = async (
+				wanted: Map<string, Set<number>>,
+				sessions: ReadonlySet<string>,
+			) => {
+				const out = new Map<string, number>();
+				const refs = manifest.doc.segments.filter((r) => r.sessions.some((s) => sessions.has(s)));
+				await visit(index, refs, filter, (seg, mask) => {
+					for (const [key, cosine] of similaritiesOf([seg], [mask], q, wanted))
+						out.set(key, cosine);
+				});
+				return out;
+			};
+			return { matches, similarities };
+		} catch (error) {
+			if (!(error instanceof SegmentGone)) throw error;
+			if (attempt + 1 >= ATTEMPTS)
+				throw new IndexDamagedError(
+					index.kbId,
+					manifest.doc.segments.map((r) => r.key).slice(0, 1),
+				);
+		}
+	}
+}
