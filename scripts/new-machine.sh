@@ -21,8 +21,10 @@ mapfile -t pkgs < <(installed radosgw ceph-mon ceph-osd ceph-base ceph-common ch
 if [ ${#pkgs[@]} -gt 0 ]; then
 	echo "new-machine.sh: apt-get purge ${pkgs[*]}" >&2
 	apt-get purge -y -qq "${pkgs[@]}" >/dev/null
-	apt-get autoremove --purge -y -qq >/dev/null
 fi
+# sudo came with Ceph here, but its removal script refuses to remove it (and so fails autoremove): kept.
+if [ -n "$(installed sudo)" ]; then apt-mark manual sudo >/dev/null; fi
+apt-get autoremove --purge -y -qq >/dev/null
 for major in /usr/lib/postgresql/*/; do
 	major=$(basename "$major")
 	rm -f "/usr/lib/postgresql/$major/lib/vector.so" /usr/share/postgresql/"$major"/extension/vector[.-]*
