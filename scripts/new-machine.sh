@@ -9,9 +9,10 @@
 #   (redis-server, redis-tools), PostgreSQL's server headers (postgresql-server-dev-<major>), and the
 #   packages they pulled in (apt-get autoremove);
 #   pgvector's files in PostgreSQL's folders (make install put them there; no package owns them);
-#   the cache ~/.cache/n8n-nodes-llm-memory (both n8n installs, Node 24, pgvector's build, word vectors).
+#   the cache ~/.cache/n8n-nodes-llm-memory (both n8n installs, Node 24, pgvector's build, word vectors);
+#   apt's downloaded packages (apt-get clean) and npm's cache, so every install downloads again.
 set -euo pipefail
-[ "${1:-}" = --yes ] || { sed -n '2,13p' "$0" >&2; exit 2; }
+[ "${1:-}" = --yes ] || { sed -n '2,14p' "$0" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "new-machine.sh: needs root" >&2; exit 1; }
 
 export DEBIAN_FRONTEND=noninteractive
@@ -32,4 +33,7 @@ for major in /usr/lib/postgresql/*/; do
 	rm -rf /usr/include/postgresql/"$major"/server/extension/vector
 done
 rm -rf "${N8N_CACHE:-$HOME/.cache/n8n-nodes-llm-memory}"
+# Downloads a new machine would not have: apt's package archive and npm's cache.
+apt-get clean
+npm cache clean --force 2>/dev/null || true
 echo "new-machine.sh: done; now: git clone <repo> fresh && cd fresh && npm ci && npm test" >&2

@@ -215,10 +215,10 @@ describe('Long-term recall across conversations on a real n8n', () => {
 			/31-07-22/,
 			'found lexically, with no embeddings node connected',
 		);
-		// Every word-index partition of the base.
-		rmSync(path.join(n8n!.memoryRoot, 'memory_base', BASE.id, 'parts'), {
-			recursive: true,
-		});
+		// Every word index of the base: its partitions (a conversation's search, the Tool) and the
+		// base-wide one (All Conversations).
+		for (const folder of ['parts', 'wide'])
+			rmSync(path.join(n8n!.memoryRoot, 'memory_base', BASE.id, folder), { recursive: true });
 		const failed = failureCount(n8n!, BASE.id);
 		const refused = await fetch(`${n8n!.baseUrl}/webhook/e2e-recall-search`, {
 			method: 'POST',
