@@ -59,15 +59,28 @@ function portFree(port: number): Promise<boolean> {
 	});
 }
 
-/** A port x with x and x + 1 free (from a port the kernel picked, so runs do not collide). */
+/** The kernel's ephemeral ports (what listen(0) and outgoing connections are given). */
+function ephemeralFloor(): number {
+	try {
+		const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+			.trim()
+			.split(/\s+/);
+		return Number(low) || 32768;
+	} catch {
+		return 32768;
+	}
+}
+
+/**
+ * A port x with x and x + 1 free, at random below the kernel's ephemeral ports: npm start builds for
+ * half a minute before it binds them, and a port the kernel handed out once (listen(0)) may be handed
+ * to another process of the suites meanwhile (it was: the task broker's port, taken before n8n started).
+ */
 async function freePortPair(): Promise<number> {
+	const top = Math.min(ephemeralFloor(), 32768) - 2;
 	for (;;) {
-		const s = createServer();
-		const port = await new Promise<number>((resolve) =>
-			s.listen(0, '127.0.0.1', () => resolve((s.address() as { port: number }).port)),
-		);
-		await new Promise((r) => s.close(r));
-		if (port < 65535 && (await portFree(port)) && (await portFree(port + 1))) return port;
+		const port = 20000 + Math.floor(Math.random() * (top - 20000));
+		if ((await portFree(port)) && (await portFree(port + 1))) return port;
 	}
 }
 
