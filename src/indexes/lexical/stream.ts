@@ -3,8 +3,8 @@
 // the one bm25() gives over the whole index loaded at once, in passes over its segments:
 //   1. the statistics BM25 takes over the scope: documents, their total length, each term's documents;
 //   2. the k best by their own words, under those statistics (ties by the chunks: chunkOrder);
-//   3. every chunk of those matches' conversations (where their neighbours are), found through the
-//      segments' bloom filters, then bm25() over them with the statistics of step 1: the same k best,
+//   3. the chunks near those matches in their conversations (where their neighbours are), found
+//      through the segments' bloom filters, then bm25() over them with the statistics of step 1: the same k best,
 //      and the neighbours lifted as over the whole index;
 //   4. asked for names (a recency half-life), how many documents hold each term of the matches.
 // Its size (the chunks in scope) is known once a search took the statistics; it offers no sample.
@@ -16,10 +16,11 @@ import { bloomMayHave, bloomPositions } from '../../store/bloom';
 import type { Versioned } from '../../store/document-store';
 import { chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
-import { passes } from '../chunks/filter';
+import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
 import { TopK } from '../chunks/top-k';
 import { bm25, idfOf, weigh } from './bm25';
+import { NEIGHBOUR_REACH } from './context';
 import type { LexicalMatch, ScopeStats } from './bm25';
 import type { LexicalIndex } from './lexical-index';
 import type { LexicalManifest } from './manifest';
@@ -48,6 +49,9 @@ interface Scope {
 
 /** Which documents of a segment count: in the filter, and not superseded by a copy in `dead`. */
 function okOf(seg: LexicalSegment, filter: ChunkFilter, dead: ReadonlySet<string>): Uint8Array {
+	// Every document, most often (a search of every conversation, nothing superseded): no test per document.
+	if (isUnfiltered(filter) && (dead.size === 0 || !seg.docs.some((d) => dead.has(d.id))))
+		return new Uint8Array(seg.docs.length).fill(1);
 	return Uint8Array.from(seg.docs, (d) => (passes(d, filter) && !dead.has(d.id) ? 1 : 0));
 }
 
@@ -91,13 +95,13 @@ async function statsOf(scope: Scope, terms: readonly string[]): Promise<ScopeSta
 	return { n, total, df };
 }
 
-/** Step 2: the conversations of the `k` best chunks by their own words. */
-async function bestSessions(
+/** Step 2: the `k` best chunks by their own words: the messages they are, per conversation. */
+async function bestMessages(
 	scope: Scope,
 	terms: readonly string[],
 	stats: ScopeStats,
 	k: number,
-): Promise<Set<string>> {
+): Promise<Map<string, number[]>> {
 	const kept: IndexedChunk[] = [];
 	const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
 	const avg = stats.total / stats.n || 1;
@@ -119,24 +123,35 @@ async function bestSessions(
 		for (const d of touched)
 			if (top.admits(scores[d])) top.push(scores[d], kept.push(seg.docs[d]) - 1, 0);
 	});
-	return new Set(top.sorted().map((e) => kept[e.a].session_id));
+	const out = new Map<string, number[]>();
+	for (const { a } of top.sorted()) {
+		const { session_id: session, seq } = kept[a];
+		out.set(session, [...(out.get(session) ?? []), seq]);
+	}
+	return out;
 }
 
-/** Step 3: every chunk in scope of these conversations, one copy each (the later wins), as a segment. */
-async function sessionsSegment(scope: Scope, sessions: Set<string>): Promise<LexicalSegment> {
+/**
+ * Step 3: the chunks in scope a neighbour of those messages can be (within NEIGHBOUR_REACH messages in
+ * their conversations), one copy each (the later wins), as a segment: bm25() over it gives the same k
+ * best, and lifts the same neighbours, as over the whole index. Never whole conversations: one may be long.
+ */
+async function nearSegment(scope: Scope, best: Map<string, number[]>): Promise<LexicalSegment> {
 	const byId = new Map<string, IndexedChunk>();
-	const keys = [...sessions].map((s) => bloomPositions(`s:${s}`));
+	const keys = [...best.keys()].map((s) => bloomPositions(`s:${s}`));
+	const near = (d: IndexedChunk) =>
+		best.get(d.session_id)?.some((seq) => Math.abs(d.seq - seq) <= NEIGHBOUR_REACH) ?? false;
 	await visit(
 		scope,
 		(seg, ok) =>
 			seg.docs.forEach((d, i) => {
-				if (!ok[i] || !sessions.has(d.session_id)) return;
+				if (!ok[i] || !near(d)) return;
 				byId.delete(d.id);
 				byId.set(d.id, d);
 			}),
 		(ref) => keys.some((p) => bloomMayHave(ref.bloom, p)),
 	);
-	return build(`${scope.index.manifestKey}#sessions`, [...byId.values()]);
+	return build(`${scope.index.manifestKey}#near`, [...byId.values()]);
 }
 
 /** The search, started over on a newer manifest when a segment went meanwhile. */
@@ -200,8 +215,7 @@ export async function streamedView(index: LexicalIndex, filter: ChunkFilter): Pr
 				last = stats;
 				n = stats.n;
 				if (terms.length === 0 || stats.n === 0) return [];
-				const sessions = await bestSessions(scope, terms, stats, k);
-				const seg = await sessionsSegment(scope, sessions);
+				const seg = await nearSegment(scope, await bestMessages(scope, terms, stats, k));
 				const all = { ok: [new Uint8Array(seg.docs.length).fill(1)], n: seg.docs.length };
 				const total = seg.lengths.reduce((a, b) => a + b, 0);
 				return bm25(query, [seg], { ...all, total }, k, stats);

@@ -66,6 +66,29 @@ async function withoutWide(storage: MemoryStorage, root: string): Promise<void> 
 	});
 }
 
+/**
+ * The same searches, the base searched the other way: every partition (its base-wide index set aside,
+ * the base busy so that no search builds it again meanwhile).
+ */
+async function viaPartitions(
+	storage: MemoryStorage,
+	base: MemoryBase,
+	queries: string[],
+	variants: SearchOptions[],
+) {
+	return whileBusy(storage, 'kb', async () => {
+		await editConfig(storage, 'kb', (c) => ({
+			...c,
+			wide: { ...(c.wide as object), state: 'building' },
+		}));
+		clearAllCaches();
+		const parts = await answers(base, queries, variants);
+		const { coverage } = await base.searchReport(queries[0], { allUsers: true });
+		assert.equal(coverage?.source, 'partitions');
+		return parts;
+	});
+}
+
 describe('a search of every conversation reads the base-wide index', () => {
 	it('answers exactly what a search over every partition answers (words, vectors, fused; ties, neighbours, names, time filters)', async () => {
 		const { base, storage } = await manyUsers({ users: 14, turns: 7 });
@@ -100,24 +123,36 @@ describe('a search of every conversation reads the base-wide index', () => {
 		assert.ok(matches.length > 0);
 		assert.equal(coverage?.source, 'base-wide index');
 		const wide = await answers(base, queries, variants);
-		// The same base searched the other way: every partition (its base-wide index set aside, the base
-		// busy so that no search builds it again meanwhile).
-		await whileBusy(storage, 'kb', async () => {
-			await editConfig(storage, 'kb', (c) => ({
-				...c,
-				wide: { ...(c.wide as object), state: 'building' },
-			}));
-			clearAllCaches();
-			const parts = await answers(base, queries, variants);
-			const { coverage: other } = await base.searchReport('pricing', { allUsers: true });
-			assert.equal(other?.source, 'partitions');
-			assert.deepEqual(wide, parts);
-		});
+		assert.deepEqual(wide, await viaPartitions(storage, base, queries, variants));
 		assert.ok(
 			wide.flat().some((m) => m.context),
 			'a neighbour came in beside a match',
 		);
 		assert.ok(wide.flat().some((m) => m.sessionId === 'anon'));
+	});
+
+	it('lifts the same neighbours in a long conversation, past notes, reading only near the matches', async () => {
+		const { base, storage } = await manyUsers({ users: 3, turns: 3 });
+		const texts = Array.from({ length: 300 }, (_, i) => `filler line ${i} about the weather`);
+		texts[40] = 'the zebra crossing near the old mill';
+		texts[46] = 'it was painted blue last spring';
+		texts[250] = 'zebra stripes on the mill again';
+		texts[299] = 'the zebra went home, painted';
+		const messages = texts.map((text, i) => ({
+			role: i > 40 && i < 46 ? 'fact' : 'user',
+			text: i > 40 && i < 46 ? `a note ${i} on the mill` : text,
+		}));
+		await base.capture({ sessionId: 'long', userId: 'user-1', runId: 'long-1', messages });
+		await base.sync({ sessionId: 'long' });
+		const queries = ['zebra', 'zebra mill', 'painted'];
+		const variants: SearchOptions[] = [{ k: 3, mode: 'lexical' }, { k: 6 }];
+		const wide = await answers(base, queries, variants);
+		const lifted = wide
+			.flat()
+			.filter((m) => m.context)
+			.map((m) => m.text);
+		assert.ok(lifted.includes('it was painted blue last spring'), lifted.join(' | '));
+		assert.deepEqual(wide, await viaPartitions(storage, base, queries, variants));
 	});
 
 	it('finds what was captured a moment ago, reading at most the 64 logs the index lists as open', async () => {
