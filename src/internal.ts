@@ -351,6 +351,7 @@ export {
 	VECTOR_WEIGHT_MIN,
 	VECTOR_WEIGHT_PRIOR,
 	weigh,
+	weightOf,
 } from './indexes/fusion/weights';
 export type { FusionWeights } from './indexes/fusion/weights';
 export { CONTEXT_WEIGHT } from './indexes/lexical/context';

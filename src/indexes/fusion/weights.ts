@@ -10,19 +10,22 @@
 import type { Calibration } from './calibration';
 import { standout } from './standout';
 
-/** The vectors' weight, between these (the words weigh the rest). */
+/**
+ * The vectors' weight, between these once their evidence reaches the midpoint (the words weigh the
+ * rest); below it the weight ramps down to nothing, since a ranking no better than chance only adds
+ * noise to the words' order.
+ */
 export const VECTOR_WEIGHT_MIN = 0.1;
 export const VECTOR_WEIGHT_MAX = 0.95;
 /** The weight with no evidence (too few candidates, no search yet): the words lead. */
 export const VECTOR_WEIGHT_PRIOR = 0.2;
-/** How steeply the weight follows the log ratio of standouts, and where it is halfway. */
+/**
+ * How steeply the weight follows the log ratio of standouts, and where it is halfway. Below the
+ * midpoint the weight also ramps down, to nothing at a ratio of 0: a ranking no better than chance (its
+ * best match standing out no more than for word salad).
+ */
 const SLOPE = 8;
 const MIDPOINT = 0.25;
-/**
- * Below this log ratio the vectors' weight ramps down to its minimum, which a ranking no better than
- * chance (its best match standing out no more than for word salad) gets.
- */
-const CHANCE = 0.05;
 /** One query's log ratio counts at most this much either way. */
 const CLIP = 1;
 /** Searches of the base after which its typical ratio counts as much as the query's own. */
@@ -56,11 +59,11 @@ const round = (x: number) => Math.round(x * 1000) / 1000;
 
 /** The vectors' weight for a log ratio of evidence (vectors' standout over their null). */
 export function weightOf(ratio: number): number {
-	const ramp = Math.max(0, Math.min(1, ratio / CHANCE));
-	return (
+	const ramp = Math.max(0, Math.min(1, ratio / MIDPOINT));
+	const above =
 		VECTOR_WEIGHT_MIN +
-		(VECTOR_WEIGHT_MAX - VECTOR_WEIGHT_MIN) * ramp * logistic(SLOPE * (ratio - MIDPOINT))
-	);
+		(VECTOR_WEIGHT_MAX - VECTOR_WEIGHT_MIN) * logistic(SLOPE * (ratio - MIDPOINT));
+	return ramp * above;
 }
 
 /** The log ratio this search's weight follows: its own, and the base's typical one as it is learned. */

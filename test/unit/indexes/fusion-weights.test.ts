@@ -15,6 +15,7 @@ import {
 	VECTOR_WEIGHT_MIN,
 	VECTOR_WEIGHT_PRIOR,
 	weigh,
+	weightOf,
 } from '../../../src/internal';
 
 /** 50 candidate scores: a best one, then a background falling gently (seeded jitter). */
@@ -68,7 +69,7 @@ describe('weigh: vectors weigh by their evidence, never by a fixed share', () =>
 		);
 		for (let i = 1; i < weights.length; i++)
 			assert.ok(weights[i] > weights[i - 1], JSON.stringify(weights));
-		assert.ok(weights[0] <= VECTOR_WEIGHT_MIN + 1e-9, 'no better than chance: the least');
+		assert.equal(weights[0], 0, 'no better than chance: nothing');
 		assert.ok(weights.at(-1)! > 0.9, 'far beyond chance: the vectors lead');
 	});
 
@@ -117,7 +118,7 @@ describe('weigh: vectors weigh by their evidence, never by a fixed share', () =>
 		const c = new Calibration();
 		for (const best of [0.1, 0.5, 0.55, 0.7, 1]) {
 			const w = weigh({ lexical: ranking(5), vector: ranking(best) }, 4, c);
-			assert.ok(w.vector >= VECTOR_WEIGHT_MIN - 1e-9 && w.vector <= VECTOR_WEIGHT_MAX + 1e-9);
+			assert.ok(w.vector >= 0 && w.vector <= VECTOR_WEIGHT_MAX + 1e-9);
 			assert.ok(Math.abs(w.lexical + w.vector - 1) < 1e-9);
 		}
 	});
@@ -159,7 +160,7 @@ describe('fusion with the weights a search earns', () => {
 			standout(ranking(0.6)),
 			new Calibration(),
 		);
-		assert.ok(chance.vector <= VECTOR_WEIGHT_MIN + 1e-9, JSON.stringify(chance));
+		assert.equal(chance.vector, 0, JSON.stringify(chance));
 		assert.equal(first(chance), 'a1', 'the words lead');
 		// A fixed share of 0.2 (the weight before) lets chance vectors carry "b" over "a".
 		assert.equal(first({ lexical: 0.8, vector: 0.2 }), 'b2');
@@ -175,5 +176,18 @@ describe('fusion with the weights a search earns', () => {
 		assert.equal(first(strong), 'b2', 'the vectors lead');
 		assert.equal(first({ lexical: 0.8, vector: 0.2 }), 'b2');
 		assert.equal(first({ lexical: 0.95, vector: 0.05 }), 'a1');
+	});
+});
+
+describe('weightOf: from nothing at chance to the words’ equal and beyond', () => {
+	it('is 0 at chance, rises steadily, is at least the minimum from the midpoint on, and never passes the maximum', () => {
+		assert.equal(weightOf(0), 0);
+		assert.equal(weightOf(-0.5), 0, 'worse than chance: nothing');
+		const ratios = Array.from({ length: 41 }, (_, i) => i * 0.025);
+		const w = ratios.map(weightOf);
+		for (let i = 1; i < w.length; i++) assert.ok(w[i] > w[i - 1], `rises at ${ratios[i]}`);
+		assert.ok(weightOf(0.05) < 0.05, `barely above chance: ${weightOf(0.05)}`);
+		for (const r of ratios.filter((x) => x >= 0.25)) assert.ok(weightOf(r) >= VECTOR_WEIGHT_MIN);
+		assert.ok(weightOf(1) <= VECTOR_WEIGHT_MAX && weightOf(1) > 0.9);
 	});
 });
