@@ -20,7 +20,7 @@ export const ASIDE_ROLES: ReadonlySet<string> = new Set(['fact']);
 const ASIDE_SKIP = 64;
 /** How many messages away a chunk's neighbour can be (its own message's chunks, or past notes). */
 export const NEIGHBOUR_REACH = ASIDE_SKIP + 1;
-const aside = (c: IndexedChunk) => c.role !== undefined && ASIDE_ROLES.has(c.role);
+export const aside = (c: IndexedChunk) => c.role !== undefined && ASIDE_ROLES.has(c.role);
 
 /** Per segment: where each message's chunks are, by conversation and message number. */
 const places = new WeakMap<LexicalSegment, Map<string, number[]>>();

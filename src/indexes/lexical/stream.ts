@@ -20,7 +20,7 @@ import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
 import { TopK } from '../chunks/top-k';
 import { bm25, idfOf, weigh } from './bm25';
-import { NEIGHBOUR_REACH } from './context';
+import { aside, NEIGHBOUR_REACH } from './context';
 import type { LexicalMatch, ScopeStats } from './bm25';
 import type { LexicalIndex } from './lexical-index';
 import type { LexicalManifest } from './manifest';
@@ -132,9 +132,10 @@ async function bestMessages(
 }
 
 /**
- * Step 3: the chunks in scope a neighbour of those messages can be (within NEIGHBOUR_REACH messages in
- * their conversations), one copy each (the later wins), as a segment: bm25() over it gives the same k
- * best, and lifts the same neighbours, as over the whole index. Never whole conversations: one may be long.
+ * Step 3: the chunks bm25() looks at for those messages, as a segment: theirs, and the messages beside
+ * them up to the first that is not a note (the notes passed included), one copy each (the later wins).
+ * bm25() over it gives the same k best, and lifts the same neighbours, as over the whole index, without
+ * holding or indexing whole conversations (one may be long).
  */
 async function nearSegment(scope: Scope, best: Map<string, number[]>): Promise<LexicalSegment> {
 	const byId = new Map<string, IndexedChunk>();
@@ -151,7 +152,30 @@ async function nearSegment(scope: Scope, best: Map<string, number[]>): Promise<L
 			}),
 		(ref) => keys.some((p) => bloomMayHave(ref.bloom, p)),
 	);
-	return build(`${scope.index.manifestKey}#near`, [...byId.values()]);
+	return build(`${scope.index.manifestKey}#near`, beside([...byId.values()], best));
+}
+
+/** Of the chunks within reach, the messages' own and those of the flow beside them (context.ts). */
+function beside(chunks: IndexedChunk[], best: Map<string, number[]>): IndexedChunk[] {
+	const place = (session: string, seq: number) => `${session}\n${seq}`;
+	const bySeq = new Map<string, IndexedChunk[]>();
+	for (const c of chunks) {
+		const key = place(c.session_id, c.seq);
+		bySeq.set(key, [...(bySeq.get(key) ?? []), c]);
+	}
+	const keep = new Set<IndexedChunk>();
+	for (const [session, seqs] of best)
+		for (const seq of seqs) {
+			for (const c of bySeq.get(place(session, seq)) ?? []) keep.add(c);
+			for (const step of [-1, 1])
+				for (let i = 1; i <= NEIGHBOUR_REACH; i++) {
+					const message = bySeq.get(place(session, seq + i * step));
+					if (!message) break;
+					for (const c of message) keep.add(c);
+					if (!message.every(aside)) break;
+				}
+		}
+	return chunks.filter((c) => keep.has(c));
 }
 
 /** The search, started over on a newer manifest when a segment went meanwhile. */
