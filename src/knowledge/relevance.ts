@@ -8,7 +8,10 @@
 import { tokenize } from '../indexes';
 import type { SearchMatch, SearchReport } from './types';
 
-/** A word is rare enough to recall by when at most this share of the scope's messages hold it. */
+/**
+ * A word is rare enough to recall by when at most this share of the scope's messages hold it; so are
+ * words that, together, at most this share hold.
+ */
 export const RARE_WORD_SHARE = 0.075;
 /** In a scope of fewer messages, shares say nothing: every word match counts. */
 export const FEW_MESSAGES = 40;
@@ -29,9 +32,37 @@ function rareWords(found: SearchReport): Set<string> {
 	);
 }
 
-/** Whether a match holds one of the rare words (its own text, not the message beside it). */
-const holds = (hit: SearchMatch, rare: Set<string>) =>
-	(hit.lexicalScore ?? 0) > 0 && tokenize(hit.text).some((t) => rare.has(t));
+/** The query's words a match's own text holds (not the message beside it). */
+function heldWords(hit: SearchMatch, query: ReadonlySet<string>): string[] {
+	if ((hit.lexicalScore ?? 0) <= 0) return [];
+	return [...new Set(tokenize(hit.text))].filter((t) => query.has(t));
+}
+
+/**
+ * Matches whose query words, none rare alone, are rare together: at most RARE_WORD_SHARE of the scope's
+ * messages hold them all ("Melanie" and "painted", each in many messages, together in few). Counted
+ * among the search's word matches, which rank messages holding more of the query's words first; when
+ * every word match holds them, more may exist than were handed over, so they do not count.
+ */
+function jointlyRare(found: SearchReport): Set<SearchMatch> {
+	const words = found.words;
+	if (!words || words.messages < FEW_MESSAGES) return new Set();
+	const query = new Set(words.terms.filter((t) => t.messages > 0).map((t) => t.term));
+	const matches = found.matches.filter((h) => (h.lexicalScore ?? 0) > 0);
+	const held = matches.map((h) => heldWords(h, query));
+	const limit = RARE_WORD_SHARE * words.messages;
+	const out = new Set<SearchMatch>();
+	matches.forEach((hit, i) => {
+		if (held[i].length < 2) return;
+		const holders = held.filter((other) => held[i].every((t) => other.includes(t))).length;
+		if (holders < matches.length && holders <= limit) out.add(hit);
+	});
+	return out;
+}
+
+/** Whether a match holds one of the rare words, or words rare together (its own text). */
+const holds = (hit: SearchMatch, rare: Set<string>, together: Set<SearchMatch>) =>
+	together.has(hit) || ((hit.lexicalScore ?? 0) > 0 && tokenize(hit.text).some((t) => rare.has(t)));
 
 /**
  * The matches recall may use: those holding a rare word of the query (and the messages beside them),
@@ -39,7 +70,8 @@ const holds = (hit: SearchMatch, rare: Set<string>) =>
  */
 export function relevant(found: SearchReport): { hits: SearchMatch[]; reason?: string } {
 	const rare = rareWords(found);
-	const byWords = found.matches.filter((h) => holds(h, rare));
+	const together = jointlyRare(found);
+	const byWords = found.matches.filter((h) => holds(h, rare, together));
 	// Both this query's evidence and the one the weights followed: a good model's base does not lift a
 	// query whose best match stood out no more than word salad, and one lucky query of a weak model does
 	// not pass on its own.
@@ -47,9 +79,13 @@ export function relevant(found: SearchReport): { hits: SearchMatch[]; reason?: s
 	const byVectors =
 		own !== undefined && weighed !== undefined && Math.min(own, weighed) >= VECTOR_EVIDENCE_FLOOR;
 	if (byVectors)
-		return { hits: found.matches.filter((h) => (h.similarity ?? 0) > 0 || holds(h, rare)) };
+		return {
+			hits: found.matches.filter((h) => (h.similarity ?? 0) > 0 || holds(h, rare, together)),
+		};
 	const context = byWords.length > 0;
-	const hits = found.matches.filter((h) => holds(h, rare) || (context && h.context === true));
+	const hits = found.matches.filter(
+		(h) => holds(h, rare, together) || (context && h.context === true),
+	);
 	// None of its words occurs here at all: plainly no match (the caller says so).
 	const present = found.words?.terms.some((t) => t.messages > 0) ?? false;
 	if (hits.length > 0 || found.matches.length === 0 || !present) return { hits };

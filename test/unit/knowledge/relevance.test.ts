@@ -1,5 +1,5 @@
 // The relevance floor of automatic recall, from the memory's own statistics rather than a word list:
-// a message recalls only by a word that is rare in the memory, or by vectors whose best match stood
+// a message recalls only by a word that is rare in the memory (or words rare together), or by vectors whose best match stood
 // out clearly beyond word salad. Pleasantries in several languages (none of them in the small-talk
 // list, which is checked) recall nothing; real questions still recall, in English and in German.
 import assert from 'node:assert/strict';
@@ -157,6 +157,26 @@ describe('automatic recall recalls by what carries information in this memory', 
 		assert.deepEqual(common.hits, []);
 		assert.match(common.reason ?? '', /no word that is rare in this memory/);
 		assert.match(await recalled(mb, 'cheerful heron'), /heron/);
+	});
+
+	it('words common alone but rare together recall the few messages that hold them all', async () => {
+		// "cheerful" and "weather" each in 12 of 60 messages (20 %), together in 2 (3 %).
+		const texts = EVERYDAY.map((t, i) =>
+			i === 1 || i === 2
+				? `${t} Cheerful weather.`
+				: i % 6 === 0
+					? `${t} Cheerful.`
+					: i % 6 === 3
+						? `${t} Weather.`
+						: t,
+		);
+		const mb = await base(texts);
+		const { hits } = await mb.recall({ query: 'cheerful weather', userId: 'u', k: 10 });
+		const both = hits.filter((h) => /cheerful weather/i.test(h.text));
+		assert.equal(both.length, 2, hits.map((h) => h.text).join(' | '));
+		for (const h of hits)
+			assert.ok(both.includes(h) || h.context, `only the two, and messages beside them: ${h.text}`);
+		assert.deepEqual((await mb.recall({ query: 'cheerful', userId: 'u' })).hits, []);
 	});
 
 	it('a question in other words than the memory recalls by a model that understands it', async () => {
