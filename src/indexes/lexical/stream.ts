@@ -4,8 +4,8 @@
 //   1. the statistics BM25 takes over the scope: documents, their total length, each term's documents;
 //   2. the k best by their own words, under those statistics (ties by the chunks: chunkOrder);
 //   3. the chunks near those matches in their conversations (where their neighbours are), found
-//      through the segments' bloom filters, then bm25() over them with the statistics of step 1: the same k best,
-//      and the neighbours lifted as over the whole index;
+//      through the segments' bloom filters, then bm25() over them with the statistics of step 1: the
+//      same k best, and the neighbours lifted as over the whole index;
 //   4. asked for names (a recency half-life), how many documents hold each term of the matches.
 // Its size (the chunks in scope) is known once a search took the statistics; it offers no sample.
 // The tail and the open sources come last, as in lexicalView: a chunk they hold supersedes its copy
