@@ -32,6 +32,10 @@ function rareWords(found: SearchReport): Set<string> {
 	);
 }
 
+/** The query's words that occur in the scope: those a match can hold. */
+const presentWords = (found: SearchReport) =>
+	new Set((found.words?.terms ?? []).filter((t) => t.messages > 0).map((t) => t.term));
+
 /** The query's words a match's own text holds (not the message beside it). */
 function heldWords(hit: SearchMatch, query: ReadonlySet<string>): string[] {
 	if ((hit.lexicalScore ?? 0) <= 0) return [];
@@ -44,34 +48,37 @@ function heldWords(hit: SearchMatch, query: ReadonlySet<string>): string[] {
  * among the search's word matches, which rank messages holding more of the query's words first; when
  * every word match holds them, more may exist than were handed over, so they do not count.
  */
-function jointlyRare(found: SearchReport): Set<SearchMatch> {
+function jointlyRare(found: SearchReport, held: Map<SearchMatch, string[]>): Set<SearchMatch> {
 	const words = found.words;
 	if (!words || words.messages < FEW_MESSAGES) return new Set();
-	const query = new Set(words.terms.filter((t) => t.messages > 0).map((t) => t.term));
-	const matches = found.matches.filter((h) => (h.lexicalScore ?? 0) > 0);
-	const held = matches.map((h) => heldWords(h, query));
+	const lists = [...held.values()].filter((list) => list.length > 0);
 	const limit = RARE_WORD_SHARE * words.messages;
 	const out = new Set<SearchMatch>();
-	matches.forEach((hit, i) => {
-		if (held[i].length < 2) return;
-		const holders = held.filter((other) => held[i].every((t) => other.includes(t))).length;
-		if (holders < matches.length && holders <= limit) out.add(hit);
-	});
+	for (const [hit, mine] of held) {
+		if (mine.length < 2) continue;
+		const holders = lists.filter((other) => mine.every((t) => other.includes(t))).length;
+		if (holders < lists.length && holders <= limit) out.add(hit);
+	}
 	return out;
 }
 
-/** Whether a match holds one of the rare words, or words rare together (its own text). */
-const holds = (hit: SearchMatch, rare: Set<string>, together: Set<SearchMatch>) =>
-	together.has(hit) || ((hit.lexicalScore ?? 0) > 0 && tokenize(hit.text).some((t) => rare.has(t)));
+/** The matches holding a rare word of the query, or words rare together (their own text). */
+function wordMatches(found: SearchReport): Set<SearchMatch> {
+	const rare = rareWords(found);
+	const query = presentWords(found);
+	const held = new Map(found.matches.map((h) => [h, heldWords(h, query)]));
+	const together = jointlyRare(found, held);
+	return new Set(
+		found.matches.filter((h) => together.has(h) || held.get(h)!.some((t) => rare.has(t))),
+	);
+}
 
 /**
  * The matches recall may use: those holding a rare word of the query (and the messages beside them),
  * or, when the vectors showed clear evidence, every match; and why none, when none.
  */
 export function relevant(found: SearchReport): { hits: SearchMatch[]; reason?: string } {
-	const rare = rareWords(found);
-	const together = jointlyRare(found);
-	const byWords = found.matches.filter((h) => holds(h, rare, together));
+	const byWords = wordMatches(found);
 	// Both this query's evidence and the one the weights followed: a good model's base does not lift a
 	// query whose best match stood out no more than word salad, and one lucky query of a weak model does
 	// not pass on its own.
@@ -79,15 +86,11 @@ export function relevant(found: SearchReport): { hits: SearchMatch[]; reason?: s
 	const byVectors =
 		own !== undefined && weighed !== undefined && Math.min(own, weighed) >= VECTOR_EVIDENCE_FLOOR;
 	if (byVectors)
-		return {
-			hits: found.matches.filter((h) => (h.similarity ?? 0) > 0 || holds(h, rare, together)),
-		};
-	const context = byWords.length > 0;
-	const hits = found.matches.filter(
-		(h) => holds(h, rare, together) || (context && h.context === true),
-	);
+		return { hits: found.matches.filter((h) => (h.similarity ?? 0) > 0 || byWords.has(h)) };
+	const context = byWords.size > 0;
+	const hits = found.matches.filter((h) => byWords.has(h) || (context && h.context === true));
 	// None of its words occurs here at all: plainly no match (the caller says so).
-	const present = found.words?.terms.some((t) => t.messages > 0) ?? false;
+	const present = presentWords(found).size > 0;
 	if (hits.length > 0 || found.matches.length === 0 || !present) return { hits };
 	return {
 		hits,
