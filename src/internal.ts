@@ -244,7 +244,7 @@ export type {
 	ConversationImportResult,
 } from './admin/conversation-transfer';
 // Test and benchmark hooks (cache, tokenizer counters), kept for existing callers.
-export { clearAllCaches, clearDocumentCache, tokenizerStats } from './testing';
+export { clearAllCaches, clearDocumentCache, setCandidateLimits, tokenizerStats } from './testing';
 // Memory administration for the LLM Memory Manager node: read, list, clear, export, import.
 export {
 	clearMemory,

@@ -1,8 +1,10 @@
 // Searching a word index too large to hold, one segment after another (a Memory Base's base-wide
 // index): memory holds a couple of segments and the best matches, never the whole index. The answer is
 // the one bm25() gives over the whole index loaded at once, in passes over its segments:
-//   1. the statistics BM25 takes over the scope: documents, their total length, each term's documents;
-//   2. the k best by their own words, under those statistics (ties by the chunks: chunkOrder);
+//   1. the statistics BM25 takes over the scope: documents, their total length, each term's documents,
+//      noting where the documents holding the terms are (candidates.ts, bounded);
+//   2. the k best by their own words, under those statistics (ties by the chunks: chunkOrder): scored
+//      from the notes, reading again only the segments of the best; every segment when the notes gave up;
 //   3. the chunks near those matches in their conversations (where their neighbours are), found
 //      through the segments' bloom filters, then bm25() over them with the statistics of step 1: the
 //      same k best, and the neighbours lifted as over the whole index;
@@ -20,6 +22,7 @@ import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
 import { TopK } from '../chunks/top-k';
 import { bm25, idfOf, weigh } from './bm25';
+import { Candidates } from './candidates';
 import { aside, NEIGHBOUR_REACH } from './context';
 import type { LexicalMatch, ScopeStats } from './bm25';
 import type { LexicalIndex } from './lexical-index';
@@ -55,6 +58,13 @@ function okOf(seg: LexicalSegment, filter: ChunkFilter, dead: ReadonlySet<string
 	return Uint8Array.from(seg.docs, (d) => (passes(d, filter) && !dead.has(d.id) ? 1 : 0));
 }
 
+/** A listed segment, read again; gone since the manifest was read: the search starts over. */
+async function readOrGone(scope: Scope, key: string): Promise<LexicalSegment> {
+	const seg = await scope.index.readSegment(key);
+	if (!seg) throw new SegmentGone();
+	return seg;
+}
+
 /** Runs `fn` over every segment in scope (those of `pick` only, if given), WINDOW read at a time. */
 async function visit(
 	scope: Scope,
@@ -76,12 +86,17 @@ async function visit(
 	scope.later.forEach((seg, n) => fn(seg, okOf(seg, scope.filter, ids(scope.later.slice(n + 1)))));
 }
 
-/** Step 1: the scope's statistics for these terms. */
-async function statsOf(scope: Scope, terms: readonly string[]): Promise<ScopeStats> {
+/** Step 1: the scope's statistics for these terms (and, given `notes`, the documents holding them). */
+async function statsOf(
+	scope: Scope,
+	terms: readonly string[],
+	notes?: Candidates,
+): Promise<ScopeStats> {
 	const df = new Map(terms.map((t) => [t, 0]));
 	let n = 0;
 	let total = 0;
 	await visit(scope, (seg, ok) => {
+		notes?.add(seg, ok, scope.later.includes(seg));
 		ok.forEach((o, d) => {
 			if (!o) return;
 			n++;
@@ -95,13 +110,13 @@ async function statsOf(scope: Scope, terms: readonly string[]): Promise<ScopeSta
 	return { n, total, df };
 }
 
-/** Step 2: the `k` best chunks by their own words: the messages they are, per conversation. */
-async function bestMessages(
+/** Step 2 when the notes of step 1 gave up: the `k` best chunks by their own words, every segment read. */
+async function bestChunks(
 	scope: Scope,
 	terms: readonly string[],
 	stats: ScopeStats,
 	k: number,
-): Promise<Map<string, number[]>> {
+): Promise<IndexedChunk[]> {
 	const kept: IndexedChunk[] = [];
 	const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
 	const avg = stats.total / stats.n || 1;
@@ -123,11 +138,14 @@ async function bestMessages(
 		for (const d of touched)
 			if (top.admits(scores[d])) top.push(scores[d], kept.push(seg.docs[d]) - 1, 0);
 	});
+	return top.sorted().map(({ a }) => kept[a]);
+}
+
+/** The messages the best chunks are, per conversation. */
+function messagesOf(chunks: readonly IndexedChunk[]): Map<string, number[]> {
 	const out = new Map<string, number[]>();
-	for (const { a } of top.sorted()) {
-		const { session_id: session, seq } = kept[a];
+	for (const { session_id: session, seq } of chunks)
 		out.set(session, [...(out.get(session) ?? []), seq]);
-	}
 	return out;
 }
 
@@ -235,11 +253,15 @@ export async function streamedView(index: LexicalIndex, filter: ChunkFilter): Pr
 			attempt(index, stale[0], async (manifest) => {
 				const scope = scopeOf(manifest);
 				const terms = [...new Set(tokenize(query))];
-				const stats = await statsOf(scope, terms);
+				const notes = new Candidates(terms);
+				const stats = await statsOf(scope, terms, notes);
 				last = stats;
 				n = stats.n;
 				if (terms.length === 0 || stats.n === 0) return [];
-				const seg = await nearSegment(scope, await bestMessages(scope, terms, stats, k));
+				const best =
+					(await notes.best(stats, k, (key) => readOrGone(scope, key))) ??
+					(await bestChunks(scope, terms, stats, k));
+				const seg = await nearSegment(scope, messagesOf(best));
 				const all = { ok: [new Uint8Array(seg.docs.length).fill(1)], n: seg.docs.length };
 				const total = seg.lengths.reduce((a, b) => a + b, 0);
 				return bm25(query, [seg], { ...all, total }, k, stats);

@@ -11,6 +11,7 @@ import { afterEach, describe, it } from 'node:test';
 
 import {
 	clearAllCaches,
+	EmbeddedIndex,
 	EncryptedStorage,
 	forgetUser,
 	IndexMismatchError,
@@ -19,6 +20,7 @@ import {
 	MemoryBase,
 	OPEN_MAX,
 	parseEncryptionKey,
+	setCandidateLimits,
 	StorageError,
 	userPart,
 	vectorPartFolder,
@@ -129,6 +131,67 @@ describe('a search of every conversation reads the base-wide index', () => {
 			'a neighbour came in beside a match',
 		);
 		assert.ok(wide.flat().some((m) => m.sessionId === 'anon'));
+	});
+
+	it('the same answers whether the best are scored from the notes of the statistics pass or every segment is read again', async () => {
+		const { base, storage } = await manyUsers({ users: 12, turns: 6 });
+		await base.capture({
+			sessionId: 'dup-a',
+			userId: 'user-3',
+			runId: 'd-a',
+			texts: ['same words here'],
+		});
+		await base.capture({
+			sessionId: 'dup-b',
+			userId: 'user-4',
+			runId: 'd-b',
+			texts: ['same words here'],
+		});
+		const queries = ['pricing plan', 'heron answer', 'user 7 asks', 'same words'];
+		const variants: SearchOptions[] = [
+			{ k: 3, mode: 'lexical' },
+			{ k: 30, mode: 'lexical' },
+			{ k: 5 },
+			{ k: 8, halfLifeDays: 30, now: new Date() },
+		];
+		const run = async (limits: Parameters<typeof setCandidateLimits>[0]) => {
+			const before = setCandidateLimits(limits);
+			try {
+				return await answers(base, queries, variants);
+			} finally {
+				setCandidateLimits(before);
+			}
+		};
+		const noted = await run({});
+		assert.deepEqual(await run({ bytes: 0 }), noted);
+		assert.deepEqual(noted, await viaPartitions(storage, base, queries, variants));
+	});
+
+	it('a hybrid search of every conversation reads each base-wide vector segment once (the word matches’ cosines taken in the same pass)', async () => {
+		const { base } = await manyUsers({ users: 30, turns: 6 });
+		await base.sync();
+		const reads: string[] = [];
+		const readSegment = EmbeddedIndex.prototype.readSegment;
+		EmbeddedIndex.prototype.readSegment = function (this: EmbeddedIndex, key: string) {
+			if (key.startsWith(wideVectorPrefix('kb'))) reads.push(key);
+			return readSegment.call(this, key);
+		};
+		try {
+			for (const q of ['pricing plan', 'heron answer', 'user 7 asks about the lantern']) {
+				reads.length = 0;
+				const { matches } = await base.searchReport(q, { allUsers: true, k: 10 });
+				assert.ok(reads.length > 1, `${reads.length} vector segments read`);
+				assert.equal(reads.length, new Set(reads).size, `${q}: a segment read twice`);
+				// Words and vectors were fused: every match has its cosine, word matches included.
+				assert.ok(matches.some((m) => (m.lexicalScore ?? 0) > 0));
+				assert.ok(
+					matches.every((m) => m.similarity !== undefined),
+					q,
+				);
+			}
+		} finally {
+			EmbeddedIndex.prototype.readSegment = readSegment;
+		}
 	});
 
 	it('lifts the same neighbours in a long conversation, past notes, reading only near the matches', async () => {

@@ -1,0 +1,129 @@
+// The documents holding a query's terms, noted while a streamed search takes its statistics (stream.ts):
+// where each is and its term counts, so that once the statistics are known the k best are scored from
+// these notes instead of reading every segment a second time: only the segments of the k best (and of
+// those tying the k-th) are read again, for their chunks. Bounded: past CANDIDATE_LIMITS.bytes of notes
+// it gives up, and the caller reads every segment again.
+import { chunkOrder } from '../chunks/chunk';
+import type { IndexedChunk } from '../chunks/chunk';
+import { TopK } from '../chunks/top-k';
+import { idfOf, weigh } from './bm25';
+import type { ScopeStats } from './bm25';
+import type { LexicalSegment } from './segment';
+
+export const CANDIDATE_LIMITS = {
+	/** Bytes the notes may take (they are held until the statistics are complete). */
+	bytes: 8 * 1024 * 1024,
+};
+
+/** A segment noted: held by the search (tail, open sources) or read again by its key. */
+export type Source = LexicalSegment | string;
+
+export class Candidates {
+	private seg = new Uint32Array(1024);
+	private doc = new Uint32Array(1024);
+	private len = new Uint32Array(1024);
+	private tf: Uint32Array;
+	private count = 0;
+	/** Gave up: more documents hold the terms than the notes may take. */
+	full = false;
+	readonly sources: Source[] = [];
+
+	constructor(
+		private readonly terms: readonly string[],
+		private readonly limit = Math.floor(CANDIDATE_LIMITS.bytes / (12 + 4 * terms.length)),
+	) {
+		this.tf = new Uint32Array(1024 * terms.length);
+	}
+
+	/** Notes the in-scope documents of `seg` that hold a term (`held`: the search holds it in memory). */
+	add(seg: LexicalSegment, ok: Uint8Array, held: boolean): void {
+		if (this.full) return;
+		const s = this.sources.push(held ? seg : seg.key) - 1;
+		const at = new Int32Array(seg.docs.length).fill(-1);
+		const q = this.terms.length;
+		this.terms.forEach((term, j) => {
+			const list = seg.postings.get(term);
+			if (!list) return;
+			for (let i = 0; i < list.length && !this.full; i += 2) {
+				const d = list[i];
+				if (!ok[d]) continue;
+				if (at[d] < 0) at[d] = this.note(s, d, seg.lengths[d]);
+				if (at[d] >= 0) this.tf[at[d] * q + j] = list[i + 1];
+			}
+		});
+	}
+
+	private note(s: number, d: number, length: number): number {
+		if (this.count >= this.limit) {
+			this.full = true;
+			this.seg = this.doc = this.len = this.tf = new Uint32Array(0);
+			return -1;
+		}
+		if (this.count === this.seg.length) this.grow();
+		this.seg[this.count] = s;
+		this.doc[this.count] = d;
+		this.len[this.count] = length;
+		return this.count++;
+	}
+
+	private grow(): void {
+		const size = Math.min(this.limit, this.seg.length * 2);
+		const more = (a: Uint32Array, n: number) => {
+			const b = new Uint32Array(n);
+			b.set(a);
+			return b;
+		};
+		this.seg = more(this.seg, size);
+		this.doc = more(this.doc, size);
+		this.len = more(this.len, size);
+		this.tf = more(this.tf, size * this.terms.length);
+	}
+
+	/** Each note's BM25 under `stats`, summed term by term in the query's order (as a full pass sums). */
+	private scores(stats: ScopeStats): Float64Array {
+		const avg = stats.total / stats.n || 1;
+		const q = this.terms.length;
+		const out = new Float64Array(this.count);
+		this.terms.forEach((term, j) => {
+			const df = stats.df.get(term) ?? 0;
+			if (df === 0) return;
+			const idf = idfOf(stats.n, df);
+			for (let c = 0; c < this.count; c++) {
+				const tf = this.tf[c * q + j];
+				if (tf > 0) out[c] += weigh(idf, tf, this.len[c], avg);
+			}
+		});
+		return out;
+	}
+
+	/**
+	 * The `k` best by their own words (ties by the chunks), their chunks read from the segments that hold
+	 * them (at most every segment once, two at a time, keeping only those chunks); or undefined when the
+	 * notes gave up.
+	 */
+	async best(
+		stats: ScopeStats,
+		k: number,
+		read: (key: string) => Promise<LexicalSegment>,
+	): Promise<IndexedChunk[] | undefined> {
+		if (this.full) return undefined;
+		const scores = this.scores(stats);
+		const kth = [...scores].sort((a, b) => b - a)[Math.min(k, this.count) - 1] ?? Infinity;
+		const wanted = new Map<number, number[]>();
+		for (let c = 0; c < this.count; c++)
+			if (scores[c] >= kth) wanted.set(this.seg[c], [...(wanted.get(this.seg[c]) ?? []), c]);
+		const chunks = new Map<number, IndexedChunk>();
+		const segments = [...wanted.keys()];
+		for (let i = 0; i < segments.length; i += 2)
+			await Promise.all(
+				segments.slice(i, i + 2).map(async (s) => {
+					const source = this.sources[s];
+					const seg = typeof source === 'string' ? await read(source) : source;
+					for (const c of wanted.get(s)!) chunks.set(c, seg.docs[this.doc[c]]);
+				}),
+			);
+		const top = new TopK(k, (a, _b, c) => chunkOrder(chunks.get(a)!, chunks.get(c)!));
+		for (const c of chunks.keys()) if (top.admits(scores[c])) top.push(scores[c], c, 0);
+		return top.sorted().map(({ a }) => chunks.get(a)!);
+	}
+}

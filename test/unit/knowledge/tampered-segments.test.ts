@@ -1,0 +1,96 @@
+// A word-index segment altered behind the base's back (postings naming documents it does not hold,
+// postings that are not pairs, a chunk without its conversation): a search that reads it refuses with
+// an error naming the object, never answers from part of it, and nothing rewrites or deletes it.
+import assert from 'node:assert/strict';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { afterEach, describe, it } from 'node:test';
+
+import {
+	clearAllCaches,
+	CorruptDocumentError,
+	MemoryBase,
+	wideLexicalPrefix,
+} from '../../../src/internal';
+import { manyUsers } from '../../support/wide-base';
+
+afterEach(() => clearAllCaches());
+
+type Segment = {
+	docs: Array<Record<string, unknown>>;
+	lengths: number[];
+	terms: Record<string, number[]>;
+};
+
+const TAMPERINGS: Array<[string, (seg: Segment) => void]> = [
+	[
+		'postings name a document it does not hold',
+		(seg) => {
+			const term = Object.keys(seg.terms)[0];
+			seg.terms[term] = [...seg.terms[term], seg.docs.length + 3, 1];
+		},
+	],
+	[
+		'postings that are not pairs',
+		(seg) => {
+			const term = Object.keys(seg.terms)[0];
+			seg.terms[term] = [...seg.terms[term], 0];
+		},
+	],
+	[
+		'a chunk without its conversation',
+		(seg) => {
+			delete seg.docs[0].session_id;
+		},
+	],
+];
+
+describe('a tampered word-index segment', () => {
+	for (const [name, tamper] of TAMPERINGS)
+		it(`(${name}): the search of every conversation names it; nothing rewrites it`, async () => {
+			const { base, storage } = await manyUsers({ users: 6, turns: 6 });
+			await base.sync();
+			const keys = (await storage.inner.list(wideLexicalPrefix('kb')))
+				.map((o) => o.key)
+				.filter((k) => k.includes('/segments/'));
+			assert.ok(keys.length > 0);
+			const key = keys[0];
+			const got = (await storage.get(key))!;
+			const seg = JSON.parse(gunzipSync(got.body).toString('utf8')) as Segment;
+			tamper(seg);
+			const bad = gzipSync(Buffer.from(JSON.stringify(seg)));
+			await storage.put(key, bad);
+			clearAllCaches();
+			for (const mode of ['lexical', 'hybrid'] as const)
+				await assert.rejects(
+					base.search('pricing plan answer', { allUsers: true, k: 5, mode }),
+					(e: unknown) => e instanceof CorruptDocumentError && e.message.includes(key),
+				);
+			// The model failing as well: one error, and no rejection left unhandled.
+			const down = async (): Promise<never> => {
+				throw new Error('model down');
+			};
+			const failing = new MemoryBase({
+				storage,
+				baseId: 'kb',
+				embedder: { embedQuery: down, embedDocuments: down },
+			});
+			await assert.rejects(failing.search('pricing plan', { allUsers: true, k: 5 }));
+			await new Promise((resolve) => setTimeout(resolve, 20));
+			// More captures and a sync: each may be refused (a merge cannot read the segment), but none
+			// rewrites or deletes it.
+			const refused = (e: unknown) => assert.ok(e instanceof CorruptDocumentError, String(e));
+			for (let t = 0; t < 6; t++)
+				await base
+					.capture({
+						sessionId: `late-${t}`,
+						userId: 'user-1',
+						runId: `late-${t}`,
+						texts: [`late pricing note ${t}`],
+					})
+					.catch(refused);
+			await base.sync().catch(refused);
+			const after = await storage.get(key);
+			assert.ok(after, 'the segment was deleted');
+			assert.deepEqual(Buffer.from(after.body), bad);
+		});
+});
