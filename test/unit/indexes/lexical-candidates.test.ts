@@ -15,7 +15,7 @@ import { tokenize } from '../../../src/indexes/lexical/tokenize';
 import { LexicalIndex } from '../../../src/indexes/lexical/lexical-index';
 import { streamedView } from '../../../src/indexes/lexical/stream';
 import { lexicalView } from '../../../src/indexes/lexical/view';
-import { LocalDiskStorage } from '../../../src/internal';
+import { clearAllCaches, LocalDiskStorage } from '../../../src/internal';
 import { seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 import { setCandidateLimits } from '../../../src/testing';
@@ -198,6 +198,35 @@ describe('a streamed word search notes the documents holding its terms', () => {
 });
 
 describe('a word index read one segment after another', () => {
+	it('a segment gone between the statistics and the reading of the best (merged meanwhile): the search starts over, never answers without it', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('candidates-gone') });
+		const index = new LexicalIndex(storage, 'test', 'kb/lexical/', 12, async () => [], {
+			segmentChunks: 40,
+		});
+		const docs = Array.from({ length: 200 }, (_, i) =>
+			chunk(i, i % 37 === 0 ? 'anchor harbour sail' : 'river kayak'),
+		);
+		await index.addOlder(docs);
+		const expected = await (await lexicalView([index], {})).search('anchor', 5);
+		assert.ok(expected.length > 0);
+		const seen = new Map<string, number>();
+		let gone = 0;
+		const readSegment = index.readSegment.bind(index);
+		index.readSegment = async (key: string) => {
+			const n = (seen.get(key) ?? 0) + 1;
+			seen.set(key, n);
+			// The second read of a segment is the one for the best: the first time, it is gone.
+			if (n === 2 && gone === 0) {
+				gone++;
+				return null;
+			}
+			return readSegment(key);
+		};
+		clearAllCaches();
+		assert.deepEqual(await (await streamedView(index, {})).search('anchor', 5), expected);
+		assert.equal(gone, 1);
+	});
+
 	it('reads each segment once for the statistics and the best (those of the best again), and answers as the whole index loaded', async () => {
 		const storage = new LocalDiskStorage({ root: tempDir('candidates') });
 		const index = new LexicalIndex(storage, 'test', 'kb/lexical/', 12, async () => [], {
