@@ -261,7 +261,7 @@ describe('a search of every conversation reads the base-wide index', () => {
 });
 
 describe('bounded reads', () => {
-	it('requests per search of every conversation do not grow with the base; at most 16 at once', async () => {
+	it('requests per search of every conversation do not grow with the number of users (6 → 60, as many base-wide segments); at most 16 at once', async () => {
 		const measure = async (users: number) => {
 			const { base, storage } = await manyUsers({ users, turns: 4 });
 			await base.sync();
