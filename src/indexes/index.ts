@@ -32,7 +32,6 @@ export type {
 } from './lexical/open-sources';
 export { tokenize } from './lexical/tokenize';
 export type { LexicalStats, LexicalView } from './lexical/types';
-export type { LexicalMatch } from './lexical/bm25';
 export { ExternalIndex } from './vector/external-store';
 export type { ExternalVectorStore } from './vector/external-store';
 export { EmbeddedIndex } from './vector/vector-index';

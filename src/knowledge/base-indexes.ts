@@ -264,21 +264,17 @@ export class BaseIndexes {
 		return lexicalView(indexes, filter);
 	}
 
-	/**
-	 * The exact cosine ranking over the vector indexes in scope (the base-wide one read as view, taking
-	 * the cosines of the chunks `known` names in the same pass).
-	 */
+	/** The exact cosine ranking over the vector indexes in scope (the base-wide one read as view). */
 	async ranking(
 		query: unknown,
 		k: number,
 		filter: ChunkFilter,
 		users: readonly string[] = [],
-		known?: Map<string, Set<number>>,
 	): Promise<VectorRanking> {
 		const indexes = await this.vectorsFor(filter, users);
 		const wide = this.wideVectors().manifestKey;
 		if (indexes.length === 1 && indexes[0].manifestKey === wide)
-			return streamedRanking(indexes[0], query, k, filter, known);
+			return streamedRanking(indexes[0], query, k, filter);
 		return rankOver(indexes, query, k, filter);
 	}
 

@@ -20,15 +20,7 @@ import {
 	passes,
 	SCALE_OVER,
 } from '../indexes';
-import type {
-	ChunkFilter,
-	IndexedChunk,
-	LexicalMatch,
-	LexicalView,
-	Ranked,
-	Similarities,
-	VectorCandidate,
-} from '../indexes';
+import type { ChunkFilter, LexicalView, Ranked, Similarities, VectorCandidate } from '../indexes';
 import { validateId } from '../keys/ids';
 import { BaseIndexes } from './base-indexes';
 import { sessionUsers } from './capture-log';
@@ -146,7 +138,6 @@ async function vectorRanking(
 	scope: Scope,
 	query: string,
 	n: number,
-	known?: Promise<Map<string, Set<number>>>,
 ): Promise<VectorRanking> {
 	const { filter, indexes, users } = scope;
 	const embedder = p.embedder('Search');
@@ -155,7 +146,7 @@ async function vectorRanking(
 	const external = p.external();
 	const embed = (texts: string[]) => embedder.embedDocuments(texts);
 	if (!external) {
-		const r = await indexes.ranking(vector, n, filter, users, await known);
+		const r = await indexes.ranking(vector, n, filter, users);
 		const probeRows = r.probe;
 		const probe: VectorSide['probe'] =
 			probeRows && (async (rows, k) => rows.map((row) => probeRows(normaliseRows([row], 1), k)));
@@ -239,42 +230,21 @@ async function rankings(
 	config: MemoryBaseConfig | null,
 	scope: Scope,
 	query: string,
-	o: { mode: SearchMode; n: number; everyone: boolean },
+	mode: SearchMode,
+	n: number,
 ) {
-	const words =
-		o.mode === 'vector'
-			? undefined
-			: scope.indexes.view(scope.filter, scope.users).then(async (view) => ({
-					view,
-					lexical: await view.search(query, o.n),
-				}));
-	// Every conversation: the pass over the base-wide vectors also takes the cosines of the word
-	// matches (fusion needs them), instead of a second pass over the segments of their conversations.
-	const known =
-		o.everyone && o.mode === 'hybrid' ? words?.then((w) => chunksOf(w.lexical)) : undefined;
-	// Its failure is the word search's, thrown as such below: never an unhandled rejection of its own
-	// (the vector side may fail first, before it waits for this).
-	known?.catch(() => undefined);
 	const settled = await Promise.allSettled([
-		checkIndexes(p, config, scope.indexes, o.mode, scope.filter, scope.users),
-		words,
-		o.mode === 'lexical' ? undefined : vectorRanking(p, scope, query, o.n, known),
+		checkIndexes(p, config, scope.indexes, mode, scope.filter, scope.users),
+		mode === 'vector' ? undefined : scope.indexes.view(scope.filter, scope.users),
+		mode === 'lexical' ? undefined : vectorRanking(p, scope, query, n),
 	] as const);
 	for (const r of settled) if (r.status === 'rejected') throw r.reason;
-	const [, found, vector] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+	const [, view, vector] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
 		void,
-		{ view: LexicalView; lexical: LexicalMatch[] } | undefined,
+		LexicalView | undefined,
 		VectorRanking | undefined,
 	];
-	return { view: found?.view, lexical: found?.lexical ?? [], vector };
-}
-
-/** The chunks of matches, by message ID and chunk index. */
-function chunksOf(matches: readonly IndexedChunk[]): Map<string, Set<number>> {
-	const out = new Map<string, Set<number>>();
-	for (const m of matches)
-		out.set(m.message_id, (out.get(m.message_id) ?? new Set()).add(m.chunk_index));
-	return out;
+	return { view, vector };
 }
 
 /**
@@ -297,9 +267,10 @@ export async function searchReport(
 	const scope = await scopeOf(p, filter, config);
 	// The same candidates for any k up to CANDIDATES: a search for more results orders its first ones alike.
 	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, k));
-	const everyone = options.allUsers === true && filter.userId === undefined && !filter.sessionId;
-	const { view, lexical, vector } = await rankings(p, config, scope, query, { mode, n, everyone });
+	const { view, vector } = await rankings(p, config, scope, query, mode, n);
+	const lexical = (await view?.search(query, n)) ?? [];
 	const allWordMatches = lexical.length < CANDIDATES;
+	const everyone = options.allUsers === true && filter.userId === undefined && !filter.sessionId;
 	const weights =
 		mode === 'hybrid' && view && vector
 			? await hybridWeights(

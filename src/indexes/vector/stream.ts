@@ -45,25 +45,18 @@ async function visit(
 	}
 }
 
-/**
- * The k best rows of every segment, merged: each chunk once; and, in the same pass, the cosines of the
- * chunks `known` names (into `cosines`).
- */
+/** The k best rows of every segment, merged: each chunk once. */
 async function best(
 	index: EmbeddedIndex,
 	manifest: IndexManifest,
 	q: Float32Array,
 	k: number,
 	filter: ChunkFilter,
-	known: Known | undefined,
-	cosines: Map<string, number>,
 ): Promise<VectorMatch[]> {
 	const kept: Array<{ chunk: IndexedChunk; score: number }> = [];
 	const held = new Set<string>();
 	const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a].chunk, kept[c].chunk));
 	await visit(index, manifest.segments, filter, (seg, mask) => {
-		if (known)
-			for (const [key, cosine] of similaritiesOf([seg], [mask], q, known)) cosines.set(key, cosine);
 		for (const { score, b } of topRows([seg], [mask], q, k)) {
 			const chunk = seg.chunks[b];
 			if (held.has(chunk.id) || !top.admits(score)) continue;
@@ -74,25 +67,15 @@ async function best(
 	return top.sorted().map(({ a }) => ({ ...kept[a].chunk, score: clampCosine(kept[a].score) }));
 }
 
-/** Chunks named by message ID and chunk indexes (what a ranking's similarities() is asked for). */
-type Known = Map<string, Set<number>>;
-
-/** Whether every chunk `wanted` names is among those `known` names. */
-const within = (wanted: Known, known: Known | undefined) =>
-	known !== undefined &&
-	[...wanted].every(([message, chunks]) => [...chunks].every((c) => known.get(message)?.has(c)));
-
 /**
  * The `k` chunks most similar to `query` over the index, read one segment after another, with a way
- * to score more chunks of the scope afterwards: those `known` names (the word matches of the same
- * search) are scored in the same pass; others by reading again the segments of their conversations.
+ * to score more chunks of the scope afterwards (reading again only the segments of their conversations).
  */
 export async function streamedRanking(
 	index: EmbeddedIndex,
 	query: unknown,
 	k: number,
 	filter: ChunkFilter,
-	known?: Known,
 ): Promise<VectorRanking> {
 	const q = normaliseRows([query], 1);
 	const n = Math.max(1, Math.min(k, MAX_TOP_K));
@@ -103,13 +86,11 @@ export async function streamedRanking(
 		if (manifest.doc.dimensions !== q.length)
 			throw new DimensionMismatchError(index.kbId, manifest.doc.dimensions, q.length);
 		try {
-			const cosines = new Map<string, number>();
-			const matches = await best(index, manifest.doc, q, n, filter, known, cosines);
+			const matches = await best(index, manifest.doc, q, n, filter);
 			const similarities = async (
 				wanted: Map<string, Set<number>>,
 				sessions: ReadonlySet<string>,
 			) => {
-				if (within(wanted, known)) return cosines;
 				const out = new Map<string, number>();
 				const refs = manifest.doc.segments.filter((r) => r.sessions.some((s) => sessions.has(s)));
 				await visit(index, refs, filter, (seg, mask) => {

@@ -11,7 +11,6 @@ import { afterEach, describe, it } from 'node:test';
 
 import {
 	clearAllCaches,
-	EmbeddedIndex,
 	EncryptedStorage,
 	forgetUser,
 	IndexMismatchError,
@@ -165,33 +164,6 @@ describe('a search of every conversation reads the base-wide index', () => {
 		const noted = await run({});
 		assert.deepEqual(await run({ bytes: 0 }), noted);
 		assert.deepEqual(noted, await viaPartitions(storage, base, queries, variants));
-	});
-
-	it('a hybrid search of every conversation reads each base-wide vector segment once (the word matches’ cosines taken in the same pass)', async () => {
-		const { base } = await manyUsers({ users: 30, turns: 6 });
-		await base.sync();
-		const reads: string[] = [];
-		const readSegment = EmbeddedIndex.prototype.readSegment;
-		EmbeddedIndex.prototype.readSegment = function (this: EmbeddedIndex, key: string) {
-			if (key.startsWith(wideVectorPrefix('kb'))) reads.push(key);
-			return readSegment.call(this, key);
-		};
-		try {
-			for (const q of ['pricing plan', 'heron answer', 'user 7 asks about the lantern']) {
-				reads.length = 0;
-				const { matches } = await base.searchReport(q, { allUsers: true, k: 10 });
-				assert.ok(reads.length > 1, `${reads.length} vector segments read`);
-				assert.equal(reads.length, new Set(reads).size, `${q}: a segment read twice`);
-				// Words and vectors were fused: every match has its cosine, word matches included.
-				assert.ok(matches.some((m) => (m.lexicalScore ?? 0) > 0));
-				assert.ok(
-					matches.every((m) => m.similarity !== undefined),
-					q,
-				);
-			}
-		} finally {
-			EmbeddedIndex.prototype.readSegment = readSegment;
-		}
 	});
 
 	it('lifts the same neighbours in a long conversation, past notes, reading only near the matches', async () => {
