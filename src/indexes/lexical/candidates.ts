@@ -12,7 +12,7 @@ import type { LexicalSegment } from './segment';
 
 export const CANDIDATE_LIMITS = {
 	/** Bytes the notes may take (they are held until the statistics are complete). */
-	bytes: 8 * 1024 * 1024,
+	bytes: 6 * 1024 * 1024,
 };
 
 /** A segment noted: held by the search (tail, open sources) or read again by its key. */
@@ -108,7 +108,10 @@ export class Candidates {
 	): Promise<IndexedChunk[] | undefined> {
 		if (this.full) return undefined;
 		const scores = this.scores(stats);
-		const kth = [...scores].sort((a, b) => b - a)[Math.min(k, this.count) - 1] ?? Infinity;
+		// The k-th best score (ties kept in count), found without sorting a copy of every score.
+		const values = new TopK(k);
+		for (const score of scores) if (values.admits(score)) values.push(score, 0, 0);
+		const kth = values.sorted().at(-1)?.score ?? Infinity;
 		const wanted = new Map<number, number[]>();
 		for (let c = 0; c < this.count; c++)
 			if (scores[c] >= kth) wanted.set(this.seg[c], [...(wanted.get(this.seg[c]) ?? []), c]);

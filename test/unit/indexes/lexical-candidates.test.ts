@@ -97,7 +97,7 @@ function noted(segs: LexicalSegment[], terms: string[]) {
 	return { notes, reads, read };
 }
 
-afterEach(() => setCandidateLimits({ bytes: 8 * 1024 * 1024 }));
+afterEach(() => setCandidateLimits({ bytes: 6 * 1024 * 1024 }));
 
 describe('a streamed word search notes the documents holding its terms', () => {
 	it('the k best from the notes are the k best of a full pass, ties by the chunks', async () => {
