@@ -16,7 +16,7 @@ export const CANDIDATE_LIMITS = {
 };
 
 /** A segment noted: held by the search (tail, open sources) or read again by its key. */
-export type Source = LexicalSegment | string;
+type Source = LexicalSegment | string;
 
 export class Candidates {
 	private seg = new Uint32Array(1024);
@@ -98,8 +98,7 @@ export class Candidates {
 
 	/**
 	 * The `k` best by their own words (ties by the chunks), their chunks read from the segments that hold
-	 * them (at most every segment once, two at a time, keeping only those chunks); or undefined when the
-	 * notes gave up.
+	 * them (at most every segment once, two at a time); or undefined when the notes gave up.
 	 */
 	async best(
 		stats: ScopeStats,
@@ -113,20 +112,25 @@ export class Candidates {
 		for (const score of scores) if (values.admits(score)) values.push(score, 0, 0);
 		const kth = values.sorted().at(-1)?.score ?? Infinity;
 		const wanted = new Map<number, number[]>();
-		for (let c = 0; c < this.count; c++)
-			if (scores[c] >= kth) wanted.set(this.seg[c], [...(wanted.get(this.seg[c]) ?? []), c]);
-		const chunks = new Map<number, IndexedChunk>();
+		for (let c = 0; c < this.count; c++) {
+			if (scores[c] < kth) continue;
+			const list = wanted.get(this.seg[c]);
+			if (list) list.push(c);
+			else wanted.set(this.seg[c], [c]);
+		}
+		// Ranked as each segment comes in: however many tie, only the k best chunks are kept.
+		const kept: IndexedChunk[] = [];
+		const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
 		const segments = [...wanted.keys()];
 		for (let i = 0; i < segments.length; i += 2)
 			await Promise.all(
 				segments.slice(i, i + 2).map(async (s) => {
 					const source = this.sources[s];
 					const seg = typeof source === 'string' ? await read(source) : source;
-					for (const c of wanted.get(s)!) chunks.set(c, seg.docs[this.doc[c]]);
+					for (const c of wanted.get(s)!)
+						if (top.admits(scores[c])) top.push(scores[c], kept.push(seg.docs[this.doc[c]]) - 1, 0);
 				}),
 			);
-		const top = new TopK(k, (a, _b, c) => chunkOrder(chunks.get(a)!, chunks.get(c)!));
-		for (const c of chunks.keys()) if (top.admits(scores[c])) top.push(scores[c], c, 0);
-		return top.sorted().map(({ a }) => chunks.get(a)!);
+		return top.sorted().map(({ a }) => kept[a]);
 	}
 }
