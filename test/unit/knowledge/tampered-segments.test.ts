@@ -1,5 +1,6 @@
 // A word-index segment altered behind the base's back (postings naming documents it does not hold,
-// postings that are not pairs, a chunk without its conversation): a search that reads it refuses with
+// postings that are not pairs or not counts, lengths that are not counts, a chunk without its
+// conversation): a search that reads it refuses with
 // an error naming the object, never answers from part of it, and nothing rewrites or deletes it.
 import assert from 'node:assert/strict';
 import { gunzipSync, gzipSync } from 'node:zlib';
@@ -34,6 +35,27 @@ const TAMPERINGS: Array<[string, (seg: Segment) => void]> = [
 		(seg) => {
 			const term = Object.keys(seg.terms)[0];
 			seg.terms[term] = [...seg.terms[term], 0];
+		},
+	],
+	[
+		// Before it was checked, 2^32 wrapped round to 0 when copied into the segment's counts.
+		'a term count too large for a segment',
+		(seg) => {
+			const term = Object.keys(seg.terms)[0];
+			seg.terms[term] = [...seg.terms[term], 0, 2 ** 32];
+		},
+	],
+	[
+		'a posting that is not a number',
+		(seg) => {
+			const term = Object.keys(seg.terms)[0];
+			seg.terms[term] = [...seg.terms[term], '0', 1] as unknown as number[];
+		},
+	],
+	[
+		'a document length that is not a whole number',
+		(seg) => {
+			seg.lengths[0] = 1.5;
 		},
 	],
 	[
