@@ -6,7 +6,7 @@
  */
 import { BM25, mean, score } from './recall-locomo-score';
 import type { Asked } from './recall-locomo-score';
-import type { AutoRecall } from './recall-locomo-auto';
+import type { AutoRecall, SmallTalkTally } from './recall-locomo-auto';
 import type { Model } from './recall-locomo-models';
 
 const f = (x: number, d = 3) => x.toFixed(d);
@@ -51,12 +51,16 @@ export function bars(asked: Asked[], m: Model): string[] {
 	return out;
 }
 
-/** Automatic recall: questions that recall nothing (≤ 2 %), pleasantries that recall something (≤ 5 %). */
+/**
+ * Automatic recall: questions that recall nothing (≤ 2 %), small talk that recalls something (≤ 5 %, in
+ * each set).
+ */
 export function autoBars(auto: AutoRecall, m: Model): string[] {
 	const empty = auto.questionsEmpty / Math.max(1, auto.questions);
-	const leaks = auto.recalled / Math.max(1, auto.pleasantries);
+	const share = (t: SmallTalkTally) => t.recalled / Math.max(1, t.asked);
+	const leaks = [share(auto.pleasantries), share(auto.more)];
 	return [
 		`- ${m.label}: at most 2 % of the questions recall nothing: ${f(100 * empty, 1)} %: ${verdict(empty <= 0.02)}.`,
-		`- ${m.label}: at most 1 in 20 pleasantries recalls anything: ${f(100 * leaks, 1)} %: ${verdict(leaks <= 0.05)}.`,
+		`- ${m.label}: at most 1 in 20 small-talk messages recalls anything (the pleasantries / the second fifty): ${leaks.map((l) => `${f(100 * l, 1)} %`).join(' / ')}: ${verdict(leaks.every((l) => l <= 0.05))}.`,
 	];
 }

@@ -41,7 +41,7 @@ import type { Embedder, SearchMode } from '../src/internal';
 import { tempDir } from '../test/support/storages';
 import { Bm25, exactCosine, plainWords, sameUpToTies } from './baselines';
 import { autoRecall, emptyAutoRecall } from './recall-locomo-auto';
-import type { AutoRecall } from './recall-locomo-auto';
+import type { AutoRecall, SmallTalkTally } from './recall-locomo-auto';
 import { autoBars, bars } from './recall-locomo-bars';
 import { BM25, K, mean, score } from './recall-locomo-score';
 import type { Asked } from './recall-locomo-score';
@@ -178,13 +178,20 @@ function table(asked: Asked[]): string[] {
 
 /** Automatic recall against the default search's top 5, questions with nothing, and pleasantries. */
 function autoLine(asked: Asked[], auto: AutoRecall): string {
-	const leaks = [...auto.leaks].map(([t, n]) => `"${t}" (${n})`).join(', ');
+	const tally = (name: string, t: SmallTalkTally) => {
+		const leaks = [...t.leaks].map(([text, n]) => `"${text}" (${n})`).join(', ');
+		return (
+			`${name} (${t.asked}: 50 × conversations): ${t.recalled} recalled something` +
+			` (the small-talk word list answered ${t.byList} before any search)${leaks ? `: ${leaks}` : ''}.`
+		);
+	};
 	return (
 		`Automatic recall (recall() with its defaults: 5 entries, 500 tokens, half-life 180 days): it held ${f(mean(auto.held))} of the evidence ` +
 		`(the default search's R@5: ${f(score(asked, 'default search').at[5])}), in ${median(auto.tokens)} tokens (median); ` +
 		`${auto.questionsEmpty} of ${auto.questions} questions recalled nothing. ` +
-		`Pleasantries (${auto.pleasantries}: 50 in twelve languages × conversations): ${auto.recalled} recalled something` +
-		` (the small-talk word list answered ${auto.byList} before any search)${leaks ? `: ${leaks}` : ''}.`
+		tally('Pleasantries in twelve languages', auto.pleasantries) +
+		' ' +
+		tally('The second fifty, never used to tune the floor', auto.more)
 	);
 }
 
