@@ -120,7 +120,26 @@ export function decodeSegment(key: string, bytes: Uint8Array): Segment {
 		vectors = new Float32Array(n);
 		for (let i = 0; i < n; i++) vectors[i] = buf.readFloatLE(body + 4 * i);
 	}
+	const bad = badRow(vectors, dims);
+	if (bad >= 0) fail(`row ${bad} is not a unit vector of finite numbers`);
 	return { key, dimensions: dims, chunks: list, vectors, bytes: buf.length };
+}
+
+/** How far a stored row's squared length may be from 1 (Float32 rounding of a normalised row). */
+const UNIT_TOLERANCE = 1e-3;
+
+/**
+ * The first row that is not as normaliseRows writes rows (unit length, or all zeros for an embedder's
+ * zeros), or -1. A row altered on storage would otherwise rank by NaN or outweigh every other row.
+ */
+function badRow(vectors: Float32Array, dims: number): number {
+	for (let r = 0, at = 0; at < vectors.length; r++, at += dims) {
+		let norm = 0;
+		for (let j = at; j < at + dims; j++) norm += vectors[j] * vectors[j];
+		// NaN and Infinity fail both comparisons.
+		if (!(norm === 0 || Math.abs(norm - 1) <= UNIT_TOLERANCE)) return r;
+	}
+	return -1;
 }
 
 /** Copies rows into one normalised Float32Array, checking count, dimensions and numbers. */

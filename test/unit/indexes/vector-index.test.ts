@@ -137,6 +137,52 @@ describe('embedded vector index', () => {
 		assert.throws(() => decodeSegment('k', Buffer.from('not a segment')), CorruptDocumentError);
 	});
 
+	it('a segment whose rows were altered (not numbers, infinite, not unit length) is refused, naming it', () => {
+		// Rows are stored at unit length (or all zeros, for an embedder that gave zeros).
+		const good = new Float32Array([1, 0, 0, 0, 0, 0]);
+		assert.deepEqual(
+			[...decodeSegment('k', encodeSegment(3, [chunk(0), chunk(1)], good)).vectors],
+			[...good],
+		);
+		for (const [name, row] of [
+			['not a number', [Number.NaN, 0, 0]],
+			['infinite', [Number.POSITIVE_INFINITY, 0, 0]],
+			['five times too long', [3, 4, 0]],
+			['a little short', [0.9, 0, 0]],
+		] as const) {
+			const body = encodeSegment(3, [chunk(0), chunk(1)], new Float32Array([1, 0, 0, ...row]));
+			assert.throws(
+				() => decodeSegment('segments/altered', body),
+				(e: unknown) =>
+					e instanceof CorruptDocumentError &&
+					e.message.includes('segments/altered') &&
+					e.message.includes('row 1'),
+				name,
+			);
+		}
+	});
+
+	it('a search over a segment altered on storage (a row of NaN) is an error naming it, not a ranking', async () => {
+		const { index, storage } = setup();
+		const rows = makeRows(40, 8);
+		await index.add(
+			rows.map((_, i) => chunk(i)),
+			rows,
+		);
+		const keys = (await storage.list(vectorIndexPrefix('kb')))
+			.map((o) => o.key)
+			.filter((k) => k !== vectorManifestKey('kb'));
+		assert.equal(keys.length, 1);
+		const body = Buffer.from((await storage.get(keys[0]))!.body);
+		body.writeFloatLE(Number.NaN, body.length - 4 * 8);
+		await storage.put(keys[0], body);
+		clearVectorCache();
+		await assert.rejects(
+			index.search(rows[0], 5),
+			(e: unknown) => e instanceof CorruptDocumentError && e.message.includes(keys[0]),
+		);
+	});
+
 	it('clear() deletes the manifest first, then every segment', async () => {
 		const { index, storage } = setup();
 		await index.add([chunk(0)], [[1, 0]]);
