@@ -32,3 +32,26 @@ export function chunkOrder(a: IndexedChunk, b: IndexedChunk): number {
 	if (a.chunk_index !== b.chunk_index) return a.chunk_index - b.chunk_index;
 	return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
+
+const nonEmpty = (v: unknown) => typeof v === 'string' && v.length > 0;
+const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+export const isRecord = (v: unknown): v is Record<string, unknown> =>
+	typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * What a stored chunk must be (both indexes' segments), written out: a segment holds thousands of
+ * chunks, and a search may read hundreds of segments (the base-wide index), where a schema library's
+ * generic walk costs three times the JSON parsing. Returns the first field that is wrong, or null.
+ */
+export function badChunk(c: unknown): string | null {
+	if (!isRecord(c)) return 'is not an object';
+	for (const f of ['id', 'session_id', 'message_id', 'run_id', 'created_at'])
+		if (!nonEmpty(c[f])) return f;
+	if (c.user_id !== undefined && !nonEmpty(c.user_id)) return 'user_id';
+	if (!count(c.seq)) return 'seq';
+	if (!count(c.chunk_index)) return 'chunk_index';
+	if (typeof c.text !== 'string') return 'text';
+	if (c.role !== undefined && typeof c.role !== 'string') return 'role';
+	if (c.metadata !== undefined && !isRecord(c.metadata)) return 'metadata';
+	return null;
+}

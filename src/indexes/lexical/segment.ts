@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { CorruptDocumentError } from '../../errors';
 import { bloomOf } from '../../store/bloom';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
+import { badChunk, isRecord } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { termCounts } from './tokenize';
 
@@ -86,29 +87,6 @@ export function encode(segment: LexicalSegment): Buffer {
 		{ kind: 'lexical', docs: segment.docs, lengths: [...segment.lengths], terms },
 		{ gzip: true },
 	);
-}
-
-const nonEmpty = (v: unknown) => typeof v === 'string' && v.length > 0;
-const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
-const isRecord = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/**
- * What chunkSchema checks, written out: a segment holds thousands of chunks, and a search may read
- * hundreds of segments (the base-wide index), where a schema library's generic walk costs three
- * times the JSON parsing. Returns the first field that is wrong, or null.
- */
-function badChunk(c: unknown): string | null {
-	if (!isRecord(c)) return 'is not an object';
-	const d = c as Record<string, unknown>;
-	for (const f of ['id', 'session_id', 'message_id', 'run_id', 'created_at'])
-		if (!nonEmpty(d[f])) return f;
-	if (d.user_id !== undefined && !nonEmpty(d.user_id)) return 'user_id';
-	if (!count(d.seq)) return 'seq';
-	if (!count(d.chunk_index)) return 'chunk_index';
-	if (typeof d.text !== 'string') return 'text';
-	if (d.role !== undefined && typeof d.role !== 'string') return 'role';
-	if (d.metadata !== undefined && !isRecord(d.metadata)) return 'metadata';
-	return null;
 }
 
 /** Whole numbers below 2^32 (`>>> 0` keeps those as they are), copied; null if one is not. */

@@ -4,7 +4,7 @@
 import { endianness } from 'node:os';
 
 import { CorruptDocumentError, EmbeddingError } from '../../errors';
-import { chunkOrder } from '../chunks/chunk';
+import { badChunk, chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { TopK } from '../chunks/top-k';
 import { QuantizedRows, quantizeQuery, simdAvailable } from './simd';
@@ -107,9 +107,10 @@ export function decodeSegment(key: string, bytes: Uint8Array): Segment {
 		fail('bad chunk list');
 	const dims = dimensions as number;
 	const list = chunks as IndexedChunk[];
-	for (const c of list)
-		if (typeof c?.id !== 'string' || typeof c.session_id !== 'string' || typeof c.text !== 'string')
-			fail('a chunk without id, session_id or text');
+	list.forEach((c, i) => {
+		const bad = badChunk(c);
+		if (bad) fail(`chunks.${i}.${bad}: not valid`);
+	});
 	const body = start + ((4 - (start % 4)) % 4);
 	const n = list.length * dims;
 	if (buf.length - body !== n * 4) fail(`${buf.length - body} bytes of vectors, expected ${n * 4}`);

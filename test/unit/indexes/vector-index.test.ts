@@ -162,6 +162,27 @@ describe('embedded vector index', () => {
 		}
 	});
 
+	it('a segment whose chunks were altered (a user ID that is a number, no capture time) is refused, naming the field', () => {
+		const rows = new Float32Array([1, 0, 0, 0, 1, 0]);
+		for (const [field, alter] of [
+			['user_id', (c: Record<string, unknown>) => (c.user_id = 42)],
+			['created_at', (c: Record<string, unknown>) => delete c.created_at],
+			['seq', (c: Record<string, unknown>) => (c.seq = -1)],
+		] as const) {
+			const altered: Record<string, unknown> = { ...chunk(1) };
+			alter(altered);
+			const body = encodeSegment(3, [chunk(0), altered as unknown as IndexedChunk], rows);
+			assert.throws(
+				() => decodeSegment('segments/altered', body),
+				(e: unknown) =>
+					e instanceof CorruptDocumentError &&
+					e.message.includes('segments/altered') &&
+					e.message.includes(`chunks.1.${field}`),
+				field,
+			);
+		}
+	});
+
 	it('a search over a segment altered on storage (a row of NaN) is an error naming it, not a ranking', async () => {
 		const { index, storage } = setup();
 		const rows = makeRows(40, 8);
