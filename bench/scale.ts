@@ -4,7 +4,8 @@
  * (src/knowledge/partitions.ts). Synthetic bases of 1,000, 10,000 and 100,000 users with 100 captured
  * messages each (one conversation per user, one chunk per message, 64-dimension vectors from a
  * deterministic hashed-word embedder) on local disk, and of 1,000 and 5,000 users on radosgw
- * (RGW_ENDPOINT; scripts/rgw.sh keeps objects in a 1 GiB memstore, which 10,000 users overflow).
+ * (RGW_ENDPOINT; scripts/rgw.sh keeps objects in a memstore of RGW_MEMSTORE_BYTES, 1 GiB unless set,
+ * which 10,000 users overflow; each size's objects are deleted before the next is built).
  *
  * Building: the base is created through MemoryBase (so its configuration says "partitioned"), then
  * MEASURED users capture their messages through the public path (MemoryBase.capture, 50 turns of two
@@ -103,8 +104,9 @@ const allSearches = (users: number) =>
 	Number(process.env.SCALE_BENCH_ALL_SEARCHES ?? (users <= 1000 ? 20 : users <= 10_000 ? 5 : 3));
 const OLD_PATH_SEARCHES = 3;
 /**
- * Radosgw sizes: scripts/rgw.sh keeps objects in a 1 GiB memstore (RAM), and 10,000 users store about
- * 1 GiB (100,000 would also take over an hour to build): 1,000 and 5,000 users fit together.
+ * Radosgw sizes: scripts/rgw.sh keeps objects in a 1 GiB memstore (RAM) unless RGW_MEMSTORE_BYTES says
+ * otherwise; 5,000 users store about 0.9 GiB and 10,000 about 1.8 GiB (100,000 would also take over an
+ * hour to build). Each size's objects are deleted before the next is built.
  */
 const RGW_SIZES = list(process.env.SCALE_BENCH_RGW_USERS, '1000,5000');
 const LEGACY = list(process.env.SCALE_BENCH_LEGACY, '1000,10000');
@@ -972,11 +974,24 @@ async function runOne(
 	return { storage: name, built, m };
 }
 
-/** Removes a run's storage (disk: its folder; radosgw: left to `rgw.sh down`). */
+/**
+ * Removes a run's storage: on disk its folder; on radosgw every object of its bucket, 16 at a time, so
+ * the next size has the memstore to itself (1,000 and 5,000 users together outgrow 1 GiB).
+ */
 async function dispose(spec: StorageSpec): Promise<void> {
-	if (spec.kind !== 'disk') return;
-	const { rm } = await import('node:fs/promises');
-	await rm(spec.root, { recursive: true, force: true });
+	if (spec.kind === 'disk') {
+		const { rm } = await import('node:fs/promises');
+		await rm(spec.root, { recursive: true, force: true });
+		return;
+	}
+	const storage = storageOf(spec);
+	const keys = (await storage.list('')).map((o) => o.key);
+	let next = 0;
+	await Promise.all(
+		Array.from({ length: 16 }, async () => {
+			while (next < keys.length) await storage.delete(keys[next++]);
+		}),
+	);
 }
 
 function tables(runs: Run[], legacy: Run[], notes: string[]): string[] {
@@ -1135,7 +1150,7 @@ function rgwNote(rgw: Run[]): string {
 	const rate = last.fillers / (last.buildMs - last.measuredMs);
 	const larger = SIZES.filter((u) => u > last.users);
 	if (larger.length === 0) return '';
-	return `Radosgw only up to ${n(last.users)} users: scripts/rgw.sh keeps objects in a 1 GiB memstore (RAM), and a base stores ${size(perUser)} per user (${larger.map((u) => `${size(u * perUser)} at ${n(u)} users`).join(', ')}); building ${n(Math.max(...larger))} users at the ${f(rate * 1000, 0)} users/s measured here would also take about ${f(Math.max(...larger) / rate / 60_000, 0)} minutes.`;
+	return `Radosgw only up to ${n(last.users)} users: scripts/rgw.sh keeps objects in RAM (RGW_MEMSTORE_BYTES, 1 GiB unless set), and a base stores ${size(perUser)} per user (${larger.map((u) => `${size(u * perUser)} at ${n(u)} users`).join(', ')}); building ${n(Math.max(...larger))} users at the ${f(rate * 1000, 0)} users/s measured here would also take about ${f(Math.max(...larger) / rate / 60_000, 0)} minutes.`;
 }
 
 async function main(): Promise<void> {
