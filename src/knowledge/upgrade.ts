@@ -95,7 +95,7 @@ export async function copyLexical(p: BaseParts, indexes: BaseIndexes): Promise<s
 	};
 	await copy(manifest.doc.tail);
 	for (const ref of [...manifest.doc.segments].reverse()) {
-		const seg = await single.readSegment(ref.key);
+		const seg = await single.readSegment(ref);
 		if (!seg) throw new IndexDamagedError(p.baseId, [ref.key], 'lexical');
 		await copy(seg.docs);
 	}
@@ -111,7 +111,7 @@ export async function copyVectors(indexes: BaseIndexes): Promise<void> {
 	const manifest = await single.readManifest(true);
 	if (manifest.version === null) return;
 	for (const ref of [...manifest.doc.segments].reverse()) {
-		const seg = await single.readSegment(ref.key);
+		const seg = await single.readSegment(ref);
 		if (!seg) throw new IndexDamagedError(single.kbId, [ref.key]);
 		const { chunks, rows } = rowsOf([seg], [new Uint8Array(seg.chunks.length).fill(1)]);
 		for (const [part, group] of byPart(chunks))

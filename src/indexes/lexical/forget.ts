@@ -3,13 +3,14 @@
 import { IndexDamagedError } from '../../errors';
 import { bloomMayHave, bloomPositions } from '../../store/bloom';
 import type { IndexedChunk } from '../chunks/chunk';
+import type { ListedSegment } from '../chunks/listed';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef, LexicalSegment } from './segment';
 
 /** The segment reads and writes a rewrite needs (a LexicalIndex). */
 export interface SegmentFiles {
 	readonly name: string;
-	readSegment(key: string): Promise<LexicalSegment | null>;
+	readSegment(ref: ListedSegment): Promise<LexicalSegment | null>;
 	writeSegment(level: number, docs: IndexedChunk[]): Promise<LexicalRef>;
 }
 
@@ -45,7 +46,7 @@ export async function dropChunks(
 			refs.push(ref);
 			continue;
 		}
-		const seg = await files.readSegment(ref.key);
+		const seg = await files.readSegment(ref);
 		if (!seg) throw new IndexDamagedError(files.name, [ref.key]);
 		const kept = seg.docs.filter(keep);
 		if (kept.length === seg.docs.length) {

@@ -15,7 +15,8 @@ import { storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
-import { missingFrom } from '../chunks/listed';
+import { checkListed, missingFrom } from '../chunks/listed';
+import type { ListedSegment } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
 import type { ManifestReads } from '../chunks/manifest-reads';
 import type { Touched } from '../chunks/touched';
@@ -176,14 +177,18 @@ export class LexicalIndex {
 		return refOf(key, level, docs, body);
 	}
 
-	/** A segment, decoded once per process; null when storage does not hold it. */
-	async readSegment(key: string): Promise<LexicalSegment | null> {
-		const cached = segments.get(this.cacheId(key));
-		if (cached) return cached;
-		const got = await this.storage.get(key);
+	/** A listed segment, decoded once per process (checkListed); null when storage does not hold it. */
+	async readSegment(ref: ListedSegment): Promise<LexicalSegment | null> {
+		const cached = segments.get(this.cacheId(ref.key));
+		if (cached) {
+			checkListed(ref, cached.docs.length);
+			return cached;
+		}
+		const got = await this.storage.get(ref.key);
 		if (!got) return null;
-		const segment = decode(key, got.body);
-		return segments.set(this.cacheId(key), segment, { weight: segment.bytes });
+		const segment = decode(ref.key, got.body);
+		checkListed(ref, segment.docs.length, got.body.byteLength);
+		return segments.set(this.cacheId(ref.key), segment, { weight: segment.bytes });
 	}
 
 	async deleteSegment(key: string): Promise<void> {
@@ -278,7 +283,7 @@ export class LexicalIndex {
 					(filter.since === undefined || r.to >= filter.since) &&
 					(filter.until === undefined || r.from <= filter.until),
 			);
-			const loaded = await Promise.all(refs.map((r) => this.readSegment(r.key)));
+			const loaded = await Promise.all(refs.map((r) => this.readSegment(r)));
 			const missing = refs.filter((_, i) => loaded[i] === null).map((r) => r.key);
 			if (missing.length === 0) {
 				const all = [...(loaded as LexicalSegment[]), this.tailOf(manifest)];
@@ -307,7 +312,7 @@ export class LexicalIndex {
 		const missing = refs.filter((r) => !present.has(r.key)).map((r) => r.key);
 		const loaded: LexicalSegment[] = [];
 		for (const r of refs) {
-			const seg = present.has(r.key) ? await this.readSegment(r.key) : null;
+			const seg = present.has(r.key) ? await this.readSegment(r) : null;
 			if (seg) loaded.push(seg);
 		}
 		loaded.push(this.tailOf(manifest));

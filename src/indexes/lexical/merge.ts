@@ -25,7 +25,7 @@ export async function mergeDue(
 		const top = Math.max(...group.map((r) => r.level));
 		if (group.some((r) => r.level < top - 1)) break;
 		if (group.reduce((n, r) => n + r.count, 0) > out.cap) break;
-		const loaded = await Promise.all(group.map((r) => files.readSegment(r.key)));
+		const loaded = await Promise.all(group.map((r) => files.readSegment(r)));
 		if (loaded.some((s) => s === null))
 			throw new IndexDamagedError(
 				files.name,

@@ -60,7 +60,9 @@ function okOf(seg: LexicalSegment, filter: ChunkFilter, dead: ReadonlySet<string
 
 /** A listed segment, read again; gone since the manifest was read: the search starts over. */
 async function readOrGone(scope: Scope, key: string): Promise<LexicalSegment> {
-	const seg = await scope.index.readSegment(key);
+	// The notes name segments of scope.refs only.
+	const ref = scope.refs.find((r) => r.key === key);
+	const seg = ref ? await scope.index.readSegment(ref) : null;
 	if (!seg) throw new SegmentGone();
 	return seg;
 }
@@ -76,7 +78,7 @@ async function visit(
 	const refs = scope.refs.filter(pick);
 	for (let i = 0; i < refs.length; i += WINDOW) {
 		const read = await Promise.all(
-			refs.slice(i, i + WINDOW).map((r) => scope.index.readSegment(r.key)),
+			refs.slice(i, i + WINDOW).map((r) => scope.index.readSegment(r)),
 		);
 		for (const seg of read) {
 			if (!seg) throw new SegmentGone();

@@ -34,7 +34,7 @@ async function visit(
 	fn: (seg: Segment, mask: Uint8Array) => void,
 ): Promise<void> {
 	for (let i = 0; i < refs.length; i += WINDOW) {
-		const read = await Promise.all(refs.slice(i, i + WINDOW).map((r) => index.readSegment(r.key)));
+		const read = await Promise.all(refs.slice(i, i + WINDOW).map((r) => index.readSegment(r)));
 		for (const seg of read) {
 			if (!seg) throw new SegmentGone();
 			fn(

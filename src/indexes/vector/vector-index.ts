@@ -13,7 +13,8 @@ import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
-import { missingFrom } from '../chunks/listed';
+import { checkListed, missingFrom } from '../chunks/listed';
+import type { ListedSegment } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
 import type { ManifestReads } from '../chunks/manifest-reads';
 import { manifestCodec } from './manifest';
@@ -171,14 +172,14 @@ export class EmbeddedIndex {
 		return listed.map((r) => r.key);
 	}
 
-	/** A segment, decoded once per process; null when storage does not hold it. */
-	async readSegment(key: string): Promise<Segment | null> {
-		const cached = segments.get(this.cacheId(key));
-		if (cached) return cached;
-		const got = await this.storage.get(key);
-		if (!got) return null;
-		const segment = prepare(decodeSegment(key, got.body));
-		this.cacheSegment(segment);
+	/** A listed segment, decoded once per process (checkListed); null when storage does not hold it. */
+	async readSegment(ref: ListedSegment): Promise<Segment | null> {
+		const cached = segments.get(this.cacheId(ref.key));
+		const got = cached ? undefined : await this.storage.get(ref.key);
+		if (got === null) return null;
+		const segment = cached ?? prepare(decodeSegment(ref.key, got!.body));
+		checkListed(ref, segment.chunks.length, got?.body.byteLength);
+		if (!cached) this.cacheSegment(segment);
 		return segment;
 	}
 
@@ -298,9 +299,7 @@ export class EmbeddedIndex {
 			);
 			const loaded: Array<Segment | null> = [];
 			for (let i = 0; i < refs.length; i += 8)
-				loaded.push(
-					...(await Promise.all(refs.slice(i, i + 8).map((r) => this.readSegment(r.key)))),
-				);
+				loaded.push(...(await Promise.all(refs.slice(i, i + 8).map((r) => this.readSegment(r)))));
 			const missing = refs.filter((_, i) => loaded[i] === null).map((r) => r.key);
 			if (missing.length === 0) {
 				const masks = this.liveMask(manifest.version, refs, loaded, filter);
@@ -362,7 +361,7 @@ export class EmbeddedIndex {
 		const present = new Set((await this.storage.list(this.segmentsPrefix)).map((o) => o.key));
 		const missing = refs.filter((r) => !present.has(r.key)).map((r) => r.key);
 		const loaded: Array<Segment | null> = [];
-		for (const r of refs) loaded.push(present.has(r.key) ? await this.readSegment(r.key) : null);
+		for (const r of refs) loaded.push(present.has(r.key) ? await this.readSegment(r) : null);
 		const masks = this.liveMask(manifest.version, refs, loaded, 'stats');
 		const bySession: Record<string, number> = {};
 		let vectors = 0;

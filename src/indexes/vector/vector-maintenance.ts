@@ -78,7 +78,7 @@ async function withoutSession(
 	const replaced = new Map<string, { ref: SegmentRef; segment: Segment } | null>();
 	let removed = 0;
 	for (const ref of refs) {
-		const seg = await index.readSegment(ref.key);
+		const seg = await index.readSegment(ref);
 		if (!seg) throw new IndexDamagedError(index.kbId, [ref.key]);
 		const rows = seg.chunks.flatMap((c, r) => (c.session_id === sessionId ? [] : [r]));
 		removed += seg.chunks.length - rows.length;
@@ -140,7 +140,7 @@ export async function compactIndex(index: EmbeddedIndex): Promise<boolean> {
 			total += refs[end++].count;
 		if (end - start < 2) return false;
 		const run = refs.slice(start, end);
-		const loaded = await Promise.all(run.map((r) => index.readSegment(r.key)));
+		const loaded = await Promise.all(run.map((r) => index.readSegment(r)));
 		if (loaded.some((s) => s === null)) return false;
 		const dims = manifest.doc.dimensions;
 		const byId = new Map<string, { chunk: IndexedChunk; seg: Segment; row: number }>();

@@ -6,6 +6,7 @@ import { afterEach, describe, it } from 'node:test';
 
 import { chunkOrder } from '../../../src/indexes/chunks/chunk';
 import type { IndexedChunk } from '../../../src/indexes/chunks/chunk';
+import type { ListedSegment } from '../../../src/indexes/chunks/listed';
 import { idfOf, weigh } from '../../../src/indexes/lexical/bm25';
 import type { ScopeStats } from '../../../src/indexes/lexical/bm25';
 import { Candidates } from '../../../src/indexes/lexical/candidates';
@@ -212,15 +213,15 @@ describe('a word index read one segment after another', () => {
 		const seen = new Map<string, number>();
 		let gone = 0;
 		const readSegment = index.readSegment.bind(index);
-		index.readSegment = async (key: string) => {
-			const n = (seen.get(key) ?? 0) + 1;
-			seen.set(key, n);
+		index.readSegment = async (ref: ListedSegment) => {
+			const n = (seen.get(ref.key) ?? 0) + 1;
+			seen.set(ref.key, n);
 			// The second read of a segment is the one for the best: the first time, it is gone.
 			if (n === 2 && gone === 0) {
 				gone++;
 				return null;
 			}
-			return readSegment(key);
+			return readSegment(ref);
 		};
 		clearAllCaches();
 		assert.deepEqual(await (await streamedView(index, {})).search('anchor', 5), expected);
@@ -244,9 +245,9 @@ describe('a word index read one segment after another', () => {
 		await index.addOlder(docs);
 		const reads: string[] = [];
 		const readSegment = index.readSegment.bind(index);
-		index.readSegment = (key: string) => {
-			reads.push(key);
-			return readSegment(key);
+		index.readSegment = (ref: ListedSegment) => {
+			reads.push(ref.key);
+			return readSegment(ref);
 		};
 		const whole = await lexicalView([index], {});
 		const total = { noted: 0, again: 0, searches: 0 };

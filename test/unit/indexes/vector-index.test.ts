@@ -183,6 +183,33 @@ describe('embedded vector index', () => {
 		}
 	});
 
+	it('a segment replaced by another valid one of the index is an error naming it, not a ranking', async () => {
+		const { index, storage } = setup();
+		const rows = makeRows(30, 8);
+		await index.add(
+			rows.slice(0, 20).map((_, i) => chunk(i)),
+			rows.slice(0, 20),
+		);
+		await index.add(
+			rows.slice(20).map((_, i) => chunk(20 + i)),
+			rows.slice(20),
+		);
+		const keys = (await storage.list(vectorIndexPrefix('kb')))
+			.map((o) => o.key)
+			.filter((k) => k !== vectorManifestKey('kb'));
+		assert.equal(keys.length, 2);
+		// The other segment's object copied over this one: valid, but not what the manifest lists.
+		await storage.put(keys[0], (await storage.get(keys[1]))!.body);
+		clearVectorCache();
+		await assert.rejects(
+			index.search(rows[0], 5),
+			(e: unknown) =>
+				e instanceof CorruptDocumentError &&
+				e.message.includes(keys[0]) &&
+				e.message.includes('its manifest lists'),
+		);
+	});
+
 	it('a search over a segment altered on storage (a row of NaN) is an error naming it, not a ranking', async () => {
 		const { index, storage } = setup();
 		const rows = makeRows(40, 8);

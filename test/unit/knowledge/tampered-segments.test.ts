@@ -115,4 +115,50 @@ describe('a tampered word-index segment', () => {
 			assert.ok(after, 'the segment was deleted');
 			assert.deepEqual(Buffer.from(after.body), bad);
 		});
+
+	for (const [name, change] of [
+		[
+			'a chunk fewer',
+			(seg: Segment) => {
+				const last = seg.docs.length - 1;
+				seg.docs.pop();
+				seg.lengths.pop();
+				for (const term of Object.keys(seg.terms)) {
+					const pairs = seg.terms[term];
+					const kept: number[] = [];
+					for (let i = 0; i < pairs.length; i += 2)
+						if (pairs[i] !== last) kept.push(pairs[i], pairs[i + 1]);
+					if (kept.length > 0) seg.terms[term] = kept;
+					else delete seg.terms[term];
+				}
+			},
+		],
+		[
+			'a text edited',
+			(seg: Segment) => {
+				seg.docs[0].text = `${String(seg.docs[0].text)} and a sentence nobody captured`;
+			},
+		],
+	] as const)
+		it(`replaced by a valid segment that is not the one listed (${name}): the search names it`, async () => {
+			const { base, storage } = await manyUsers({ users: 6, turns: 6 });
+			await base.sync();
+			const key = (await storage.inner.list(wideLexicalPrefix('kb')))
+				.map((o) => o.key)
+				.find((k) => k.includes('/segments/'))!;
+			const seg = JSON.parse(
+				gunzipSync((await storage.get(key))!.body).toString('utf8'),
+			) as Segment;
+			change(seg);
+			await storage.put(key, gzipSync(Buffer.from(JSON.stringify(seg))));
+			clearAllCaches();
+			for (const mode of ['lexical', 'hybrid'] as const)
+				await assert.rejects(
+					base.search('pricing plan answer', { allUsers: true, k: 5, mode }),
+					(e: unknown) =>
+						e instanceof CorruptDocumentError &&
+						e.message.includes(key) &&
+						e.message.includes('its manifest lists'),
+				);
+		});
 });
