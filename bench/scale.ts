@@ -38,7 +38,8 @@
  * SCALE_BENCH_MEASURED (10), SCALE_BENCH_SEARCHES (200), SCALE_BENCH_ALL_SEARCHES (20 up to 1,000
  * users, 5 up to 10,000, 3 beyond), SCALE_BENCH_BUILDERS (2), SCALE_BENCH_CONCURRENCY (users each builder writes at a
  * time: 16 on disk, 8 on radosgw, whose requests time out when a loaded machine queues too many),
- * SCALE_BENCH_STORAGES (disk,rgw). Quick run: SCALE_BENCH_USERS=1000,10000 SCALE_BENCH_LEGACY=1000.
+ * SCALE_BENCH_STORAGES (disk,rgw), SCALE_BENCH_KEEP (set: each base is kept and its place printed, to
+ * compare code on it). Quick run: SCALE_BENCH_USERS=1000,10000 SCALE_BENCH_LEGACY=1000.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -979,6 +980,10 @@ async function runOne(
  * the next size has the memstore to itself (1,000 and 5,000 users together outgrow 1 GiB).
  */
 async function dispose(spec: StorageSpec): Promise<void> {
+	if (process.env.SCALE_BENCH_KEEP) {
+		console.log(`  kept: ${spec.kind === 'disk' ? spec.root : `s3://${spec.bucket}`}`);
+		return;
+	}
 	if (spec.kind === 'disk') {
 		const { rm } = await import('node:fs/promises');
 		await rm(spec.root, { recursive: true, force: true });
