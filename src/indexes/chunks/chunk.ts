@@ -55,3 +55,19 @@ export function badChunk(c: unknown): string | null {
 	if (c.metadata !== undefined && !isRecord(c.metadata)) return 'metadata';
 	return null;
 }
+
+/** Text outside Latin-1 takes two bytes a character in V8's strings. */
+const WIDE_TEXT = /[\u0100-\uffff]/;
+
+/**
+ * Bytes chunks take in memory once parsed, about (V8: each chunk's object, its IDs and its text): what
+ * both indexes add to a decoded segment's cache weight.
+ */
+export function chunkHeapBytes(chunks: readonly IndexedChunk[]): number {
+	let bytes = 0;
+	for (const c of chunks) {
+		bytes += 280 + (WIDE_TEXT.test(c.text) ? 2 : 1) * c.text.length;
+		if (c.metadata) bytes += 32 * Object.keys(c.metadata).length;
+	}
+	return bytes;
+}

@@ -4,7 +4,7 @@
 import { endianness } from 'node:os';
 
 import { CorruptDocumentError, EmbeddingError } from '../../errors';
-import { badChunk, chunkOrder } from '../chunks/chunk';
+import { badChunk, chunkHeapBytes, chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { TopK } from '../chunks/top-k';
 import { QuantizedRows, quantizeQuery, simdAvailable } from './simd';
@@ -46,9 +46,13 @@ export function rowOf(seg: Segment, r: number): Float32Array {
 	return seg.vectors.subarray(r * seg.dimensions, (r + 1) * seg.dimensions);
 }
 
-/** What a decoded segment holds in memory: its stored bytes (the Float32 rows among them), the int8 rows. */
+/**
+ * What a decoded segment holds in memory: its stored bytes (the Float32 rows are a view of them), its
+ * chunks once parsed (without them, a segment of 64-dimension rows weighed 0.65 of what it held), and
+ * the int8 rows.
+ */
 export function weightOf(seg: Segment): number {
-	return seg.bytes + (seg.quant?.bytes ?? 0);
+	return seg.bytes + chunkHeapBytes(seg.chunks) + (seg.quant?.bytes ?? 0);
 }
 
 /** The picked rows of loaded segments, copied into one block (for a rewritten or merged segment). */
