@@ -80,7 +80,10 @@ export function build(key: string, docs: IndexedChunk[]): LexicalSegment {
  * 1.1 to 1.4 times what the heap grows by; the weight taken from the stored size before was 0.4 to
  * 1.1 times it, so a full cache could hold 2.5 times its limit.
  */
-function heapBytes(docs: readonly IndexedChunk[], postings: ReadonlyMap<string, Uint32Array>): number {
+function heapBytes(
+	docs: readonly IndexedChunk[],
+	postings: ReadonlyMap<string, Uint32Array>,
+): number {
 	let bytes = chunkHeapBytes(docs);
 	for (const [term, list] of postings) bytes += 260 + 2 * term.length + list.byteLength;
 	return bytes;
