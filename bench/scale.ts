@@ -991,11 +991,11 @@ async function dispose(spec: StorageSpec): Promise<void> {
 	}
 	const storage = storageOf(spec);
 	const keys = (await storage.list('')).map((o) => o.key);
-	let next = 0;
-	await Promise.all(
-		Array.from({ length: 16 }, async () => {
-			while (next < keys.length) await storage.delete(keys[next++]);
-		}),
+	await pool(
+		keys.length,
+		16,
+		(i) => storage.delete(keys[i]),
+		() => undefined,
 	);
 }
 

@@ -7,9 +7,14 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 import { build, decode, encode } from '../../../src/indexes/lexical/segment';
-import { decodeSegment, encodeSegment, weightOf } from '../../../src/indexes/vector/vector-segment';
+import {
+	decodeSegment,
+	encodeSegment,
+	normaliseRows,
+	weightOf,
+} from '../../../src/indexes/vector/vector-segment';
 import type { IndexedChunk } from '../../../src/internal';
-import { seededRandom } from '../../support/embeddings';
+import { randomRows, seededRandom } from '../../support/embeddings';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -56,13 +61,7 @@ describe('the cache weight of a decoded segment', () => {
 	it('vector segment of 64 dimensions: at least what it holds, at most twice', () => {
 		const n = 2048;
 		const dims = 64;
-		const rand = seededRandom(5);
-		const rows = new Float32Array(n * dims);
-		for (let r = 0; r < n; r++) {
-			let norm = 0;
-			for (let j = 0; j < dims; j++) norm += (rows[r * dims + j] = rand()) ** 2;
-			for (let j = 0; j < dims; j++) rows[r * dims + j] /= Math.sqrt(norm);
-		}
+		const rows = normaliseRows(randomRows(n, dims, seededRandom(5)), n, dims);
 		const body = encodeSegment(dims, chunks(n, 14, 3), rows);
 		// Without the int8 rows (WebAssembly memory, not counted by the heap figures).
 		const { each, kept } = heldBy(() => decodeSegment('k', Buffer.from(body)), 8);
