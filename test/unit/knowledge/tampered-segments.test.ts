@@ -161,4 +161,31 @@ describe('a tampered word-index segment', () => {
 						e.message.includes('its manifest lists'),
 				);
 		});
+
+	it('replaced after this process cached it: this process answers from the copy it checked, a new one refuses', async () => {
+		const { base, storage } = await manyUsers({ users: 6, turns: 6 });
+		await base.sync();
+		clearAllCaches();
+		const query = 'pricing plan answer';
+		const before = await base.search(query, { allUsers: true, k: 5, mode: 'lexical' });
+		assert.ok(before.length > 0);
+		const key = (await storage.inner.list(wideLexicalPrefix('kb')))
+			.map((o) => o.key)
+			.find((k) => k.includes('/segments/'))!;
+		const seg = JSON.parse(gunzipSync((await storage.get(key))!.body).toString('utf8')) as Segment;
+		seg.docs[0].text = `${String(seg.docs[0].text)} and a sentence nobody captured`;
+		await storage.put(key, gzipSync(Buffer.from(JSON.stringify(seg))));
+		// Write-once segments: the copy read and checked before is still the one the manifest lists.
+		const again = await base.search(query, { allUsers: true, k: 5, mode: 'lexical' });
+		assert.deepEqual(
+			again.map((h) => [h.sessionId, h.seq, h.text]),
+			before.map((h) => [h.sessionId, h.seq, h.text]),
+		);
+		// A process without that copy (caches empty) reads the replacement and refuses it by name.
+		clearAllCaches();
+		await assert.rejects(
+			base.search(query, { allUsers: true, k: 5, mode: 'lexical' }),
+			(e: unknown) => e instanceof CorruptDocumentError && e.message.includes(key),
+		);
+	});
 });
