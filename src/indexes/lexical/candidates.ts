@@ -1,9 +1,10 @@
 // The documents holding a query's terms, noted while a streamed search takes its statistics (stream.ts):
 // where each is and its term counts, so that once the statistics are known the k best are scored from
-// these notes instead of reading every segment a second time: only the segments of the k best (and of
-// those tying the k-th) are read again, for their chunks. Bounded: past CANDIDATE_LIMITS.bytes of notes
-// it gives up, and the caller reads every segment again.
-import { chunkOrder } from '../chunks/chunk';
+// these notes instead of reading every segment a second time. The noted chunks themselves are kept too,
+// up to CANDIDATE_LIMITS.chunkBytes: then nothing is read again; past that, only the segments of the k
+// best (and of those tying the k-th) are read again, for their chunks. Bounded: past
+// CANDIDATE_LIMITS.bytes of notes it gives up, and the caller reads every segment again.
+import { chunkHeapBytes, chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { TopK } from '../chunks/top-k';
 import { idfOf, weigh } from './bm25';
@@ -13,6 +14,8 @@ import type { LexicalSegment } from './segment';
 export const CANDIDATE_LIMITS = {
 	/** Bytes the notes may take (they are held until the statistics are complete). */
 	bytes: 6 * 1024 * 1024,
+	/** Bytes of noted chunks kept (so the segments of the best need not be read again). */
+	chunkBytes: 4 * 1024 * 1024,
 };
 
 /** A segment noted: held by the search (tail, open sources) or read again by its key. */
@@ -24,6 +27,9 @@ export class Candidates {
 	private len = new Uint32Array(1024);
 	private tf: Uint32Array;
 	private count = 0;
+	/** Each note's chunk, while they take no more than CANDIDATE_LIMITS.chunkBytes (then null). */
+	private chunks: IndexedChunk[] | null = [];
+	private chunkBytes = 0;
 	/** Gave up: more documents hold the terms than the notes may take. */
 	full = false;
 	readonly sources: Source[] = [];
@@ -47,17 +53,23 @@ export class Candidates {
 			for (let i = 0; i < list.length && !this.full; i += 2) {
 				const d = list[i];
 				if (!ok[d]) continue;
-				if (at[d] < 0) at[d] = this.note(s, d, seg.lengths[d]);
+				if (at[d] < 0) at[d] = this.note(s, d, seg.lengths[d], seg.docs[d]);
 				if (at[d] >= 0) this.tf[at[d] * q + j] = list[i + 1];
 			}
 		});
 	}
 
-	private note(s: number, d: number, length: number): number {
+	private note(s: number, d: number, length: number, chunk: IndexedChunk): number {
 		if (this.count >= this.limit) {
 			this.full = true;
 			this.seg = this.doc = this.len = this.tf = new Uint32Array(0);
+			this.chunks = null;
 			return -1;
+		}
+		if (this.chunks) {
+			this.chunkBytes += chunkHeapBytes([chunk]);
+			if (this.chunkBytes <= CANDIDATE_LIMITS.chunkBytes) this.chunks.push(chunk);
+			else this.chunks = null;
 		}
 		if (this.count === this.seg.length) this.grow();
 		this.seg[this.count] = s;
@@ -121,6 +133,13 @@ export class Candidates {
 		// Ranked as each segment comes in: however many tie, only the k best chunks are kept.
 		const kept: IndexedChunk[] = [];
 		const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
+		const noted = this.chunks;
+		if (noted) {
+			for (const list of wanted.values())
+				for (const c of list)
+					if (top.admits(scores[c])) top.push(scores[c], kept.push(noted[c]) - 1, 0);
+			return top.sorted().map(({ a }) => kept[a]);
+		}
 		const segments = [...wanted.keys()];
 		for (let i = 0; i < segments.length; i += 2)
 			await Promise.all(

@@ -98,7 +98,7 @@ function noted(segs: LexicalSegment[], terms: string[]) {
 	return { notes, reads, read };
 }
 
-afterEach(() => setCandidateLimits({ bytes: 6 * 1024 * 1024 }));
+afterEach(() => setCandidateLimits({ bytes: 6 * 1024 * 1024, chunkBytes: 4 * 1024 * 1024 }));
 
 describe('a streamed word search notes the documents holding its terms', () => {
 	it('the k best from the notes are the k best of a full pass, ties by the chunks', async () => {
@@ -118,7 +118,40 @@ describe('a streamed word search notes the documents holding its terms', () => {
 		}
 	});
 
-	it('reads again only the segments that hold the best', async () => {
+	it('keeps the noted chunks: nothing is read again', async () => {
+		const segs = segments(10, 100, 3);
+		const terms = ['kayak', 'heron'];
+		const stats = statsOf(segs, terms);
+		const { notes, reads, read } = noted(segs, terms);
+		const best = await notes.best(stats, 40, read);
+		assert.deepEqual(
+			best?.map((c) => c.id),
+			reference(segs, terms, stats, 40),
+		);
+		assert.deepEqual(reads, []);
+	});
+
+	it('past the bytes of chunks it may keep, reads again the segments of the best only', async () => {
+		const segs = segments(10, 100, 3);
+		const terms = ['kayak', 'heron'];
+		const stats = statsOf(segs, terms);
+		// Room for a few chunks only: the notes stay, the chunks are let go.
+		setCandidateLimits({ chunkBytes: 2000 });
+		const { notes, reads, read } = noted(segs, terms);
+		const best = await notes.best(stats, 3, read);
+		assert.deepEqual(
+			best?.map((c) => c.id),
+			reference(segs, terms, stats, 3),
+		);
+		// Each segment of the best read once (and those of ties with the third), never all ten.
+		const holding = segs.filter((seg) => seg.docs.some((d) => best?.some((b) => b.id === d.id)));
+		assert.ok(holding.every((seg) => reads.includes(seg.key)));
+		assert.equal(new Set(reads).size, reads.length);
+		assert.ok(reads.length < segs.length, `${reads.length} reads`);
+	});
+
+	it('reads again only the segments that hold the best (chunks not kept)', async () => {
+		setCandidateLimits({ chunkBytes: 0 });
 		const segs = segments(10, 100, 3);
 		// One document per segment would do; the rare word sits in two segments only.
 		segs[2] = build('seg-2', [...segs[2].docs.slice(1), chunk(9001, 'anchor anchor harbour')]);
@@ -144,6 +177,7 @@ describe('a streamed word search notes the documents holding its terms', () => {
 	});
 
 	it('ties spread over many segments: each read once, two at a time, and only the chunks kept', async () => {
+		setCandidateLimits({ chunkBytes: 0 });
 		// The same text in each of 20 segments: all tie for the first place.
 		const segs = Array.from({ length: 20 }, (_, s) =>
 			build(`seg-${s}`, [chunk(s, 'heron kayak'), chunk(100 + s, 'river')]),
