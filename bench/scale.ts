@@ -369,12 +369,18 @@ class WideBatch {
 		this.words.push(...lexical);
 		this.chunks.push(...vectors);
 		this.rows.push(...rows);
-		return this.chunks.length >= WIDE_BATCH ? this.flush() : Promise.resolve();
+		return this.chunks.length >= WIDE_BATCH ? this.flush(WIDE_BATCH) : Promise.resolve();
 	}
 
-	flush(): Promise<void> {
-		const [words, chunks, rows] = [this.words, this.chunks, this.rows];
-		[this.words, this.chunks, this.rows] = [[], [], []];
+	/** Writes what was gathered in whole segments (the rest stays for later), or all of it with 1. */
+	flush(whole = 1): Promise<void> {
+		const n = this.chunks.length - (this.chunks.length % whole);
+		const w = this.words.length - (this.words.length % whole);
+		const [words, chunks, rows] = [
+			this.words.splice(0, w),
+			this.chunks.splice(0, n),
+			this.rows.splice(0, n),
+		];
 		this.writing = this.writing.then(async () => {
 			if (words.length > 0) await this.indexes.wideLexical().addOlder(words);
 			if (chunks.length > 0) await this.indexes.wideVectors().add(chunks, rows, { older: true });

@@ -366,6 +366,8 @@ export {
 } from './indexes/lexical/lexical-index';
 export type { LexicalStats } from './indexes/lexical/lexical-index';
 export { FOLD_BATCH, OPEN_MAX } from './knowledge/log-folding';
+export { WideBatches } from './knowledge/wide';
+export { WIDE_SEGMENT_BYTES, WIDE_SEGMENT_CHUNKS } from './knowledge/base-indexes';
 export {
 	lexicalPartFolder,
 	partHash,
@@ -412,9 +414,17 @@ export {
 } from './knowledge/chunking';
 export { isExternalVectorStore } from './indexes/vector/external-store';
 export type { ExternalDocument, ExternalVectorStore } from './indexes/vector/external-store';
-export { clearVectorCache, EmbeddedIndex, VECTOR_CACHE_BYTES } from './indexes/vector/vector-index';
-export type { IndexStats } from './indexes/vector/vector-index';
 export {
+	clearVectorCache,
+	EmbeddedIndex,
+	partsOf,
+	VECTOR_CACHE_BYTES,
+} from './indexes/vector/vector-index';
+export { streamedRanking } from './indexes/vector/stream';
+export type { IndexStats } from './indexes/vector/vector-index';
+export { smallRun } from './indexes/vector/vector-maintenance';
+export {
+	COMPACT_BELOW,
 	decodeSegment,
 	encodeSegment,
 	MAX_SEGMENTS,

@@ -56,6 +56,11 @@ export function wideState(config: MemoryBaseConfig | null): WideState {
 export const WIDE_OWNER = '*';
 /** Chunks per base-wide word-index segment at most: a search reads them one after another. */
 export const WIDE_SEGMENT_CHUNKS = 4096;
+/**
+ * …and its vector segments about this many bytes at most, whatever the dimensions (8,192 vectors of
+ * 1,536 dimensions would be 50 MB, read whole by every search of every conversation).
+ */
+export const WIDE_SEGMENT_BYTES = 4 * 2 ** 20;
 
 export class BaseIndexes {
 	private constructor(
@@ -121,7 +126,13 @@ export class BaseIndexes {
 	/** The base-wide vector index: every conversation's vectors. */
 	wideVectors(): EmbeddedIndex {
 		const folder = wideVectorPrefix(this.kbId, this.p.keyPrefix);
-		const at = { folder, owner: WIDE_OWNER, cacheGroup: this.cacheGroup, reads: this.reads };
+		const at = {
+			folder,
+			owner: WIDE_OWNER,
+			cacheGroup: this.cacheGroup,
+			reads: this.reads,
+			segmentBytes: WIDE_SEGMENT_BYTES,
+		};
 		return this.p.index(this.kbId, at);
 	}
 

@@ -145,7 +145,13 @@ export class BaseParts {
 	 */
 	index(
 		kbId: string,
-		at: { folder?: string; owner?: string; cacheGroup?: string; reads?: ManifestReads } = {},
+		at: {
+			folder?: string;
+			owner?: string;
+			cacheGroup?: string;
+			reads?: ManifestReads;
+			segmentBytes?: number;
+		} = {},
 	): EmbeddedIndex {
 		const folder = at.folder ?? vectorIndexPrefix(kbId, this.keyPrefix);
 		return new EmbeddedIndex(this.storage, kbId, folder, this.maxAttempts, {
@@ -153,6 +159,7 @@ export class BaseParts {
 			cacheGroup: at.cacheGroup,
 			owner: at.owner,
 			reads: at.reads,
+			segmentBytes: at.segmentBytes,
 		});
 	}
 

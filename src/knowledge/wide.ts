@@ -56,7 +56,7 @@ export function rowsOf(
  * Chunks copied into the base-wide index as older than what it holds, a segment's worth at a time
  * (an upgrade copies many small partitions: one segment each would leave it thousands).
  */
-class WideBatches {
+export class WideBatches {
 	private words: IndexedChunk[] = [];
 	private vectorChunks: IndexedChunk[] = [];
 	private rows: number[][] = [];
@@ -66,27 +66,32 @@ class WideBatches {
 		private readonly vectors: EmbeddedIndex,
 	) {}
 
+	// Whole segments only until the end: a batch of 4,100 written at once would leave a segment of 4
+	// beside each full one, which nothing merges later (twice the reads for every search of the base).
 	async addWords(chunks: readonly IndexedChunk[]): Promise<void> {
 		this.words.push(...chunks);
-		if (this.words.length >= WIDE_SEGMENT_CHUNKS) await this.flushWords();
+		if (this.words.length >= WIDE_SEGMENT_CHUNKS) await this.flushWords(WIDE_SEGMENT_CHUNKS);
 	}
 
 	async addVectors(chunks: readonly IndexedChunk[], rows: readonly number[][]): Promise<void> {
 		this.vectorChunks.push(...chunks);
 		this.rows.push(...rows);
-		if (this.vectorChunks.length >= 4 * SEGMENT_MAX_VECTORS) await this.flushVectors();
+		if (this.vectorChunks.length >= 4 * SEGMENT_MAX_VECTORS)
+			await this.flushVectors(SEGMENT_MAX_VECTORS);
 	}
 
-	private async flushWords(): Promise<void> {
-		if (this.words.length > 0) await this.lexical.addOlder(this.words);
-		this.words = [];
+	/** Writes the chunks gathered, in multiples of `whole` (all of them with 1). */
+	private async flushWords(whole = 1): Promise<void> {
+		const n = this.words.length - (this.words.length % whole);
+		if (n > 0) await this.lexical.addOlder(this.words.splice(0, n));
 	}
 
-	private async flushVectors(): Promise<void> {
-		if (this.vectorChunks.length > 0)
-			await this.vectors.add(this.vectorChunks, this.rows, { older: true });
-		this.vectorChunks = [];
-		this.rows = [];
+	private async flushVectors(whole = 1): Promise<void> {
+		const n = this.vectorChunks.length - (this.vectorChunks.length % whole);
+		if (n > 0)
+			await this.vectors.add(this.vectorChunks.splice(0, n), this.rows.splice(0, n), {
+				older: true,
+			});
 	}
 
 	async flush(): Promise<void> {

@@ -17,8 +17,10 @@ import type { EmbeddedIndex } from './vector-index';
 import { MAX_TOP_K, normaliseRows, topRows } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 
-/** Segments read at once. */
+/** Segments read at once, at most… */
 const WINDOW = 2;
+/** …unless together they take more bytes than this (large segments, of indexes from before a cap). */
+const WINDOW_BYTES = 8 * 2 ** 20;
 /** Times a ranking starts over on a newer manifest when a segment it lists is gone (compacted meanwhile). */
 const ATTEMPTS = 3;
 
@@ -33,8 +35,14 @@ async function visit(
 	filter: ChunkFilter,
 	fn: (seg: Segment, mask: Uint8Array) => void,
 ): Promise<void> {
-	for (let i = 0; i < refs.length; i += WINDOW) {
-		const read = await Promise.all(refs.slice(i, i + WINDOW).map((r) => index.readSegment(r)));
+	for (let i = 0; i < refs.length;) {
+		const group = [refs[i++]];
+		let bytes = group[0].bytes;
+		while (group.length < WINDOW && i < refs.length && bytes + refs[i].bytes <= WINDOW_BYTES) {
+			bytes += refs[i].bytes;
+			group.push(refs[i++]);
+		}
+		const read = await Promise.all(group.map((r) => index.readSegment(r)));
 		for (const seg of read) {
 			if (!seg) throw new SegmentGone();
 			fn(

@@ -123,6 +123,35 @@ export async function sweepOrphanSegments(
 }
 
 /**
+ * The first run of two or more neighbouring small segments, as many as merge into at most twice
+ * COMPACT_BELOW vectors and at most `maxBytes` together; null if none. Any run, not only the first small segment's: a lone small one
+ * between large ones (a segment a Forget made smaller) must not stop every later merge.
+ */
+export function smallRun<R extends { count: number; bytes: number }>(
+	refs: readonly R[],
+	maxBytes = Infinity,
+): R[] | null {
+	for (let start = 0; start < refs.length; start++) {
+		let end = start;
+		let total = 0;
+		let bytes = 0;
+		const fits = (r: R) => end === start || bytes + r.bytes <= maxBytes;
+		while (
+			end < refs.length &&
+			refs[end].count < COMPACT_BELOW &&
+			total < 2 * COMPACT_BELOW &&
+			fits(refs[end])
+		) {
+			total += refs[end].count;
+			bytes += refs[end++].bytes;
+		}
+		if (end - start >= 2) return refs.slice(start, end);
+		start = Math.max(start, end - 1);
+	}
+	return null;
+}
+
+/**
  * Past MAX_SEGMENTS, merges a run of neighbouring small segments into one (superseded chunks dropped),
  * swaps it into the manifest in their place, then deletes them. A concurrent change of that run
  * abandons the merge. Failing to compact never fails the write that triggered it.
@@ -131,15 +160,8 @@ export async function compactIndex(index: EmbeddedIndex): Promise<boolean> {
 	try {
 		const manifest = await index.readManifest(true);
 		if (manifest.version === null || manifest.doc.segments.length <= MAX_SEGMENTS) return false;
-		const refs = manifest.doc.segments;
-		const start = refs.findIndex((r) => r.count < COMPACT_BELOW);
-		if (start < 0) return false;
-		let end = start;
-		let total = 0;
-		while (end < refs.length && refs[end].count < COMPACT_BELOW && total < 2 * COMPACT_BELOW)
-			total += refs[end++].count;
-		if (end - start < 2) return false;
-		const run = refs.slice(start, end);
+		const run = smallRun(manifest.doc.segments, index.segmentBytes);
+		if (!run) return false;
 		const loaded = await Promise.all(run.map((r) => index.readSegment(r)));
 		if (loaded.some((s) => s === null)) return false;
 		const dims = manifest.doc.dimensions;

@@ -11,9 +11,13 @@ import {
 	EmbeddingError,
 	encodeSegment,
 	LocalDiskStorage,
+	COMPACT_BELOW,
 	MAX_SEGMENTS,
+	partsOf,
 	SEGMENT_MAX_VECTORS,
 	simdAvailable,
+	smallRun,
+	streamedRanking,
 	useSimd,
 	vectorIndexPrefix,
 	vectorManifestKey,
@@ -21,6 +25,7 @@ import {
 import type { IndexedChunk } from '../../../src/internal';
 import { cosine, randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
+import { MeteredStorage } from '../../support/wide-base';
 
 function chunk(i: number, session = 's', id = `c${i}`): IndexedChunk {
 	return {
@@ -108,6 +113,119 @@ describe('embedded vector index', () => {
 		clearVectorCache();
 		const hits = await index.search(rows[5], 1);
 		assert.equal(hits[0].id, 'c5');
+	});
+
+	it('a lone small segment between large ones does not stop later merges (a Forget made it small)', async () => {
+		const { index } = setup();
+		const dims = 4;
+		// Large segments: enough adds of one full segment each for compaction to merge them.
+		const big = 24 * SEGMENT_MAX_VECTORS;
+		const forgotten = COMPACT_BELOW + 1000;
+		const rows = makeRows(big + 40, dims, 5);
+		const chunks = rows.map((_, i) => chunk(i, i < forgotten ? 'forgotten' : 'kept'));
+		for (let i = 0; i < big; i += SEGMENT_MAX_VECTORS)
+			await index.add(
+				chunks.slice(i, i + SEGMENT_MAX_VECTORS),
+				rows.slice(i, i + SEGMENT_MAX_VECTORS),
+			);
+		await index.forgetSession('forgotten');
+		const after = (await index.readManifest(true)).doc.segments.map((r) => r.count);
+		assert.ok(after[0] < COMPACT_BELOW && after[1] >= COMPACT_BELOW, `segments ${after.join(' ')}`);
+		// Forty single-vector adds: they must merge among themselves, behind the lone small segment.
+		for (let i = big; i < big + 40; i++) await index.add([chunks[i]], [rows[i]]);
+		const stats = await index.stats();
+		assert.ok(stats.segments <= MAX_SEGMENTS + 1, `${stats.segments} segments`);
+		assert.equal(stats.vectors, big + 40 - forgotten);
+		clearVectorCache();
+		const hits = await index.search(rows[big + 7], 1);
+		assert.equal(hits[0].id, `c${big + 7}`);
+	});
+
+	it('an index with a byte cap keeps every segment under it, as it adds and as it merges', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('vector-index') });
+		const cap = 256 * 1024;
+		const index = new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'), 12, {
+			segmentBytes: cap,
+		});
+		const dims = 512; // 2 KiB of floats a row: about 120 rows a segment
+		const rows = makeRows(1500, dims, 9);
+		const chunks = rows.map((_, i) => chunk(i, `s${i % 7}`));
+		await index.add(chunks.slice(0, 700), rows.slice(0, 700));
+		for (let i = 700; i < 1500; i += 20)
+			await index.add(chunks.slice(i, i + 20), rows.slice(i, i + 20));
+		const refs = (await index.readManifest(true)).doc.segments;
+		const row = 4 * dims + 400;
+		assert.ok(
+			refs.every((r) => r.bytes <= cap + row),
+			refs.map((r) => r.bytes).join(' '),
+		);
+		// Still merged: 46 adds, about 15 segments' worth of bytes.
+		const full = Math.ceil(refs.reduce((n, r) => n + r.bytes, 0) / cap);
+		assert.ok(refs.length <= Math.max(MAX_SEGMENTS, 2 * full), `${refs.length} segments`);
+		assert.equal((await index.stats()).vectors, 1500);
+		clearVectorCache();
+		const hits = await index.search(rows[1234], 1);
+		assert.equal(hits[0].id, 'c1234');
+	});
+
+	it('partsOf: rows per segment by count, and by bytes when capped', () => {
+		const chunks = Array.from({ length: 3000 }, (_, i) => chunk(i));
+		assert.deepEqual(partsOf(chunks, 8, Infinity), [1024, 2048, 3000]);
+		// Rows of one size (IDs of three digits).
+		const same = chunks.slice(100, 150);
+		const one = 4 * 100 + Buffer.byteLength(JSON.stringify(same[0]));
+		const ends = partsOf(same, 100, 10 * one + 20);
+		assert.deepEqual(ends, [10, 20, 30, 40, 50]);
+		// A row larger than the cap is a segment of its own.
+		assert.deepEqual(partsOf(chunks.slice(0, 3), 100, 10), [1, 2, 3]);
+	});
+
+	it('a search read one segment after another reads large segments one at a time, small ones two', async () => {
+		const peakOf = async (dims: number, rowsPer: number) => {
+			const root = tempDir('vector-index');
+			const writer = new EmbeddedIndex(
+				new LocalDiskStorage({ root }),
+				'kb',
+				vectorIndexPrefix('kb'),
+			);
+			const rows = makeRows(4 * rowsPer, dims, 4);
+			for (let s = 0; s < 4; s++)
+				await writer.add(
+					rows.slice(s * rowsPer, (s + 1) * rowsPer).map((_, i) => chunk(s * rowsPer + i)),
+					rows.slice(s * rowsPer, (s + 1) * rowsPer),
+				);
+			clearVectorCache();
+			const metered = new MeteredStorage(new LocalDiskStorage({ root }));
+			const index = new EmbeddedIndex(metered, 'kb', vectorIndexPrefix('kb'));
+			const ranking = await streamedRanking(index, rows[rowsPer + 3], 3, {});
+			assert.equal(ranking.matches[0].id, `c${rowsPer + 3}`);
+			return metered.peak;
+		};
+		// Four segments of about 5 MB (800 rows of 1,536 dimensions): two would hold 10 MB at once.
+		assert.equal(await peakOf(1536, 800), 1);
+		assert.equal(await peakOf(8, 800), 2);
+	});
+
+	it('smallRun: the first run of two or more small neighbours, wherever it is', () => {
+		const refs = (...counts: number[]) => counts.map((count) => ({ count, bytes: 10 * count }));
+		const small = COMPACT_BELOW - 1;
+		assert.equal(smallRun(refs(5000, 10, 5000, 6000)), null);
+		assert.deepEqual(
+			smallRun(refs(10, 5000, 10, 20, 5000, 30, 40))?.map((r) => r.count),
+			[10, 20],
+		);
+		assert.deepEqual(
+			smallRun(refs(5000, 30, 40))?.map((r) => r.count),
+			[30, 40],
+		);
+		// At most about twice COMPACT_BELOW together: the rest is left for the next merge.
+		assert.deepEqual(smallRun(refs(small, small, small, small))?.length, 3);
+		// And no more bytes than the index's cap, one segment at least.
+		assert.deepEqual(
+			smallRun(refs(30, 40, 50, 60), 10 * 100)?.map((r) => r.count),
+			[30, 40],
+		);
+		assert.equal(smallRun(refs(300, 400, 500), 10 * 100), null);
 	});
 
 	it('vectors are checked: count, one dimension for all, numbers only; another dimension is refused', async () => {

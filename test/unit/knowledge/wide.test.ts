@@ -23,6 +23,7 @@ import {
 	StorageError,
 	userPart,
 	vectorPartFolder,
+	WIDE_SEGMENT_BYTES,
 	wideLexicalPrefix,
 	wideVectorPrefix,
 } from '../../../src/internal';
@@ -255,6 +256,29 @@ describe('bounded reads', () => {
 		const large = await measure(60);
 		assert.ok(large.warm <= small.warm * 1.2, `warm: ${small.warm} → ${large.warm}`);
 		assert.ok(large.cold <= small.cold * 1.2, `cold: ${small.cold} → ${large.cold}`);
+	});
+
+	it('base-wide vector segments stay under their byte cap with large vectors, merged as they come', async () => {
+		// 4,096 dimensions: 16 KiB a row, so 480 messages are about twice the cap.
+		const dims = 4096;
+		const { base, storage } = await manyUsers({ users: 40, turns: 6, dimensions: dims });
+		await base.sync();
+		const folder = wideVectorPrefix('kb');
+		const manifest = JSON.parse(
+			Buffer.from((await storage.inner.get(`${folder}manifest.json`))!.body).toString('utf8'),
+		) as { segments: Array<{ bytes: number; count: number }> };
+		const refs = manifest.segments;
+		assert.equal(
+			refs.reduce((n, r) => n + r.count, 0),
+			480,
+		);
+		const row = 4 * dims + 1024;
+		assert.ok(
+			refs.every((r) => r.bytes <= WIDE_SEGMENT_BYTES + row),
+			refs.map((r) => r.bytes).join(' '),
+		);
+		const matches = await base.search('user 17 asks about', { allUsers: true, k: 3 });
+		assert.ok(matches.length > 0);
 	});
 
 	it('one read of each manifest per search (a user’s, and every conversation)', async () => {
