@@ -414,12 +414,7 @@ export {
 } from './knowledge/chunking';
 export { isExternalVectorStore } from './indexes/vector/external-store';
 export type { ExternalDocument, ExternalVectorStore } from './indexes/vector/external-store';
-export {
-	clearVectorCache,
-	EmbeddedIndex,
-	partsOf,
-	VECTOR_CACHE_BYTES,
-} from './indexes/vector/vector-index';
+export { clearVectorCache, EmbeddedIndex, VECTOR_CACHE_BYTES } from './indexes/vector/vector-index';
 export { streamedRanking } from './indexes/vector/stream';
 export type { IndexStats } from './indexes/vector/vector-index';
 export { smallRun } from './indexes/vector/vector-maintenance';
@@ -429,6 +424,7 @@ export {
 	encodeSegment,
 	MAX_SEGMENTS,
 	MAX_TOP_K,
+	partsOf,
 	SEGMENT_MAX_VECTORS,
 } from './indexes/vector/vector-segment';
 export { chunkOrder } from './indexes/chunks/chunk';

@@ -27,7 +27,7 @@ import {
 	encodeSegment,
 	normaliseRows,
 	prepare,
-	SEGMENT_MAX_VECTORS,
+	partsOf,
 	weightOf,
 } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
@@ -68,29 +68,6 @@ export interface IndexStats {
 	exists: boolean;
 }
 
-/**
- * Where the segments of an add end: at most SEGMENT_MAX_VECTORS rows each, and no more than `maxBytes`
- * (a row's floats and its chunk as stored), one row at least.
- */
-export function partsOf(chunks: readonly IndexedChunk[], dims: number, maxBytes: number): number[] {
-	const ends: number[] = [];
-	let bytes = 0;
-	let start = 0;
-	for (let i = 0; i < chunks.length; i++) {
-		const row = Number.isFinite(maxBytes)
-			? 4 * dims + Buffer.byteLength(JSON.stringify(chunks[i]))
-			: 0;
-		if (i > start && (i - start >= SEGMENT_MAX_VECTORS || bytes + row > maxBytes)) {
-			ends.push(i);
-			start = i;
-			bytes = 0;
-		}
-		bytes += row;
-	}
-	ends.push(chunks.length);
-	return ends;
-}
-
 /** The embedded vector index of one knowledge base. */
 export class EmbeddedIndex {
 	/** Internal to the index and its maintenance (vector-maintenance.ts). */
@@ -107,10 +84,7 @@ export class EmbeddedIndex {
 	readonly owner?: string;
 	/** The manifest reads of the search it is opened for (one read of the manifest per search). */
 	private readonly reads?: ManifestReads;
-	/**
-	 * Bytes a segment may take, about (no limit unless set): an index whose searches read its segments
-	 * one after another (the base-wide one) keeps each small enough to hold, whatever the dimensions.
-	 */
+	/** Bytes a segment may take, about (no limit unless set): see partsOf. */
 	readonly segmentBytes: number;
 
 	/** `kbId` names the index in errors; `prefix` is its folder (its owner's key layout decides where). */
@@ -238,11 +212,10 @@ export class EmbeddedIndex {
 	}
 
 	/**
-	 * Adds chunks with their vectors (rows as the embedding model returned them): write-once segments of
-	 * at most SEGMENT_MAX_VECTORS (and segmentBytes), each appended to the manifest by compare-and-swap. A chunk ID that is
-	 * already indexed is superseded (searches and counts see it once). Returns when every chunk is listed
-	 * in the manifest: the index has confirmed them. With `older`, they are listed before everything
-	 * the index holds (an upgrade copying a moved index's chunks into a partition).
+	 * Adds chunks with their vectors (rows as the embedding model returned them): write-once segments
+	 * (partsOf), each appended to the manifest by compare-and-swap. A chunk ID already indexed is
+	 * superseded (searches and counts see it once). Returns when every chunk is listed in the manifest.
+	 * With `older`, they are listed before everything the index holds (an upgrade's copies).
 	 */
 	async add(
 		chunks: IndexedChunk[],

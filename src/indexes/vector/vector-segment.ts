@@ -88,6 +88,31 @@ export function encodeSegment(
 	return out;
 }
 
+/**
+ * Where the segments of an add end: at most SEGMENT_MAX_VECTORS rows each, and no more than `maxBytes`
+ * (a row's floats and its chunk as stored), one row at least. An index whose searches read its
+ * segments one after another (the base-wide one) keeps each small enough to hold, whatever the
+ * dimensions.
+ */
+export function partsOf(chunks: readonly IndexedChunk[], dims: number, maxBytes: number): number[] {
+	const ends: number[] = [];
+	let bytes = 0;
+	let start = 0;
+	for (let i = 0; i < chunks.length; i++) {
+		const row = Number.isFinite(maxBytes)
+			? 4 * dims + Buffer.byteLength(JSON.stringify(chunks[i]))
+			: 0;
+		if (i > start && (i - start >= SEGMENT_MAX_VECTORS || bytes + row > maxBytes)) {
+			ends.push(i);
+			start = i;
+			bytes = 0;
+		}
+		bytes += row;
+	}
+	ends.push(chunks.length);
+	return ends;
+}
+
 /** Decodes a segment; anything inconsistent is a CorruptDocumentError naming its key. */
 export function decodeSegment(key: string, bytes: Uint8Array): Segment {
 	const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
