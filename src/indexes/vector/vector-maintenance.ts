@@ -124,8 +124,9 @@ export async function sweepOrphanSegments(
 
 /**
  * The first run of two or more neighbouring small segments, as many as merge into at most twice
- * COMPACT_BELOW vectors and at most `maxBytes` together; null if none. Any run, not only the first small segment's: a lone small one
- * between large ones (a segment a Forget made smaller) must not stop every later merge.
+ * COMPACT_BELOW vectors and at most `maxBytes` together; null if none. Any run, not only the first
+ * small segment's: a lone small one between large ones (a segment a Forget made smaller) must not
+ * stop every later merge.
  */
 export function smallRun<R extends { count: number; bytes: number }>(
 	refs: readonly R[],
