@@ -244,22 +244,31 @@ describe('a word index read one segment after another', () => {
 		await index.addOlder(docs);
 		const expected = await (await lexicalView([index], {})).search('anchor', 5);
 		assert.ok(expected.length > 0);
-		const seen = new Map<string, number>();
-		let gone = 0;
 		const readSegment = index.readSegment.bind(index);
-		index.readSegment = async (ref: ListedSegment) => {
-			const n = (seen.get(ref.key) ?? 0) + 1;
-			seen.set(ref.key, n);
-			// The second read of a segment is the one for the best: the first time, it is gone.
-			if (n === 2 && gone === 0) {
-				gone++;
-				return null;
+		// Chunks kept: the second read is for the messages beside the best; not kept, for the best.
+		for (const limits of [{}, { chunkBytes: 0 }]) {
+			const seen = new Map<string, number>();
+			let gone = 0;
+			index.readSegment = async (ref: ListedSegment) => {
+				const n = (seen.get(ref.key) ?? 0) + 1;
+				seen.set(ref.key, n);
+				// The second read of a segment: the first time, it is gone.
+				if (n === 2 && gone === 0) {
+					gone++;
+					return null;
+				}
+				return readSegment(ref);
+			};
+			const before = setCandidateLimits(limits);
+			clearAllCaches();
+			try {
+				const got = await (await streamedView(index, {})).search('anchor', 5);
+				assert.deepEqual(got, expected, JSON.stringify(limits));
+			} finally {
+				setCandidateLimits(before);
 			}
-			return readSegment(ref);
-		};
-		clearAllCaches();
-		assert.deepEqual(await (await streamedView(index, {})).search('anchor', 5), expected);
-		assert.equal(gone, 1);
+			assert.equal(gone, 1, JSON.stringify(limits));
+		}
 	});
 
 	it('reads each segment once for the statistics and the best (those of the best again), and answers as the whole index loaded', async () => {
@@ -288,7 +297,7 @@ describe('a word index read one segment after another', () => {
 		for (const query of ['anchor', 'kayak heron', 'river sail harbour', 'paddle paddle canoe'])
 			for (const k of [1, 5, 25]) {
 				const answers: unknown[] = [];
-				for (const limits of [{}, { bytes: 0 }]) {
+				for (const limits of [{}, { bytes: 0 }, { chunkBytes: 0 }]) {
 					const before = setCandidateLimits(limits);
 					reads.length = 0;
 					answers.push(await (await streamedView(index, {})).search(query, k));
@@ -297,7 +306,7 @@ describe('a word index read one segment after another', () => {
 					for (const key of reads) counts.set(key, (counts.get(key) ?? 0) + 1);
 					assert.equal(counts.size, 15);
 					if (Object.keys(limits).length === 0) total.noted += reads.length;
-					else {
+					else if ('bytes' in limits) {
 						// Past the limits, every segment is read again for the best.
 						assert.ok(
 							[...counts.values()].every((n) => n >= 2),
@@ -309,6 +318,7 @@ describe('a word index read one segment after another', () => {
 				total.searches++;
 				assert.deepEqual(answers[0], await whole.search(query, k), `${query} k=${k}`);
 				assert.deepEqual(answers[1], answers[0]);
+				assert.deepEqual(answers[2], answers[0]);
 			}
 		// With the notes, the second pass over every segment is gone: about 15 reads fewer a search.
 		assert.ok(

@@ -164,6 +164,7 @@ describe('a search of every conversation reads the base-wide index', () => {
 		};
 		const noted = await run({});
 		assert.deepEqual(await run({ bytes: 0 }), noted);
+		assert.deepEqual(await run({ chunkBytes: 0 }), noted);
 		assert.deepEqual(noted, await viaPartitions(storage, base, queries, variants));
 	});
 
