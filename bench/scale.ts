@@ -56,6 +56,7 @@ import {
 	MemoryBase,
 	partHash,
 	S3Storage,
+	settleTiers,
 	userPart,
 	VECTOR_CACHE_BYTES,
 	wideLexicalPrefix,
@@ -573,6 +574,13 @@ async function build(
 			return child<{ requests: number }>({ SCALE_BENCH_BUILD: JSON.stringify(job) });
 		}),
 	);
+	// The word tiers of the base-wide index, as an upgrade's copy leaves them (the builders only add).
+	const t1 = performance.now();
+	if (layout === 'partitioned') await settleTiers((await BaseIndexes.open(p)).wideLexical());
+	if (layout === 'partitioned')
+		process.stderr.write(
+			`${label}: word tiers settled in ${((performance.now() - t1) / 1000).toFixed(1)} s\n`,
+		);
 	const buildMs = performance.now() - t0;
 	const req = requests(counted.take()) + done.reduce((s, d) => s + d.requests, 0);
 	const all = [...(await storage.list('memory_base/')), ...(await storage.list('knowledge_base/'))];

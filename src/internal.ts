@@ -419,6 +419,17 @@ export { streamedRanking } from './indexes/vector/stream';
 export type { IndexStats } from './indexes/vector/vector-index';
 export { smallRun } from './indexes/vector/vector-maintenance';
 export {
+	settleTiers,
+	maintainTiers,
+	tiersOf,
+	bucketKeys,
+	TIER_SEGMENTS,
+	SETTLING,
+	GROWTH,
+	MAX_TIERS,
+	sizeClass,
+} from './indexes';
+export {
 	COMPACT_BELOW,
 	decodeSegment,
 	encodeSegment,

@@ -20,6 +20,17 @@ export { LexicalIndex } from './lexical/lexical-index';
 export type { LexicalIndexOptions } from './lexical/lexical-index';
 export { lexicalStats, lexicalView } from './lexical/view';
 export { streamedView } from './lexical/stream';
+export {
+	settleTiers,
+	maintainTiers,
+	TIER_SEGMENTS,
+	SETTLING,
+	GROWTH,
+	MAX_TIERS,
+	sizeClass,
+} from './lexical/tier-maintenance';
+export { tiersOf, bucketKeys } from './lexical/tiers';
+export type { TermTier } from './lexical/tiers';
 export type { LexicalManifest, OpenSource } from './lexical/manifest';
 export type { IndexManifest as VectorManifest } from './vector/manifest';
 export { mergeUsers } from './lexical/open-sources';

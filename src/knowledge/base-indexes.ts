@@ -120,6 +120,7 @@ export class BaseIndexes {
 			owner: WIDE_OWNER,
 			reads: this.reads,
 			segmentChunks: WIDE_SEGMENT_CHUNKS,
+			tiers: true,
 		});
 	}
 

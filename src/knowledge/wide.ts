@@ -3,7 +3,7 @@
 // every partition. Every write of a partition goes into it too (base-indexes.ts); here: filling it from
 // the partitions a base already has (an upgrade), and what a search of it covers.
 import { IndexDamagedError } from '../errors';
-import { SEGMENT_MAX_VECTORS } from '../indexes';
+import { SEGMENT_MAX_VECTORS, settleTiers } from '../indexes';
 import type {
 	EmbeddedIndex,
 	IndexedChunk,
@@ -125,6 +125,8 @@ export async function copyWordsToWide(
 		for (const o of part.manifest.doc.open ?? []) open.add(o.session_id);
 	}
 	await batches.flush();
+	// The copied segments regrouped by word now, not one tier per later sync.
+	await settleTiers(indexes.wideLexical());
 	// Folded after the copy: what they add goes in once (and a fold lists nothing in partitions only).
 	const ids = [...open];
 	for (let i = 0; i < ids.length; i += FOLD_BATCH) await fold(p, ids.slice(i, i + FOLD_BATCH));

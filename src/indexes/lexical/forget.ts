@@ -6,10 +6,12 @@ import type { IndexedChunk } from '../chunks/chunk';
 import type { ListedSegment } from '../chunks/listed';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef, LexicalSegment } from './segment';
+import { dropStale } from './tiers';
 
 /** The segment reads and writes a rewrite needs (a LexicalIndex). */
 export interface SegmentFiles {
 	readonly name: string;
+	readonly segmentsPrefix: string;
 	readSegment(ref: ListedSegment): Promise<LexicalSegment | null>;
 	writeSegment(level: number, docs: IndexedChunk[]): Promise<LexicalRef>;
 }
@@ -61,7 +63,12 @@ export async function dropChunks(
 		refs.push(fresh);
 	}
 	if (out.removed === 0 && open?.length === doc.open?.length) return out;
-	const next = { ...doc, tail, segments: refs, updated_at: new Date().toISOString() };
-	out.doc = open ? { ...next, open } : next;
+	// A tier that lost a segment goes in the same swap (its buckets hold the words removed).
+	const next = dropStale(
+		{ ...doc, tail, segments: refs, updated_at: new Date().toISOString() },
+		files.segmentsPrefix,
+	);
+	out.replaced.push(...next.keys);
+	out.doc = open ? { ...next.doc, open } : next.doc;
 	return out;
 }

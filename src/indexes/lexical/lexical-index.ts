@@ -29,6 +29,8 @@ import type { LexicalManifest } from './manifest';
 import { OPEN_STALE_MS, relist } from './open-sources';
 import type { Listing, SourceReader, SourceTail } from './open-sources';
 import { build, decode, encode, refOf, scopeKeys } from './segment';
+import { bucketKeys, clearBucketCache, LEXICAL_CACHE_BYTES } from './tiers';
+import { upkeepAfterAdd } from './tier-maintenance';
 import type { LexicalRef, LexicalSegment } from './segment';
 import type { LexicalStats, LexicalView } from './types';
 import { clearViewCache, lexicalStats, lexicalView } from './view';
@@ -42,9 +44,7 @@ export { FAN };
 /** A single segment holds at most this many chunks (a larger add is split). */
 const SEGMENT_MAX = 4096;
 
-/** Bytes of decoded lexical segments this process keeps, for every base together (LLM_MEMORY_LEXICAL_CACHE_MB). */
-export const LEXICAL_CACHE_BYTES =
-	(Number(process.env.LLM_MEMORY_LEXICAL_CACHE_MB) || 256) * 2 ** 20;
+export { LEXICAL_CACHE_BYTES };
 /** Decoded segments by storage and key: random names, never reused (as vector segments). */
 const segments = new BoundedCache<LexicalSegment>({
 	name: 'lexical segments',
@@ -56,6 +56,7 @@ const tails = new BoundedCache<LexicalSegment>({ name: 'lexical tails', maxEntri
 export function clearLexicalCache(): void {
 	segments.clear();
 	tails.clear();
+	clearBucketCache();
 	clearViewCache();
 }
 
@@ -73,6 +74,8 @@ export interface LexicalIndexOptions {
 	 * read its segments one after another keeps each of them small enough to hold.
 	 */
 	segmentChunks?: number;
+	/** Keeps term tiers over its settled segments (tiers.ts), for searches of an index too large to read. */
+	tiers?: boolean;
 }
 
 export class LexicalIndex {
@@ -82,6 +85,7 @@ export class LexicalIndex {
 	private readonly manifests: DocumentStore<LexicalManifest>;
 	private readonly reads?: ManifestReads;
 	private readonly segmentChunks: number;
+	private readonly tiered: boolean;
 
 	/** `name` is for errors; `prefix` the folder of its manifest and segments (its owner's choice). */
 	constructor(
@@ -100,6 +104,7 @@ export class LexicalIndex {
 		this.owner = options.owner;
 		this.reads = options.reads;
 		this.segmentChunks = options.segmentChunks ?? Infinity;
+		this.tiered = options.tiers ?? false;
 	}
 
 	private cacheId(key: string): string {
@@ -118,7 +123,7 @@ export class LexicalIndex {
 	 * `known` is a guess of the current version to start from: only for a change that always writes
 	 * (a decision to change nothing must be taken on what is stored).
 	 */
-	private update(
+	update(
 		fn: (
 			cur: Versioned<LexicalManifest>,
 		) => Promise<LexicalManifest | undefined> | LexicalManifest | undefined,
@@ -233,6 +238,7 @@ export class LexicalIndex {
 		// Segments of attempts that lost their swap, and segments a merge replaced, are listed nowhere.
 		for (const key of [...written, ...merged])
 			if (!listed.has(key)) await this.deleteSegment(key).catch(() => {});
+		if (this.tiered && result.written) await upkeepAfterAdd(this, result.current.doc);
 		return { ...result.current, created: result.written && created };
 	}
 
@@ -361,9 +367,11 @@ export class LexicalIndex {
 	 * unlisted ones older than OPEN_STALE_MS (left by crashed writers; a running write is younger).
 	 */
 	async reset(): Promise<void> {
-		let listed: LexicalRef[] = [];
+		let listed: Array<{ key: string }> = [];
 		await this.update((cur) => {
-			listed = cur.doc.segments; // a missing manifest reads as an empty one
+			// A missing manifest reads as an empty one.
+			const tiers = (cur.doc.terms ?? []).flatMap((t) => bucketKeys(this.segmentsPrefix, t));
+			listed = [...cur.doc.segments, ...tiers.map((key) => ({ key }))];
 			return { ...emptyManifest(), ...(cur.doc.open ? { open: cur.doc.open } : {}) };
 		});
 		const old = Date.now() - OPEN_STALE_MS;

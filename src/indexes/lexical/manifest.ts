@@ -12,6 +12,7 @@ import type { IndexedChunk } from '../chunks/chunk';
 import type { Guarded } from '../chunks/manifest-guard';
 import { chunksSchema } from './segment';
 import type { LexicalRef } from './segment';
+import type { TermTier } from './tiers';
 
 /**
  * A conversation whose source (the Memory Base: its capture log) holds chunks the manifest does not:
@@ -42,10 +43,17 @@ export interface LexicalManifest extends Guarded {
 	segments: LexicalRef[];
 	/** Open sources (manifests written before there were any have none). */
 	open?: OpenSource[];
+	/** Term tiers over settled segments (tiers.ts); manifests written before there were any have none. */
+	terms?: TermTier[];
 	updated_at: string;
 }
 
 const id = z.string().refine(isValidId, 'is not a valid ID');
+const powerOfTwo = z
+	.number()
+	.int()
+	.min(1)
+	.refine((b) => (b & (b - 1)) === 0, 'is not a power of two');
 
 const manifestSchema = z.looseObject({
 	generation: z.string().min(1),
@@ -59,8 +67,24 @@ const manifestSchema = z.looseObject({
 			from: z.string().min(1),
 			to: z.string().min(1),
 			bytes: z.number().int().min(0),
+			tier: z.object({ id: z.string().min(1), ord: z.number().int().min(0) }).optional(),
 		}),
 	),
+	terms: z
+		.array(
+			z.looseObject({
+				id: z.string().regex(/^[0-9a-f]{18}$/),
+				segments: z.number().int().min(1),
+				n: z.number().int().min(0),
+				total: z.number().int().min(0),
+				buckets: powerOfTwo,
+				postings: z.number().int().min(0),
+				sessionBuckets: powerOfTwo,
+				sessionRows: z.number().int().min(0),
+				bytes: z.number().int().min(0),
+			}),
+		)
+		.optional(),
 	open: z
 		.array(
 			z.looseObject({

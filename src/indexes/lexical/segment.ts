@@ -8,6 +8,7 @@ import { bloomOf } from '../../store/bloom';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
 import { badChunk, chunkHeapBytes, isRecord } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
+import type { TierPlace } from './tiers';
 import { termCounts } from './tokenize';
 
 /** Chunks ready to score: postings per term as (document, count) pairs, and each document's length. */
@@ -32,6 +33,8 @@ export interface LexicalRef {
 	from: string;
 	to: string;
 	bytes: number;
+	/** Its place in a term tier (tiers.ts), once one was built from it. */
+	tier?: TierPlace;
 }
 
 const chunkSchema = z.looseObject({

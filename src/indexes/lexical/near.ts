@@ -1,0 +1,142 @@
+// The messages beside a streamed word search's best matches (stream.ts, step 3): their chunks, and
+// those of the flow beside them, up to the first message that is not a note. The segments of tiers are
+// found exactly, by the tiers' rows of conversations (which segments hold which message numbers of
+// each), and read round by round only as far as notes carry the flow; other segments are found by
+// their bloom filters, read once. Segments read for the best (HeldSessions) are not read again.
+import { bloomMayHave, bloomPositions } from '../../store/bloom';
+import type { IndexedChunk } from '../chunks/chunk';
+import { aside, NEIGHBOUR_REACH } from './context';
+import { build } from './segment';
+import type { LexicalRef, LexicalSegment } from './segment';
+import { SegmentGone, visit } from './stream-scope';
+import type { Scope } from './stream-scope';
+import { tierSessionRows } from './tier-search';
+import type { HeldSessions } from './tier-search';
+
+/** The messages the best chunks are, per conversation. */
+export function messagesOf(chunks: readonly IndexedChunk[]): Map<string, number[]> {
+	const out = new Map<string, number[]>();
+	for (const { session_id: session, seq } of chunks)
+		out.set(session, [...(out.get(session) ?? []), seq]);
+	return out;
+}
+
+/**
+ * Step 3: the chunks bm25() looks at for those messages, as a segment: theirs, and the messages beside
+ * them up to the first that is not a note (the notes passed included), one copy each (the later wins).
+ * bm25() over it gives the same k best, and lifts the same neighbours, as over the whole index, without
+ * holding or indexing whole conversations (one may be long).
+ */
+export async function nearSegment(
+	scope: Scope,
+	best: Map<string, number[]>,
+	held?: HeldSessions,
+): Promise<LexicalSegment> {
+	const sessions = [...best.keys()];
+	const keys = sessions.map((s) => bloomPositions(`s:${s}`));
+	const near = (d: IndexedChunk) =>
+		best.get(d.session_id)?.some((seq) => Math.abs(d.seq - seq) <= NEIGHBOUR_REACH) ?? false;
+	const spans = await tierSessionRows(
+		scope.index,
+		scope.tiers,
+		sessions,
+		(k) => new SegmentGone(k),
+	);
+	const byKey = new Map(scope.all.map((r) => [r.key, r]));
+	const tiered = new Set(scope.tiers.flatMap((t) => t.refs.map((r) => r.key)));
+	// What each segment taken gave, and what the tail and open sources gave.
+	const found = new Map<string, IndexedChunk[]>();
+	const later: IndexedChunk[] = [];
+	const take = async (refs: LexicalRef[], withLater: boolean) => {
+		const reading = new Set<string>();
+		for (const ref of refs) {
+			if (found.has(ref.key)) continue;
+			const theirs = sessions.filter((_, i) => bloomMayHave(ref.bloom, keys[i]));
+			const kept = held?.of(ref.key, theirs);
+			found.set(ref.key, kept ? kept.filter(near) : []);
+			if (!kept) reading.add(ref.key);
+		}
+		const into = (seg: LexicalSegment) => found.get(seg.key) ?? later;
+		const fn = (seg: LexicalSegment, ok: Uint8Array) =>
+			seg.docs.forEach((d, i) => ok[i] && near(d) && into(seg).push(d));
+		await visit({ ...scope, refs: scope.all }, fn, (r) => reading.has(r.key), withLater);
+	};
+	// The tiered segments holding these messages, not taken yet.
+	const holding = (session: string, seqs: number[]) =>
+		spans
+			.get(session)!
+			.filter((x) => !found.has(x.key) && seqs.some((q) => x.from <= q && q <= x.to))
+			.map((x) => byKey.get(x.key)!);
+	const untiered = scope.all.filter(
+		(r) => !tiered.has(r.key) && keys.some((p) => bloomMayHave(r.bloom, p)),
+	);
+	let need = new Map([...best].map(([s, seqs]) => [s, seqs.flatMap((q) => [q - 1, q, q + 1])]));
+	for (let round = 0; need.size > 0 && round <= NEIGHBOUR_REACH; round++) {
+		const refs = [...need].flatMap(([s, seqs]) => holding(s, seqs));
+		await take(round === 0 ? [...untiered, ...refs] : refs, round === 0);
+		need = further(best, found, later, (s, q) => holding(s, [q]).length > 0);
+	}
+	// In the manifest's order, then the tail and open sources; one copy each: the later wins.
+	const byId = new Map<string, IndexedChunk>();
+	const lists = [...scope.all.map((r) => found.get(r.key) ?? []), later];
+	for (const list of lists)
+		for (const d of list) {
+			byId.delete(d.id);
+			byId.set(d.id, d);
+		}
+	return build(`${scope.index.manifestKey}#near`, beside([...byId.values()], best));
+}
+
+/**
+ * The messages the flow beside the best goes on to, as far as what was taken shows it, that a segment
+ * not taken yet may hold (`untaken`): the next round's.
+ */
+function further(
+	best: Map<string, number[]>,
+	found: Map<string, IndexedChunk[]>,
+	later: IndexedChunk[],
+	untaken: (session: string, seq: number) => boolean,
+): Map<string, number[]> {
+	const at = new Map<string, IndexedChunk[]>();
+	for (const d of [...[...found.values()].flat(), ...later]) {
+		const key = `${d.session_id}\n${d.seq}`;
+		at.set(key, [...(at.get(key) ?? []), d]);
+	}
+	const need = new Map<string, number[]>();
+	for (const [session, seqs] of best)
+		for (const seq of seqs)
+			for (const step of [-1, 1])
+				for (let i = 1; i <= NEIGHBOUR_REACH; i++) {
+					const q = seq + i * step;
+					if (untaken(session, q)) {
+						need.set(session, [...(need.get(session) ?? []), q]);
+						break;
+					}
+					const message = at.get(`${session}\n${q}`);
+					if (!message || !message.every(aside)) break;
+				}
+	return need;
+}
+
+/** Of the chunks within reach, the messages' own and those of the flow beside them (context.ts). */
+function beside(chunks: IndexedChunk[], best: Map<string, number[]>): IndexedChunk[] {
+	const place = (session: string, seq: number) => `${session}\n${seq}`;
+	const bySeq = new Map<string, IndexedChunk[]>();
+	for (const c of chunks) {
+		const key = place(c.session_id, c.seq);
+		bySeq.set(key, [...(bySeq.get(key) ?? []), c]);
+	}
+	const keep = new Set<IndexedChunk>();
+	for (const [session, seqs] of best)
+		for (const seq of seqs) {
+			for (const c of bySeq.get(place(session, seq)) ?? []) keep.add(c);
+			for (const step of [-1, 1])
+				for (let i = 1; i <= NEIGHBOUR_REACH; i++) {
+					const message = bySeq.get(place(session, seq + i * step));
+					if (!message) break;
+					for (const c of message) keep.add(c);
+					if (!message.every(aside)) break;
+				}
+		}
+	return chunks.filter((c) => keep.has(c));
+}

@@ -1,0 +1,114 @@
+// What a streamed word search (stream.ts) visits on one manifest, and how: the segments in scope in
+// no usable tier, read a few at a time, the tiers, and the tail and open sources, which supersede a
+// copy of their chunks in a segment.
+import { isUnfiltered, passes } from '../chunks/filter';
+import type { ChunkFilter } from '../chunks/filter';
+import type { Versioned } from '../../store/document-store';
+import type { LexicalIndex } from './lexical-index';
+import type { LexicalManifest } from './manifest';
+import type { LexicalRef, LexicalSegment } from './segment';
+import { HeldSessions } from './tier-search';
+import type { TierRows } from './tier-search';
+import { tiersOf } from './tiers';
+import type { UsableTier } from './tiers';
+
+/** Segments read at once. */
+const WINDOW = 2;
+
+/** A segment listed since this search read its manifest was deleted: start over on a newer one. */
+export class SegmentGone extends Error {
+	constructor(readonly key?: string) {
+		super('gone');
+	}
+}
+
+/**
+ * What one search visits: the listed segments in no usable tier (read in turn), the tiers' buckets of
+ * its words, then the tail and open sources. `all`: every listed segment in scope (tiers' included).
+ */
+export interface Scope {
+	index: LexicalIndex;
+	refs: LexicalRef[];
+	all: LexicalRef[];
+	tiers: UsableTier[];
+	/** The tiers' rows of the query's terms, once statsOf read them. */
+	rows?: TierRows;
+	/** The best's conversations as read for them by step 2 (tiers only). */
+	held?: HeldSessions;
+	later: LexicalSegment[];
+	filter: ChunkFilter;
+}
+
+/** Which documents of a segment count: in the filter, and not superseded by a copy in `dead`. */
+function okOf(seg: LexicalSegment, filter: ChunkFilter, dead: ReadonlySet<string>): Uint8Array {
+	// Every document, most often (a search of every conversation, nothing superseded): no test per document.
+	if (isUnfiltered(filter) && (dead.size === 0 || !seg.docs.some((d) => dead.has(d.id))))
+		return new Uint8Array(seg.docs.length).fill(1);
+	return Uint8Array.from(seg.docs, (d) => (passes(d, filter) && !dead.has(d.id) ? 1 : 0));
+}
+
+/** A listed segment, read again; gone since the manifest was read: the search starts over. */
+export async function readOrGone(scope: Scope, key: string): Promise<LexicalSegment> {
+	// The notes and tiers name segments of scope.all only.
+	const ref = scope.all.find((r) => r.key === key);
+	const seg = ref ? await scope.index.readSegment(ref) : null;
+	if (!seg) throw new SegmentGone(key);
+	return seg;
+}
+
+/**
+ * Runs `fn` over every segment in scope (those of `pick` only, if given), WINDOW read at a time, then
+ * (unless `withLater` is false) over the tail and open sources.
+ */
+export async function visit(
+	scope: Scope,
+	fn: (seg: LexicalSegment, ok: Uint8Array) => void,
+	pick: (ref: LexicalRef) => boolean = () => true,
+	withLater = true,
+): Promise<void> {
+	const ids = (segs: LexicalSegment[]) => new Set(segs.flatMap((s) => s.docs.map((d) => d.id)));
+	const laterIds = ids(scope.later);
+	const refs = scope.refs.filter(pick);
+	for (let i = 0; i < refs.length; i += WINDOW) {
+		const read = await Promise.all(
+			refs.slice(i, i + WINDOW).map((r) => scope.index.readSegment(r)),
+		);
+		for (const [j, seg] of read.entries()) {
+			if (!seg) throw new SegmentGone(refs[i + j].key);
+			fn(seg, okOf(seg, scope.filter, laterIds));
+		}
+	}
+	if (withLater)
+		scope.later.forEach((seg, n) =>
+			fn(seg, okOf(seg, scope.filter, ids(scope.later.slice(n + 1)))),
+		);
+}
+
+/**
+ * What a search visits on one manifest: the segments in scope (by time), the usable tiers (a search
+ * of everything only: tiers count every document of their segments), the tail and open sources.
+ */
+export function scopeFor(
+	index: LexicalIndex,
+	filter: ChunkFilter,
+	sources: LexicalSegment[],
+	manifest: Versioned<LexicalManifest>,
+): Scope {
+	const all = (manifest.version === null ? [] : manifest.doc.segments).filter(
+		(r) =>
+			(filter.since === undefined || r.to >= filter.since) &&
+			(filter.until === undefined || r.from <= filter.until),
+	);
+	const tiers =
+		manifest.version !== null && isUnfiltered(filter) ? tiersOf(manifest.doc).usable : [];
+	const covered = new Set(tiers.flatMap((t) => t.refs.map((r) => r.key)));
+	return {
+		index,
+		filter,
+		all,
+		refs: all.filter((r) => !covered.has(r.key)),
+		tiers,
+		held: tiers.length > 0 ? new HeldSessions() : undefined,
+		later: [...(manifest.version === null ? [] : [index.tailOf(manifest)]), ...sources],
+	};
+}

@@ -1,0 +1,259 @@
+// A search's use of term tiers (tiers.ts): the statistics and the best matches of the segments a tier
+// covers, from the buckets of the query's own words, then the chunks of those matches from their
+// segments. Scores are summed term by term in the query's order, as a pass over the segments sums
+// them, so the matches and their order are the ones reading every segment gives.
+import { CorruptDocumentError } from '../../errors';
+import { chunkHeapBytes, chunkOrder } from '../chunks/chunk';
+import type { IndexedChunk } from '../chunks/chunk';
+import { TopK } from '../chunks/top-k';
+import { idfOf, weigh } from './bm25';
+import type { ScopeStats } from './bm25';
+import type { LexicalSegment } from './segment';
+import { bucketKey, bucketOf, readBucket, ROW, sessionBucket } from './tiers';
+import type { TierFiles, UsableTier } from './tiers';
+import { termCounts } from './tokenize';
+
+/** Each tier's rows of each query term (absent: no document of the tier holds it). */
+export type TierRows = Array<Map<string, Uint32Array>>;
+
+/** Buckets read at once. */
+const WINDOW = 4;
+
+/**
+ * The rows of `keys` (words or conversations, as `bucket` places them) in each tier, each bucket read
+ * once, WINDOW at a time; `gone(key)` when a listed bucket is not held.
+ */
+async function rowsOf(
+	files: TierFiles,
+	tiers: readonly UsableTier[],
+	keys: readonly string[],
+	bucket: (tier: UsableTier['tier'], key: string) => number,
+	gone: (key: string) => Error,
+): Promise<TierRows> {
+	const out: TierRows = [];
+	for (const { tier } of tiers) {
+		const wanted = [...new Set(keys.map((k) => bucket(tier, k)))];
+		const rows = new Map<string, Uint32Array>();
+		for (let i = 0; i < wanted.length; i += WINDOW) {
+			const group = wanted.slice(i, i + WINDOW);
+			const read = await Promise.all(group.map((b) => readBucket(files, tier, b)));
+			for (const [j, got] of read.entries()) {
+				if (!got) throw gone(bucketKey(files.segmentsPrefix, tier.id, group[j]));
+				for (const k of keys) {
+					const list = got.get(k);
+					if (list) rows.set(k, list);
+				}
+			}
+		}
+		out.push(rows);
+	}
+	return out;
+}
+
+/** The rows of `terms` in each tier (see rowsOf). */
+export const tierRows = (
+	files: TierFiles,
+	tiers: readonly UsableTier[],
+	terms: readonly string[],
+	gone: (key: string) => Error,
+) => rowsOf(files, tiers, terms, (tier, t) => bucketOf(t, tier.buckets), gone);
+
+/** Where a conversation is in a tier's segment: the segment, its lowest and highest message number. */
+export interface SessionSpan {
+	key: string;
+	from: number;
+	to: number;
+}
+
+/**
+ * Every tiered segment holding chunks of these conversations, with the message numbers it holds (by
+ * the tiers' buckets of conversations: exact, where a segment's bloom filter may say "maybe" to every
+ * conversation, and a long conversation is in many segments).
+ */
+export async function tierSessionRows(
+	files: TierFiles,
+	tiers: readonly UsableTier[],
+	sessions: readonly string[],
+	gone: (key: string) => Error,
+): Promise<Map<string, SessionSpan[]>> {
+	const rows = await rowsOf(files, tiers, sessions, sessionBucket, gone);
+	const out = new Map<string, SessionSpan[]>(sessions.map((s) => [s, []]));
+	tiers.forEach(({ refs }, i) => {
+		for (const [s, list] of rows[i])
+			for (let r = 0; r < list.length; r += ROW)
+				out.get(s)!.push({ key: refs[list[r]].key, from: list[r + 2], to: list[r + 3] });
+	});
+	return out;
+}
+
+/** The tiers' share of a search's statistics, added to those of the other segments. */
+export function withTierStats(
+	stats: { n: number; total: number; df: Map<string, number> },
+	tiers: readonly UsableTier[],
+	rows: TierRows,
+): void {
+	tiers.forEach(({ tier }, i) => {
+		stats.n += tier.n;
+		stats.total += tier.total;
+		for (const [term, list] of rows[i])
+			if (stats.df.has(term)) stats.df.set(term, stats.df.get(term)! + list.length / ROW);
+	});
+}
+
+/** A chunk's BM25 by its own words under `stats`, summed in the query's order. */
+export function ownScore(chunk: IndexedChunk, terms: readonly string[], stats: ScopeStats): number {
+	const { terms: counts, length } = termCounts(chunk.text);
+	const avg = stats.total / stats.n || 1;
+	let score = 0;
+	for (const t of terms) {
+		const df = stats.df.get(t) ?? 0;
+		const tf = counts.get(t) ?? 0;
+		if (df > 0 && tf > 0) score += weigh(idfOf(stats.n, df), tf, length, avg);
+	}
+	return score;
+}
+
+/** Where a tier's documents are read from, and which chunks a newer copy supersedes. */
+export interface TierSource {
+	tiers: readonly UsableTier[];
+	rows: TierRows;
+	read: (key: string) => Promise<LexicalSegment>;
+	superseded: ReadonlySet<string>;
+	/** Keeps the conversations of the best from the segments read for them (the next step's reads). */
+	held?: HeldSessions;
+}
+
+/** Bytes of chunks HeldSessions keeps, at most. */
+const HELD_BYTES = 4 * 2 ** 20;
+
+/**
+ * The chunks of some conversations in segments read for the best matches, kept so that finding the
+ * messages beside the best reads no segment a second time: per segment, which conversations it kept
+ * whole (every chunk of theirs it holds, none a newer copy supersedes). Past HELD_BYTES it keeps no
+ * more (those segments are read again); what it kept stays valid.
+ */
+export class HeldSessions {
+	private bytes = 0;
+	private full = false;
+	private readonly bySegment = new Map<
+		string,
+		{ present: Set<string>; sessions: Set<string>; chunks: IndexedChunk[] }
+	>();
+
+	constructor(private readonly limit = HELD_BYTES) {}
+
+	note(
+		key: string,
+		docs: readonly IndexedChunk[],
+		sessions: Set<string>,
+		skip: ReadonlySet<string>,
+	) {
+		if (this.full || this.bySegment.has(key)) return;
+		const chunks = docs.filter((d) => sessions.has(d.session_id) && !skip.has(d.id));
+		const bytes = chunkHeapBytes(chunks);
+		if (this.bytes + bytes > this.limit) {
+			this.full = true;
+			return;
+		}
+		this.bytes += bytes;
+		const present = new Set(docs.map((d) => d.session_id));
+		this.bySegment.set(key, { present, sessions, chunks });
+	}
+
+	/**
+	 * The segment's chunks of these conversations, when it kept every one of them that it holds (a
+	 * conversation its bloom filter only seemed to hold is not in it).
+	 */
+	of(key: string, sessions: readonly string[]): IndexedChunk[] | undefined {
+		const held = this.bySegment.get(key);
+		if (!held || !sessions.every((s) => held.sessions.has(s) || !held.present.has(s)))
+			return undefined;
+		const wanted = new Set(sessions);
+		return held.chunks.filter((c) => wanted.has(c.session_id));
+	}
+}
+
+const place = (tier: number, ord: number, doc: number) => tier * 2 ** 32 + ord * 2 ** 16 + doc;
+
+/** Every tier document holding a query term, with its score. */
+function scored(
+	source: TierSource,
+	terms: readonly string[],
+	stats: ScopeStats,
+): Map<number, number> {
+	const avg = stats.total / stats.n || 1;
+	const scores = new Map<number, number>();
+	for (const t of terms) {
+		const df = stats.df.get(t) ?? 0;
+		if (df === 0) continue;
+		const idf = idfOf(stats.n, df);
+		source.rows.forEach((rows, i) => {
+			const list = rows.get(t);
+			if (!list) return;
+			for (let r = 0; r < list.length; r += ROW) {
+				const at = place(i, list[r], list[r + 1]);
+				scores.set(at, (scores.get(at) ?? 0) + weigh(idf, list[r + 2], list[r + 3], avg));
+			}
+		});
+	}
+	return scores;
+}
+
+/**
+ * The `k` best chunks of the tiers with their scores, best first (ties by the chunks), read from the
+ * segments that hold them; a chunk a newer copy supersedes is passed over for the next best.
+ */
+export async function tierBest(
+	source: TierSource,
+	terms: readonly string[],
+	stats: ScopeStats,
+	k: number,
+): Promise<Array<{ chunk: IndexedChunk; score: number }>> {
+	const scores = scored(source, terms, stats);
+	for (;;) {
+		const values = new TopK(k);
+		for (const score of scores.values()) if (values.admits(score)) values.push(score, 0, 0);
+		const kth = values.sorted().at(-1)?.score ?? Infinity;
+		const wanted = new Map<string, Array<[number, number]>>();
+		for (const [at, score] of scores) {
+			if (score < kth) continue;
+			const seg = `${Math.floor(at / 2 ** 16)}`;
+			const list = wanted.get(seg);
+			if (list) list.push([at, score]);
+			else wanted.set(seg, [[at, score]]);
+		}
+		const kept: IndexedChunk[] = [];
+		const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
+		let passed = 0;
+		for (const [seg, list] of wanted) {
+			const tier = Math.floor(Number(seg) / 2 ** 16);
+			const ref = source.tiers[tier].refs[Number(seg) % 2 ** 16];
+			const docs = (await source.read(ref.key)).docs;
+			const chunks = list.map(([at]) => docs[at % 2 ** 16]);
+			if (chunks.some((c) => !c))
+				throw new CorruptDocumentError(ref.key, 'a term tier names a document it does not hold');
+			source.held?.note(ref.key, docs, new Set(chunks.map((c) => c.session_id)), source.superseded);
+			for (const [at, score] of list) {
+				const chunk = docs[at % 2 ** 16];
+				if (source.superseded.has(chunk.id)) {
+					scores.delete(at);
+					passed++;
+				} else if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
+			}
+		}
+		if (passed === 0) return top.sorted().map(({ a, score }) => ({ chunk: kept[a], score }));
+	}
+}
+
+/** The `k` best of two rankings under one order (score, then the chunks). */
+export function mergeBest(
+	a: ReadonlyArray<{ chunk: IndexedChunk; score: number }>,
+	b: ReadonlyArray<{ chunk: IndexedChunk; score: number }>,
+	k: number,
+): IndexedChunk[] {
+	const kept: IndexedChunk[] = [];
+	const top = new TopK(k, (x, _y, z) => chunkOrder(kept[x], kept[z]));
+	for (const { chunk, score } of [...a, ...b])
+		if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
+	return top.sorted().map(({ a: i }) => kept[i]);
+}

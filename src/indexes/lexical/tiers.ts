@@ -1,0 +1,242 @@
+// Term tiers of a word index too large to read whole (a Memory Base's base-wide index): the postings
+// of many settled segments regrouped by term, in buckets by the term's hash, so a search reads the
+// buckets of its own words instead of every segment. A tier is listed in the manifest and each of its
+// segments carries its place in it: a tier is used only while every segment it was built from is still
+// listed as it was (a Forget rewriting one drops the tier in the same swap; see tier-maintenance.ts).
+import { randomBytes } from 'node:crypto';
+
+import { BoundedCache } from '../../common/bounded-cache';
+import { CorruptDocumentError } from '../../errors';
+import { decodeJsonObject, encodeJson } from '../../store/codec';
+import { storageIdentity } from '../../store/storage';
+import type { MemoryStorage } from '../../store/storage';
+import { isRecord } from '../chunks/chunk';
+import type { LexicalManifest } from './manifest';
+import type { LexicalRef } from './segment';
+
+/** A tier as the manifest lists it. */
+export interface TermTier {
+	id: string;
+	/** Segments it was built from (each names it in its ref's `tier`). */
+	segments: number;
+	/** Their documents, and the sum of their lengths (BM25's statistics). */
+	n: number;
+	total: number;
+	/** Buckets of words: a power of two. */
+	buckets: number;
+	postings: number;
+	/**
+	 * Buckets of conversations after those (a power of two): for each conversation, the segments that
+	 * hold some of its chunks (the messages beside a match are read from those only).
+	 */
+	sessionBuckets: number;
+	/** (conversation, segment) rows in them. */
+	sessionRows: number;
+	bytes: number;
+}
+
+/** A segment's place in a tier (on its ref). */
+export interface TierPlace {
+	id: string;
+	ord: number;
+}
+
+/**
+ * Postings of one bucket: per term, (segment ordinal, document, term count, document length) rows; in a
+ * bucket of conversations, per conversation, (segment ordinal, its chunks there, their lowest and
+ * highest message number).
+ */
+export type TermBucket = Map<string, Uint32Array>;
+
+/** Values per posting row. */
+export const ROW = 4;
+
+/** 32-bit FNV-1a of a term's UTF-16 code units: where it goes does not depend on the platform. */
+export function termHash(term: string): number {
+	let h = 0x811c9dc5;
+	for (let i = 0; i < term.length; i++) {
+		h ^= term.charCodeAt(i);
+		h = Math.imul(h, 0x01000193);
+	}
+	return h >>> 0;
+}
+
+/** The bucket of a term among `buckets` (a power of two): the hash's high bits, so buckets split in order. */
+export function bucketOf(term: string, buckets: number): number {
+	const bits = Math.log2(buckets);
+	return bits === 0 ? 0 : termHash(term) >>> (32 - bits);
+}
+
+/** Buckets for a tier of `postings`: about BUCKET_ROWS rows each, a power of two. */
+export const BUCKET_ROWS = 4096;
+export function bucketsFor(postings: number): number {
+	let b = 1;
+	while (b * BUCKET_ROWS < postings && b < 1 << 16) b *= 2;
+	return b;
+}
+
+export const newTierId = () => randomBytes(9).toString('hex');
+
+/** Where a tier's bucket is stored (beside the segments, so clearing the index clears it). */
+export const bucketKey = (segmentsPrefix: string, id: string, b: number) =>
+	`${segmentsPrefix}terms-${id}-${b}.trm`;
+
+/** Buckets of a tier: its words', then its conversations'. */
+export const bucketCount = (tier: TermTier) => tier.buckets + tier.sessionBuckets;
+
+/** Every bucket key of a tier. */
+export const bucketKeys = (segmentsPrefix: string, tier: TermTier) =>
+	Array.from({ length: bucketCount(tier) }, (_, b) => bucketKey(segmentsPrefix, tier.id, b));
+
+/** The bucket of a conversation's rows in a tier. */
+export const sessionBucket = (tier: TermTier, session: string) =>
+	tier.buckets + bucketOf(session, tier.sessionBuckets);
+
+/** Where a key of bucket `b` belongs: its bucket among those of its kind. */
+export const homeOf = (tier: TermTier, key: string, b: number) =>
+	b < tier.buckets ? bucketOf(key, tier.buckets) === b : sessionBucket(tier, key) === b;
+
+export function encodeBucket(bucket: TermBucket): Buffer {
+	const terms: Record<string, string> = {};
+	for (const [term, rows] of bucket)
+		terms[term] = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('base64');
+	return encodeJson({ kind: 'terms', terms }, { gzip: true });
+}
+
+/**
+ * A stored bucket, checked: every term belongs in it, and its rows are whole and name segments of the
+ * tier. Anything else is a CorruptDocumentError naming the key.
+ */
+export function decodeBucket(
+	key: string,
+	bytes: Uint8Array,
+	tier: TermTier,
+	b: number,
+): TermBucket {
+	const value = decodeJsonObject(key, bytes) as { kind?: unknown; terms?: unknown };
+	const fail = (detail: string): never => {
+		throw new CorruptDocumentError(key, detail);
+	};
+	if (value.kind !== 'terms' || !isRecord(value.terms)) fail('not a term bucket');
+	const out: TermBucket = new Map();
+	const terms = value.terms as Record<string, unknown>;
+	for (const term of Object.keys(terms)) {
+		if (!homeOf(tier, term, b)) fail(`term "${term}" does not belong in this bucket`);
+		const text = terms[term];
+		if (typeof text !== 'string') fail(`postings of "${term}" are not text`);
+		const raw = Buffer.from(text as string, 'base64');
+		if (raw.byteLength === 0 || raw.byteLength % (4 * ROW) !== 0)
+			fail(`postings of "${term}" are not whole rows`);
+		const rows = new Uint32Array(raw.byteLength / 4);
+		Buffer.from(rows.buffer).set(raw);
+		for (let i = 0; i < rows.length; i += ROW)
+			if (rows[i] >= tier.segments) fail(`postings of "${term}" name a segment it does not hold`);
+		out.set(term, rows);
+	}
+	return out;
+}
+
+/** Bytes a decoded bucket takes in memory, about (for the cache). */
+export function bucketBytes(bucket: TermBucket): number {
+	let bytes = 64;
+	for (const [term, rows] of bucket) bytes += 120 + 2 * term.length + rows.byteLength;
+	return bytes;
+}
+
+/** A tier with its segments in order, when every one is listed as it was built. */
+export interface UsableTier {
+	tier: TermTier;
+	refs: LexicalRef[];
+}
+
+/** The manifest's tiers whose segments are all listed; the others are stale (tier-maintenance drops them). */
+export function tiersOf(doc: LexicalManifest): { usable: UsableTier[]; stale: TermTier[] } {
+	const byId = new Map<string, LexicalRef[]>();
+	for (const r of doc.segments)
+		if (r.tier) byId.set(r.tier.id, [...(byId.get(r.tier.id) ?? []), r]);
+	const usable: UsableTier[] = [];
+	const stale: TermTier[] = [];
+	for (const tier of doc.terms ?? []) {
+		const refs = (byId.get(tier.id) ?? []).sort((a, b) => a.tier!.ord - b.tier!.ord);
+		const whole = refs.length === tier.segments && refs.every((r, i) => r.tier!.ord === i);
+		if (whole) usable.push({ tier, refs });
+		else stale.push(tier);
+	}
+	return { usable, stale };
+}
+
+/** The manifest without these tiers (their segments no longer name them). */
+export function withoutTiers(doc: LexicalManifest, ids: ReadonlySet<string>): LexicalManifest {
+	if (ids.size === 0) return doc;
+	return {
+		...doc,
+		terms: (doc.terms ?? []).filter((t) => !ids.has(t.id)),
+		segments: doc.segments.map((r) => {
+			if (!r.tier || !ids.has(r.tier.id)) return r;
+			const rest = { ...r };
+			delete rest.tier;
+			return rest;
+		}),
+	};
+}
+
+/** The manifest without its stale tiers, and the buckets to delete once it is stored. */
+export function dropStale(
+	doc: LexicalManifest,
+	segmentsPrefix: string,
+): { doc: LexicalManifest; keys: string[] } {
+	const { stale } = tiersOf(doc);
+	if (stale.length === 0) return { doc, keys: [] };
+	const keys = stale.flatMap((t) => bucketKeys(segmentsPrefix, t));
+	return { doc: withoutTiers(doc, new Set(stale.map((t) => t.id))), keys };
+}
+
+/** Bytes of decoded lexical segments this process keeps, for every base together (LLM_MEMORY_LEXICAL_CACHE_MB). */
+export const LEXICAL_CACHE_BYTES =
+	(Number(process.env.LLM_MEMORY_LEXICAL_CACHE_MB) || 256) * 2 ** 20;
+
+/** Decoded buckets by storage and key (random names, never reused): a quarter of the word cache's bytes. */
+const bucketCache = new BoundedCache<TermBucket>({
+	name: 'term buckets',
+	maxWeight: LEXICAL_CACHE_BYTES / 4,
+});
+
+export const clearBucketCache = () => bucketCache.clear();
+
+/** Where a tier's buckets are: the index's storage and segments folder. */
+export interface TierFiles {
+	readonly storage: MemoryStorage;
+	readonly segmentsPrefix: string;
+}
+
+/** One bucket of a listed tier, decoded once per process; null when storage does not hold it. */
+export async function readBucket(
+	files: TierFiles,
+	tier: TermTier,
+	b: number,
+): Promise<TermBucket | null> {
+	const key = bucketKey(files.segmentsPrefix, tier.id, b);
+	const id = `${storageIdentity(files.storage)}\n${key}`;
+	const cached = bucketCache.get(id);
+	if (cached) return cached;
+	const got = await files.storage.get(key);
+	if (!got) return null;
+	const bucket = decodeBucket(key, got.body, tier, b);
+	return bucketCache.set(id, bucket, { weight: bucketBytes(bucket) });
+}
+
+/** Writes a new bucket (never over another) and keeps it decoded; returns its stored size. */
+export async function writeBucket(
+	files: TierFiles,
+	tier: Pick<TermTier, 'id'>,
+	b: number,
+	bucket: TermBucket,
+): Promise<number> {
+	const key = bucketKey(files.segmentsPrefix, tier.id, b);
+	const body = encodeBucket(bucket);
+	await files.storage.put(key, body, { ifVersion: null, contentType: 'application/gzip' });
+	bucketCache.set(`${storageIdentity(files.storage)}\n${key}`, bucket, {
+		weight: bucketBytes(bucket),
+	});
+	return body.byteLength;
+}

@@ -1,0 +1,427 @@
+// Term tiers of a word index read one segment after another: the postings of settled segments
+// regrouped by word, so a search of everything reads the buckets of its words instead of every
+// segment. The answers must be the ones reading every segment gives (scores, order, ties), a Forget
+// must leave no word of what it removed in any tier, and a tier whose segments changed is never used.
+import assert from 'node:assert/strict';
+import { gunzipSync } from 'node:zlib';
+import { beforeEach, describe, it } from 'node:test';
+
+import type { IndexedChunk } from '../../../src/indexes/chunks/chunk';
+import { LexicalIndex } from '../../../src/indexes/lexical/lexical-index';
+import { streamedView } from '../../../src/indexes/lexical/stream';
+import { lexicalView } from '../../../src/indexes/lexical/view';
+import {
+	bucketKeys,
+	clearAllCaches,
+	CorruptDocumentError,
+	MAX_TIERS,
+	IndexDamagedError,
+	LocalDiskStorage,
+	maintainTiers,
+	SETTLING,
+	settleTiers,
+	sizeClass,
+	TIER_SEGMENTS,
+	tiersOf,
+} from '../../../src/internal';
+import { bloomMayHave, bloomPositions } from '../../../src/store/bloom';
+import { seededRandom } from '../../support/embeddings';
+import { tempDir } from '../../support/storages';
+import { MeteredStorage } from '../../support/wide-base';
+
+// Words of uneven frequency (the first ones in most chunks, the last in few), so that buckets differ.
+const VOCAB = Array.from({ length: 160 }, (_, i) => `w${i.toString(36)}x`);
+
+function chunk(i: number, text: string, session = `s-${Math.floor(i / 30)}`): IndexedChunk {
+	return {
+		id: `c-${i}`,
+		session_id: session,
+		user_id: `u-${i % 5}`,
+		message_id: `m-${i}`,
+		seq: i,
+		run_id: `r-${i}`,
+		chunk_index: 0,
+		// Few distinct times: ties on score are decided further down chunkOrder.
+		created_at: new Date(Date.UTC(2026, 0, 1 + (i % 4))).toISOString(),
+		text,
+	};
+}
+
+function docs(count: number, seed = 5, from = 0): IndexedChunk[] {
+	const rand = seededRandom(seed); // in [-0.5, 0.5)
+	const pick = () => VOCAB[Math.floor((rand() + 0.5) ** 2 * VOCAB.length)];
+	return Array.from({ length: count }, (_, i) => {
+		const n = 1 + Math.floor((rand() + 0.5) * 6);
+		return chunk(from + i, Array.from({ length: n }, pick).join(' '));
+	});
+}
+
+function indexOn(storage: LocalDiskStorage | MeteredStorage, tiers = true) {
+	return new LexicalIndex(storage, 'test', 'kb/lexical/', 12, async () => [], {
+		segmentChunks: 40,
+		tiers,
+	});
+}
+
+const QUERIES = [
+	'w0x',
+	'w1x w2x',
+	'w3x w4x w5x',
+	`${VOCAB[150]} w0x`,
+	`${VOCAB[120]}`,
+	'w7x w7x wzzx',
+];
+
+/** The streamed search's answers against every segment loaded at once, for every query and k. */
+async function assertExact(index: LexicalIndex, queries = QUERIES) {
+	for (const q of queries)
+		for (const k of [1, 5, 30]) {
+			const full = await (await lexicalView([index], {})).search(q, k);
+			const view = await streamedView(index, {});
+			const got = await view.search(q, k);
+			assert.deepEqual(
+				got.map((m) => [m.id, m.score, m.bm25, m.context ?? false]),
+				full.map((m) => [m.id, m.score, m.bm25, m.context ?? false]),
+				`${q} k=${k}`,
+			);
+			const loaded = await lexicalView([index], {});
+			assert.deepEqual(await view.frequencies(q), await loaded.frequencies(q), q);
+			assert.equal(view.size, loaded.size);
+			// The names of the matches (a recency half-life): counted from the tiers' buckets too.
+			await view.prepareNames?.(got);
+			assert.deepEqual(
+				got.map((c) => view.names(c)),
+				got.map((c) => loaded.names(c)),
+				`names ${q}`,
+			);
+		}
+}
+
+/** Every stored object of the index, as text (buckets and segments gunzipped). */
+async function storedText(storage: LocalDiskStorage): Promise<string> {
+	const out: string[] = [];
+	for (const o of await storage.list('kb/')) {
+		const got = await storage.get(o.key);
+		const body = Buffer.from(got!.body);
+		out.push((body[0] === 0x1f ? gunzipSync(body) : body).toString('utf8'));
+	}
+	return out.join('\n');
+}
+
+/** Chunks written and their tiers settled, then one search of everything with its reads counted. */
+async function searchCounted(
+	disk: LocalDiskStorage,
+	all: IndexedChunk[],
+	query: string,
+	k: number,
+) {
+	await indexOn(disk).addOlder(all);
+	await settleTiers(indexOn(disk));
+	const metered = new MeteredStorage(disk);
+	const index = indexOn(metered);
+	const m = await index.readManifest(true);
+	const covered = new Set(tiersOf(m.doc).usable.flatMap((t) => t.refs.map((r) => r.key)));
+	clearAllCaches();
+	metered.take();
+	const got = await (await streamedView(index, {})).search(query, k);
+	return { index, m, covered, got, gets: metered.take().gets };
+}
+
+beforeEach(() => clearAllCaches());
+
+describe('term tiers of a word index', () => {
+	it('settled segments are regrouped into few tiers, and searches answer as over every segment', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-exact') });
+		const index = indexOn(storage);
+		await index.addOlder(docs(4400));
+		await settleTiers(index);
+		const m = await index.readManifest(true);
+		const { usable, stale } = tiersOf(m.doc);
+		const segments = m.doc.segments.length;
+		const tiered = usable.reduce((n, t) => n + t.tier.segments, 0);
+		assert.equal(stale.length, 0);
+		// All but the newest SETTLING, in whole builds; tiers of decreasing size classes.
+		assert.equal(tiered, Math.floor((segments - SETTLING) / TIER_SEGMENTS) * TIER_SEGMENTS);
+		assert.ok(usable.length >= 2 && usable.length <= MAX_TIERS, `${usable.length} tiers`);
+		for (let i = 1; i < usable.length; i++)
+			assert.ok(sizeClass(usable[i - 1].tier.segments) > sizeClass(usable[i].tier.segments));
+		assert.ok(usable[0].tier.buckets > 1, 'a large tier has several buckets');
+		await assertExact(index);
+	});
+
+	it('a search of everything reads the buckets of its words, not the segments of a tier', async () => {
+		const disk = new LocalDiskStorage({ root: tempDir('tiers-reads') });
+		const all = docs(4000);
+		for (const i of [100, 1700, 2900]) all[i] = chunk(i, `platypusword ${all[i].text}`);
+		const { m, covered, gets, got: matches } = await searchCounted(disk, all, 'platypusword', 3);
+		const read = [...gets.keys()].filter((key) => covered.has(key));
+		assert.deepEqual(
+			matches
+				.filter((x) => !x.context)
+				.map((x) => x.id)
+				.sort(),
+			['c-100', 'c-1700', 'c-2900'],
+		);
+		// Only segments that may hold a match's conversation (the best, and the messages beside them).
+		const refs = new Map(m.doc.segments.map((r) => [r.key, r]));
+		for (const key of read)
+			assert.ok(
+				matches.some((x) =>
+					bloomMayHave(refs.get(key)!.bloom, bloomPositions(`s:${x.session_id}`)),
+				),
+				key,
+			);
+		assert.ok(read.length < covered.size / 2, `${read.length} of ${covered.size}`);
+		// One bucket of words and one of conversations per tier.
+		const buckets = [...gets.keys()].filter((key) => key.endsWith('.trm'));
+		const tiers = tiersOf(m.doc).usable.length;
+		assert.ok(buckets.length >= 2 && buckets.length <= 2 * tiers, `${buckets.length} buckets`);
+	});
+
+	it('adds keep the tiers up to date as they go', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-adds') });
+		const index = indexOn(storage);
+		const all = docs(3000, 9);
+		for (let i = 0; i < all.length; i += 100) await index.add(all.slice(i, i + 100));
+		const m = await index.readManifest(true);
+		const { usable } = tiersOf(m.doc);
+		assert.ok(usable.length >= 1, 'tiers built by adds');
+		const free = m.doc.segments.slice(0, -SETTLING).filter((r) => !r.tier);
+		assert.ok(free.length < TIER_SEGMENTS + 1, `${free.length} settled segments in no tier`);
+		await assertExact(index);
+		// No bucket is left that no listed tier names.
+		const listed = new Set(usable.flatMap((t) => bucketKeys(index.segmentsPrefix, t.tier)));
+		const held = (await storage.list('kb/')).map((o) => o.key).filter((k) => k.endsWith('.trm'));
+		assert.deepEqual(
+			held.filter((k) => !listed.has(k)),
+			[],
+		);
+	});
+
+	it('a Forget drops the tiers of the segments it rewrites in the same swap: no word of it stays', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-forget') });
+		const index = indexOn(storage);
+		const all = docs(2000, 3);
+		// One conversation with a word nobody else says, spread in the oldest segments.
+		for (let i = 0; i < 400; i += 40) all[i] = chunk(i, 'zanzibarword w0x', 'secret-session');
+		await index.addOlder(all);
+		await settleTiers(index);
+		assert.match(await storedText(storage), /zanzibarword/);
+		await index.forgetSession('secret-session');
+		const text = await storedText(storage);
+		assert.doesNotMatch(text, /zanzibarword/);
+		assert.doesNotMatch(text, /secret-session/);
+		const m = await index.readManifest(true);
+		assert.deepEqual(tiersOf(m.doc).stale, []);
+		await assertExact(index, [...QUERIES, 'zanzibarword']);
+		// The segments are regrouped again by the next upkeep.
+		await settleTiers(index);
+		assert.ok(tiersOf((await index.readManifest(true)).doc).usable.length >= 1);
+		await assertExact(index, [...QUERIES, 'zanzibarword']);
+	});
+
+	it('a tier whose segment changed is not used, and the next upkeep drops it with its buckets', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-stale') });
+		const index = indexOn(storage);
+		await index.addOlder(docs(1600, 4));
+		await settleTiers(index);
+		const before = tiersOf((await index.readManifest(true)).doc).usable;
+		assert.ok(before.length > 0);
+		// A writer that knows nothing of tiers replaces a tiered segment by a copy of it.
+		const victim = before[0].refs[1];
+		const seg = await index.readSegment(victim);
+		const copy = await index.writeSegment(victim.level, seg!.docs);
+		await index.update((cur) => ({
+			...cur.doc,
+			segments: cur.doc.segments.map((r) => (r.key === victim.key ? copy : r)),
+		}));
+		const m = await index.readManifest(true);
+		assert.equal(tiersOf(m.doc).stale.length, 1);
+		await assertExact(index);
+		assert.equal(await maintainTiers(index, m.doc), true);
+		const after = await index.readManifest(true);
+		assert.equal(tiersOf(after.doc).stale.length, 0);
+		assert.ok(after.doc.segments.every((r) => r.tier?.id !== before[0].tier.id));
+		for (const key of bucketKeys(index.segmentsPrefix, before[0].tier))
+			assert.equal(await storage.get(key), null, key);
+	});
+
+	it('a damaged bucket is an error naming it, never an empty answer', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-corrupt') });
+		const index = indexOn(storage);
+		await index.addOlder(docs(1200, 6));
+		await settleTiers(index);
+		const { usable } = tiersOf((await index.readManifest(true)).doc);
+		for (const key of bucketKeys(index.segmentsPrefix, usable[0].tier))
+			await storage.put(key, Buffer.from('{"kind":"terms","terms":{"w0x":"AAAA"}}'));
+		clearAllCaches();
+		await assert.rejects(
+			async () => (await streamedView(index, {})).search('w0x w1x', 5),
+			(e: unknown) =>
+				e instanceof CorruptDocumentError && /\.trm/.test(String((e as Error).message)),
+		);
+	});
+
+	it('a bucket lost for good: the search starts over, then says the index is damaged', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-lost') });
+		const index = indexOn(storage);
+		await index.addOlder(docs(1200, 6));
+		await settleTiers(index);
+		const { usable } = tiersOf((await index.readManifest(true)).doc);
+		for (const key of bucketKeys(index.segmentsPrefix, usable[0].tier)) await storage.delete(key);
+		clearAllCaches();
+		await assert.rejects(
+			async () => (await streamedView(index, {})).search('w0x', 5),
+			(e: unknown) => e instanceof IndexDamagedError && /\.trm/.test((e as Error).message),
+		);
+	});
+
+	it('two processes keeping the tiers at once: one tier per segment, no bucket left unlisted', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-race') });
+		await indexOn(storage).addOlder(docs(2400, 8));
+		const a = indexOn(storage);
+		const b = indexOn(storage);
+		await Promise.all([settleTiers(a), settleTiers(b)]);
+		const m = await a.readManifest(true);
+		const { usable, stale } = tiersOf(m.doc);
+		assert.equal(stale.length, 0);
+		const ids = m.doc.segments.filter((r) => r.tier).map((r) => `${r.tier!.id}/${r.tier!.ord}`);
+		assert.equal(new Set(ids).size, ids.length);
+		const listed = new Set(usable.flatMap((t) => bucketKeys(a.segmentsPrefix, t.tier)));
+		const held = (await storage.list('kb/')).map((o) => o.key).filter((k) => k.endsWith('.trm'));
+		assert.deepEqual(held.filter((k) => !listed.has(k)).sort(), []);
+		clearAllCaches();
+		await assertExact(a);
+	});
+
+	it('a newer copy of a tiered chunk supersedes it: the old words are never returned', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-superseded') });
+		const index = indexOn(storage);
+		const all = docs(1600, 2);
+		all[10] = chunk(10, 'quokkaword quokkaword quokkaword');
+		await index.addOlder(all);
+		await settleTiers(index);
+		assert.ok((await index.readManifest(true)).doc.segments[0].tier, 'the chunk is in a tier');
+		// Its newer copy (in the tail) says something else.
+		await index.add([{ ...all[10], text: 'w0x' }]);
+		const got = await (await streamedView(index, {})).search('quokkaword', 5);
+		assert.deepEqual(
+			got.map((m) => m.id),
+			[],
+		);
+		const w0 = await (await streamedView(index, {})).search('w0x', 3000);
+		assert.equal(w0.filter((m) => m.id === 'c-10').length, 1);
+		assert.equal(w0.find((m) => m.id === 'c-10')!.text, 'w0x');
+	});
+
+	it('a search in a time range reads the segments, as before (tiers count every document)', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-since') });
+		const index = indexOn(storage);
+		await index.addOlder(docs(1600, 12));
+		await settleTiers(index);
+		const filter = { since: new Date(Date.UTC(2026, 0, 3)).toISOString() };
+		for (const q of QUERIES) {
+			const full = await (await lexicalView([index], filter)).search(q, 10);
+			const got = await (await streamedView(index, filter)).search(q, 10);
+			assert.deepEqual(
+				got.map((m) => [m.id, m.score]),
+				full.map((m) => [m.id, m.score]),
+				q,
+			);
+		}
+	});
+
+	it('a damaged bucket met by upkeep drops its tiers (rebuilt from the segments), and adds go on', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-damaged-upkeep') });
+		const index = indexOn(storage);
+		// Two tiers of one size class are due to merge: the merge meets the damaged bucket.
+		await index.addOlder(docs(40 * (SETTLING + 2 * TIER_SEGMENTS), 13));
+		const first = await index.readManifest(true);
+		await maintainTiers(index, first.doc);
+		await maintainTiers(index, (await index.readManifest(true)).doc);
+		const two = tiersOf((await index.readManifest(true)).doc).usable;
+		assert.equal(two.length, 2);
+		const key = bucketKeys(index.segmentsPrefix, two[1].tier)[0];
+		await storage.put(key, Buffer.from('not a bucket'));
+		clearAllCaches();
+		assert.equal(await maintainTiers(index, (await index.readManifest(true)).doc), true);
+		const after = tiersOf((await index.readManifest(true)).doc);
+		assert.deepEqual(after.usable, []);
+		assert.equal(await storage.get(key), null);
+		await index.add(docs(30, 14, 90_000));
+		await settleTiers(index);
+		assert.ok(tiersOf((await index.readManifest(true)).doc).usable.length > 0);
+		await assertExact(index);
+	});
+
+	it('a damaged segment stops the upkeep, not the add (the search of it says so)', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-damaged-segment') });
+		const index = indexOn(storage);
+		await index.addOlder(docs(40 * (SETTLING + TIER_SEGMENTS), 15));
+		const m = await index.readManifest(true);
+		await storage.put(m.doc.segments[2].key, Buffer.from('damaged'));
+		clearAllCaches();
+		await index.add(docs(5, 16, 80_000));
+		assert.equal(tiersOf((await index.readManifest(true)).doc).usable.length, 0);
+		const tail = (await index.readManifest(true)).doc.tail.map((d) => d.id);
+		assert.ok(tail.includes('c-80000'));
+		await assert.rejects(
+			async () => (await streamedView(index, {})).search('w0x', 5),
+			CorruptDocumentError,
+		);
+	});
+
+	it('long conversations spread over every segment: the messages beside the best are read from the segments that hold them', async () => {
+		const disk = new LocalDiskStorage({ root: tempDir('tiers-interleaved') });
+		// 20 conversations of 200 messages, taken in turns: every segment holds every conversation.
+		const all = docs(4000, 21).map((d, i) => ({
+			...d,
+			session_id: `talk-${i % 20}`,
+			seq: Math.floor(i / 20),
+		}));
+		all[1210] = { ...all[1210], text: `wombatword ${all[1210].text}` };
+		// Notes after it carry its flow further (three messages on), past the first segment read.
+		for (const n of [1, 2, 3]) all[1210 + 20 * n] = { ...all[1210 + 20 * n], role: 'fact' };
+		all[2530] = { ...all[2530], text: `wombatword ${all[2530].text}` };
+		const { index, covered, gets, got } = await searchCounted(disk, all, 'wombatword', 10);
+		assert.ok(covered.size >= 64);
+		const read = [...gets.keys()].filter((key) => covered.has(key));
+		const full = await (await lexicalView([index], {})).search('wombatword', 10);
+		assert.deepEqual(
+			got.map((x) => [x.id, x.score, x.context ?? false]),
+			full.map((x) => [x.id, x.score, x.context ?? false]),
+		);
+		assert.ok(
+			got.some((x) => x.id === all[1210 + 80].id),
+			'the flow past the notes is there',
+		);
+		// Every segment holds both conversations; only those around the two messages are read.
+		assert.ok(read.length <= 10, `${read.length} of ${covered.size} tiered segments read`);
+	});
+
+	it('names of the matches (a recency half-life) count the tiers too', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-names') });
+		const index = indexOn(storage);
+		// Rare words, each in three chunks: what a half-life search calls names.
+		const all = docs(2000, 17).map((d, i) =>
+			i % 50 < 3 ? { ...d, text: `${d.text} name${Math.floor(i / 50)}q` } : d,
+		);
+		await index.addOlder(all);
+		await settleTiers(index);
+		assert.ok(tiersOf((await index.readManifest(true)).doc).usable.length > 0);
+		let named = 0;
+		for (const q of ['name3q w0x', 'name20q', 'name39q w1x w2x']) {
+			const view = await streamedView(index, {});
+			const got = await view.search(q, 10);
+			await view.prepareNames?.(got);
+			const loaded = await lexicalView([index], {});
+			assert.deepEqual(
+				got.map((c) => view.names(c)),
+				got.map((c) => loaded.names(c)),
+				q,
+			);
+			named += got.filter((c) => view.names(c).length > 0).length;
+		}
+		assert.ok(named > 0, 'some matches have names');
+	});
+});
