@@ -29,7 +29,7 @@ export {
 	MAX_TIERS,
 	sizeClass,
 } from './lexical/tier-maintenance';
-export { tiersOf, bucketKeys } from './lexical/tiers';
+export { tiersOf, bucketKeys, isBucketKey } from './lexical/tiers';
 export type { TermTier } from './lexical/tiers';
 export type { LexicalManifest, OpenSource } from './lexical/manifest';
 export type { IndexManifest as VectorManifest } from './vector/manifest';

@@ -3,7 +3,7 @@
 // every partition. Every write of a partition goes into it too (base-indexes.ts); here: filling it from
 // the partitions a base already has (an upgrade), and what a search of it covers.
 import { IndexDamagedError } from '../errors';
-import { SEGMENT_MAX_VECTORS, settleTiers } from '../indexes';
+import { isBucketKey, SEGMENT_MAX_VECTORS, settleTiers } from '../indexes';
 import type {
 	EmbeddedIndex,
 	IndexedChunk,
@@ -213,12 +213,16 @@ interface Logged {
 	logs: Array<SessionLog | null>;
 }
 
-/** Why the base-wide word index cannot be trusted (or null): gone, or segments lost. */
+/** Why the base-wide word index cannot be trusted (or null): gone, or segments or tier buckets lost. */
 async function wideWordsLacking(indexes: BaseIndexes, captured: number): Promise<string | null> {
 	const { manifest, missing } = await indexes.wideLexical().lostSegments();
 	if (manifest.version === null) return captured > 0 ? 'the base-wide word index is missing' : null;
-	if (missing.length > 0)
-		return `the base-wide word index lost ${missing.length} of its ${manifest.doc.segments.length} segment(s)`;
+	const buckets = missing.filter(isBucketKey).length;
+	const segments = missing.length - buckets;
+	if (segments > 0)
+		return `the base-wide word index lost ${segments} of its ${manifest.doc.segments.length} segment(s)`;
+	if (buckets > 0)
+		return `the base-wide word index lost ${buckets} bucket(s) of its term tiers (Regenerate rebuilds them)`;
 	return null;
 }
 

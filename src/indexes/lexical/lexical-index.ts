@@ -28,7 +28,7 @@ import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
 import { OPEN_STALE_MS, relist } from './open-sources';
 import type { Listing, SourceReader, SourceTail } from './open-sources';
-import { build, decode, encode, refOf, scopeKeys } from './segment';
+import { build, decode, encode, overflows, refOf } from './segment';
 import { bucketKeys, clearBucketCache, LEXICAL_CACHE_BYTES } from './tiers';
 import { upkeepAfterAdd } from './tier-maintenance';
 import type { LexicalRef, LexicalSegment } from './segment';
@@ -220,7 +220,8 @@ export class LexicalIndex {
 				if (docs.length === 0 && open === undefined) return undefined;
 				const m = open ? { ...found, open } : found;
 				const tail = [...m.tail.filter((d) => !ids.has(d.id)), ...docs];
-				if (!tooBig(tail)) return { ...m, tail, updated_at: new Date().toISOString() };
+				if (!overflows(tail, TAIL_MAX, TAIL_BYTES))
+					return { ...m, tail, updated_at: new Date().toISOString() };
 				let refs = [...m.segments];
 				const size = Math.min(SEGMENT_MAX, this.segmentChunks);
 				for (let i = 0; i < tail.length; i += size) {
@@ -301,10 +302,12 @@ export class LexicalIndex {
 		}
 	}
 
-	/** The manifest, and the segments it lists that storage lost (one listing of the segments folder). */
+	/** The manifest, and the segments and tier buckets it lists that storage lost (one listing). */
 	async lostSegments(): Promise<{ manifest: Versioned<LexicalManifest>; missing: string[] }> {
 		const manifest = await this.readManifest(true);
-		const refs = manifest.version === null ? [] : manifest.doc.segments;
+		const doc = manifest.version === null ? emptyManifest() : manifest.doc;
+		const buckets = (doc.terms ?? []).flatMap((t) => bucketKeys(this.segmentsPrefix, t));
+		const refs = [...doc.segments, ...buckets.map((key) => ({ key }))];
 		return { manifest, missing: await missingFrom(this.storage, this.segmentsPrefix, refs) };
 	}
 
@@ -408,12 +411,4 @@ export class LexicalIndex {
 /** The manifest after an add, and whether that add created the index. */
 export type Added = Versioned<LexicalManifest> & { created: boolean };
 
-function tooBig(tail: IndexedChunk[]): boolean {
-	if (tail.length > TAIL_MAX) return true;
-	let bytes = 0;
-	for (const d of tail) bytes += d.text.length;
-	return bytes > TAIL_BYTES;
-}
-
-export { scopeKeys };
 export type { LexicalStats, LexicalView } from './types';

@@ -176,3 +176,11 @@ export function refOf(key: string, level: number, docs: IndexedChunk[], body: Bu
 		bytes: body.byteLength,
 	};
 }
+
+/** Whether chunks held inline (a manifest's tail) are more than `count` or their text more than `bytes`. */
+export function overflows(tail: readonly IndexedChunk[], count: number, bytes: number): boolean {
+	if (tail.length > count) return true;
+	let size = 0;
+	for (const d of tail) size += d.text.length;
+	return size > bytes;
+}

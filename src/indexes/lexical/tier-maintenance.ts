@@ -3,9 +3,11 @@
 // tiers merged when they are of one size class (class k: up to TIER_SEGMENTS · GROWTH^k segments) or
 // there are more than MAX_TIERS. An index of s segments thus keeps about two tiers per class, log(s /
 // TIER_SEGMENTS) / log(GROWTH) classes, and each segment's postings are rewritten a few times per
-// class: a search reads a few buckets per word, and upkeep costs a bounded share of each add. Every change is one compare-and-swap of the manifest that checks
-// the segments it was built from are still listed as they were; buckets written for a change that
-// lost are deleted, and so are those of a tier replaced, once the swap is stored.
+// class: a search reads a few buckets per word, and upkeep costs a bounded share of each add. Every
+// change is one compare-and-swap of the manifest that checks the segments it was built from are still
+// listed as they were; buckets written for a change that lost are deleted, and so are those of a tier
+// replaced, once the swap is stored. Tiers only ever hold what their segments hold: a tier found
+// damaged or with a bucket lost is dropped, and its segments regrouped again.
 import { CorruptDocumentError, IndexDamagedError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
 import type { LexicalManifest } from './manifest';
@@ -119,19 +121,31 @@ async function buildTier(index: TieredIndex, refs: LexicalRef[]): Promise<TermTi
 	return writeAll(index, full, async (b) => groups[b]);
 }
 
-/** Writes every bucket of a new tier; on a failure, deletes those written and throws. */
+/** Buckets made and written at once by upkeep (each one read, merged and written in turn). */
+const UPKEEP_WINDOW = 8;
+
+/** Writes every bucket of a new tier; on a failure, deletes those it may have written and throws. */
 async function writeAll(
 	index: TieredIndex,
 	tier: TermTier,
 	bucket: (b: number) => Promise<TermBucket>,
 ): Promise<TermTier> {
-	let b = 0;
+	const count = bucketCount(tier);
 	try {
-		for (; b < bucketCount(tier); b++)
-			tier.bytes += await writeBucket(index, tier, b, await bucket(b));
+		for (let b = 0; b < count; b += UPKEEP_WINDOW) {
+			const group = Array.from({ length: Math.min(UPKEEP_WINDOW, count - b) }, (_, i) => b + i);
+			// Every write of the group settled before any is undone.
+			const sizes = await Promise.allSettled(
+				group.map(async (g) => writeBucket(index, tier, g, await bucket(g))),
+			);
+			for (const size of sizes) {
+				if (size.status === 'rejected') throw size.reason;
+				tier.bytes += size.value;
+			}
+		}
 		return tier;
 	} catch (error) {
-		for (const key of bucketKeys(index.segmentsPrefix, tier).slice(0, b + 1))
+		for (const key of bucketKeys(index.segmentsPrefix, tier))
 			await index.deleteSegment(key).catch(() => {});
 		throw error;
 	}
@@ -196,7 +210,7 @@ function concat(x: Uint32Array, y: Uint32Array): Uint32Array {
 	return out;
 }
 
-/** A bucket of a tier being merged was deleted meanwhile (another process replaced the tier). */
+/** A bucket of a tier being merged is not held (another process replaced the tier, or it was lost). */
 class TierGone extends Error {}
 
 /** Whether these segments are still listed as they were, in no tier (or in `was`, given). */
@@ -284,8 +298,9 @@ export async function maintainTiers(index: TieredIndex, doc: LexicalManifest): P
 }
 
 /**
- * The two newest tiers as one; false when one of them was replaced meanwhile. A damaged bucket drops
- * both (their segments, which hold the chunks, are regrouped again): upkeep never stops on one.
+ * The two newest tiers as one. A bucket damaged or not held drops both, if they are still listed
+ * (another process may have merged them meanwhile): their segments, which hold the chunks, are
+ * regrouped again, so upkeep never stops on one.
  */
 async function merge(index: TieredIndex, a: UsableTier, b: UsableTier): Promise<boolean> {
 	try {
@@ -296,8 +311,7 @@ async function merge(index: TieredIndex, a: UsableTier, b: UsableTier): Promise<
 			[a.tier, b.tier],
 		);
 	} catch (error) {
-		if (error instanceof TierGone) return false;
-		if (!(error instanceof CorruptDocumentError)) throw error;
+		if (!(error instanceof TierGone || error instanceof CorruptDocumentError)) throw error;
 		await dropTiers(index, new Set([a.tier.id, b.tier.id]));
 		return true;
 	}

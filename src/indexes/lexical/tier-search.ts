@@ -173,30 +173,41 @@ export class HeldSessions {
 	}
 }
 
-const place = (tier: number, ord: number, doc: number) => tier * 2 ** 32 + ord * 2 ** 16 + doc;
-
-/** Every tier document holding a query term, with its score. */
-function scored(
+/**
+ * Every tier document holding a query term with its score, document after document: each term's rows
+ * are in (segment, document) order, so the lists are merged as they are and nothing per document is
+ * held (a common word may be in millions).
+ */
+function eachScored(
 	source: TierSource,
 	terms: readonly string[],
 	stats: ScopeStats,
-): Map<number, number> {
+	fn: (at: number, score: number) => void,
+): void {
 	const avg = stats.total / stats.n || 1;
-	const scores = new Map<number, number>();
-	for (const t of terms) {
-		const df = stats.df.get(t) ?? 0;
-		if (df === 0) continue;
-		const idf = idfOf(stats.n, df);
-		source.rows.forEach((rows, i) => {
-			const list = rows.get(t);
-			if (!list) return;
-			for (let r = 0; r < list.length; r += ROW) {
-				const at = place(i, list[r], list[r + 1]);
-				scores.set(at, (scores.get(at) ?? 0) + weigh(idf, list[r + 2], list[r + 3], avg));
+	const used = terms.filter((t) => (stats.df.get(t) ?? 0) > 0);
+	const idf = used.map((t) => idfOf(stats.n, stats.df.get(t)!));
+	const none = new Uint32Array(0);
+	source.rows.forEach((rows, i) => {
+		const lists = used.map((t) => rows.get(t) ?? none);
+		const pos = lists.map(() => 0);
+		for (;;) {
+			let next = Infinity;
+			for (let j = 0; j < lists.length; j++)
+				if (pos[j] < lists[j].length)
+					next = Math.min(next, lists[j][pos[j]] * 2 ** 16 + lists[j][pos[j] + 1]);
+			if (next === Infinity) return;
+			let score = 0;
+			for (let j = 0; j < lists.length; j++) {
+				const list = lists[j];
+				const r = pos[j];
+				if (r >= list.length || list[r] * 2 ** 16 + list[r + 1] !== next) continue;
+				score += weigh(idf[j], list[r + 2], list[r + 3], avg);
+				pos[j] += ROW;
 			}
-		});
-	}
-	return scores;
+			fn(i * 2 ** 32 + next, score);
+		}
+	});
 }
 
 /**
@@ -209,22 +220,25 @@ export async function tierBest(
 	stats: ScopeStats,
 	k: number,
 ): Promise<Array<{ chunk: IndexedChunk; score: number }>> {
-	const scores = scored(source, terms, stats);
+	const passed = new Set<number>();
 	for (;;) {
+		// The k-th best score (ties kept), then every document scoring that or more: two passes.
 		const values = new TopK(k);
-		for (const score of scores.values()) if (values.admits(score)) values.push(score, 0, 0);
+		eachScored(source, terms, stats, (at, score) => {
+			if (!passed.has(at) && values.admits(score)) values.push(score, 0, 0);
+		});
 		const kth = values.sorted().at(-1)?.score ?? Infinity;
 		const wanted = new Map<string, Array<[number, number]>>();
-		for (const [at, score] of scores) {
-			if (score < kth) continue;
+		eachScored(source, terms, stats, (at, score) => {
+			if (score < kth || passed.has(at)) return;
 			const seg = `${Math.floor(at / 2 ** 16)}`;
 			const list = wanted.get(seg);
 			if (list) list.push([at, score]);
 			else wanted.set(seg, [[at, score]]);
-		}
+		});
 		const kept: IndexedChunk[] = [];
 		const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
-		let passed = 0;
+		const before = passed.size;
 		for (const [seg, list] of wanted) {
 			const tier = Math.floor(Number(seg) / 2 ** 16);
 			const ref = source.tiers[tier].refs[Number(seg) % 2 ** 16];
@@ -235,13 +249,12 @@ export async function tierBest(
 			source.held?.note(ref.key, docs, new Set(chunks.map((c) => c.session_id)), source.superseded);
 			for (const [at, score] of list) {
 				const chunk = docs[at % 2 ** 16];
-				if (source.superseded.has(chunk.id)) {
-					scores.delete(at);
-					passed++;
-				} else if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
+				if (source.superseded.has(chunk.id)) passed.add(at);
+				else if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
 			}
 		}
-		if (passed === 0) return top.sorted().map(({ a, score }) => ({ chunk: kept[a], score }));
+		if (passed.size === before)
+			return top.sorted().map(({ a, score }) => ({ chunk: kept[a], score }));
 	}
 }
 

@@ -81,6 +81,9 @@ export const newTierId = () => randomBytes(9).toString('hex');
 export const bucketKey = (segmentsPrefix: string, id: string, b: number) =>
 	`${segmentsPrefix}terms-${id}-${b}.trm`;
 
+/** Whether a key is a tier's bucket (not a segment). */
+export const isBucketKey = (key: string) => key.endsWith('.trm');
+
 /** Buckets of a tier: its words', then its conversations'. */
 export const bucketCount = (tier: TermTier) => tier.buckets + tier.sessionBuckets;
 

@@ -424,4 +424,24 @@ describe('term tiers of a word index', () => {
 		}
 		assert.ok(named > 0, 'some matches have names');
 	});
+
+	it('a bucket lost: the index says so (Status), and upkeep drops the tier when it meets it', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-lost-upkeep') });
+		const index = indexOn(storage);
+		await index.addOlder(docs(40 * (SETTLING + 2 * TIER_SEGMENTS), 19));
+		await maintainTiers(index, (await index.readManifest(true)).doc);
+		await maintainTiers(index, (await index.readManifest(true)).doc);
+		const two = tiersOf((await index.readManifest(true)).doc).usable;
+		assert.equal(two.length, 2);
+		const key = bucketKeys(index.segmentsPrefix, two[1].tier).at(-1)!;
+		await storage.delete(key);
+		clearAllCaches();
+		assert.deepEqual((await index.lostSegments()).missing, [key]);
+		// The two are due to merge: the merge meets the lost bucket and drops both.
+		assert.equal(await maintainTiers(index, (await index.readManifest(true)).doc), true);
+		assert.deepEqual(tiersOf((await index.readManifest(true)).doc).usable, []);
+		assert.deepEqual((await index.lostSegments()).missing, []);
+		await settleTiers(index);
+		await assertExact(index);
+	});
 });
