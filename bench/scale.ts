@@ -13,7 +13,8 @@
  * partition is written with the engine's own writers: its messages as one sealed block and a capture
  * log as a sync leaves it (writeBlock, the log store), its chunks as the engine makes them (chunksOf,
  * lexicalChunks) into its partition's indexes, one user's 100 chunks per call, and into the base-wide
- * index 4,096 at a time (as an upgrade copies partitions into it), by BUILDERS processes side by side. A filler user's partition thus holds
+ * index 4,096 at a time (as an upgrade copies partitions into it), by BUILDERS processes side by side,
+ * then the base-wide word index's term tiers settled (as an upgrade does). A filler user's partition thus holds
  * one lexical and one vector segment, where a user who captured through 10 syncs holds one lexical
  * segment with a tail and 10 vector segments (reported apart).
  *
@@ -1029,7 +1030,7 @@ function tables(runs: Run[], legacy: Run[], notes: string[]): string[] {
 		: '';
 	out.push(
 		'\n### Memory Base at scale: building\n',
-		`Users of ${CHUNKS} messages each (one chunk per message, ${DIMS}-dimension vectors). The first ${MEASURED} users of each base capture through MemoryBase.capture (50 turns of two messages, a sync at each threshold of 10); every other user's partition is written with the engine's index writers (BaseIndexes.addLexical/addVectors, one user's chunks per call; ${BUILDERS} processes, each writing ${concurrency({ kind: 'disk', root: '' })} users at a time on disk, ${concurrency({ kind: 's3', endpoint: '', bucket: '' })} on radosgw; on disk without fsync) beside a capture log and sealed block as a sync leaves them. Stored: the sum of the sizes of every object listed.\n`,
+		`Users of ${CHUNKS} messages each (one chunk per message, ${DIMS}-dimension vectors). The first ${MEASURED} users of each base capture through MemoryBase.capture (50 turns of two messages, a sync at each threshold of 10); every other user's partition is written with the engine's index writers (BaseIndexes.addLexical/addVectors, one user's chunks per call; ${BUILDERS} processes, each writing ${concurrency({ kind: 'disk', root: '' })} users at a time on disk, ${concurrency({ kind: 's3', endpoint: '', bucket: '' })} on radosgw; on disk without fsync) beside a capture log and sealed block as a sync leaves them; then the base-wide word index's term tiers are settled, as an upgrade's copy leaves them (part of the build time). Stored: the sum of the sizes of every object listed.\n`,
 		'| storage | users | build | of which captured users | requests per user | stored objects | stored bytes | per user (filler) | per user (captured) |',
 		'|---|---:|---:|---:|---:|---:|---:|---:|---:|',
 	);
