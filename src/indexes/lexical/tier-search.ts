@@ -18,8 +18,6 @@ export type TierRows = Array<Map<string, Uint32Array>>;
 
 /** Buckets read at once. */
 const WINDOW = 4;
-/** Segments of the best read at once (each one decoded whole: a few MiB in memory at most). */
-const SEGMENTS_AT_ONCE = 2;
 
 /**
  * The rows of `keys` (words or conversations, as `bucket` places them) in each tier, each bucket read
@@ -241,7 +239,7 @@ export async function tierBest(
 		const kept: IndexedChunk[] = [];
 		const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
 		const before = passed.size;
-		const take = async ([seg, list]: [string, Array<[number, number]>]) => {
+		for (const [seg, list] of wanted) {
 			const tier = Math.floor(Number(seg) / 2 ** 16);
 			const ref = source.tiers[tier].refs[Number(seg) % 2 ** 16];
 			const docs = (await source.read(ref.key)).docs;
@@ -254,12 +252,7 @@ export async function tierBest(
 				if (source.superseded.has(chunk.id)) passed.add(at);
 				else if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
 			}
-		};
-		// SEGMENTS_AT_ONCE at a time: on S3 each read is a round trip. The k best do not depend on the
-		// order the segments come in (ties go by the chunks).
-		const groups = [...wanted];
-		for (let i = 0; i < groups.length; i += SEGMENTS_AT_ONCE)
-			await Promise.all(groups.slice(i, i + SEGMENTS_AT_ONCE).map(take));
+		}
 		if (passed.size === before)
 			return top.sorted().map(({ a, score }) => ({ chunk: kept[a], score }));
 	}
