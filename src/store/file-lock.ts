@@ -106,35 +106,108 @@ async function readHolder(
 	}
 }
 
+/** Whether a lock, as read, is abandoned: its holder gone (this host), or too old (another host, or no holder). */
+function abandoned(seen: { holder?: LockHolder; mtimeMs: number }, options: LockOptions): boolean {
+	const ageMs = Date.now() - seen.mtimeMs;
+	if (!seen.holder) return ageMs > 5000;
+	return seen.holder.host === HOST
+		? localHolderGone(seen.holder, seen.mtimeMs)
+		: ageMs > options.foreignStaleMs;
+}
+
 /**
- * Removes the lock if its holder is gone. The lock is renamed aside and its inode checked, so a fresh
- * lock taken meanwhile by someone else is put back rather than broken. Returns true when the caller
- * should try again at once.
+ * Moves the file at `lockPath` aside and deletes it, if it is still the inode `ino` once moved; another
+ * file found there is put back. Safe only where nobody else may replace the file meanwhile (see
+ * breakIfStale): a rename moves whatever is there, and another process could take the path between
+ * the rename and the putting back.
  */
-async function breakIfStale(lockPath: string, options: LockOptions): Promise<boolean> {
-	const seen = await readHolder(lockPath);
-	if (!seen) return true;
-	const { holder, ino, mtimeMs } = seen;
-	const ageMs = Date.now() - mtimeMs;
-	const stale = holder
-		? holder.host === HOST
-			? localHolderGone(holder, mtimeMs)
-			: ageMs > options.foreignStaleMs
-		: ageMs > 5000;
-	if (!stale) return false;
+async function removeIfSame(lockPath: string, ino: bigint): Promise<void> {
 	const aside = `${lockPath}.stale-${randomUUID()}`;
 	try {
 		await fs.rename(lockPath, aside);
 	} catch (error) {
-		if (errnoCode(error) === 'ENOENT') return true;
+		if (errnoCode(error) === 'ENOENT') return;
 		throw error;
 	}
 	const moved = await fs.stat(aside, { bigint: true });
-	if (moved.ino !== ino) {
-		await fs.link(aside, lockPath).catch(() => {}); // not the lock we judged: give it back
-	}
+	if (moved.ino !== ino) await fs.link(aside, lockPath).catch(() => {}); // not the one judged: give it back
 	await fs.unlink(aside);
-	return true;
+}
+
+/** The file beside a lock that its breakers take turns with. */
+const breakerOf = (lockPath: string) => `${lockPath}.break`;
+
+/**
+ * Removes the lock if its holder is gone. Breakers take turns (a lock file of their own beside it,
+ * taken as the lock is), and the one whose turn it is judges the lock again and removes it only if it
+ * is still the file judged. Without turns, two waiters that both judged a dead holder's lock could
+ * interleave so that one moved aside the fresh lock the other had just taken, and a third took the
+ * path before it was put back: two holders, and a lost write. Returns true when the caller should try
+ * again at once.
+ */
+async function breakIfStale(lockPath: string, options: LockOptions): Promise<boolean> {
+	const seen = await readHolder(lockPath);
+	if (!seen) return true;
+	if (!abandoned(seen, options)) return false;
+	const breaker = breakerOf(lockPath);
+	const turn = await take(breaker);
+	if (!turn) {
+		// Another breaker's turn, or what a breaker killed in its turn left (it never holds it long).
+		const other = await readHolder(breaker);
+		if (other && abandoned(other, options)) await removeIfSame(breaker, other.ino);
+		return false;
+	}
+	try {
+		const again = await readHolder(lockPath);
+		if (!again) return true;
+		// While the turn is held nobody else moves the lock, and nobody takes it while it is there.
+		if (again.ino === seen.ino && abandoned(again, options))
+			await removeIfSame(lockPath, again.ino);
+		return true;
+	} finally {
+		await turn.release();
+	}
+}
+
+/** This process as a lock's holder (a new nonce for each lock). */
+const newHolder = (): LockHolder => ({
+	pid: process.pid,
+	host: HOST,
+	nonce: randomUUID(),
+	bootId: BOOT_ID,
+	startTime: OWN_START,
+});
+
+/**
+ * Takes the lock file at `lockPath` if nobody holds it (undefined if somebody does). The file appears
+ * with its holder already written (temp file, then link): a process killed while taking it can never
+ * leave an empty lock that others would have to wait out.
+ */
+async function take(lockPath: string): Promise<{ release: () => Promise<void> } | undefined> {
+	const me = newHolder();
+	const tmp = `${lockPath}.new-${randomBytes(6).toString('hex')}`;
+	let ino: bigint | undefined;
+	try {
+		await fs.writeFile(tmp, JSON.stringify(me), { flag: 'wx' });
+		await fs.link(tmp, lockPath);
+		held.add(me.nonce);
+		ino = (await fs.stat(lockPath, { bigint: true })).ino;
+	} catch (error) {
+		held.delete(me.nonce);
+		if (errnoCode(error) !== 'EEXIST') throw error;
+	} finally {
+		await fs.unlink(tmp).catch(() => {});
+	}
+	if (ino === undefined) return undefined;
+	const mine = ino;
+	return {
+		release: async () => {
+			held.delete(me.nonce);
+			// Only our own lock file: if it was judged stale and re-taken, the new one is not ours to remove.
+			const st = await fs.stat(lockPath, { bigint: true }).catch(() => undefined);
+			if (st?.ino === mine) await fs.unlink(lockPath).catch(() => {});
+		},
+	};
 }
 
 /**
@@ -146,42 +219,11 @@ export async function acquireFileLock(
 	what: string,
 	options: LockOptions,
 ): Promise<() => Promise<void>> {
-	const me: LockHolder = {
-		pid: process.pid,
-		host: HOST,
-		nonce: randomUUID(),
-		bootId: BOOT_ID,
-		startTime: OWN_START,
-	};
 	const deadline = Date.now() + options.timeoutMs;
 	let delay = 1;
 	for (;;) {
-		// The lock appears with its holder already written (temp file, then link): a writer killed while
-		// taking it can never leave an empty lock that others would have to wait out.
-		const tmp = `${lockPath}.new-${randomBytes(6).toString('hex')}`;
-		let ino: bigint | undefined;
-		try {
-			await fs.writeFile(tmp, JSON.stringify(me), { flag: 'wx' });
-			await fs.link(tmp, lockPath);
-			held.add(me.nonce);
-			ino = (await fs.stat(lockPath, { bigint: true })).ino;
-		} catch (error) {
-			if (errnoCode(error) !== 'EEXIST') {
-				held.delete(me.nonce);
-				throw error;
-			}
-		} finally {
-			await fs.unlink(tmp).catch(() => {});
-		}
-		if (ino !== undefined) {
-			const mine = ino;
-			return async () => {
-				held.delete(me.nonce);
-				// Only our own lock file: if it was judged stale and re-taken, the new one is not ours to remove.
-				const st = await fs.stat(lockPath, { bigint: true }).catch(() => undefined);
-				if (st?.ino === mine) await fs.unlink(lockPath).catch(() => {});
-			};
-		}
+		const lock = await take(lockPath);
+		if (lock) return lock.release;
 		if (await breakIfStale(lockPath, options)) continue;
 		if (Date.now() > deadline) {
 			const seen = await readHolder(lockPath);

@@ -28,9 +28,13 @@ export interface LocalDiskStorageOptions {
 	durable?: boolean;
 }
 
-const RESERVED = /\.(lock|tmp)$|\.lock\.(stale|new)-/;
-/** Leftovers of interrupted writers, with the key they belonged to: `.<name>.<pid>.<hex>.tmp`, and lock files being taken or broken. */
-const LEFTOVER = /^\.(.+)\.\d+\.[0-9a-f]+\.tmp$|^(.+)\.lock\.(?:stale|new)-[0-9a-f-]+$/;
+const RESERVED = /\.(lock|tmp)$|\.lock\.(stale|new)-|\.lock\.break($|\.)/;
+/**
+ * Leftovers of interrupted writers, with the key they belonged to: `.<name>.<pid>.<hex>.tmp`, lock files
+ * being taken or broken, and the turn of a lock's breakers (file-lock.ts) with its own.
+ */
+const LEFTOVER =
+	/^\.(.+)\.\d+\.[0-9a-f]+\.tmp$|^(.+)\.lock\.(?:stale|new)-[0-9a-f-]+$|^(.+)\.lock\.break(?:\.(?:stale|new)-[0-9a-f-]+)?$/;
 
 function versionOf(st: { ino: bigint; mtimeNs: bigint; size: bigint }): string {
 	return `${st.ino}-${st.mtimeNs}-${st.size}`;
@@ -272,7 +276,7 @@ export class LocalDiskStorage implements MemoryStorage {
 		await this.walk(prefix, async (key, file, name) => {
 			const m = LEFTOVER.exec(name);
 			if (!m) return;
-			const owner = key.slice(0, key.length - name.length) + (m[1] ?? m[2]);
+			const owner = key.slice(0, key.length - name.length) + (m[1] ?? m[2] ?? m[3]);
 			if (folder ? !owner.startsWith(prefix) : owner !== prefix) return;
 			const st = await fs.stat(file).catch(() => undefined);
 			if (!st || st.mtimeMs > cutoff) return;

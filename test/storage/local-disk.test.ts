@@ -103,16 +103,30 @@ describe('LocalDiskStorage locks and files', () => {
 		assert.deepEqual(readdirSync(dir), ['node.json']);
 		writeFileSync(path.join(dir, '.node.json.123.abc.tmp'), 'partial');
 		writeFileSync(path.join(dir, 'node.json.lock'), '{}');
+		// Breakers' turns (file-lock.ts), and what one killed while taking or clearing a turn leaves.
+		for (const name of [
+			'node.json.lock.break',
+			'node.json.lock.break.new-0a1b',
+			'node.json.lock.break.stale-1f-2e',
+		])
+			writeFileSync(path.join(dir, name), '{}');
 		assert.deepEqual(
 			(await s.list('node_memory/')).map((o) => o.key),
 			[KEY],
 		);
+		// Housekeeping removes them once old, and nothing else.
+		const old = Date.now() / 1000 - 3600;
+		for (const name of readdirSync(dir)) utimesSync(path.join(dir, name), old, old);
+		const swept = await s.sweep('node_memory/', 60_000);
+		assert.equal(swept.length, 4, swept.join(', '));
+		assert.deepEqual(readdirSync(dir).sort(), ['node.json', 'node.json.lock']);
 	});
 
 	it('refuses keys that collide with its reserved file names', async () => {
 		const s = new LocalDiskStorage({ root: tempDir() });
 		await assert.rejects(s.put('a/b.lock', Buffer.from('x')), /reserved suffix/);
 		await assert.rejects(s.put('a/b.tmp', Buffer.from('x')), /reserved suffix/);
+		await assert.rejects(s.put('a/b.lock.break', Buffer.from('x')), /reserved suffix/);
 	});
 
 	it('a read error is a StorageError, never "missing"', async () => {
