@@ -87,6 +87,38 @@ export async function nearSegment(
 	return build(`${scope.index.manifestKey}#near`, beside([...byId.values()], best));
 }
 
+const place = (session: string, seq: number) => `${session}\n${seq}`;
+
+/** Chunks by the message they are of (conversation and message number). */
+function byMessage(chunks: Iterable<IndexedChunk>): Map<string, IndexedChunk[]> {
+	const out = new Map<string, IndexedChunk[]>();
+	for (const c of chunks) {
+		const key = place(c.session_id, c.seq);
+		out.set(key, [...(out.get(key) ?? []), c]);
+	}
+	return out;
+}
+
+/**
+ * Walks the flow beside each best message, both ways, as far as notes carry it (context.ts): `onStep`
+ * is given each message number reached and its chunks among `at` (if any), and stops that way by
+ * returning false; a message that is not all notes, or not among `at`, is the last of its way.
+ */
+function walkBeside(
+	best: Map<string, number[]>,
+	at: Map<string, IndexedChunk[]>,
+	onStep: (session: string, seq: number, message: IndexedChunk[] | undefined) => boolean,
+): void {
+	for (const [session, seqs] of best)
+		for (const seq of seqs)
+			for (const step of [-1, 1])
+				for (let i = 1; i <= NEIGHBOUR_REACH; i++) {
+					const q = seq + i * step;
+					const message = at.get(place(session, q));
+					if (!onStep(session, q, message) || !message || !message.every(aside)) break;
+				}
+}
+
 /**
  * The messages the flow beside the best goes on to, as far as what was taken shows it, that a segment
  * not taken yet may hold (`untaken`): the next round's.
@@ -97,46 +129,24 @@ function further(
 	later: IndexedChunk[],
 	untaken: (session: string, seq: number) => boolean,
 ): Map<string, number[]> {
-	const at = new Map<string, IndexedChunk[]>();
-	for (const d of [...[...found.values()].flat(), ...later]) {
-		const key = `${d.session_id}\n${d.seq}`;
-		at.set(key, [...(at.get(key) ?? []), d]);
-	}
 	const need = new Map<string, number[]>();
-	for (const [session, seqs] of best)
-		for (const seq of seqs)
-			for (const step of [-1, 1])
-				for (let i = 1; i <= NEIGHBOUR_REACH; i++) {
-					const q = seq + i * step;
-					if (untaken(session, q)) {
-						need.set(session, [...(need.get(session) ?? []), q]);
-						break;
-					}
-					const message = at.get(`${session}\n${q}`);
-					if (!message || !message.every(aside)) break;
-				}
+	walkBeside(best, byMessage([...[...found.values()].flat(), ...later]), (session, q) => {
+		if (!untaken(session, q)) return true;
+		need.set(session, [...(need.get(session) ?? []), q]);
+		return false;
+	});
 	return need;
 }
 
 /** Of the chunks within reach, the messages' own and those of the flow beside them (context.ts). */
 function beside(chunks: IndexedChunk[], best: Map<string, number[]>): IndexedChunk[] {
-	const place = (session: string, seq: number) => `${session}\n${seq}`;
-	const bySeq = new Map<string, IndexedChunk[]>();
-	for (const c of chunks) {
-		const key = place(c.session_id, c.seq);
-		bySeq.set(key, [...(bySeq.get(key) ?? []), c]);
-	}
+	const bySeq = byMessage(chunks);
 	const keep = new Set<IndexedChunk>();
 	for (const [session, seqs] of best)
-		for (const seq of seqs) {
-			for (const c of bySeq.get(place(session, seq)) ?? []) keep.add(c);
-			for (const step of [-1, 1])
-				for (let i = 1; i <= NEIGHBOUR_REACH; i++) {
-					const message = bySeq.get(place(session, seq + i * step));
-					if (!message) break;
-					for (const c of message) keep.add(c);
-					if (!message.every(aside)) break;
-				}
-		}
+		for (const seq of seqs) for (const c of bySeq.get(place(session, seq)) ?? []) keep.add(c);
+	walkBeside(best, bySeq, (_session, _q, message) => {
+		for (const c of message ?? []) keep.add(c);
+		return message !== undefined;
+	});
 	return chunks.filter((c) => keep.has(c));
 }
