@@ -276,17 +276,21 @@ export class BaseIndexes {
 		return lexicalView(indexes, filter);
 	}
 
-	/** The exact cosine ranking over the vector indexes in scope (the base-wide one read as view). */
+	/**
+	 * The exact cosine ranking over the vector indexes in scope (the base-wide one read as view, which
+	 * scores the chunks `wanted` gives on its one pass: see streamedRanking).
+	 */
 	async ranking(
 		query: unknown,
 		k: number,
 		filter: ChunkFilter,
 		users: readonly string[] = [],
+		wanted?: Promise<Map<string, Set<number>> | undefined>,
 	): Promise<VectorRanking> {
 		const indexes = await this.vectorsFor(filter, users);
 		const wide = this.wideVectors().manifestKey;
 		if (indexes.length === 1 && indexes[0].manifestKey === wide)
-			return streamedRanking(indexes[0], query, k, filter);
+			return streamedRanking(indexes[0], query, k, filter, wanted);
 		return rankOver(indexes, query, k, filter);
 	}
 

@@ -138,6 +138,7 @@ async function vectorRanking(
 	scope: Scope,
 	query: string,
 	n: number,
+	wanted?: Promise<Map<string, Set<number>> | undefined>,
 ): Promise<VectorRanking> {
 	const { filter, indexes, users } = scope;
 	const embedder = p.embedder('Search');
@@ -146,7 +147,7 @@ async function vectorRanking(
 	const external = p.external();
 	const embed = (texts: string[]) => embedder.embedDocuments(texts);
 	if (!external) {
-		const r = await indexes.ranking(vector, n, filter, users);
+		const r = await indexes.ranking(vector, n, filter, users, wanted);
 		const probeRows = r.probe;
 		const probe: VectorSide['probe'] =
 			probeRows && (async (rows, k) => rows.map((row) => probeRows(normaliseRows([row], 1), k)));
@@ -224,7 +225,20 @@ function checked(p: BaseParts, query: string, options: SearchOptions) {
 	return { k, filter, mode };
 }
 
-/** The health check and both rankings, read side by side (they only read), the check's verdict first. */
+/** The chunks a ranking names, by message ID and chunk indexes (what similarities are asked for). */
+function namedIn(ranked: readonly Ranked[]): Map<string, Set<number>> {
+	const out = new Map<string, Set<number>>();
+	for (const r of ranked)
+		out.set(r.message_id, (out.get(r.message_id) ?? new Set()).add(r.chunk_index));
+	return out;
+}
+
+/**
+ * The health check and both rankings, read side by side (they only read), the check's verdict first.
+ * The word ranking's chunks are handed to the vector ranking as soon as it has them: a ranking read
+ * segment after segment (every conversation's) scores them on its one pass instead of reading their
+ * conversations' segments again.
+ */
 async function rankings(
 	p: BaseParts,
 	config: MemoryBaseConfig | null,
@@ -233,18 +247,31 @@ async function rankings(
 	mode: SearchMode,
 	n: number,
 ) {
+	let handOver: (named: Map<string, Set<number>> | undefined) => void = () => {};
+	const wanted = new Promise<Map<string, Set<number>> | undefined>((r) => (handOver = r));
+	const words = async () => {
+		try {
+			if (mode === 'vector') return { lexical: [] as Ranked[] };
+			const view = await scope.indexes.view(scope.filter, scope.users);
+			const lexical = await view.search(query, n);
+			handOver(namedIn(lexical));
+			return { view, lexical };
+		} finally {
+			handOver(undefined); // a failed word ranking leaves the vector ranking to read as before
+		}
+	};
 	const settled = await Promise.allSettled([
 		checkIndexes(p, config, scope.indexes, mode, scope.filter, scope.users),
-		mode === 'vector' ? undefined : scope.indexes.view(scope.filter, scope.users),
-		mode === 'lexical' ? undefined : vectorRanking(p, scope, query, n),
+		words(),
+		mode === 'lexical' ? undefined : vectorRanking(p, scope, query, n, wanted),
 	] as const);
 	for (const r of settled) if (r.status === 'rejected') throw r.reason;
-	const [, view, vector] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+	const [, found, vector] = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
 		void,
-		LexicalView | undefined,
+		{ view?: LexicalView; lexical: Ranked[] },
 		VectorRanking | undefined,
 	];
-	return { view, vector };
+	return { ...found, vector };
 }
 
 /**
@@ -267,8 +294,7 @@ export async function searchReport(
 	const scope = await scopeOf(p, filter, config);
 	// The same candidates for any k up to CANDIDATES: a search for more results orders its first ones alike.
 	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, k));
-	const { view, vector } = await rankings(p, config, scope, query, mode, n);
-	const lexical = (await view?.search(query, n)) ?? [];
+	const { view, lexical, vector } = await rankings(p, config, scope, query, mode, n);
 	const allWordMatches = lexical.length < CANDIDATES;
 	const everyone = options.allUsers === true && filter.userId === undefined && !filter.sessionId;
 	const weights =

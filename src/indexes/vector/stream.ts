@@ -5,7 +5,7 @@
 // into two segments (a retried write) has one vector and counts once among the k best.
 import { DimensionMismatchError, IndexDamagedError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
-import { chunkOrder } from '../chunks/chunk';
+import { chunkKey, chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
@@ -14,7 +14,7 @@ import type { IndexManifest, SegmentRef } from './manifest';
 import { similaritiesOf } from './ranking';
 import type { VectorRanking } from './ranking';
 import type { EmbeddedIndex } from './vector-index';
-import { MAX_TOP_K, normaliseRows, topRows } from './vector-segment';
+import { dot, MAX_TOP_K, normaliseRows, topRows } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 
 /** Segments read at once, at most… */
@@ -42,7 +42,7 @@ async function visit(
 			bytes += refs[i].bytes;
 			group.push(refs[i++]);
 		}
-		const read = await Promise.all(group.map((r) => index.readSegment(r)));
+		const read = await Promise.all(group.map((r) => index.readSegment(r, { quantize: false })));
 		for (const seg of read) {
 			if (!seg) throw new SegmentGone();
 			fn(
@@ -53,18 +53,41 @@ async function visit(
 	}
 }
 
-/** The k best rows of every segment, merged: each chunk once. */
+/** Chunks named by message ID and chunk indexes (what a ranking's similarities are asked for). */
+type Wanted = Map<string, Set<number>>;
+
+/** Whether every chunk `asked` names is among those `scanned` named. */
+const within = (asked: Wanted, scanned: Wanted) =>
+	[...asked].every(([m, chunks]) => [...chunks].every((c) => scanned.get(m)?.has(c) ?? false));
+
+/** Cosines with `q` of the rows of a segment that `wanted` names (live and in scope), by chunkKey. */
+function cosinesOf(
+	seg: Segment,
+	mask: Uint8Array,
+	q: Float32Array,
+	wanted: Wanted,
+	into: Map<string, number>,
+) {
+	seg.chunks.forEach((c, r) => {
+		if (mask[r] !== 0 && wanted.get(c.message_id)?.has(c.chunk_index))
+			into.set(chunkKey(c), clampCosine(dot(seg.vectors, r * seg.dimensions, q, seg.dimensions)));
+	});
+}
+
+/** The k best rows of every segment, merged: each chunk once; `also` sees every segment on the way. */
 async function best(
 	index: EmbeddedIndex,
 	manifest: IndexManifest,
 	q: Float32Array,
 	k: number,
 	filter: ChunkFilter,
+	also?: (seg: Segment, mask: Uint8Array) => void,
 ): Promise<VectorMatch[]> {
 	const kept: Array<{ chunk: IndexedChunk; score: number }> = [];
 	const held = new Set<string>();
 	const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a].chunk, kept[c].chunk));
 	await visit(index, manifest.segments, filter, (seg, mask) => {
+		also?.(seg, mask);
 		for (const { score, b } of topRows([seg], [mask], q, k)) {
 			const chunk = seg.chunks[b];
 			if (held.has(chunk.id) || !top.admits(score)) continue;
@@ -77,15 +100,19 @@ async function best(
 
 /**
  * The `k` chunks most similar to `query` over the index, read one segment after another, with a way
- * to score more chunks of the scope afterwards (reading again only the segments of their conversations).
+ * to score more chunks of the scope afterwards. The chunks `wanted` gives (the word ranking's, once it
+ * has them) are scored on the same pass; others are scored by reading again the segments of their
+ * conversations.
  */
 export async function streamedRanking(
 	index: EmbeddedIndex,
 	query: unknown,
 	k: number,
 	filter: ChunkFilter,
+	wanted?: Promise<Wanted | undefined>,
 ): Promise<VectorRanking> {
 	const q = normaliseRows([query], 1);
+	const scanned = await wanted;
 	const n = Math.max(1, Math.min(k, MAX_TOP_K));
 	for (let attempt = 0; ; attempt++) {
 		const manifest: Versioned<IndexManifest> = await index.readManifest(attempt > 0);
@@ -94,11 +121,13 @@ export async function streamedRanking(
 		if (manifest.doc.dimensions !== q.length)
 			throw new DimensionMismatchError(index.kbId, manifest.doc.dimensions, q.length);
 		try {
-			const matches = await best(index, manifest.doc, q, n, filter);
-			const similarities = async (
-				wanted: Map<string, Set<number>>,
-				sessions: ReadonlySet<string>,
-			) => {
+			const known = new Map<string, number>();
+			const also =
+				scanned && ((seg: Segment, mask: Uint8Array) => cosinesOf(seg, mask, q, scanned, known));
+			const matches = await best(index, manifest.doc, q, n, filter, also);
+			const similarities = async (wanted: Wanted, sessions: ReadonlySet<string>) => {
+				// Every live row of these chunks was met on the pass: what it did not meet has no vector.
+				if (scanned && within(wanted, scanned)) return known;
 				const out = new Map<string, number>();
 				const refs = manifest.doc.segments.filter((r) => r.sessions.some((s) => sessions.has(s)));
 				await visit(index, refs, filter, (seg, mask) => {

@@ -11,7 +11,6 @@ import type { Versioned } from '../../store/document-store';
 import { storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
-import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
 import { checkListed, missingFrom } from '../chunks/listed';
 import type { ListedSegment } from '../chunks/listed';
@@ -19,6 +18,7 @@ import { checkOwner, guarded } from '../chunks/manifest-guard';
 import type { ManifestReads } from '../chunks/manifest-reads';
 import { manifestCodec } from './manifest';
 import type { IndexManifest, SegmentRef } from './manifest';
+import { clearLiveMasks, liveMask } from './live-masks';
 import { compactIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
 import { rankOver } from './ranking';
 import type { LoadedVectors, VectorRanking } from './ranking';
@@ -46,13 +46,10 @@ const segments = new BoundedCache<Segment>({
 	maxWeight: VECTOR_CACHE_BYTES,
 });
 
-/** Which rows of which segments are live (not superseded by a later chunk with the same ID), per manifest version. */
-const liveMasks = new BoundedCache<Uint8Array[]>({ name: 'vector live masks', maxEntries: 64 });
-
 /** Forgets every decoded segment (benchmarks of cold searches, tests). */
 export function clearVectorCache(): void {
 	segments.clear();
-	liveMasks.clear();
+	clearLiveMasks();
 }
 
 export interface IndexStats {
@@ -116,11 +113,14 @@ export class EmbeddedIndex {
 		return `${storageIdentity(this.storage)}\n${key}`;
 	}
 
-	/** Keeps a decoded segment for searches of this process (within this index's cap). */
+	/** Keeps a decoded segment for searches of this process (within this index's cap), made ready to search. */
 	cacheSegment(segment: Segment): void {
-		const prepared = prepare(segment);
-		segments.set(this.cacheId(segment.key), prepared, {
-			weight: weightOf(prepared),
+		this.keep(prepare(segment));
+	}
+
+	private keep(segment: Segment): void {
+		segments.set(this.cacheId(segment.key), segment, {
+			weight: weightOf(segment),
 			group: this.cacheGroup,
 			groupMax: this.cacheBytes,
 		});
@@ -176,15 +176,25 @@ export class EmbeddedIndex {
 		return listed.map((r) => r.key);
 	}
 
-	/** A listed segment, decoded once per process (checkListed); null when storage does not hold it. */
-	async readSegment(ref: ListedSegment): Promise<Segment | null> {
+	/**
+	 * A listed segment, decoded once per process (checkListed); null when storage does not hold it.
+	 * With `quantize: false` a segment read from storage is kept without its int8 rows (prepare): a
+	 * search that streams an index too large to keep reads most segments once, and an exact pass over
+	 * a segment's rows costs less than making them.
+	 */
+	async readSegment(
+		ref: ListedSegment,
+		options: { quantize?: boolean } = {},
+	): Promise<Segment | null> {
 		const cached = segments.get(this.cacheId(ref.key));
 		const got = cached ? undefined : await this.storage.get(ref.key);
 		if (got === null) return null;
-		const segment = cached ?? prepare(decodeSegment(ref.key, got!.body));
+		const segment = cached ?? decodeSegment(ref.key, got!.body);
 		checkListed(ref, segment.chunks.length, got?.body.byteLength);
-		if (!cached) this.cacheSegment(segment);
-		return segment;
+		if (cached) return cached;
+		const ready = options.quantize === false ? segment : prepare(segment);
+		this.keep(ready);
+		return ready;
 	}
 
 	/** Writes chunks and their rows as a new write-once segment; returns its manifest entry and the decoded segment. */
@@ -257,38 +267,6 @@ export class EmbeddedIndex {
 	}
 
 	/**
-	 * Rows a search may return, per segment, for a manifest version and filter: live (later segments
-	 * supersede earlier chunk IDs) and passing the filter. Cached, so a user's searches do not test
-	 * every chunk again, and the int8 pass can skip the rows left out.
-	 */
-	private liveMask(
-		version: string,
-		refs: SegmentRef[],
-		loaded: Array<Segment | null>,
-		filter: ChunkFilter | 'stats',
-	): Uint8Array[] {
-		const id = `${this.cacheId(this.manifestKey)}\n${version}\n${JSON.stringify(filter)}`;
-		const cached = liveMasks.get(id);
-		if (cached) return cached;
-		const wanted = filter === 'stats' || isUnfiltered(filter) ? undefined : filter;
-		const seen = new Set<string>();
-		const masks: Uint8Array[] = new Array(refs.length);
-		for (let s = refs.length - 1; s >= 0; s--) {
-			const seg = loaded[s];
-			const mask = new Uint8Array(seg ? seg.chunks.length : 0);
-			if (seg)
-				for (let r = seg.chunks.length - 1; r >= 0; r--) {
-					const chunk = seg.chunks[r];
-					if (seen.has(chunk.id)) continue;
-					seen.add(chunk.id);
-					mask[r] = wanted && !passes(chunk, wanted) ? 0 : 1;
-				}
-			masks[s] = mask;
-		}
-		return liveMasks.set(id, masks);
-	}
-
-	/**
 	 * The segments a manifest lists for a filter, loaded, with the rows the filter lets through (live
 	 * ones); retried once on a newer manifest when one is missing.
 	 */
@@ -306,7 +284,13 @@ export class EmbeddedIndex {
 				loaded.push(...(await Promise.all(refs.slice(i, i + 8).map((r) => this.readSegment(r)))));
 			const missing = refs.filter((_, i) => loaded[i] === null).map((r) => r.key);
 			if (missing.length === 0) {
-				const masks = this.liveMask(manifest.version, refs, loaded, filter);
+				const masks = liveMask(
+					this.cacheId(this.manifestKey),
+					manifest.version,
+					refs,
+					loaded,
+					filter,
+				);
 				return { manifest, segments: loaded as Segment[], masks };
 			}
 			// A compaction may have replaced them since the manifest was read: look once more.
@@ -366,7 +350,7 @@ export class EmbeddedIndex {
 		const missing = refs.filter((r) => !present.has(r.key)).map((r) => r.key);
 		const loaded: Array<Segment | null> = [];
 		for (const r of refs) loaded.push(present.has(r.key) ? await this.readSegment(r) : null);
-		const masks = this.liveMask(manifest.version, refs, loaded, 'stats');
+		const masks = liveMask(this.cacheId(this.manifestKey), manifest.version, refs, loaded, 'stats');
 		const bySession: Record<string, number> = {};
 		let vectors = 0;
 		loaded.forEach((seg, s) => {

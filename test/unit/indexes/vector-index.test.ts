@@ -206,6 +206,46 @@ describe('embedded vector index', () => {
 		assert.equal(await peakOf(8, 800), 2);
 	});
 
+	it('a search read one segment after another scores the chunks it is handed on its pass: the same cosines, nothing read again', async () => {
+		const root = tempDir('vector-index');
+		const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
+		const rows = makeRows(120, 16, 6);
+		for (let s = 0; s < 4; s++)
+			await writer.add(
+				rows.slice(s * 30, (s + 1) * 30).map((_, i) => chunk(s * 30 + i, `s${s}`)),
+				rows.slice(s * 30, (s + 1) * 30),
+			);
+		const query = rows[7];
+		// The word ranking's chunks: some in every segment, one the index does not hold (no vector).
+		const wanted = new Map(['m3', 'm40', 'm75', 'm119', 'm500'].map((m) => [m, new Set([0])]));
+		const sessions = new Set(['s0', 's1', 's2', 's3', 'nowhere']);
+		const exact = await writer.ranking(query, 5, {});
+		const expected = await exact.similarities(wanted, sessions);
+		assert.equal(expected.size, 4);
+
+		clearVectorCache();
+		const metered = new MeteredStorage(new LocalDiskStorage({ root }));
+		const index = new EmbeddedIndex(metered, 'kb', vectorIndexPrefix('kb'));
+		const ranking = await streamedRanking(index, query, 5, {}, Promise.resolve(wanted));
+		assert.deepEqual(
+			ranking.matches.map((m) => m.id),
+			exact.matches.map((m) => m.id),
+		);
+		clearVectorCache();
+		const before = metered.counts.get;
+		const got = await ranking.similarities(wanted, sessions);
+		assert.equal(metered.counts.get, before, 'similarities of the chunks handed over read nothing');
+		assert.deepEqual(
+			[...wanted].flatMap(([m]) => [...got].filter(([k]) => k.includes(`\n${m}\n`))).sort(),
+			[...expected].sort(),
+		);
+		// Chunks it was not handed: their conversations' segments are read, and scored alike.
+		const other = new Map([['m60', new Set([0])]]);
+		const more = await ranking.similarities(other, new Set(['s2']));
+		assert.ok(metered.counts.get > before, 'chunks not handed over are read');
+		assert.deepEqual([...more], [...(await exact.similarities(other, new Set(['s2'])))]);
+	});
+
 	it('smallRun: the first run of two or more small neighbours, wherever it is', () => {
 		const refs = (...counts: number[]) => counts.map((count) => ({ count, bytes: 10 * count }));
 		const small = COMPACT_BELOW - 1;
