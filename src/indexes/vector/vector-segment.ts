@@ -68,13 +68,18 @@ export function prepare(seg: Segment): Segment {
 	return { ...seg, quant: new QuantizedRows(seg.vectors, seg.chunks.length, seg.dimensions) };
 }
 
-/** Encodes a segment: magic, header length, JSON header (chunks), padding to 4 bytes, Float32 LE rows. */
+/**
+ * Encodes a segment: magic, header length, JSON header (chunks, and `extra` fields of a segment of
+ * another kind: a cell tier's bucket), padding to 4 bytes, Float32 LE rows.
+ */
 export function encodeSegment(
 	dimensions: number,
 	chunks: IndexedChunk[],
 	vectors: Float32Array,
+	extra: Record<string, unknown> = {},
 ): Buffer {
-	const header = Buffer.from(JSON.stringify({ dimensions, count: chunks.length, chunks }), 'utf8');
+	const fields = { ...extra, dimensions, count: chunks.length, chunks };
+	const header = Buffer.from(JSON.stringify(fields), 'utf8');
 	const start = MAGIC.length + 4 + header.length;
 	const pad = (4 - (start % 4)) % 4;
 	const out = Buffer.alloc(start + pad + vectors.length * 4);
@@ -113,8 +118,15 @@ export function partsOf(chunks: readonly IndexedChunk[], dims: number, maxBytes:
 	return ends;
 }
 
-/** Decodes a segment; anything inconsistent is a CorruptDocumentError naming its key. */
-export function decodeSegment(key: string, bytes: Uint8Array): Segment {
+/**
+ * Decodes a segment; anything inconsistent is a CorruptDocumentError naming its key. `extra` checks
+ * the header's other fields (a cell tier's bucket), and may call `fail`.
+ */
+export function decodeSegment(
+	key: string,
+	bytes: Uint8Array,
+	extra?: (header: Record<string, unknown>, count: number, fail: (detail: string) => never) => void,
+): Segment {
 	const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 	const fail = (detail: string): never => {
 		throw new CorruptDocumentError(key, detail);
@@ -136,6 +148,7 @@ export function decodeSegment(key: string, bytes: Uint8Array): Segment {
 		fail('bad chunk list');
 	const dims = dimensions as number;
 	const list = chunks as IndexedChunk[];
+	extra?.(header as Record<string, unknown>, list.length, fail);
 	list.forEach((c, i) => {
 		const bad = badChunk(c);
 		if (bad) fail(`chunks.${i}.${bad}: not valid`);

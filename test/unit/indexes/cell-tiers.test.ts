@@ -1,0 +1,117 @@
+// Cell tiers (WIP): settled segments' rows regrouped by cell into buckets, and two tiers merged bucket
+// by bucket, on local disk.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import {
+	clearVectorCache,
+	CorruptDocumentError,
+	EmbeddedIndex,
+	LocalDiskStorage,
+	vectorIndexPrefix,
+} from '../../../src/internal';
+import type { IndexedChunk } from '../../../src/internal';
+import {
+	BUCKET_ROWS,
+	bucketOfCell,
+	buildCellTier,
+	cellBucketKey,
+	CellTierGone,
+	decodeCellBucket,
+	encodeCellBucket,
+	mergeCellTiers,
+} from '../../../src/indexes/vector/cell-tiers';
+import type { CellTier } from '../../../src/indexes/vector/cell-tiers';
+import { cellCount, cellOf, trainCodebook } from '../../../src/indexes/vector/codebook';
+import { randomRows, seededRandom } from '../../support/embeddings';
+import { tempDir } from '../../support/storages';
+
+const DIMS = 16;
+
+const chunk = (i: number): IndexedChunk => ({
+	id: `c${i}`,
+	session_id: `s${i % 7}`,
+	message_id: `m${i}`,
+	seq: i + 1,
+	run_id: `r${i}`,
+	chunk_index: 0,
+	created_at: new Date(0).toISOString(),
+	text: `text ${i}`,
+});
+
+/** An index of `segments` segments of `per` rows, with the rows as added. */
+async function indexOf(segments: number, per: number) {
+	const root = tempDir('cell-tiers');
+	const index = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
+	const rows = randomRows(segments * per, DIMS, seededRandom(11)).map((r) => {
+		const norm = Math.hypot(...r);
+		return r.map((x) => x / norm);
+	});
+	for (let s = 0; s < segments; s++)
+		await index.add(
+			rows.slice(s * per, (s + 1) * per).map((_, i) => chunk(s * per + i)),
+			rows.slice(s * per, (s + 1) * per),
+		);
+	const refs = (await index.readManifest(true)).doc.segments;
+	return { index, rows, refs };
+}
+
+/** Every bucket of a tier, decoded: row IDs with their cells, per bucket. */
+async function contents(index: EmbeddedIndex, tier: CellTier, cells: number) {
+	const out: string[][] = [];
+	for (let b = 0; b < tier.buckets; b++) {
+		const key = cellBucketKey(index.segmentsPrefix, tier.id, b);
+		const got = await index.storage.get(key);
+		assert.ok(got, `bucket ${b} stored`);
+		const { segment, cells: rowCells } = decodeCellBucket(key, got.body, tier, b, cells);
+		out.push(segment.chunks.map((c, r) => `${c.id}@${rowCells[r]}`).sort());
+	}
+	return out;
+}
+
+describe('cell tiers (WIP)', () => {
+	it('a tier holds every row of its segments once, in its cell’s bucket; a merge of two holds what one built of all does', async () => {
+		const { index, rows, refs } = await indexOf(6, 1500);
+		const flat = Float32Array.from(rows.slice(0, 4000).flat());
+		const cb = trainCodebook(flat, DIMS);
+		const cells = cellCount(cb);
+		const whole = await buildCellTier(index, cb, refs);
+		assert.equal(whole.rows, 9000);
+		assert.ok(whole.buckets >= 9000 / BUCKET_ROWS, `${whole.buckets} buckets`);
+		const all = await contents(index, whole, cells);
+		const ids = all.flat().map((x) => x.split('@')[0]);
+		assert.equal(new Set(ids).size, 9000);
+		for (const [b, list] of all.entries())
+			for (const x of list) {
+				const [id, cell] = x.split('@');
+				const i = Number(id.slice(1));
+				assert.equal(Number(cell), cellOf(cb, Float32Array.from(rows[i])), `${id}'s cell`);
+				assert.equal(bucketOfCell(Number(cell), cells, whole.buckets), b);
+			}
+		const a = await buildCellTier(index, cb, refs.slice(0, 2));
+		const b = await buildCellTier(index, cb, refs.slice(2));
+		assert.notEqual(a.buckets, b.buckets, 'tiers of different sizes merge');
+		const merged = await mergeCellTiers(index, cb, a, b);
+		assert.equal(merged.buckets, whole.buckets);
+		assert.deepEqual(await contents(index, merged, cells), all);
+	});
+
+	it('a bucket lost or damaged stops a merge; a row in the wrong bucket is an error naming it', async () => {
+		const { index, rows, refs } = await indexOf(2, 300);
+		const cb = trainCodebook(Float32Array.from(rows.flat()), DIMS);
+		const cells = cellCount(cb);
+		const a = await buildCellTier(index, cb, refs.slice(0, 1));
+		const b = await buildCellTier(index, cb, refs.slice(1));
+		await index.storage.delete(cellBucketKey(index.segmentsPrefix, b.id, 0));
+		clearVectorCache();
+		await assert.rejects(mergeCellTiers(index, cb, a, b), CellTierGone);
+
+		const key = cellBucketKey(index.segmentsPrefix, a.id, 0);
+		const wrong = encodeCellBucket(DIMS, [chunk(0)], Float32Array.from(rows[0]), [cells - 1]);
+		const tier = { ...a, buckets: 2 };
+		assert.throws(
+			() => decodeCellBucket(key, wrong, tier, 0, cells),
+			(e: unknown) => e instanceof CorruptDocumentError && (e as Error).message.includes(key),
+		);
+	});
+});
