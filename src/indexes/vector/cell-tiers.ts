@@ -37,9 +37,9 @@ export interface CellBucket {
 export const BUCKET_ROWS = 2048;
 
 /** Buckets for `rows` rows of a codebook of `cells` cells: a power of two, about BUCKET_ROWS rows each. */
-export function bucketsFor(rows: number, cells: number): number {
+export function bucketsFor(rows: number, cells: number, per = BUCKET_ROWS): number {
 	let b = 1;
-	while (b * BUCKET_ROWS < rows && b < cells) b *= 2;
+	while (b * per < rows && b < cells) b *= 2;
 	return b;
 }
 
@@ -159,6 +159,7 @@ export async function buildCellTier(
 	files: CellFiles,
 	cb: Codebook,
 	refs: SegmentRef[],
+	bucketRows = BUCKET_ROWS,
 ): Promise<CellTier> {
 	const cells = cellCount(cb);
 	const rows = refs.reduce((n, r) => n + r.count, 0);
@@ -166,7 +167,7 @@ export async function buildCellTier(
 		id: newCellTierId(),
 		segments: refs.length,
 		rows,
-		buckets: bucketsFor(rows, cells),
+		buckets: bucketsFor(rows, cells, bucketRows),
 		bytes: 0,
 	};
 	const gathered = Array.from({ length: tier.buckets }, () => new Gathered());

@@ -22,7 +22,10 @@ import {
 	mergeCellTiers,
 } from '../../../src/indexes/vector/cell-tiers';
 import type { CellTier } from '../../../src/indexes/vector/cell-tiers';
-import { cellCount, cellOf, trainCodebook } from '../../../src/indexes/vector/codebook';
+import { bestInCells, bucketsToRead } from '../../../src/indexes/vector/cell-search';
+import { cellCount, cellOf, probe, trainCodebook } from '../../../src/indexes/vector/codebook';
+import { dot, normaliseRows } from '../../../src/indexes/vector/vector-segment';
+import { MeteredStorage } from '../../support/wide-base';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 
@@ -113,5 +116,53 @@ describe('cell tiers (WIP)', () => {
 			() => decodeCellBucket(key, wrong, tier, 0, cells),
 			(e: unknown) => e instanceof CorruptDocumentError && (e as Error).message.includes(key),
 		);
+	});
+
+	it('a search reads only the buckets of the cells nearest its query, and finds the exact best of clustered rows', async () => {
+		const root = tempDir('cell-tiers');
+		const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
+		// 60 topics of 100 rows each, added in an order that mixes them (as conversations interleave).
+		const next = seededRandom(5);
+		const rand = () => next() + 0.5;
+		const centres = Array.from({ length: 60 }, () =>
+			Array.from({ length: DIMS }, () => rand() - 0.5),
+		);
+		const rows = Array.from({ length: 6000 }, (_, i) =>
+			centres[(i * 7) % 60].map((x) => x + 0.08 * (rand() - 0.5)),
+		);
+		for (let s = 0; s < 6; s++)
+			await writer.add(
+				rows.slice(s * 1000, (s + 1) * 1000).map((_, i) => chunk(s * 1000 + i)),
+				rows.slice(s * 1000, (s + 1) * 1000),
+			);
+		const refs = (await writer.readManifest(true)).doc.segments;
+		const unit = normaliseRows(rows, rows.length);
+		const cb = trainCodebook(unit.subarray(0, 3000 * DIMS), DIMS);
+		const tiers = [
+			await buildCellTier(writer, cb, refs.slice(0, 4), 250),
+			await buildCellTier(writer, cb, refs.slice(4), 250),
+		];
+		clearVectorCache();
+		const metered = new MeteredStorage(new LocalDiskStorage({ root }));
+		const index = new EmbeddedIndex(metered, 'kb', vectorIndexPrefix('kb'));
+		let found = 0;
+		for (let qi = 0; qi < 20; qi++) {
+			const q = unit.subarray(qi * 131 * DIMS, (qi * 131 + 1) * DIMS);
+			const exact = await writer.search(Array.from(q), 10);
+			const before = metered.counts.get;
+			const got = await bestInCells(index, cb, tiers, q, 10, {}, { cells: 4, parents: 2 });
+			const expected = bucketsToRead(cb, tiers, probe(cb, q, 4, 2)).length;
+			assert.equal(metered.counts.get - before, expected, 'one read per bucket needed');
+			assert.ok(expected < tiers.reduce((n, t) => n + t.buckets, 0), 'not every bucket');
+			const ids = new Set(got.map((m) => m.chunk.id));
+			found += exact.filter((m) => ids.has(m.id)).length;
+			// The scores are the rows' exact cosines.
+			for (const m of got) {
+				const r = Number(m.chunk.id.slice(1));
+				const cosine = dot(unit, r * DIMS, q, DIMS);
+				assert.ok(Math.abs(m.score - cosine) < 1e-6, `${m.chunk.id}: ${m.score} vs ${cosine}`);
+			}
+		}
+		assert.ok(found / 200 >= 0.9, `recall@10 ${found / 200}`);
 	});
 });

@@ -1,0 +1,76 @@
+// The k best rows of cell tiers for a query (WIP): the cells nearest the query (codebook.ts), and in
+// each tier only the buckets holding them, read two at a time; every row of a bucket read is scored
+// exactly (a bucket's other cells are near too, and cost nothing more to score). Approximate: a row
+// in a cell not probed is not seen.
+import { chunkOrder } from '../chunks/chunk';
+import type { IndexedChunk } from '../chunks/chunk';
+import { passes } from '../chunks/filter';
+import type { ChunkFilter } from '../chunks/filter';
+import { TopK } from '../chunks/top-k';
+import { bucketOfCell, cellBucketKey, decodeCellBucket } from './cell-tiers';
+import type { CellFiles, CellTier } from './cell-tiers';
+import type { Codebook } from './codebook';
+import { cellCount, probe } from './codebook';
+import { topRows } from './vector-segment';
+
+/** Cells probed, and the parents they are picked among (tuned on measured recall; see bench). */
+export const PROBE_CELLS = 64;
+export const PROBE_PARENTS = 8;
+
+/** Buckets read at once. */
+const WINDOW = 2;
+
+/** A bucket a search needs is not held (a newer manifest replaced its tier): the search starts over. */
+export class CellBucketGone extends Error {
+	constructor(readonly key: string) {
+		super(key);
+	}
+}
+
+/** The buckets of each tier holding the probed cells, as (tier, bucket) pairs. */
+export function bucketsToRead(cb: Codebook, tiers: readonly CellTier[], cells: readonly number[]) {
+	const total = cellCount(cb);
+	return tiers.flatMap((tier) =>
+		[...new Set(cells.map((c) => bucketOfCell(c, total, tier.buckets)))]
+			.sort((a, b) => a - b)
+			.map((b) => ({ tier, b })),
+	);
+}
+
+/** The k best rows of the tiers' probed buckets (each chunk once), best first. */
+export async function bestInCells(
+	files: CellFiles,
+	cb: Codebook,
+	tiers: readonly CellTier[],
+	q: Float32Array,
+	k: number,
+	filter: ChunkFilter,
+	options: { cells?: number; parents?: number } = {},
+): Promise<Array<{ chunk: IndexedChunk; score: number }>> {
+	const cells = probe(cb, q, options.cells ?? PROBE_CELLS, options.parents ?? PROBE_PARENTS);
+	const reads = bucketsToRead(cb, tiers, cells);
+	const kept: Array<{ chunk: IndexedChunk; score: number }> = [];
+	const held = new Set<string>();
+	const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a].chunk, kept[c].chunk));
+	for (let i = 0; i < reads.length; i += WINDOW) {
+		const group = reads.slice(i, i + WINDOW);
+		const buckets = await Promise.all(
+			group.map(async ({ tier, b }) => {
+				const key = cellBucketKey(files.segmentsPrefix, tier.id, b);
+				const got = await files.storage.get(key);
+				if (!got) throw new CellBucketGone(key);
+				return decodeCellBucket(key, got.body, tier, b, cellCount(cb)).segment;
+			}),
+		);
+		for (const seg of buckets) {
+			const mask = Uint8Array.from(seg.chunks, (c) => (passes(c, filter) ? 1 : 0));
+			for (const { score, b } of topRows([seg], [mask], q, k)) {
+				const chunk = seg.chunks[b];
+				if (held.has(chunk.id) || !top.admits(score)) continue;
+				held.add(chunk.id);
+				top.push(score, kept.push({ chunk, score }) - 1, 0);
+			}
+		}
+	}
+	return top.sorted().map(({ a }) => kept[a]);
+}
