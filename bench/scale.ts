@@ -57,6 +57,8 @@ import {
 	MemoryBase,
 	partHash,
 	S3Storage,
+	settleCellTiers,
+	streamedRanking,
 	settleTiers,
 	userPart,
 	VECTOR_CACHE_BYTES,
@@ -577,11 +579,14 @@ async function build(
 	);
 	// The word tiers of the base-wide index, as an upgrade's copy leaves them (the builders only add).
 	const t1 = performance.now();
-	if (layout === 'partitioned') await settleTiers((await BaseIndexes.open(p)).wideLexical());
-	if (layout === 'partitioned')
+	if (layout === 'partitioned') {
+		const wide = await BaseIndexes.open(p);
+		await settleTiers(wide.wideLexical());
+		await settleCellTiers(wide.wideVectors());
 		process.stderr.write(
-			`${label}: word tiers settled in ${((performance.now() - t1) / 1000).toFixed(1)} s\n`,
+			`${label}: word and cell tiers settled in ${((performance.now() - t1) / 1000).toFixed(1)} s\n`,
 		);
+	}
 	const buildMs = performance.now() - t0;
 	const req = requests(counted.take()) + done.reduce((s, d) => s + d.requests, 0);
 	const all = [...(await storage.list('memory_base/')), ...(await storage.list('knowledge_base/'))];
@@ -618,6 +623,8 @@ interface MeasureSpec {
 /** Searches of every conversation: times, requests, bytes, and what they held outside the caches. */
 interface AllSummary extends Summary {
 	errors: string[];
+	/** Of the exact 50 nearest vectors (every segment read), how many the cell tiers' search found: median and lowest. */
+	recall?: { median: number; min: number; tiers: number };
 	/** The most bytes the process held beyond what its caches hold, during a search (sampled). */
 	held: number;
 	coverage?: WideCoverage | null;
@@ -814,6 +821,7 @@ async function measure(spec: MeasureSpec): Promise<Measured> {
 		searchAll(base, counted, { rand, fillers: spec.fillers, count, mode, timed });
 	console.error(`    ${allSearches(users)} searches of every conversation…`);
 	out.allUsers = await across('hybrid', allSearches(users));
+	out.allUsers.recall = await vectorRecall(counted, rand, spec.fillers, allSearches(users));
 	out.allUsersLexical = await across('lexical', Math.ceil(allSearches(users) / 3));
 	if (spec.oldPath) {
 		console.error(`    ${OLD_PATH_SEARCHES} through every partition (the path before)…`);
@@ -895,6 +903,33 @@ async function searchAll(
 		held = Math.max(held, (await heldDuring(() => one().catch(() => undefined))).held);
 	counted.take();
 	return { ...(all.length ? summarise(all) : zeroSummary()), errors, held, coverage };
+}
+
+/**
+ * The vector side of a search of every conversation against exact cosine: of the 50 nearest vectors
+ * (every base-wide segment read), how many its cell tiers found, for `count` queries of random users.
+ */
+async function vectorRecall(
+	storage: MemoryStorage,
+	rand: () => number,
+	fillers: number,
+	count: number,
+): Promise<{ median: number; min: number; tiers: number }> {
+	const p = new BaseParts({ storage, baseId: BASE_ID, embedder: new HashEmbedder() });
+	const wide = (await BaseIndexes.open(p)).wideVectors();
+	const tiers = (await wide.readManifest(true)).doc.cells?.tiers.length ?? 0;
+	const found: number[] = [];
+	for (let i = 0; i < count; i++) {
+		const q = fakeEmbedding(queryOf(uniform(rand, fillers), rand).text, DIMS);
+		const cells = await streamedRanking(wide, q, 50, {});
+		const exact = await streamedRanking(wide, q, 50, {}, undefined, { exhaustive: true });
+		const ids = new Set(cells.matches.map((m) => m.id));
+		found.push(
+			exact.matches.filter((m) => ids.has(m.id)).length / Math.max(1, exact.matches.length),
+		);
+	}
+	found.sort((a, b) => a - b);
+	return { median: found[Math.floor(found.length / 2)] ?? 1, min: found[0] ?? 1, tiers };
 }
 
 /**
@@ -1145,16 +1180,16 @@ function tables(runs: Run[], legacy: Run[], notes: string[]): string[] {
 function allTable(part: Run[]): string[] {
 	const out = [
 		'\n### Memory Base at scale: a search of every conversation\n',
-		`MemoryBase.search(query, { allUsers: true, k: 5 }): the base-wide index and the logs it lists as open, read one segment after another (two at a time), for queries of random users (${allSearches(1000)} per base up to 1,000 users, ${allSearches(10_000)} up to 10,000, ${allSearches(100_000)} beyond; words only a third as many: p95 of a few is their slowest). "Held": the most bytes the process held beyond its caches during any of three more such searches (heap and external memory after two garbage collections every 25 ms, less what the caches hold). "Through every partition": the same search the way before the base-wide index (every partition read), at the smallest size.\n`,
-		'| storage | users | search | searches | p50 | p95 | requests | bytes read | held outside the caches | chunks in the base-wide index | logs read |',
-		'|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+		`MemoryBase.search(query, { allUsers: true, k: 5 }): the base-wide index and the logs it lists as open, read one segment after another (two at a time), for queries of random users (${allSearches(1000)} per base up to 1,000 users, ${allSearches(10_000)} up to 10,000, ${allSearches(100_000)} beyond; words only a third as many: p95 of a few is their slowest). "Held": the most bytes the process held beyond its caches during any of three more such searches (heap and external memory after two garbage collections every 25 ms, less what the caches hold). "Through every partition": the same search the way before the base-wide index (every partition read), at the smallest size. "Cell tiers": those the base-wide vector index holds (as the build's upkeep left them); "vector recall@50": for as many queries again, of the 50 nearest vectors by exact cosine (every base-wide segment read), the share the search through the cell tiers found (median and lowest).\n`,
+		'| storage | users | search | searches | p50 | p95 | requests | bytes read | held outside the caches | chunks in the base-wide index | logs read | cell tiers | vector recall@50 (median, lowest) |',
+		'|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
 	];
 	const row = (r: Run, what: string, a: AllSummary | undefined) => {
 		if (!a) return;
 		const failed = a.errors.length ? ` (${a.errors.length} failed)` : '';
 		const c = a.coverage;
 		out.push(
-			`| ${r.storage} | ${n(r.built.users)} | ${what} | ${a.count}${failed} | ${a.count ? ms(a.p50) : 'failed'} | ${a.count ? ms(a.p95) : '–'} | ${a.count ? n(a.requests) : '–'} | ${a.count ? size(a.read) : '–'} | ${mib(a.held)} | ${c?.chunks != null ? n(c.chunks) : '–'} | ${c?.recentConversations ?? '–'} |`,
+			`| ${r.storage} | ${n(r.built.users)} | ${what} | ${a.count}${failed} | ${a.count ? ms(a.p50) : 'failed'} | ${a.count ? ms(a.p95) : '–'} | ${a.count ? n(a.requests) : '–'} | ${a.count ? size(a.read) : '–'} | ${mib(a.held)} | ${c?.chunks != null ? n(c.chunks) : '–'} | ${c?.recentConversations ?? '–'} | ${a.recall ? a.recall.tiers : '–'} | ${a.recall ? `${f(a.recall.median, 2)}, ${f(a.recall.min, 2)}` : '–'} |`,
 		);
 	};
 	for (const r of part) {

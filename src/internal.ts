@@ -420,6 +420,8 @@ export type { IndexStats } from './indexes/vector/vector-index';
 export { smallRun } from './indexes/vector/vector-maintenance';
 export {
 	settleTiers,
+	settleCellTiers,
+	maintainCellTiers,
 	maintainTiers,
 	tiersOf,
 	bucketKeys,

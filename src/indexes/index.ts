@@ -12,7 +12,8 @@ export { ManifestReads } from './chunks/manifest-reads';
 export { fuse, newerFirst, NEWER_OF, SCALE_OVER } from './fusion/fuse';
 export type { Ranked, VectorCandidate } from './fusion/fuse';
 export { calibrationOf, nullOf } from './fusion/calibration';
-export { medianStandout, PROBE_SIZE, PROBES, seeded, seedOf, wordProbes } from './fusion/probes';
+export { medianStandout, PROBE_SIZE, PROBES, seedOf, wordProbes } from './fusion/probes';
+export { seeded } from '../common/seeded';
 export { MIN_STANDOUT_SCOPE, standout } from './fusion/standout';
 export { weigh } from './fusion/weights';
 export type { FusionWeights } from './fusion/weights';
@@ -20,15 +21,9 @@ export { LexicalIndex } from './lexical/lexical-index';
 export type { LexicalIndexOptions } from './lexical/lexical-index';
 export { lexicalStats, lexicalView } from './lexical/view';
 export { streamedView } from './lexical/stream';
-export {
-	settleTiers,
-	maintainTiers,
-	TIER_SEGMENTS,
-	SETTLING,
-	GROWTH,
-	MAX_TIERS,
-	sizeClass,
-} from './lexical/tier-maintenance';
+export { settleTiers, maintainTiers } from './lexical/tier-maintenance';
+export { TIER_SEGMENTS, SETTLING, GROWTH, MAX_TIERS, sizeClass } from './chunks/tiering';
+export { settleCellTiers, maintainCellTiers, isCellKey } from './vector/cell-upkeep';
 export { tiersOf, bucketKeys, isBucketKey } from './lexical/tiers';
 export type { TermTier } from './lexical/tiers';
 export type { LexicalManifest, OpenSource } from './lexical/manifest';

@@ -133,6 +133,7 @@ export class BaseIndexes {
 			cacheGroup: this.cacheGroup,
 			reads: this.reads,
 			segmentBytes: WIDE_SEGMENT_BYTES,
+			tiers: true,
 		};
 		return this.p.index(this.kbId, at);
 	}

@@ -151,6 +151,7 @@ export class BaseParts {
 			cacheGroup?: string;
 			reads?: ManifestReads;
 			segmentBytes?: number;
+			tiers?: boolean;
 		} = {},
 	): EmbeddedIndex {
 		const folder = at.folder ?? vectorIndexPrefix(kbId, this.keyPrefix);
@@ -160,6 +161,7 @@ export class BaseParts {
 			owner: at.owner,
 			reads: at.reads,
 			segmentBytes: at.segmentBytes,
+			tiers: at.tiers,
 		});
 	}
 

@@ -3,7 +3,13 @@
 // every partition. Every write of a partition goes into it too (base-indexes.ts); here: filling it from
 // the partitions a base already has (an upgrade), and what a search of it covers.
 import { IndexDamagedError } from '../errors';
-import { isBucketKey, SEGMENT_MAX_VECTORS, settleTiers } from '../indexes';
+import {
+	isBucketKey,
+	isCellKey,
+	SEGMENT_MAX_VECTORS,
+	settleCellTiers,
+	settleTiers,
+} from '../indexes';
 import type {
 	EmbeddedIndex,
 	IndexedChunk,
@@ -127,6 +133,7 @@ export async function copyWordsToWide(
 	await batches.flush();
 	// The copied segments regrouped by word now, not one tier per later sync.
 	await settleTiers(indexes.wideLexical());
+	await settleCellTiers(indexes.wideVectors());
 	// Folded after the copy: what they add goes in once (and a fold lists nothing in partitions only).
 	const ids = [...open];
 	for (let i = 0; i < ids.length; i += FOLD_BATCH) await fold(p, ids.slice(i, i + FOLD_BATCH));
@@ -231,8 +238,11 @@ async function wideVectorsLacking(indexes: BaseIndexes, logged: Logged): Promise
 	const { manifest, missing } = await indexes.wideVectors().lostSegments();
 	if (logged.processed === 0) return null;
 	if (manifest.version === null) return 'the base-wide vector index is missing';
-	if (missing.length > 0)
-		return `the base-wide vector index lost ${missing.length} of its ${manifest.doc.segments.length} segment(s)`;
+	const cells = missing.filter(isCellKey).length;
+	if (missing.length > cells)
+		return `the base-wide vector index lost ${missing.length - cells} of its ${manifest.doc.segments.length} segment(s)`;
+	if (cells > 0)
+		return `the base-wide vector index lost ${cells} part(s) of its cell tiers (Regenerate rebuilds them)`;
 	const held = new Set(manifest.doc.segments.flatMap((r) => r.sessions));
 	const absent = logged.logs.filter((l) => l && l.total_processed > 0 && !held.has(l.session_id));
 	if (absent.length === 0) return null;

@@ -3,6 +3,7 @@
 // several random messages of the scope, in the scope's own language and vocabulary but about nothing.
 // The word ranking searches them as they are; the vector ranking searches their embeddings. Seeded, so
 // the same content gives the same probes.
+import { seeded } from '../../common/seeded';
 import { median, standout } from './standout';
 
 /** Probes per null. */
@@ -12,16 +13,6 @@ export const PROBE_SIZE = 8;
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
-/** A seeded generator of numbers in [0, 1) (mulberry32). */
-export function seeded(seed: number): () => number {
-	let a = seed | 0;
-	return () => {
-		a = (a + 0x6d2b79f5) | 0;
-		let t = Math.imul(a ^ (a >>> 15), 1 | a);
-		t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 /** A number from a text, to seed probes by what a scope is. */
 export function seedOf(text: string): number {

@@ -11,6 +11,12 @@ import { decodeJsonObject, encodeJson } from '../../store/codec';
 import { storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import { isRecord } from '../chunks/chunk';
+import {
+	dropStale as dropStaleOfKind,
+	tiersOf as tiersOfKind,
+	withoutTiers as withoutTiersOfKind,
+} from '../chunks/tiering';
+import type { TierList, TierPlace, Usable } from '../chunks/tiering';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef } from './segment';
 
@@ -35,11 +41,7 @@ export interface TermTier {
 	bytes: number;
 }
 
-/** A segment's place in a tier (on its ref). */
-export interface TierPlace {
-	id: string;
-	ord: number;
-}
+export type { TierPlace };
 
 /**
  * Postings of one bucket: per term, (segment ordinal, document, term count, document length) rows; in a
@@ -147,52 +149,24 @@ export function bucketBytes(bucket: TermBucket): number {
 }
 
 /** A tier with its segments in order, when every one is listed as it was built. */
-export interface UsableTier {
-	tier: TermTier;
-	refs: LexicalRef[];
-}
+export type UsableTier = Usable<LexicalRef, TermTier>;
+
+/** Where a word index's manifest lists its term tiers. */
+export const termTiers: TierList<LexicalManifest, LexicalRef, TermTier> = {
+	of: (doc) => doc.terms ?? [],
+	with: (doc, terms, segments) => ({ ...doc, terms, segments }),
+};
 
 /** The manifest's tiers whose segments are all listed; the others are stale (tier-maintenance drops them). */
-export function tiersOf(doc: LexicalManifest): { usable: UsableTier[]; stale: TermTier[] } {
-	const byId = new Map<string, LexicalRef[]>();
-	for (const r of doc.segments)
-		if (r.tier) byId.set(r.tier.id, [...(byId.get(r.tier.id) ?? []), r]);
-	const usable: UsableTier[] = [];
-	const stale: TermTier[] = [];
-	for (const tier of doc.terms ?? []) {
-		const refs = (byId.get(tier.id) ?? []).sort((a, b) => a.tier!.ord - b.tier!.ord);
-		const whole = refs.length === tier.segments && refs.every((r, i) => r.tier!.ord === i);
-		if (whole) usable.push({ tier, refs });
-		else stale.push(tier);
-	}
-	return { usable, stale };
-}
+export const tiersOf = (doc: LexicalManifest) => tiersOfKind(termTiers, doc);
 
 /** The manifest without these tiers (their segments no longer name them). */
-export function withoutTiers(doc: LexicalManifest, ids: ReadonlySet<string>): LexicalManifest {
-	if (ids.size === 0) return doc;
-	return {
-		...doc,
-		terms: (doc.terms ?? []).filter((t) => !ids.has(t.id)),
-		segments: doc.segments.map((r) => {
-			if (!r.tier || !ids.has(r.tier.id)) return r;
-			const rest = { ...r };
-			delete rest.tier;
-			return rest;
-		}),
-	};
-}
+export const withoutTiers = (doc: LexicalManifest, ids: ReadonlySet<string>) =>
+	withoutTiersOfKind(termTiers, doc, ids);
 
 /** The manifest without its stale tiers, and the buckets to delete once it is stored. */
-export function dropStale(
-	doc: LexicalManifest,
-	segmentsPrefix: string,
-): { doc: LexicalManifest; keys: string[] } {
-	const { stale } = tiersOf(doc);
-	if (stale.length === 0) return { doc, keys: [] };
-	const keys = stale.flatMap((t) => bucketKeys(segmentsPrefix, t));
-	return { doc: withoutTiers(doc, new Set(stale.map((t) => t.id))), keys };
-}
+export const dropStale = (doc: LexicalManifest, segmentsPrefix: string) =>
+	dropStaleOfKind(termTiers, doc, (t) => bucketKeys(segmentsPrefix, t));
 
 /** Bytes of decoded lexical segments this process keeps, for every base together (LLM_MEMORY_LEXICAL_CACHE_MB). */
 export const LEXICAL_CACHE_BYTES =

@@ -12,6 +12,7 @@ import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, probe } from './codebook';
 import { topRows } from './vector-segment';
+import type { Segment } from './vector-segment';
 
 /** Cells probed, and the parents they are picked among (tuned on measured recall; see bench). */
 export const PROBE_CELLS = 64;
@@ -46,6 +47,7 @@ export async function bestInCells(
 	k: number,
 	filter: ChunkFilter,
 	options: { cells?: number; parents?: number } = {},
+	also?: (seg: Segment, mask: Uint8Array) => void,
 ): Promise<Array<{ chunk: IndexedChunk; score: number }>> {
 	const cells = probe(cb, q, options.cells ?? PROBE_CELLS, options.parents ?? PROBE_PARENTS);
 	const reads = bucketsToRead(cb, tiers, cells);
@@ -64,6 +66,7 @@ export async function bestInCells(
 		);
 		for (const seg of buckets) {
 			const mask = Uint8Array.from(seg.chunks, (c) => (passes(c, filter) ? 1 : 0));
+			also?.(seg, mask);
 			for (const { score, b } of topRows([seg], [mask], q, k)) {
 				const chunk = seg.chunks[b];
 				if (held.has(chunk.id) || !top.admits(score)) continue;

@@ -19,6 +19,8 @@ import type { Segment } from './vector-segment';
 /** A tier as the manifest lists it. */
 export interface CellTier {
 	id: string;
+	/** The key of the codebook its rows were placed with. */
+	codebook: string;
 	/** Segments it was built from. */
 	segments: number;
 	rows: number;
@@ -160,11 +162,13 @@ export async function buildCellTier(
 	cb: Codebook,
 	refs: SegmentRef[],
 	bucketRows = BUCKET_ROWS,
+	codebook = '',
 ): Promise<CellTier> {
 	const cells = cellCount(cb);
 	const rows = refs.reduce((n, r) => n + r.count, 0);
 	const tier: CellTier = {
 		id: newCellTierId(),
+		codebook,
 		segments: refs.length,
 		rows,
 		buckets: bucketsFor(rows, cells, bucketRows),
@@ -206,6 +210,7 @@ export async function mergeCellTiers(
 	const rows = a.rows + b.rows;
 	const tier: CellTier = {
 		id: newCellTierId(),
+		codebook: a.codebook,
 		segments: a.segments + b.segments,
 		rows,
 		buckets: bucketsFor(rows, cells),

@@ -4,7 +4,7 @@
 // its nearest parents. A cell's number is parent · children + child, so its high bits name its parent:
 // buckets of cells split and merge in order, as term buckets do by a word's hash.
 import { CorruptDocumentError } from '../../errors';
-import { seeded } from '../fusion/probes';
+import { seeded } from '../../common/seeded';
 import { dot } from './vector-segment';
 
 export interface Codebook {

@@ -5,6 +5,8 @@ import { decodeJsonObject, encodeJson } from '../../store/codec';
 import type { DocumentCodec } from '../../store/document-store';
 import { parse } from '../../store/parse';
 import type { Guarded } from '../chunks/manifest-guard';
+import type { TierPlace } from '../chunks/tiering';
+import type { CellTier } from './cell-tiers';
 
 /** One segment of the embedded index, as the manifest lists it. */
 export interface SegmentRef {
@@ -17,6 +19,15 @@ export interface SegmentRef {
 	users?: string[];
 	bytes: number;
 	created_at: string;
+	/** Its place in a cell tier (an index kept in tiers: the base-wide one). */
+	tier?: TierPlace;
+}
+
+/** The cells of an index kept in tiers: its codebook (written once, by the first tier) and its tiers. */
+export interface CellIndex {
+	/** The codebook's key; tiers built with another are stale. */
+	codebook?: string;
+	tiers: CellTier[];
 }
 
 /**
@@ -26,6 +37,8 @@ export interface SegmentRef {
 export interface IndexManifest extends Guarded {
 	dimensions: number;
 	segments: SegmentRef[];
+	/** Cell tiers over settled segments (cell-tiers.ts); manifests written before there were any have none. */
+	cells?: CellIndex;
 	updated_at: string;
 }
 
@@ -41,8 +54,28 @@ const manifestSchema = z.looseObject({
 			users: z.array(z.string().min(1)).optional(),
 			bytes: z.number().int().min(0),
 			created_at: timestamp,
+			tier: z.object({ id: z.string().min(1), ord: z.number().int().min(0) }).optional(),
 		}),
 	),
+	cells: z
+		.looseObject({
+			codebook: z.string().min(1).optional(),
+			tiers: z.array(
+				z.looseObject({
+					id: z.string().regex(/^[0-9a-f]{18}$/),
+					codebook: z.string().min(1),
+					segments: z.number().int().min(1),
+					rows: z.number().int().min(0),
+					buckets: z
+						.number()
+						.int()
+						.min(1)
+						.refine((b) => (b & (b - 1)) === 0, 'is not a power of two'),
+					bytes: z.number().int().min(0),
+				}),
+			),
+		})
+		.optional(),
 	updated_at: timestamp,
 	owner: z.string().min(1).optional(),
 	moved_at: timestamp.optional(),

@@ -7,7 +7,10 @@ import { DimensionMismatchError, IndexDamagedError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
 import { chunkKey, chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
-import { passes } from '../chunks/filter';
+import { isUnfiltered, passes } from '../chunks/filter';
+import { tiersOf } from '../chunks/tiering';
+import { bestInCells, CellBucketGone } from './cell-search';
+import { cellTiers, readCodebook } from './cell-upkeep';
 import type { ChunkFilter } from '../chunks/filter';
 import { TopK } from '../chunks/top-k';
 import type { IndexManifest, SegmentRef } from './manifest';
@@ -74,19 +77,28 @@ function cosinesOf(
 	});
 }
 
-/** The k best rows of every segment, merged: each chunk once; `also` sees every segment on the way. */
+/**
+ * The k best rows of the segments `refs` and of `seed` (the cell tiers' best), merged: each chunk
+ * once; `also` sees every segment on the way.
+ */
 async function best(
 	index: EmbeddedIndex,
-	manifest: IndexManifest,
+	refs: readonly SegmentRef[],
 	q: Float32Array,
 	k: number,
 	filter: ChunkFilter,
 	also?: (seg: Segment, mask: Uint8Array) => void,
+	seed: ReadonlyArray<{ chunk: IndexedChunk; score: number }> = [],
 ): Promise<VectorMatch[]> {
 	const kept: Array<{ chunk: IndexedChunk; score: number }> = [];
 	const held = new Set<string>();
 	const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a].chunk, kept[c].chunk));
-	await visit(index, manifest.segments, filter, (seg, mask) => {
+	for (const { chunk, score } of seed) {
+		if (held.has(chunk.id) || !top.admits(score)) continue;
+		held.add(chunk.id);
+		top.push(score, kept.push({ chunk, score }) - 1, 0);
+	}
+	await visit(index, refs, filter, (seg, mask) => {
 		also?.(seg, mask);
 		for (const { score, b } of topRows([seg], [mask], q, k)) {
 			const chunk = seg.chunks[b];
@@ -98,11 +110,49 @@ async function best(
 	return top.sorted().map(({ a }) => ({ ...kept[a].chunk, score: clampCosine(kept[a].score) }));
 }
 
+/** One search's reading of a manifest: its ranking, or SegmentGone / CellBucketGone (start over). */
+async function rankOnce(
+	index: EmbeddedIndex,
+	doc: IndexManifest,
+	q: Float32Array,
+	n: number,
+	filter: ChunkFilter,
+	scanned: Wanted | undefined,
+	exhaustive: boolean,
+): Promise<VectorRanking> {
+	const known = new Map<string, number>();
+	const also =
+		scanned && ((seg: Segment, mask: Uint8Array) => cosinesOf(seg, mask, q, scanned, known));
+	// Settled segments in cell tiers: only the buckets of the cells nearest the query.
+	// (`exhaustive`: every segment read, what the cells are measured against.)
+	const { usable } = isUnfiltered(filter) && !exhaustive ? tiersOf(cellTiers, doc) : { usable: [] };
+	const tiered = new Set(usable.flatMap((u) => u.refs.map((r) => r.key)));
+	const codebook = doc.cells?.codebook;
+	const tiers = usable.map((u) => u.tier);
+	const fromCells =
+		tiers.length > 0 && codebook
+			? await bestInCells(index, await readCodebook(index, codebook), tiers, q, n, filter, {}, also)
+			: [];
+	const rest = doc.segments.filter((r) => !tiered.has(r.key));
+	const matches = await best(index, rest, q, n, filter, also, fromCells);
+	const similarities = async (wanted: Wanted, sessions: ReadonlySet<string>) => {
+		// Every live row of these chunks was met on the pass: what it did not meet has no vector.
+		if (scanned && within(wanted, scanned) && tiered.size === 0) return known;
+		const out = new Map<string, number>();
+		const refs = doc.segments.filter((r) => r.sessions.some((s) => sessions.has(s)));
+		await visit(index, refs, filter, (seg, mask) => {
+			for (const [key, cosine] of similaritiesOf([seg], [mask], q, wanted)) out.set(key, cosine);
+		});
+		return out;
+	};
+	return { matches, similarities };
+}
+
 /**
- * The `k` chunks most similar to `query` over the index, read one segment after another, with a way
- * to score more chunks of the scope afterwards. The chunks `wanted` gives (the word ranking's, once it
- * has them) are scored on the same pass; others are scored by reading again the segments of their
- * conversations.
+ * The `k` chunks most similar to `query` over the index, read one segment after another (settled
+ * segments in cell tiers: the buckets of the cells nearest the query), with a way to score more chunks
+ * of the scope afterwards. The chunks `wanted` gives (the word ranking's, once it has them) are scored
+ * on the same pass; others are scored by reading again the segments of their conversations.
  */
 export async function streamedRanking(
 	index: EmbeddedIndex,
@@ -110,6 +160,7 @@ export async function streamedRanking(
 	k: number,
 	filter: ChunkFilter,
 	wanted?: Promise<Wanted | undefined>,
+	options: { exhaustive?: boolean } = {},
 ): Promise<VectorRanking> {
 	const q = normaliseRows([query], 1);
 	const scanned = await wanted;
@@ -121,29 +172,21 @@ export async function streamedRanking(
 		if (manifest.doc.dimensions !== q.length)
 			throw new DimensionMismatchError(index.kbId, manifest.doc.dimensions, q.length);
 		try {
-			const known = new Map<string, number>();
-			const also =
-				scanned && ((seg: Segment, mask: Uint8Array) => cosinesOf(seg, mask, q, scanned, known));
-			const matches = await best(index, manifest.doc, q, n, filter, also);
-			const similarities = async (wanted: Wanted, sessions: ReadonlySet<string>) => {
-				// Every live row of these chunks was met on the pass: what it did not meet has no vector.
-				if (scanned && within(wanted, scanned)) return known;
-				const out = new Map<string, number>();
-				const refs = manifest.doc.segments.filter((r) => r.sessions.some((s) => sessions.has(s)));
-				await visit(index, refs, filter, (seg, mask) => {
-					for (const [key, cosine] of similaritiesOf([seg], [mask], q, wanted))
-						out.set(key, cosine);
-				});
-				return out;
-			};
-			return { matches, similarities };
+			return await rankOnce(
+				index,
+				manifest.doc,
+				q,
+				n,
+				filter,
+				scanned,
+				options.exhaustive === true,
+			);
 		} catch (error) {
-			if (!(error instanceof SegmentGone)) throw error;
+			if (!(error instanceof SegmentGone || error instanceof CellBucketGone)) throw error;
 			if (attempt + 1 >= ATTEMPTS)
-				throw new IndexDamagedError(
-					index.kbId,
-					manifest.doc.segments.map((r) => r.key).slice(0, 1),
-				);
+				throw new IndexDamagedError(index.kbId, [
+					error instanceof CellBucketGone ? error.key : manifest.doc.segments[0].key,
+				]);
 		}
 	}
 }

@@ -18,6 +18,7 @@ import { checkOwner, guarded } from '../chunks/manifest-guard';
 import type { ManifestReads } from '../chunks/manifest-reads';
 import { manifestCodec } from './manifest';
 import type { IndexManifest, SegmentRef } from './manifest';
+import { cellKeys, cellUpkeepAfterAdd } from './cell-upkeep';
 import { clearLiveMasks, liveMask } from './live-masks';
 import { compactIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
 import { rankOver } from './ranking';
@@ -83,6 +84,8 @@ export class EmbeddedIndex {
 	private readonly reads?: ManifestReads;
 	/** Bytes a segment may take, about (no limit unless set): see partsOf. */
 	readonly segmentBytes: number;
+	/** Whether its settled segments are kept in cell tiers (cell-upkeep.ts: the base-wide index). */
+	readonly tiered: boolean;
 
 	/** `kbId` names the index in errors; `prefix` is its folder (its owner's key layout decides where). */
 	constructor(
@@ -96,6 +99,7 @@ export class EmbeddedIndex {
 			owner?: string;
 			reads?: ManifestReads;
 			segmentBytes?: number;
+			tiers?: boolean;
 		} = {},
 	) {
 		this.prefix = validateKeyPrefix('vector index folder', prefix);
@@ -107,6 +111,7 @@ export class EmbeddedIndex {
 		this.owner = options.owner;
 		this.reads = options.reads;
 		this.segmentBytes = options.segmentBytes ?? Infinity;
+		this.tiered = options.tiers === true;
 	}
 
 	private cacheId(key: string): string {
@@ -263,6 +268,7 @@ export class EmbeddedIndex {
 			this.cacheSegment(segment);
 		}
 		await this.compact();
+		if (this.tiered) await cellUpkeepAfterAdd(this, (await this.readManifest(true)).doc);
 		return { created };
 	}
 
@@ -326,11 +332,15 @@ export class EmbeddedIndex {
 		return rankOver([this], query, k, filter, options);
 	}
 
-	/** The manifest, and the segments it lists that storage lost (one listing of the segments folder). */
+	/** The manifest, and the segments, codebook and tier buckets it lists that storage lost (one listing). */
 	async lostSegments(): Promise<{ manifest: Versioned<IndexManifest>; missing: string[] }> {
 		const manifest = await this.readManifest(true);
-		const refs = manifest.version === null ? [] : manifest.doc.segments;
-		return { manifest, missing: await missingFrom(this.storage, this.segmentsPrefix, refs) };
+		const doc = manifest.version === null ? undefined : manifest.doc;
+		const keys = [
+			...(doc?.segments.map((r) => r.key) ?? []),
+			...cellKeys(this.segmentsPrefix, doc),
+		].map((key) => ({ key }));
+		return { manifest, missing: await missingFrom(this.storage, this.segmentsPrefix, keys) };
 	}
 
 	/** What the index holds, and which listed segments storage lost (one listing of the index folder). */

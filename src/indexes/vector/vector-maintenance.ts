@@ -4,6 +4,9 @@
 // (forget) or give up (compaction).
 import { ConflictError, FlushConflictError, IndexDamagedError } from '../../errors';
 import type { IndexedChunk } from '../chunks/chunk';
+import { dropStale } from '../chunks/tiering';
+import { cellBucketKeys } from './cell-tiers';
+import { cellKeys, cellTiers } from './cell-upkeep';
 import type { SegmentRef } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
 import { COMPACT_BELOW, copyRows, MAX_SEGMENTS } from './vector-segment';
@@ -33,19 +36,27 @@ export async function forgetSessionRows(
 			sessionId,
 			manifest.doc.dimensions,
 		);
+		let dropped: string[] = [];
 		const result = await index.updateManifest((cur) => {
 			if (cur.version === null) return undefined;
 			const keys = new Set(cur.doc.segments.map((s) => s.key));
 			if (![...replaced.keys()].every((k) => keys.has(k))) return undefined;
-			return {
-				...cur.doc,
-				segments: cur.doc.segments.flatMap((s) => {
-					if (!replaced.has(s.key)) return [s];
-					const next = replaced.get(s.key);
-					return next ? [next.ref] : [];
-				}),
-				updated_at: new Date().toISOString(),
-			};
+			// The cell tiers of a rewritten segment hold its rows: dropped in the same swap.
+			const next = dropStale(
+				cellTiers,
+				{
+					...cur.doc,
+					segments: cur.doc.segments.flatMap((s) => {
+						if (!replaced.has(s.key)) return [s];
+						const next = replaced.get(s.key);
+						return next ? [next.ref] : [];
+					}),
+					updated_at: new Date().toISOString(),
+				},
+				(t) => cellBucketKeys(index.segmentsPrefix, t),
+			);
+			dropped = next.keys;
+			return next.doc;
 		}, 'allow'); // what is forgotten goes from a moved index too
 		const fresh = [...replaced.values()].flatMap((r) => (r ? [r] : []));
 		if (!result.written) {
@@ -59,7 +70,8 @@ export async function forgetSessionRows(
 			index.uncacheSegment(key);
 			await index.storage.delete(key);
 		}
-		touched?.deleted.push(...replaced.keys());
+		for (const key of dropped) await index.storage.delete(key);
+		touched?.deleted.push(...replaced.keys(), ...dropped);
 		touched?.rewritten.push(index.manifestKey, ...fresh.map((r) => r.ref.key));
 		return removed;
 	}
@@ -105,7 +117,11 @@ export async function sweepOrphanSegments(
 	olderThanMs: number,
 ): Promise<string[]> {
 	const manifest = await index.readManifest(true);
-	const listed = new Set(manifest.version === null ? [] : manifest.doc.segments.map((s) => s.key));
+	const doc = manifest.version === null ? undefined : manifest.doc;
+	const listed = new Set([
+		...(doc?.segments.map((s) => s.key) ?? []),
+		...cellKeys(index.segmentsPrefix, doc),
+	]);
 	const cutoff = new Date(Date.now() - olderThanMs);
 	const swept: string[] = [];
 	for (const o of await index.storage.list(index.segmentsPrefix)) {

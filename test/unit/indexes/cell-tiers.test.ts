@@ -8,9 +8,11 @@ import {
 	CorruptDocumentError,
 	EmbeddedIndex,
 	LocalDiskStorage,
+	settleCellTiers,
+	streamedRanking,
 	vectorIndexPrefix,
 } from '../../../src/internal';
-import type { IndexedChunk } from '../../../src/internal';
+import type { IndexedChunk, MemoryStorage } from '../../../src/internal';
 import {
 	BUCKET_ROWS,
 	bucketOfCell,
@@ -164,5 +166,72 @@ describe('cell tiers (WIP)', () => {
 			}
 		}
 		assert.ok(found / 200 >= 0.9, `recall@10 ${found / 200}`);
+	});
+});
+
+describe('cell tiers of an index kept in tiers (WIP)', () => {
+	/** An index that keeps cell tiers, of many small segments (a byte cap keeps them from merging). */
+	async function tieredIndex() {
+		const root = tempDir('cell-tiers');
+		const open = (storage: MemoryStorage = new LocalDiskStorage({ root })) =>
+			new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'), 12, {
+				segmentBytes: 6000,
+				tiers: true,
+			});
+		const next = seededRandom(21);
+		const rand = () => next() + 0.5;
+		const centres = Array.from({ length: 40 }, () =>
+			Array.from({ length: DIMS }, () => rand() - 0.5),
+		);
+		const rows = Array.from({ length: 2400 }, (_, i) =>
+			centres[(i * 7) % 40].map((x) => x + 0.1 * (rand() - 0.5)),
+		);
+		const writer = open();
+		for (let s = 0; s < 60; s++)
+			await writer.add(
+				rows.slice(s * 40, (s + 1) * 40).map((_, i) => chunk(s * 40 + i)),
+				rows.slice(s * 40, (s + 1) * 40),
+			);
+		await settleCellTiers(writer);
+		return { root, open, writer, rows };
+	}
+
+	it('upkeep regroups settled segments into tiers; a search of them finds the exact best, reading fewer objects', async () => {
+		const { root, open, writer, rows } = await tieredIndex();
+		const doc = (await writer.readManifest(true)).doc;
+		const tiers = doc.cells?.tiers ?? [];
+		assert.ok(tiers.length >= 1 && tiers.length <= 6, `${tiers.length} tiers`);
+		assert.ok(doc.cells?.codebook, 'a codebook listed');
+		const inTiers = doc.segments.filter((r) => r.tier).length;
+		assert.ok(inTiers >= doc.segments.length - 24, `${inTiers} of ${doc.segments.length} in tiers`);
+		let found = 0;
+		for (let qi = 0; qi < 20; qi++) {
+			const q = rows[qi * 113];
+			const exact = await writer.search(q, 10);
+			clearVectorCache();
+			const metered = new MeteredStorage(new LocalDiskStorage({ root }));
+			const ranking = await streamedRanking(open(metered), q, 10, {});
+			assert.ok(metered.counts.get < doc.segments.length, `${metered.counts.get} reads`);
+			const ids = new Set(ranking.matches.map((m) => m.id));
+			found += exact.filter((m) => ids.has(m.id)).length;
+		}
+		assert.ok(found / 200 >= 0.9, `recall@10 ${found / 200}`);
+	});
+
+	it('Forget drops the tiers of the segments it rewrites in its swap, and deletes their buckets; the sweep keeps what is listed', async () => {
+		const { root, writer } = await tieredIndex();
+		assert.deepEqual(await writer.sweepOrphans(0), []);
+		await writer.forgetSession('s3');
+		const doc = (await writer.readManifest(true)).doc;
+		for (const t of doc.cells?.tiers ?? [])
+			assert.ok(
+				doc.segments.filter((r) => r.tier?.id === t.id).length === t.segments,
+				'every listed tier whole',
+			);
+		const storage = new LocalDiskStorage({ root });
+		for (const o of await storage.list(vectorIndexPrefix('kb'))) {
+			const got = await storage.get(o.key);
+			assert.ok(!got!.body.toString().includes('"s3"'), `${o.key} holds the forgotten session`);
+		}
 	});
 });

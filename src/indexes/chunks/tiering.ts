@@ -1,0 +1,261 @@
+// Tiers of an index too large to read whole, whatever they regroup (a word index's postings by word, a
+// vector index's rows by cell): which are usable, and upkeep a step after each add. Settled segments
+// (all but the newest SETTLING) are regrouped TIER_SEGMENTS at a time into a new tier; the two newest
+// tiers merge when they are of one size class (class k: up to TIER_SEGMENTS · GROWTH^k segments) or
+// there are more than MAX_TIERS. An index of s segments thus keeps about two tiers per class, and each
+// segment is rewritten a few times per class. Every change is one compare-and-swap of the manifest that
+// checks the segments it was built from are still listed as they were; what a change that lost wrote
+// is deleted, and so is what a replaced tier held, once the swap is stored. A tier is used only while
+// every segment it was built from is listed as it was, in order: a Forget rewriting one drops it.
+import { CorruptDocumentError, IndexDamagedError } from '../../errors';
+import type { Versioned } from '../../store/document-store';
+
+/** Settled segments one tier is built from. */
+export const TIER_SEGMENTS = 8;
+/** The newest segments stay out of tiers: merges of small segments still replace them. */
+export const SETTLING = 16;
+/** Size classes of tiers grow by this factor. */
+export const GROWTH = 8;
+/** Past this many tiers the two newest merge whatever their sizes (a search reads each one). */
+export const MAX_TIERS = 6;
+/** A tier's segments are numbered in 16 bits. */
+const MAX_TIER_SEGMENTS = 65_536;
+
+/** A tier's size class: the smallest k with segments ≤ TIER_SEGMENTS · GROWTH^k. */
+export function sizeClass(segments: number): number {
+	let k = 0;
+	for (let cap = TIER_SEGMENTS; segments > cap; cap *= GROWTH) k++;
+	return k;
+}
+
+/** A segment's place in a tier (on its manifest entry). */
+export interface TierPlace {
+	id: string;
+	ord: number;
+}
+
+export interface Placed {
+	key: string;
+	tier?: TierPlace;
+}
+
+export interface Tier {
+	id: string;
+	/** Segments it was built from (each names it in its entry's `tier`). */
+	segments: number;
+}
+
+/** A tier with its segments in order, when every one is listed as it was built. */
+export interface Usable<R, T> {
+	tier: T;
+	refs: R[];
+}
+
+/** Where a manifest lists its tiers of one kind. */
+export interface TierList<D extends { segments: R[] }, R extends Placed, T extends Tier> {
+	of(doc: D): T[];
+	with(doc: D, tiers: T[], segments: R[]): D;
+	/** Whether a tier still fits the manifest beyond its segments (a tier of cells: its codebook). */
+	fits?(doc: D, tier: T): boolean;
+}
+
+/** The manifest's tiers whose segments are all listed; the others are stale (upkeep drops them). */
+export function tiersOf<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+	list: TierList<D, R, T>,
+	doc: D,
+): { usable: Array<Usable<R, T>>; stale: T[] } {
+	const byId = new Map<string, R[]>();
+	for (const r of doc.segments)
+		if (r.tier) byId.set(r.tier.id, [...(byId.get(r.tier.id) ?? []), r]);
+	const usable: Array<Usable<R, T>> = [];
+	const stale: T[] = [];
+	for (const tier of list.of(doc)) {
+		const refs = (byId.get(tier.id) ?? []).sort((a, b) => a.tier!.ord - b.tier!.ord);
+		const whole = refs.length === tier.segments && refs.every((r, i) => r.tier!.ord === i);
+		if (whole && (list.fits?.(doc, tier) ?? true)) usable.push({ tier, refs });
+		else stale.push(tier);
+	}
+	return { usable, stale };
+}
+
+/** The manifest without these tiers (their segments no longer name them). */
+export function withoutTiers<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+	list: TierList<D, R, T>,
+	doc: D,
+	ids: ReadonlySet<string>,
+): D {
+	if (ids.size === 0) return doc;
+	const segments = doc.segments.map((r) => {
+		if (!r.tier || !ids.has(r.tier.id)) return r;
+		const rest = { ...r };
+		delete rest.tier;
+		return rest;
+	});
+	return list.with(
+		doc,
+		list.of(doc).filter((t) => !ids.has(t.id)),
+		segments,
+	);
+}
+
+/** The manifest without its stale tiers, and what they stored (to delete once it is stored). */
+export function dropStale<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+	list: TierList<D, R, T>,
+	doc: D,
+	keysOf: (tier: T) => string[],
+): { doc: D; keys: string[] } {
+	const { stale } = tiersOf(list, doc);
+	if (stale.length === 0) return { doc, keys: [] };
+	const keys = stale.flatMap(keysOf);
+	return { doc: withoutTiers(list, doc, new Set(stale.map((t) => t.id))), keys };
+}
+
+/** What upkeep needs of an index and of its kind of tier. */
+export interface TierUpkeep<D extends { segments: R[] }, R extends Placed, T extends Tier> {
+	readonly list: TierList<D, R, T>;
+	/** What a tier stores (deleted when it is dropped or replaced). */
+	keysOf(tier: T): string[];
+	/** A new tier of these settled segments, stored, listed nowhere yet. */
+	build(refs: R[]): Promise<T>;
+	/** One tier of two (the segments of `a`, then `b`'s); throws `gone` errors when a part is not held. */
+	merge(a: Usable<R, T>, b: Usable<R, T>): Promise<T>;
+	/** Errors of a merge that drop both tiers (a part lost or damaged) rather than stop upkeep. */
+	gone(error: unknown): boolean;
+	deleteKey(key: string): Promise<void>;
+	/** The manifest as a drop of tiers stores it (its time of change set). */
+	stamp(doc: D): D;
+	update(
+		fn: (cur: Versioned<D>) => D | undefined,
+	): Promise<{ current: Versioned<D>; written: boolean }>;
+}
+
+/** Whether these segments are still listed as they were, in no tier (or in `was`, given). */
+function stillListed<R extends Placed>(
+	segments: readonly R[],
+	refs: readonly R[],
+	was?: ReadonlySet<string>,
+): boolean {
+	const listed = new Map(segments.map((r) => [r.key, r]));
+	return refs.every((r) => {
+		const now = listed.get(r.key);
+		return now !== undefined && (now.tier ? (was?.has(now.tier.id) ?? false) : !was);
+	});
+}
+
+/** The manifest with `tier` over `refs` (in that order), in place of the tiers `replacing`. */
+function withTier<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+	list: TierList<D, R, T>,
+	doc: D,
+	tier: T,
+	refs: R[],
+	replacing: string[],
+): D {
+	const ord = new Map(refs.map((r, i) => [r.key, i]));
+	const base = withoutTiers(list, doc, new Set(replacing));
+	const at = list.of(doc).findIndex((t) => replacing.includes(t.id));
+	const tiers = [...list.of(base)];
+	tiers.splice(at < 0 ? tiers.length : at, 0, tier);
+	const segments = base.segments.map((r) =>
+		ord.has(r.key) ? { ...r, tier: { id: tier.id, ord: ord.get(r.key)! } } : r,
+	);
+	return list.with(base, tiers, segments);
+}
+
+/**
+ * Lists a tier written for `refs` (replacing the tiers `replacing`, whose segments they are), unless
+ * the manifest changed under it; deletes what is no longer listed either way. Returns whether it was.
+ */
+async function commit<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+	up: TierUpkeep<D, R, T>,
+	tier: T,
+	refs: R[],
+	replacing: T[],
+): Promise<boolean> {
+	const ids = replacing.map((t) => t.id);
+	const was = ids.length > 0 ? new Set(ids) : undefined;
+	const result = await up.update((cur) => {
+		if (cur.version === null || !stillListed(cur.doc.segments, refs, was)) return undefined;
+		if (ids.some((id) => !up.list.of(cur.doc).some((t) => t.id === id))) return undefined;
+		return withTier(up.list, cur.doc, tier, refs, ids);
+	});
+	const gone = result.written ? replacing : [tier];
+	for (const key of gone.flatMap((t) => up.keysOf(t))) await up.deleteKey(key).catch(() => {});
+	return result.written;
+}
+
+/** Drops the stale tiers of the manifest (and those of `ids`), what they stored deleted once the swap is stored. */
+async function dropTiers<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+	up: TierUpkeep<D, R, T>,
+	ids: ReadonlySet<string> = new Set(),
+): Promise<void> {
+	let keys: string[] = [];
+	const result = await up.update((cur) => {
+		if (cur.version === null) return undefined;
+		const named = up.list.of(cur.doc).filter((t) => ids.has(t.id));
+		const dropped = dropStale(up.list, withoutTiers(up.list, cur.doc, ids), (t) => up.keysOf(t));
+		keys = [...named.flatMap((t) => up.keysOf(t)), ...dropped.keys];
+		return keys.length > 0 ? up.stamp(dropped.doc) : undefined;
+	});
+	if (result.written) for (const key of keys) await up.deleteKey(key).catch(() => {});
+}
+
+/**
+ * One step of upkeep on the manifest as an add left it: stale tiers dropped, else the two newest tiers
+ * merged when due, else a tier built of the oldest settled segments in none. Returns whether it
+ * changed anything (settleTiers repeats it until nothing is left to do).
+ */
+export async function maintainTiers<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+	up: TierUpkeep<D, R, T>,
+	doc: D,
+): Promise<boolean> {
+	const { usable, stale } = tiersOf(up.list, doc);
+	if (stale.length > 0) {
+		await dropTiers(up);
+		return true;
+	}
+	const [a, b] = usable.slice(-2);
+	const due =
+		b !== undefined &&
+		(sizeClass(a.tier.segments) <= sizeClass(b.tier.segments) || usable.length > MAX_TIERS) &&
+		a.tier.segments + b.tier.segments <= MAX_TIER_SEGMENTS;
+	if (due) {
+		try {
+			return await commit(up, await up.merge(a, b), [...a.refs, ...b.refs], [a.tier, b.tier]);
+		} catch (error) {
+			// What the tiers hold is still in their segments: both dropped, the segments regrouped again.
+			if (!up.gone(error)) throw error;
+			await dropTiers(up, new Set([a.tier.id, b.tier.id]));
+			return true;
+		}
+	}
+	const settled = doc.segments.slice(0, Math.max(0, doc.segments.length - SETTLING));
+	const free = settled.filter((r) => !r.tier).slice(0, TIER_SEGMENTS);
+	if (free.length < TIER_SEGMENTS) return false;
+	return commit(up, await up.build(free), free, []);
+}
+
+/**
+ * One step of upkeep after an add was stored: a damaged segment stops it without failing the add (a
+ * search of the segment says so, and Status), a storage error does not.
+ */
+export async function upkeepAfterAdd<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+	up: TierUpkeep<D, R, T>,
+	doc: D,
+): Promise<void> {
+	try {
+		await maintainTiers(up, doc);
+	} catch (error) {
+		if (!(error instanceof CorruptDocumentError || error instanceof IndexDamagedError)) throw error;
+	}
+}
+
+/** Upkeep until nothing is left to do (after an upgrade's copy, or a bulk load). */
+export async function settleTiers<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+	up: TierUpkeep<D, R, T>,
+	read: () => Promise<Versioned<D>>,
+): Promise<void> {
+	for (let step = 0; step < 100_000; step++) {
+		const m = await read();
+		if (m.version === null || !(await maintainTiers(up, m.doc))) return;
+	}
+}
