@@ -1,4 +1,4 @@
-// The k best rows of cell tiers for a query (WIP): the cells nearest the query (codebook.ts), and in
+// The k best rows of cell tiers for a query: the cells nearest the query (codebook.ts), and in
 // each tier only the buckets holding them, read two at a time; every row of a bucket read is scored
 // exactly (a bucket's other cells are near too, and cost nothing more to score). Approximate: a row
 // in a cell not probed is not seen.

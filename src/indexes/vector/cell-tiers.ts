@@ -4,7 +4,6 @@
 // as a vector segment (its rows, their chunks) with each row's cell. Cells are numbered so that a
 // bucket's cells are a range, and buckets split and merge in order: a merge of two tiers builds each
 // bucket from the few buckets of each that may hold its cells, one bucket at a time.
-// WIP: not yet listed in the manifest, kept by upkeep, or read by searches.
 import { randomBytes } from 'node:crypto';
 
 import { IndexDamagedError } from '../../errors';

@@ -1,4 +1,4 @@
-// Cell tiers (WIP): settled segments' rows regrouped by cell into buckets, and two tiers merged bucket
+// Cell tiers: settled segments' rows regrouped by cell into buckets, and two tiers merged bucket
 // by bucket, on local disk.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -74,7 +74,7 @@ async function contents(index: EmbeddedIndex, tier: CellTier, cells: number) {
 	return out;
 }
 
-describe('cell tiers (WIP)', () => {
+describe('cell tiers', () => {
 	it('a tier holds every row of its segments once, in its cell’s bucket; a merge of two holds what one built of all does', async () => {
 		const { index, rows, refs } = await indexOf(6, 1500);
 		const flat = Float32Array.from(rows.slice(0, 4000).flat());
@@ -169,7 +169,7 @@ describe('cell tiers (WIP)', () => {
 	});
 });
 
-describe('cell tiers of an index kept in tiers (WIP)', () => {
+describe('cell tiers of an index kept in tiers', () => {
 	/** An index that keeps cell tiers, of many small segments (a byte cap keeps them from merging). */
 	async function tieredIndex() {
 		const root = tempDir('cell-tiers');
