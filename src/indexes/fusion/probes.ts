@@ -13,7 +13,6 @@ export const PROBE_SIZE = 8;
 
 const WORD = /[\p{L}\p{M}\p{N}]+/gu;
 
-
 /** A number from a text, to seed probes by what a scope is. */
 export function seedOf(text: string): number {
 	let h = 0x811c9dc5;
