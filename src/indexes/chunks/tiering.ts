@@ -21,6 +21,38 @@ export const MAX_TIERS = 6;
 /** A tier's segments are numbered in 16 bits. */
 const MAX_TIER_SEGMENTS = 65_536;
 
+/** Parts of a new tier made and written at once (each one's rows are held while it is written). */
+const UPKEEP_WINDOW = 8;
+
+/**
+ * Writes the `count` parts of a new tier, UPKEEP_WINDOW at a time (`write(b)` makes and stores part
+ * `b` and gives its stored size); on a failure, deletes every part it may have written (`keys`) and
+ * throws. Returns the bytes written.
+ */
+export async function writeParts(
+	count: number,
+	write: (b: number) => Promise<number>,
+	keys: readonly string[],
+	deleteKey: (key: string) => Promise<void>,
+): Promise<number> {
+	let bytes = 0;
+	try {
+		for (let b = 0; b < count; b += UPKEEP_WINDOW) {
+			const group = Array.from({ length: Math.min(UPKEEP_WINDOW, count - b) }, (_, i) => b + i);
+			// Every write of the group settled before any is undone.
+			const sizes = await Promise.allSettled(group.map(write));
+			for (const size of sizes) {
+				if (size.status === 'rejected') throw size.reason;
+				bytes += size.value;
+			}
+		}
+		return bytes;
+	} catch (error) {
+		for (const key of keys) await deleteKey(key).catch(() => {});
+		throw error;
+	}
+}
+
 /** A tier's size class: the smallest k with segments ≤ TIER_SEGMENTS · GROWTH^k. */
 export function sizeClass(segments: number): number {
 	let k = 0;

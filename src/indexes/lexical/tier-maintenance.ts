@@ -4,6 +4,7 @@
 import { CorruptDocumentError, IndexDamagedError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
 import {
+	writeParts,
 	maintainTiers as maintainSteps,
 	settleTiers as settleSteps,
 	upkeepAfterAdd as upkeepStep,
@@ -100,34 +101,16 @@ async function buildTier(index: TieredIndex, refs: LexicalRef[]): Promise<TermTi
 	return writeAll(index, full, async (b) => groups[b]);
 }
 
-/** Buckets made and written at once by upkeep (each one read, merged and written in turn). */
-const UPKEEP_WINDOW = 8;
-
 /** Writes every bucket of a new tier; on a failure, deletes those it may have written and throws. */
 async function writeAll(
 	index: TieredIndex,
 	tier: TermTier,
 	bucket: (b: number) => Promise<TermBucket>,
 ): Promise<TermTier> {
-	const count = bucketCount(tier);
-	try {
-		for (let b = 0; b < count; b += UPKEEP_WINDOW) {
-			const group = Array.from({ length: Math.min(UPKEEP_WINDOW, count - b) }, (_, i) => b + i);
-			// Every write of the group settled before any is undone.
-			const sizes = await Promise.allSettled(
-				group.map(async (g) => writeBucket(index, tier, g, await bucket(g))),
-			);
-			for (const size of sizes) {
-				if (size.status === 'rejected') throw size.reason;
-				tier.bytes += size.value;
-			}
-		}
-		return tier;
-	} catch (error) {
-		for (const key of bucketKeys(index.segmentsPrefix, tier))
-			await index.deleteSegment(key).catch(() => {});
-		throw error;
-	}
+	const write = async (b: number) => writeBucket(index, tier, b, await bucket(b));
+	const keys = bucketKeys(index.segmentsPrefix, tier);
+	tier.bytes += await writeParts(bucketCount(tier), write, keys, (k) => index.deleteSegment(k));
+	return tier;
 }
 
 /**

@@ -2,16 +2,14 @@
 // each tier only the buckets holding them, read two at a time; every row of a bucket read is scored
 // exactly (a bucket's other cells are near too, and cost nothing more to score). Approximate: a row
 // in a cell not probed is not seen.
-import { chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
-import { TopK } from '../chunks/top-k';
+import { BestChunks } from './best-chunks';
 import { bucketOfCell, cellBucketKey, decodeCellBucket } from './cell-tiers';
 import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, probe } from './codebook';
-import { topRows } from './vector-segment';
 import type { Segment } from './vector-segment';
 
 /** Cells probed, and the parents they are picked among (tuned on measured recall; see bench). */
@@ -51,9 +49,7 @@ export async function bestInCells(
 ): Promise<Array<{ chunk: IndexedChunk; score: number }>> {
 	const cells = probe(cb, q, options.cells ?? PROBE_CELLS, options.parents ?? PROBE_PARENTS);
 	const reads = bucketsToRead(cb, tiers, cells);
-	const kept: Array<{ chunk: IndexedChunk; score: number }> = [];
-	const held = new Set<string>();
-	const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a].chunk, kept[c].chunk));
+	const best = new BestChunks(k);
 	for (let i = 0; i < reads.length; i += WINDOW) {
 		const group = reads.slice(i, i + WINDOW);
 		const buckets = await Promise.all(
@@ -67,13 +63,8 @@ export async function bestInCells(
 		for (const seg of buckets) {
 			const mask = Uint8Array.from(seg.chunks, (c) => (passes(c, filter) ? 1 : 0));
 			also?.(seg, mask);
-			for (const { score, b } of topRows([seg], [mask], q, k)) {
-				const chunk = seg.chunks[b];
-				if (held.has(chunk.id) || !top.admits(score)) continue;
-				held.add(chunk.id);
-				top.push(score, kept.push({ chunk, score }) - 1, 0);
-			}
+			best.offerRows(seg, mask, q);
 		}
 	}
-	return top.sorted().map(({ a }) => kept[a]);
+	return best.sorted();
 }

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 
 import { IndexDamagedError } from '../../errors';
 import type { MemoryStorage } from '../../store/storage';
+import { writeParts } from '../chunks/tiering';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { Codebook } from './codebook';
 import { cellCount, cellOf } from './codebook';
@@ -120,9 +121,6 @@ class Gathered {
 	}
 }
 
-/** Buckets written at once. */
-const WINDOW = 8;
-
 /** Writes a new tier's buckets (listed nowhere yet); on a failure, deletes those it may have written. */
 async function writeBuckets(
 	files: CellFiles,
@@ -130,29 +128,16 @@ async function writeBuckets(
 	dims: number,
 	bucket: (b: number) => Promise<Gathered>,
 ): Promise<CellTier> {
-	try {
-		for (let b = 0; b < tier.buckets; b += WINDOW) {
-			const group = Array.from({ length: Math.min(WINDOW, tier.buckets - b) }, (_, i) => b + i);
-			// Every write of the group settled before any is undone.
-			const sizes = await Promise.allSettled(
-				group.map(async (g) => {
-					const body = (await bucket(g)).encode(dims);
-					const key = cellBucketKey(files.segmentsPrefix, tier.id, g);
-					await files.storage.put(key, body, { ifVersion: null });
-					return body.byteLength;
-				}),
-			);
-			for (const size of sizes) {
-				if (size.status === 'rejected') throw size.reason;
-				tier.bytes += size.value;
-			}
-		}
-		return tier;
-	} catch (error) {
-		for (const key of cellBucketKeys(files.segmentsPrefix, tier))
-			await files.storage.delete(key).catch(() => {});
-		throw error;
-	}
+	const write = async (b: number) => {
+		const body = (await bucket(b)).encode(dims);
+		await files.storage.put(cellBucketKey(files.segmentsPrefix, tier.id, b), body, {
+			ifVersion: null,
+		});
+		return body.byteLength;
+	};
+	const keys = cellBucketKeys(files.segmentsPrefix, tier);
+	tier.bytes += await writeParts(tier.buckets, write, keys, (k) => files.storage.delete(k));
+	return tier;
 }
 
 /** A new tier of these segments (their rows held while it is built), its buckets written. */

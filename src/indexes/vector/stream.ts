@@ -5,19 +5,19 @@
 // into two segments (a retried write) has one vector and counts once among the k best.
 import { DimensionMismatchError, IndexDamagedError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
-import { chunkKey, chunkOrder } from '../chunks/chunk';
+import { chunkKey } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { isUnfiltered, passes } from '../chunks/filter';
 import { tiersOf } from '../chunks/tiering';
+import { BestChunks } from './best-chunks';
 import { bestInCells, CellBucketGone } from './cell-search';
 import { cellTiers, readCodebook } from './cell-upkeep';
 import type { ChunkFilter } from '../chunks/filter';
-import { TopK } from '../chunks/top-k';
 import type { IndexManifest, SegmentRef } from './manifest';
 import { similaritiesOf } from './ranking';
 import type { VectorRanking } from './ranking';
 import type { EmbeddedIndex } from './vector-index';
-import { dot, MAX_TOP_K, normaliseRows, topRows } from './vector-segment';
+import { dot, MAX_TOP_K, normaliseRows } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 
 /** Segments read at once, at most… */
@@ -90,24 +90,13 @@ async function best(
 	also?: (seg: Segment, mask: Uint8Array) => void,
 	seed: ReadonlyArray<{ chunk: IndexedChunk; score: number }> = [],
 ): Promise<VectorMatch[]> {
-	const kept: Array<{ chunk: IndexedChunk; score: number }> = [];
-	const held = new Set<string>();
-	const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a].chunk, kept[c].chunk));
-	for (const { chunk, score } of seed) {
-		if (held.has(chunk.id) || !top.admits(score)) continue;
-		held.add(chunk.id);
-		top.push(score, kept.push({ chunk, score }) - 1, 0);
-	}
+	const best = new BestChunks(k);
+	for (const { chunk, score } of seed) best.offer(chunk, score);
 	await visit(index, refs, filter, (seg, mask) => {
 		also?.(seg, mask);
-		for (const { score, b } of topRows([seg], [mask], q, k)) {
-			const chunk = seg.chunks[b];
-			if (held.has(chunk.id) || !top.admits(score)) continue;
-			held.add(chunk.id);
-			top.push(score, kept.push({ chunk, score }) - 1, 0);
-		}
+		best.offerRows(seg, mask, q);
 	});
-	return top.sorted().map(({ a }) => ({ ...kept[a].chunk, score: clampCosine(kept[a].score) }));
+	return best.sorted().map(({ chunk, score }) => ({ ...chunk, score: clampCosine(score) }));
 }
 
 /** One search's reading of a manifest: its ranking, or SegmentGone / CellBucketGone (start over). */
