@@ -9,6 +9,8 @@
 // every segment it was built from is listed as it was, in order: a Forget rewriting one drops it.
 import { CorruptDocumentError, IndexDamagedError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
+import { retireParts } from './retiring';
+import type { RetirePolicy, Retiring } from './retiring';
 
 /** Settled segments one tier is built from. */
 export const TIER_SEGMENTS = 8;
@@ -20,6 +22,9 @@ export const GROWTH = 8;
 export const MAX_TIERS = 6;
 /** A tier's segments are numbered in 16 bits. */
 const MAX_TIER_SEGMENTS = 65_536;
+
+/** A manifest of segments, some placed in tiers. */
+type Listing<R> = { segments: R[] } & Retiring;
 
 /** Parts of a new tier made and written at once (each one's rows are held while it is written). */
 const UPKEEP_WINDOW = 8;
@@ -84,7 +89,7 @@ export interface Usable<R, T> {
 }
 
 /** Where a manifest lists its tiers of one kind. */
-export interface TierList<D extends { segments: R[] }, R extends Placed, T extends Tier> {
+export interface TierList<D extends Listing<R>, R extends Placed, T extends Tier> {
 	of(doc: D): T[];
 	with(doc: D, tiers: T[], segments: R[]): D;
 	/** Whether a tier still fits the manifest beyond its segments (a tier of cells: its codebook). */
@@ -92,7 +97,7 @@ export interface TierList<D extends { segments: R[] }, R extends Placed, T exten
 }
 
 /** The manifest's tiers whose segments are all listed; the others are stale (upkeep drops them). */
-export function tiersOf<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+export function tiersOf<D extends Listing<R>, R extends Placed, T extends Tier>(
 	list: TierList<D, R, T>,
 	doc: D,
 ): { usable: Array<Usable<R, T>>; stale: T[] } {
@@ -111,7 +116,7 @@ export function tiersOf<D extends { segments: R[] }, R extends Placed, T extends
 }
 
 /** The manifest without these tiers (their segments no longer name them). */
-export function withoutTiers<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+export function withoutTiers<D extends Listing<R>, R extends Placed, T extends Tier>(
 	list: TierList<D, R, T>,
 	doc: D,
 	ids: ReadonlySet<string>,
@@ -131,7 +136,7 @@ export function withoutTiers<D extends { segments: R[] }, R extends Placed, T ex
 }
 
 /** The manifest without its stale tiers, and what they stored (to delete once it is stored). */
-export function dropStale<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+export function dropStale<D extends Listing<R>, R extends Placed, T extends Tier>(
 	list: TierList<D, R, T>,
 	doc: D,
 	keysOf: (tier: T) => string[],
@@ -143,7 +148,7 @@ export function dropStale<D extends { segments: R[] }, R extends Placed, T exten
 }
 
 /** What upkeep needs of an index and of its kind of tier. */
-export interface TierUpkeep<D extends { segments: R[] }, R extends Placed, T extends Tier> {
+export interface TierUpkeep<D extends Listing<R>, R extends Placed, T extends Tier> {
 	readonly list: TierList<D, R, T>;
 	/** What a tier stores (deleted when it is dropped or replaced). */
 	keysOf(tier: T): string[];
@@ -154,6 +159,8 @@ export interface TierUpkeep<D extends { segments: R[] }, R extends Placed, T ext
 	/** Errors of a merge that drop both tiers (a part lost or damaged) rather than stop upkeep. */
 	gone(error: unknown): boolean;
 	deleteKey(key: string): Promise<void>;
+	/** How the parts of a tier a merge replaced are deleted (retiring.ts). */
+	readonly retiring: RetirePolicy;
 	/** The manifest as a drop of tiers stores it (its time of change set). */
 	stamp(doc: D): D;
 	update(
@@ -175,7 +182,7 @@ function stillListed<R extends Placed>(
 }
 
 /** The manifest with `tier` over `refs` (in that order), in place of the tiers `replacing`. */
-function withTier<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+function withTier<D extends Listing<R>, R extends Placed, T extends Tier>(
 	list: TierList<D, R, T>,
 	doc: D,
 	tier: T,
@@ -197,7 +204,7 @@ function withTier<D extends { segments: R[] }, R extends Placed, T extends Tier>
  * Lists a tier written for `refs` (replacing the tiers `replacing`, whose segments they are), unless
  * the manifest changed under it; deletes what is no longer listed either way. Returns whether it was.
  */
-async function commit<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+async function commit<D extends Listing<R>, R extends Placed, T extends Tier>(
 	up: TierUpkeep<D, R, T>,
 	tier: T,
 	refs: R[],
@@ -205,18 +212,23 @@ async function commit<D extends { segments: R[] }, R extends Placed, T extends T
 ): Promise<boolean> {
 	const ids = replacing.map((t) => t.id);
 	const was = ids.length > 0 ? new Set(ids) : undefined;
+	let due: string[] = [];
 	const result = await up.update((cur) => {
 		if (cur.version === null || !stillListed(cur.doc.segments, refs, was)) return undefined;
 		if (ids.some((id) => !up.list.of(cur.doc).some((t) => t.id === id))) return undefined;
-		return withTier(up.list, cur.doc, tier, refs, ids);
+		// The merged tiers hold what the new one holds: kept a while for searches reading them.
+		const next = withTier(up.list, cur.doc, tier, refs, ids);
+		const retired = retireParts(next, replacing.flatMap(up.keysOf), up.retiring);
+		due = retired.due;
+		return retired.doc;
 	});
-	const gone = result.written ? replacing : [tier];
-	for (const key of gone.flatMap((t) => up.keysOf(t))) await up.deleteKey(key).catch(() => {});
+	const gone = result.written ? due : up.keysOf(tier);
+	for (const key of gone) await up.deleteKey(key).catch(() => {});
 	return result.written;
 }
 
 /** Drops the stale tiers of the manifest (and those of `ids`), what they stored deleted once the swap is stored. */
-async function dropTiers<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+async function dropTiers<D extends Listing<R>, R extends Placed, T extends Tier>(
 	up: TierUpkeep<D, R, T>,
 	ids: ReadonlySet<string> = new Set(),
 ): Promise<void> {
@@ -236,7 +248,7 @@ async function dropTiers<D extends { segments: R[] }, R extends Placed, T extend
  * merged when due, else a tier built of the oldest settled segments in none. Returns whether it
  * changed anything (settleTiers repeats it until nothing is left to do).
  */
-export async function maintainTiers<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+export async function maintainTiers<D extends Listing<R>, R extends Placed, T extends Tier>(
 	up: TierUpkeep<D, R, T>,
 	doc: D,
 ): Promise<boolean> {
@@ -270,7 +282,7 @@ export async function maintainTiers<D extends { segments: R[] }, R extends Place
  * One step of upkeep after an add was stored: a damaged segment stops it without failing the add (a
  * search of the segment says so, and Status), a storage error does not.
  */
-export async function upkeepAfterAdd<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+export async function upkeepAfterAdd<D extends Listing<R>, R extends Placed, T extends Tier>(
 	up: TierUpkeep<D, R, T>,
 	doc: D,
 ): Promise<void> {
@@ -282,7 +294,7 @@ export async function upkeepAfterAdd<D extends { segments: R[] }, R extends Plac
 }
 
 /** Upkeep until nothing is left to do (after an upgrade's copy, or a bulk load). */
-export async function settleTiers<D extends { segments: R[] }, R extends Placed, T extends Tier>(
+export async function settleTiers<D extends Listing<R>, R extends Placed, T extends Tier>(
 	up: TierUpkeep<D, R, T>,
 	read: () => Promise<Versioned<D>>,
 ): Promise<void> {

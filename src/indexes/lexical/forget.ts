@@ -4,6 +4,7 @@ import { IndexDamagedError } from '../../errors';
 import { bloomMayHave, bloomPositions } from '../../store/bloom';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ListedSegment } from '../chunks/listed';
+import { retireParts } from '../chunks/retiring';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef, LexicalSegment } from './segment';
 import { dropStale } from './tiers';
@@ -68,7 +69,14 @@ export async function dropChunks(
 		{ ...doc, tail, segments: refs, updated_at: new Date().toISOString() },
 		files.segmentsPrefix,
 	);
-	out.replaced.push(...next.keys);
-	out.doc = open ? { ...next.doc, open } : next.doc;
+	// Parts replaced earlier may hold the conversation's words: they go now, whatever their grace.
+	const purged = retireParts(
+		next.doc,
+		[],
+		{ prefix: files.segmentsPrefix, graceMs: 0 },
+		{ all: true },
+	);
+	out.replaced.push(...next.keys, ...purged.due);
+	out.doc = open ? { ...purged.doc, open } : purged.doc;
 	return out;
 }

@@ -19,14 +19,17 @@ import { checkListed, missingFrom } from '../chunks/listed';
 import type { ListedSegment } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
 import type { ManifestReads } from '../chunks/manifest-reads';
+import { retireParts, RETIRE_GRACE_MS } from '../chunks/retiring';
+import type { RetirePolicy } from '../chunks/retiring';
 import type { Touched } from '../chunks/touched';
 import type { LexicalMatch } from './bm25';
+import { emptyMoved, resetIndex } from './emptying';
 import { dropChunks } from './forget';
 import { FAN, mergeDue } from './merge';
 import type { Dropped } from './forget';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
-import { OPEN_STALE_MS, relist } from './open-sources';
+import { relist } from './open-sources';
 import type { Listing, SourceReader, SourceTail } from './open-sources';
 import { build, decode, encode, overflows, refOf } from './segment';
 import { bucketKeys, clearBucketCache, LEXICAL_CACHE_BYTES } from './tiers';
@@ -111,6 +114,11 @@ export class LexicalIndex {
 		return `${storageIdentity(this.storage)}\n${key}`;
 	}
 
+	/** How it deletes what a swap replaced (chunks/retiring.ts): after a grace when searches stream it. */
+	get retiring(): RetirePolicy {
+		return { prefix: this.segmentsPrefix, graceMs: this.tiered ? RETIRE_GRACE_MS : 0 };
+	}
+
 	/** The manifest: this search's read of it (see ManifestReads), or a new one with `fresh`. */
 	async readManifest(fresh = false): Promise<Versioned<LexicalManifest>> {
 		const read = async () =>
@@ -158,18 +166,8 @@ export class LexicalIndex {
 	}
 
 	/** Empties a moved index for good (its marker stays, so a late writer is still refused). */
-	async retire(): Promise<string[]> {
-		let listed: LexicalRef[] = [];
-		await this.update(
-			(cur) => {
-				if (cur.version === null || cur.doc.moved_at === undefined) return undefined;
-				listed = cur.doc.segments;
-				return { ...emptyManifest(), moved_at: cur.doc.moved_at };
-			},
-			{ onMoved: 'allow' },
-		);
-		for (const r of listed) await this.deleteSegment(r.key);
-		return listed.map((r) => r.key);
+	retire(): Promise<string[]> {
+		return emptyMoved(this);
 	}
 
 	/** Writes chunks as a new write-once segment of `level`; returns its manifest entry. */
@@ -209,11 +207,12 @@ export class LexicalIndex {
 	 */
 	async add(docs: IndexedChunk[], listing: Listing = {}): Promise<Added> {
 		const written: string[] = [];
-		const merged: string[] = [];
+		let due: string[] = [];
 		const ids = new Set(docs.map((d) => d.id));
 		let created = false;
 		const result = await this.update(
 			async (cur) => {
+				due = [];
 				created = cur.version === null;
 				const found = cur.version === null ? emptyManifest() : cur.doc;
 				const open = relist(found.open ?? [], listing, new Date());
@@ -230,15 +229,23 @@ export class LexicalIndex {
 					written.push(ref.key);
 					refs.push(ref);
 				}
-				refs = await mergeDue(this, refs, { written, merged, cap: this.segmentChunks });
-				return { ...m, tail: [], segments: refs, updated_at: new Date().toISOString() };
+				const out = { written, merged: [] as string[], cap: this.segmentChunks };
+				refs = await mergeDue(this, refs, out);
+				// What the merges replaced is kept a while for searches reading it (retiring.ts).
+				const retired = retireParts(
+					{ ...m, tail: [], segments: refs, updated_at: new Date().toISOString() },
+					out.merged.filter((k) => !written.includes(k)), // never listed: deleted below
+					this.retiring,
+				);
+				due = retired.due;
+				return retired.doc;
 			},
 			{ known: true },
 		);
 		const listed = new Set(result.current.doc.segments.map((r) => r.key));
-		// Segments of attempts that lost their swap, and segments a merge replaced, are listed nowhere.
-		for (const key of [...written, ...merged])
-			if (!listed.has(key)) await this.deleteSegment(key).catch(() => {});
+		// Segments of attempts that lost their swap are listed nowhere; retired ones past their grace go.
+		for (const key of [...written.filter((k) => !listed.has(k)), ...(result.written ? due : [])])
+			await this.deleteSegment(key).catch(() => {});
 		if (this.tiered && result.written) await upkeepAfterAdd(this, result.current.doc);
 		return { ...result.current, created: result.written && created };
 	}
@@ -364,24 +371,9 @@ export class LexicalIndex {
 		return removed;
 	}
 
-	/**
-	 * Empties the index for a rebuild in one compare-and-swap to a new manifest that keeps the open
-	 * sources (one listed meanwhile is never lost), then deletes the segments the old one listed, and
-	 * unlisted ones older than OPEN_STALE_MS (left by crashed writers; a running write is younger).
-	 */
-	async reset(): Promise<void> {
-		let listed: Array<{ key: string }> = [];
-		await this.update((cur) => {
-			// A missing manifest reads as an empty one.
-			const tiers = (cur.doc.terms ?? []).flatMap((t) => bucketKeys(this.segmentsPrefix, t));
-			listed = [...cur.doc.segments, ...tiers.map((key) => ({ key }))];
-			return { ...emptyManifest(), ...(cur.doc.open ? { open: cur.doc.open } : {}) };
-		});
-		const old = Date.now() - OPEN_STALE_MS;
-		const all = await this.storage.list(this.segmentsPrefix);
-		const stale = all.filter((o) => o.lastModified.getTime() < old).map((o) => o.key);
-		for (const key of new Set([...listed.map((r) => r.key), ...stale]))
-			await this.deleteSegment(key);
+	/** See resetIndex. */
+	reset(): Promise<void> {
+		return resetIndex(this);
 	}
 
 	/** Deletes the whole index: the manifest first (a writer holding it then fails its swap), then every segment. */

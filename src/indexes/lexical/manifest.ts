@@ -10,6 +10,8 @@ import type { DocumentCodec } from '../../store/document-store';
 import { parse } from '../../store/parse';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { Guarded } from '../chunks/manifest-guard';
+import { retiredSchema } from '../chunks/retiring';
+import type { Retiring } from '../chunks/retiring';
 import { chunksSchema } from './segment';
 import type { LexicalRef } from './segment';
 import type { TermTier } from './tiers';
@@ -36,7 +38,7 @@ export interface OpenSource {
 }
 
 /** `manifest.json` in the index's folder (a Memory Base's: `memory_base/{base_id}/lexical/`). */
-export interface LexicalManifest extends Guarded {
+export interface LexicalManifest extends Guarded, Retiring {
 	/** Random, new whenever the index is created or cleared (what a cached view is valid for). */
 	generation: string;
 	tail: IndexedChunk[];
@@ -96,6 +98,7 @@ const manifestSchema = z.looseObject({
 			}),
 		)
 		.optional(),
+	retired: retiredSchema,
 	updated_at: z.string().min(1),
 	owner: z.string().min(1).optional(),
 	moved_at: z.string().min(1).optional(),

@@ -25,6 +25,7 @@ import {
 	termTiers,
 	writeBucket,
 } from './tiers';
+import type { RetirePolicy } from '../chunks/retiring';
 import type { TermBucket, TermTier, TierFiles, UsableTier } from './tiers';
 
 /** What maintenance needs of an index (a LexicalIndex). */
@@ -32,6 +33,7 @@ export interface TieredIndex extends TierFiles {
 	readonly name: string;
 	readSegment(ref: LexicalRef): Promise<LexicalSegment | null>;
 	deleteSegment(key: string): Promise<void>;
+	readonly retiring: RetirePolicy;
 	update(
 		fn: (
 			cur: Versioned<LexicalManifest>,
@@ -184,6 +186,7 @@ function upkeepOf(index: TieredIndex): TierUpkeep<LexicalManifest, LexicalRef, T
 		merge: (a, b) => mergeTiers(index, a, b),
 		gone: (error) => error instanceof TierGone || error instanceof CorruptDocumentError,
 		deleteKey: (key) => index.deleteSegment(key),
+		retiring: index.retiring,
 		stamp: (doc) => ({ ...doc, updated_at: new Date().toISOString() }),
 		update: (fn) => index.update(fn),
 	};

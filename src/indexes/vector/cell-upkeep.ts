@@ -100,6 +100,7 @@ function upkeepOf(index: EmbeddedIndex): TierUpkeep<IndexManifest, SegmentRef, C
 			mergeCellTiers(index, await readCodebook(index, a.tier.codebook), a.tier, b.tier),
 		gone: (error) => error instanceof CellTierGone || error instanceof CorruptDocumentError,
 		deleteKey: (key) => index.storage.delete(key),
+		retiring: index.retiring,
 		stamp: (doc) => ({ ...doc, updated_at: new Date().toISOString() }),
 		update: (fn) => index.updateManifest(fn),
 	};

@@ -5,6 +5,8 @@ import { decodeJsonObject, encodeJson } from '../../store/codec';
 import type { DocumentCodec } from '../../store/document-store';
 import { parse } from '../../store/parse';
 import type { Guarded } from '../chunks/manifest-guard';
+import { retiredSchema } from '../chunks/retiring';
+import type { Retiring } from '../chunks/retiring';
 import type { TierPlace } from '../chunks/tiering';
 import type { CellTier } from './cell-tiers';
 
@@ -34,7 +36,7 @@ export interface CellIndex {
  * `manifest.json` in the index's folder (a knowledge base's: `knowledge_base/{kb_id}/index/`): the
  * segments, oldest first (a later chunk ID wins).
  */
-export interface IndexManifest extends Guarded {
+export interface IndexManifest extends Guarded, Retiring {
 	dimensions: number;
 	segments: SegmentRef[];
 	/** Cell tiers over settled segments (cell-tiers.ts); manifests written before there were any have none. */
@@ -76,6 +78,7 @@ const manifestSchema = z.looseObject({
 			),
 		})
 		.optional(),
+	retired: retiredSchema,
 	updated_at: timestamp,
 	owner: z.string().min(1).optional(),
 	moved_at: timestamp.optional(),

@@ -16,11 +16,18 @@ import { checkListed, missingFrom } from '../chunks/listed';
 import type { ListedSegment } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
 import type { ManifestReads } from '../chunks/manifest-reads';
+import { RETIRE_GRACE_MS } from '../chunks/retiring';
+import type { RetirePolicy } from '../chunks/retiring';
 import { manifestCodec } from './manifest';
 import type { IndexManifest, SegmentRef } from './manifest';
 import { cellKeys, cellUpkeepAfterAdd } from './cell-upkeep';
 import { clearLiveMasks, liveMask } from './live-masks';
-import { compactIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
+import {
+	compactIndex,
+	emptyMovedIndex,
+	forgetSessionRows,
+	sweepOrphanSegments,
+} from './vector-maintenance';
 import { rankOver } from './ranking';
 import type { LoadedVectors, VectorRanking } from './ranking';
 import {
@@ -118,6 +125,11 @@ export class EmbeddedIndex {
 		return `${storageIdentity(this.storage)}\n${key}`;
 	}
 
+	/** How it deletes what a swap replaced (chunks/retiring.ts): after a grace when searches stream it. */
+	get retiring(): RetirePolicy {
+		return { prefix: this.segmentsPrefix, graceMs: this.tiered ? RETIRE_GRACE_MS : 0 };
+	}
+
 	/** Keeps a decoded segment for searches of this process (within this index's cap), made ready to search. */
 	cacheSegment(segment: Segment): void {
 		this.keep(prepare(segment));
@@ -166,19 +178,9 @@ export class EmbeddedIndex {
 		return result.current;
 	}
 
-	/** Empties a moved index for good (its marker stays, so a late writer is still refused). */
-	async retire(): Promise<string[]> {
-		let listed: SegmentRef[] = [];
-		await this.updateManifest((cur) => {
-			if (cur.version === null || cur.doc.moved_at === undefined) return undefined;
-			listed = cur.doc.segments;
-			return { ...cur.doc, segments: [], updated_at: new Date().toISOString() };
-		}, 'allow');
-		for (const r of listed) {
-			this.uncacheSegment(r.key);
-			await this.storage.delete(r.key);
-		}
-		return listed.map((r) => r.key);
+	/** See emptyMovedIndex. */
+	retire(): Promise<string[]> {
+		return emptyMovedIndex(this);
 	}
 
 	/**

@@ -4,6 +4,7 @@
 // (forget) or give up (compaction).
 import { ConflictError, FlushConflictError, IndexDamagedError } from '../../errors';
 import type { IndexedChunk } from '../chunks/chunk';
+import { retiredKeys, retireParts } from '../chunks/retiring';
 import { dropStale } from '../chunks/tiering';
 import { cellBucketKeys } from './cell-tiers';
 import { cellKeys, cellTiers } from './cell-upkeep';
@@ -55,8 +56,10 @@ export async function forgetSessionRows(
 				},
 				(t) => cellBucketKeys(index.segmentsPrefix, t),
 			);
-			dropped = next.keys;
-			return next.doc;
+			// Parts replaced earlier may hold the session's rows: they go now, whatever their grace.
+			const purged = retireParts(next.doc, [], index.retiring, { all: true });
+			dropped = [...next.keys, ...purged.due];
+			return purged.doc;
 		}, 'allow'); // what is forgotten goes from a moved index too
 		const fresh = [...replaced.values()].flatMap((r) => (r ? [r] : []));
 		if (!result.written) {
@@ -121,6 +124,7 @@ export async function sweepOrphanSegments(
 	const listed = new Set([
 		...(doc?.segments.map((s) => s.key) ?? []),
 		...cellKeys(index.segmentsPrefix, doc),
+		...retiredKeys(doc),
 	]);
 	const cutoff = new Date(Date.now() - olderThanMs);
 	const swept: string[] = [];
@@ -195,6 +199,7 @@ export async function compactIndex(index: EmbeddedIndex): Promise<boolean> {
 			copyRows(kept, dims),
 		);
 		const merged = written.ref;
+		let due: string[] = [];
 		const result = await index.updateManifest((cur) => {
 			if (cur.version === null) return undefined;
 			const at = cur.doc.segments.findIndex((s) => s.key === run[0].key);
@@ -202,20 +207,40 @@ export async function compactIndex(index: EmbeddedIndex): Promise<boolean> {
 			if (!same) return undefined;
 			const next = [...cur.doc.segments];
 			next.splice(at, run.length, merged);
-			return { ...cur.doc, segments: next, updated_at: merged.created_at };
+			// Searches still reading the manifest before this one read the run: kept a while (retiring.ts).
+			const retired = retireParts(
+				{ ...cur.doc, segments: next, updated_at: merged.created_at },
+				run.map((r) => r.key),
+				index.retiring,
+			);
+			due = retired.due;
+			return retired.doc;
 		});
 		if (!result.written) {
 			await index.storage.delete(merged.key);
 			return false;
 		}
 		index.cacheSegment(written.segment);
-		for (const r of run) {
-			index.uncacheSegment(r.key);
-			await index.storage.delete(r.key).catch(() => {});
-		}
+		for (const key of [...run.map((r) => r.key), ...due]) index.uncacheSegment(key);
+		for (const key of due) await index.storage.delete(key).catch(() => {});
 		return true;
 	} catch {
 		// Compaction is an optimisation: the segments it would have merged stay as they are.
 		return false;
 	}
+}
+
+/** Empties a moved index for good (its marker stays, so a late writer is still refused). */
+export async function emptyMovedIndex(index: EmbeddedIndex): Promise<string[]> {
+	let listed: string[] = [];
+	await index.updateManifest((cur) => {
+		if (cur.version === null || cur.doc.moved_at === undefined) return undefined;
+		listed = [...cur.doc.segments.map((r) => r.key), ...retiredKeys(cur.doc)];
+		return { ...cur.doc, segments: [], retired: undefined, updated_at: new Date().toISOString() };
+	}, 'allow');
+	for (const key of listed) {
+		index.uncacheSegment(key);
+		await index.storage.delete(key);
+	}
+	return listed;
 }

@@ -7,6 +7,7 @@ import { gunzipSync } from 'node:zlib';
 import { beforeEach, describe, it } from 'node:test';
 
 import type { IndexedChunk } from '../../../src/indexes/chunks/chunk';
+import { retiredKeys } from '../../../src/indexes/chunks/retiring';
 import { LexicalIndex } from '../../../src/indexes/lexical/lexical-index';
 import { streamedView } from '../../../src/indexes/lexical/stream';
 import { lexicalView } from '../../../src/indexes/lexical/view';
@@ -189,8 +190,11 @@ describe('term tiers of a word index', () => {
 		const free = m.doc.segments.slice(0, -SETTLING).filter((r) => !r.tier);
 		assert.ok(free.length < TIER_SEGMENTS + 1, `${free.length} settled segments in no tier`);
 		await assertExact(index);
-		// No bucket is left that no listed tier names.
-		const listed = new Set(usable.flatMap((t) => bucketKeys(index.segmentsPrefix, t.tier)));
+		// No bucket is left that no listed tier names, but the replaced ones kept a while (retired).
+		const listed = new Set([
+			...usable.flatMap((t) => bucketKeys(index.segmentsPrefix, t.tier)),
+			...retiredKeys(m.doc),
+		]);
 		const held = (await storage.list('kb/')).map((o) => o.key).filter((k) => k.endsWith('.trm'));
 		assert.deepEqual(
 			held.filter((k) => !listed.has(k)),
@@ -287,7 +291,10 @@ describe('term tiers of a word index', () => {
 		assert.equal(stale.length, 0);
 		const ids = m.doc.segments.filter((r) => r.tier).map((r) => `${r.tier!.id}/${r.tier!.ord}`);
 		assert.equal(new Set(ids).size, ids.length);
-		const listed = new Set(usable.flatMap((t) => bucketKeys(a.segmentsPrefix, t.tier)));
+		const listed = new Set([
+			...usable.flatMap((t) => bucketKeys(a.segmentsPrefix, t.tier)),
+			...retiredKeys(m.doc),
+		]);
 		const held = (await storage.list('kb/')).map((o) => o.key).filter((k) => k.endsWith('.trm'));
 		assert.deepEqual(held.filter((k) => !listed.has(k)).sort(), []);
 		clearAllCaches();
