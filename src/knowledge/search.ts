@@ -320,6 +320,9 @@ export async function searchReport(
 	const ranked = await ordered(fused, view, vector, options);
 	// Only a base where some capture has an Expire After rule needs the logs of its hits read.
 	const best = config?.expiring ? await withoutExpired(p, ranked, k) : ranked.slice(0, k);
+	// The fusion ranked on the rankings' own scores: only what is returned needs its cosine filled in
+	// (for a search of every conversation, each conversation's segments read again).
+	if (vector) await withSimilarities(best, vector.similarities);
 	const coverage = everyone
 		? await coverageOf(scope.indexes, config, mode !== 'lexical' && !p.external())
 		: undefined;
@@ -332,20 +335,21 @@ export async function searchReport(
 	};
 }
 
-/** The fused ranking's cosines filled in, newer statements first (with a half-life), minSimilarity. */
+/** Newer statements first (with a half-life), and minSimilarity (every match's cosine filled in). */
 async function ordered(
 	fused: Ranked[],
 	view: LexicalView | undefined,
 	vector: VectorRanking | undefined,
 	options: SearchOptions,
 ): Promise<Ranked[]> {
-	let ranked = vector ? await withSimilarities(fused, vector.similarities) : fused;
+	const min = options.minSimilarity;
+	let ranked =
+		vector && min !== undefined ? await withSimilarities(fused, vector.similarities) : fused;
 	// Newer statements first is part of preferring what is recent: only with a half-life.
 	if (view && options.halfLifeDays !== undefined) {
 		await view.prepareNames?.(ranked.slice(0, NEWER_OF));
 		ranked = newerFirst(ranked, (c) => view.names(c));
 	}
-	const min = options.minSimilarity;
 	if (min !== undefined)
 		ranked = ranked.filter((r) => r.similarity !== undefined && r.similarity >= min);
 	return ranked;
