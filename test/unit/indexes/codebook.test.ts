@@ -41,6 +41,25 @@ const row = (rows: Float32Array, r: number, dims: number) =>
 	rows.subarray(r * dims, (r + 1) * dims);
 
 describe('codebook', () => {
+	it("a parent's children are numbered in a chain of neighbours (a probe's cells share buckets)", () => {
+		const dims = 16;
+		const rows = blobs(64, 40, dims, 0.6, 5);
+		const cb = trainCodebook(rows, dims);
+		assert.ok(cb.children >= 8, `${cb.children} children`);
+		const at = (p: number, c: number) => (cb.parents + p * cb.children + c) * dims;
+		const sim = (p: number, a: number, b: number) =>
+			dot(cb.centroids, at(p, a), cb.centroids.subarray(at(p, b)), dims);
+		let next = 0;
+		let any = 0;
+		for (let p = 0; p < cb.parents; p++)
+			for (let c = 0; c + 1 < cb.children; c++) {
+				next += sim(p, c, c + 1);
+				for (let o = 0; o < cb.children; o++) if (o !== c) any += sim(p, c, o) / (cb.children - 1);
+			}
+		// Each child's next is nearer it than the average of its siblings, by a margin.
+		assert.ok(next > any + 0.05 * Math.abs(any), `next ${next.toFixed(2)}, any ${any.toFixed(2)}`);
+	});
+
 	it('its shape: cells for the sample, fewer for large embeddings, powers of two', () => {
 		assert.deepEqual(codebookShape(32_768, 64), { parents: 64, children: 64 });
 		assert.deepEqual(codebookShape(800, 64), { parents: 8, children: 8 });
