@@ -19,8 +19,11 @@ export interface Retiring {
 
 /** How long a replaced part of an index too large to read at once is kept. */
 export const RETIRE_GRACE_MS = 2 * 60_000;
-/** Parts listed as retired at most: past it, the oldest go at once (a manifest stays small). */
-export const MAX_RETIRED = 64;
+/**
+ * Parts listed as retired at most: past it, the oldest go at once (a manifest stays small: about 60 KiB
+ * of them, beside a base-wide manifest of hundreds). Ten syncs a second fill it in about 15 seconds.
+ */
+export const MAX_RETIRED = 512;
 
 export const retiredSchema = z
 	.array(z.object({ key: z.string().min(1), at: z.iso.datetime({ offset: true }) }))

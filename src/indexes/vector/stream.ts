@@ -27,7 +27,11 @@ const WINDOW_BYTES = 8 * 2 ** 20;
 /** Times a ranking starts over on a newer manifest when a segment it lists is gone (compacted meanwhile). */
 const ATTEMPTS = 3;
 
-class SegmentGone extends Error {}
+class SegmentGone extends Error {
+	constructor(readonly key: string) {
+		super(key);
+	}
+}
 
 const clampCosine = (score: number) => Math.max(-1, Math.min(1, score));
 
@@ -46,8 +50,8 @@ async function visit(
 			group.push(refs[i++]);
 		}
 		const read = await Promise.all(group.map((r) => index.readSegment(r, { quantize: false })));
-		for (const seg of read) {
-			if (!seg) throw new SegmentGone();
+		for (const [j, seg] of read.entries()) {
+			if (!seg) throw new SegmentGone(group[j].key);
 			fn(
 				seg,
 				Uint8Array.from(seg.chunks, (c) => (passes(c, filter) ? 1 : 0)),
@@ -172,10 +176,7 @@ export async function streamedRanking(
 			);
 		} catch (error) {
 			if (!(error instanceof SegmentGone || error instanceof CellBucketGone)) throw error;
-			if (attempt + 1 >= ATTEMPTS)
-				throw new IndexDamagedError(index.kbId, [
-					error instanceof CellBucketGone ? error.key : manifest.doc.segments[0].key,
-				]);
+			if (attempt + 1 >= ATTEMPTS) throw new IndexDamagedError(index.kbId, [error.key]);
 		}
 	}
 }

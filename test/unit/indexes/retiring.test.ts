@@ -15,6 +15,7 @@ import type { Retiring } from '../../../src/indexes/chunks/retiring';
 import {
 	clearVectorCache,
 	EmbeddedIndex,
+	IndexDamagedError,
 	LexicalIndex,
 	LocalDiskStorage,
 	MAX_SEGMENTS,
@@ -154,6 +155,19 @@ describe('retired parts of the base-wide vector index', () => {
 		assert.ok(retired.length >= 2, `${retired.length} retired`);
 		for (const key of retired) assert.ok(await disk.get(key), `${key} kept`);
 		assert.deepEqual(await compactor.sweepOrphans(0), [], 'a sweep keeps them');
+	});
+
+	it('a segment really lost: the search refuses, naming that segment (not another)', async () => {
+		const { disk, compactor } = await manySegments();
+		const listed = (await compactor.readManifest(true)).doc.segments.map((r) => r.key);
+		const lost = listed[3];
+		await disk.delete(lost);
+		clearVectorCache();
+		await assert.rejects(streamedRanking(compactor, rows[5], 3, {}), (error: unknown) => {
+			assert.ok(error instanceof IndexDamagedError, String(error));
+			assert.deepEqual(error.missing, [lost]);
+			return true;
+		});
 	});
 
 	it('a later swap deletes those past the grace; a Forget deletes them all at once', async () => {
