@@ -122,6 +122,8 @@ const WIDE_BATCH = 4096;
 const concurrency = (spec: StorageSpec) =>
 	Number(process.env.SCALE_BENCH_CONCURRENCY ?? (spec.kind === 'disk' ? 16 : 8));
 const BUILDERS = Number(process.env.SCALE_BENCH_BUILDERS ?? 2);
+/** Writers syncing while searches of every conversation run (whileSyncing). */
+const WRITERS = Number(process.env.SCALE_BENCH_WRITERS ?? 2);
 const STORAGES = (process.env.SCALE_BENCH_STORAGES ?? 'disk,rgw').split(',');
 const BASE_ID = 'scale';
 /** The base's threshold (the default): a capture that brings the pending count to it syncs. */
@@ -686,6 +688,8 @@ interface Measured {
 	allUsersLexical?: AllSummary;
 	/** The same through every partition (the path before the base-wide index), at the smallest size. */
 	allUsersOld?: AllSummary;
+	/** Hybrid searches of every conversation while writers sync (whileSyncing). */
+	allUsersSyncing?: AllSummary & { syncs: number; writerErrors: string[] };
 	/** A base from before partitions: its first search, which moves it. */
 	legacyFirst?: Sample;
 	vectorCacheBytes: number;
@@ -827,7 +831,62 @@ async function measure(spec: MeasureSpec): Promise<Measured> {
 		console.error(`    ${OLD_PATH_SEARCHES} through every partition (the path before)…`);
 		out.allUsersOld = await throughPartitions(counted, () => across('hybrid', OLD_PATH_SEARCHES));
 	}
+	// Last: the writers change the base.
+	console.error(`    ${allSearches(users)} more while ${WRITERS} writers sync other users…`);
+	out.allUsersSyncing = await whileSyncing(spec, () => across('hybrid', allSearches(users)));
 	return out;
+}
+
+/**
+ * `run` while WRITERS writers each capture THRESHOLD messages at a time into random users'
+ * conversations (so each capture syncs, and the base-wide index merges as it grows), through a base
+ * and a storage of their own (their requests are not counted), in this process.
+ */
+async function whileSyncing(
+	spec: MeasureSpec,
+	run: () => Promise<AllSummary>,
+): Promise<AllSummary & { syncs: number; writerErrors: string[] }> {
+	const writer = new MemoryBase({
+		storage: storageOf(spec.storage),
+		baseId: BASE_ID,
+		embedder: new HashEmbedder(),
+	});
+	const rand = seededRandom(spec.seed + 1);
+	const writerErrors: string[] = [];
+	let done = false;
+	let syncs = 0;
+	const loop = async (w: number) => {
+		for (let i = 0; !done; i++) {
+			const u = 1 + uniform(rand, spec.fillers - 1);
+			const messages = Array.from({ length: THRESHOLD }, (_, j) => ({
+				role: j % 2 === 0 ? 'user' : 'assistant',
+				text: messageText(u, CHUNKS + i * THRESHOLD + j),
+			}));
+			try {
+				const r = await writer.capture({
+					sessionId: sessionOf(u),
+					userId: userIdOf(u),
+					runId: `writer-${w}-${i}`,
+					messages,
+				});
+				if (r.sync) syncs++;
+			} catch (error) {
+				writerErrors.push(`${(error as Error).name}: ${(error as Error).message}`);
+			}
+		}
+	};
+	const loops = Array.from({ length: WRITERS }, (_, w) => loop(w));
+	try {
+		// The searches start once each writer could have synced once (a first sync opens the base).
+		for (let waited = 0; syncs + writerErrors.length < WRITERS && waited < 120_000; waited += 50)
+			await new Promise((r) => setTimeout(r, 50));
+		const before = syncs;
+		const out = await run();
+		return { ...out, syncs: syncs - before, writerErrors };
+	} finally {
+		done = true;
+		await Promise.all(loops);
+	}
 }
 
 /**
@@ -1180,7 +1239,7 @@ function tables(runs: Run[], legacy: Run[], notes: string[]): string[] {
 function allTable(part: Run[]): string[] {
 	const out = [
 		'\n### Memory Base at scale: a search of every conversation\n',
-		`MemoryBase.search(query, { allUsers: true, k: 5 }): the base-wide index and the logs it lists as open, read one segment after another (two at a time), for queries of random users (${allSearches(1000)} per base up to 1,000 users, ${allSearches(10_000)} up to 10,000, ${allSearches(100_000)} beyond; words only a third as many: p95 of a few is their slowest). "Held": the most bytes the process held beyond its caches during any of three more such searches (heap and external memory after two garbage collections every 25 ms, less what the caches hold). "Through every partition": the same search the way before the base-wide index (every partition read), at the smallest size. "Cell tiers": those the base-wide vector index holds (as the build's upkeep left them); "vector recall@50": for as many queries again, of the 50 nearest vectors by exact cosine (every base-wide segment read), the share the search through the cell tiers found (median and lowest).\n`,
+		`MemoryBase.search(query, { allUsers: true, k: 5 }): the base-wide index and the logs it lists as open, read one segment after another (two at a time), for queries of random users (${allSearches(1000)} per base up to 1,000 users, ${allSearches(10_000)} up to 10,000, ${allSearches(100_000)} beyond; words only a third as many: p95 of a few is their slowest). "Held": the most bytes the process held beyond its caches during any of three more such searches (heap and external memory after two garbage collections every 25 ms, less what the caches hold). "Through every partition": the same search the way before the base-wide index (every partition read), at the smallest size. "Cell tiers": those the base-wide vector index holds (as the build's upkeep left them); "vector recall@50": for as many queries again, of the 50 nearest vectors by exact cosine (every base-wide segment read), the share the search through the cell tiers found (median and lowest). "While writers sync": as many hybrid searches again, while ${WRITERS} writers in the same process each capture ${THRESHOLD} messages at a time into random users' conversations (each capture syncs them into the base-wide index, whose segments and tiers merge as it grows); the writers' own requests are not counted, and they share the process's CPU with the search.\n`,
 		'| storage | users | search | searches | p50 | p95 | requests | bytes read | held outside the caches | chunks in the base-wide index | logs read | cell tiers | vector recall@50 (median, lowest) |',
 		'|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
 	];
@@ -1196,9 +1255,13 @@ function allTable(part: Run[]): string[] {
 		row(r, 'hybrid', r.m.allUsers);
 		row(r, 'words', r.m.allUsersLexical);
 		row(r, 'hybrid, through every partition', r.m.allUsersOld);
+		const syncing = r.m.allUsersSyncing;
+		row(r, `hybrid, while ${WRITERS} writers sync (${syncing?.syncs ?? 0} syncs)`, syncing);
+		for (const e of new Set(syncing?.writerErrors ?? []))
+			out.push(`\nA writer failed on ${r.storage} at ${n(r.built.users)} users: ${e}`);
 	}
 	for (const r of part)
-		for (const a of [r.m.allUsers, r.m.allUsersLexical, r.m.allUsersOld])
+		for (const a of [r.m.allUsers, r.m.allUsersLexical, r.m.allUsersOld, r.m.allUsersSyncing])
 			for (const e of new Set(a?.errors ?? []))
 				out.push(`\nFailed on ${r.storage} at ${n(r.built.users)} users: ${e}`);
 	return out;
