@@ -25,13 +25,22 @@ suite=${1:-all}
 shopt -s globstar
 run() { echo "== $1"; shift; node --import tsx --test --test-reporter=spec "$@"; }
 
-if [ "$suite" = unit ]; then run "unit" test/unit/**/*.test.ts; exit 0; fi
+# The tests' temporary folders (n8n user folders, storage roots) go under one folder per run, deleted
+# when the run ends, so runs do not fill /tmp.
+if [ "$suite" = unit ]; then
+	TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/llm-memory-unit.XXXXXX")
+	export TMPDIR
+	trap 'rm -rf "$TMPDIR"' EXIT
+	run "unit" test/unit/**/*.test.ts
+	exit 0
+fi
 if [ "$suite" = storage ]; then bash scripts/setup.sh apt; else bash scripts/setup.sh; fi
 
 mkdir -p .artifacts
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/llm-memory-test.XXXXXX") # radosgw, the tarball and its installs
 RGW_DIR=$WORK/rgw
-mkdir -p "$RGW_DIR"
+mkdir -p "$RGW_DIR" "$WORK/tmp"
+export TMPDIR=$WORK/tmp
 stop_shared_n8n() { # n8n_suites stops each shared n8n; this is for a run that is interrupted
 	local h
 	for h in "$WORK"/shared-n8n-*/; do
