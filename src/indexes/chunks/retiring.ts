@@ -6,11 +6,15 @@
 // every retired part at once: they may hold what is forgotten.
 import { z } from 'zod';
 
-/** A part the manifest no longer uses, and since when. */
+/** A part the manifest no longer uses, since when, and its size. */
 export interface RetiredPart {
 	key: string;
 	at: string;
+	bytes: number;
 }
+
+/** A part a swap replaces. */
+export type Part = Omit<RetiredPart, 'at'>;
 
 /** What a manifest that retires parts holds of them. */
 export interface Retiring {
@@ -20,13 +24,22 @@ export interface Retiring {
 /** How long a replaced part of an index too large to read at once is kept. */
 export const RETIRE_GRACE_MS = 2 * 60_000;
 /**
- * Parts listed as retired at most: past it, the oldest go at once (a manifest stays small: about 60 KiB
- * of them, beside a base-wide manifest of hundreds). Ten syncs a second fill it in about 15 seconds.
+ * Parts listed as retired at most, and their bytes at most: past either, the oldest go at once (a
+ * manifest stays small, about 60 KiB of them beside a base-wide manifest of hundreds, and storage holds
+ * little more). Ten syncs a second fill the list in about 15 seconds; the merge of two large tiers
+ * passes the bytes at once, and its buckets go as before (a search reading them starts over).
  */
 export const MAX_RETIRED = 512;
+export const MAX_RETIRED_BYTES = 64 * 2 ** 20;
 
 export const retiredSchema = z
-	.array(z.object({ key: z.string().min(1), at: z.iso.datetime({ offset: true }) }))
+	.array(
+		z.object({
+			key: z.string().min(1),
+			at: z.iso.datetime({ offset: true }),
+			bytes: z.number().int().min(0),
+		}),
+	)
 	.optional();
 
 /** How an index deletes what it replaced: at once (grace 0), or after a grace. */
@@ -37,31 +50,42 @@ export interface RetirePolicy {
 }
 
 /**
- * `doc` with `keys` retired now, and what is due: retired parts past the grace (or past MAX_RETIRED),
- * taken off the list, to delete once the swap is stored. `all`: every retired part is due (a Forget).
+ * `doc` with `parts` retired now, and what is due: retired parts past the grace (or past MAX_RETIRED
+ * or MAX_RETIRED_BYTES, oldest first), taken off the list, to delete once the swap is stored. `all`:
+ * every retired part is due (a Forget).
  */
 export function retireParts<D extends Retiring>(
 	doc: D,
-	keys: readonly string[],
+	parts: readonly Part[],
 	policy: RetirePolicy,
 	options: { now?: number; all?: boolean } = {},
 ): { doc: D; due: string[] } {
 	const now = options.now ?? Date.now();
-	const fresh =
-		policy.graceMs > 0 ? keys.map((key) => ({ key, at: new Date(now).toISOString() })) : [];
+	const at = new Date(now).toISOString();
+	const fresh = policy.graceMs > 0 ? parts.map((p) => ({ ...p, at })) : [];
 	const listed = [...(doc.retired ?? []), ...fresh];
 	const cutoff = now - policy.graceMs;
-	const keep = options.all
-		? []
-		: listed.filter((r) => Date.parse(r.at) > cutoff).slice(-MAX_RETIRED);
+	const keep = options.all ? [] : newest(listed.filter((r) => Date.parse(r.at) > cutoff));
 	const kept = new Set(keep.map((r) => r.key));
-	const due = [...listed.map((r) => r.key), ...(policy.graceMs > 0 ? [] : keys)].filter(
-		(key) => !kept.has(key) && key.startsWith(policy.prefix),
-	);
+	const due = [...listed, ...(policy.graceMs > 0 ? [] : parts)]
+		.map((p) => p.key)
+		.filter((key) => !kept.has(key) && key.startsWith(policy.prefix));
 	const next = { ...doc };
 	if (keep.length > 0) next.retired = keep;
 	else delete next.retired;
 	return { doc: next, due: [...new Set(due)] };
+}
+
+/** The newest of `parts` (listed oldest first) within MAX_RETIRED and MAX_RETIRED_BYTES. */
+function newest(parts: RetiredPart[]): RetiredPart[] {
+	let bytes = 0;
+	let from = parts.length;
+	while (from > 0 && parts.length - from < MAX_RETIRED) {
+		bytes += parts[from - 1].bytes;
+		if (bytes > MAX_RETIRED_BYTES) break;
+		from--;
+	}
+	return parts.slice(from);
 }
 
 /** The keys a manifest lists as retired (a sweep keeps them). */

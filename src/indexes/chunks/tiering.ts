@@ -80,6 +80,8 @@ export interface Tier {
 	id: string;
 	/** Segments it was built from (each names it in its entry's `tier`). */
 	segments: number;
+	/** What its parts take in storage. */
+	bytes: number;
 }
 
 /** A tier with its segments in order, when every one is listed as it was built. */
@@ -168,6 +170,14 @@ export interface TierUpkeep<D extends Listing<R>, R extends Placed, T extends Ti
 	): Promise<{ current: Versioned<D>; written: boolean }>;
 }
 
+/** What a tier stores, each part with its share of the tier's bytes. */
+const partsOf =
+	<T extends Tier>(up: { keysOf(tier: T): string[] }) =>
+	(tier: T) => {
+		const keys = up.keysOf(tier);
+		return keys.map((key) => ({ key, bytes: Math.ceil(tier.bytes / keys.length) }));
+	};
+
 /** Whether these segments are still listed as they were, in no tier (or in `was`, given). */
 function stillListed<R extends Placed>(
 	segments: readonly R[],
@@ -218,7 +228,7 @@ async function commit<D extends Listing<R>, R extends Placed, T extends Tier>(
 		if (ids.some((id) => !up.list.of(cur.doc).some((t) => t.id === id))) return undefined;
 		// The merged tiers hold what the new one holds: kept a while for searches reading them.
 		const next = withTier(up.list, cur.doc, tier, refs, ids);
-		const retired = retireParts(next, replacing.flatMap(up.keysOf), up.retiring);
+		const retired = retireParts(next, replacing.flatMap(partsOf(up)), up.retiring);
 		due = retired.due;
 		return retired.doc;
 	});

@@ -234,7 +234,10 @@ export class LexicalIndex {
 				// What the merges replaced is kept a while for searches reading it (retiring.ts).
 				const retired = retireParts(
 					{ ...m, tail: [], segments: refs, updated_at: new Date().toISOString() },
-					out.merged.filter((k) => !written.includes(k)), // never listed: deleted below
+					// Written by this add, a part was never listed (it is deleted below).
+					m.segments
+						.filter((r) => out.merged.includes(r.key))
+						.map((r) => ({ key: r.key, bytes: r.bytes })),
 					this.retiring,
 				);
 				due = retired.due;

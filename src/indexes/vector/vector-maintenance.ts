@@ -210,7 +210,7 @@ export async function compactIndex(index: EmbeddedIndex): Promise<boolean> {
 			// Searches still reading the manifest before this one read the run: kept a while (retiring.ts).
 			const retired = retireParts(
 				{ ...cur.doc, segments: next, updated_at: merged.created_at },
-				run.map((r) => r.key),
+				run.map((r) => ({ key: r.key, bytes: r.bytes })),
 				index.retiring,
 			);
 			due = retired.due;

@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 
 import {
 	MAX_RETIRED,
+	MAX_RETIRED_BYTES,
 	retiredKeys,
 	retireParts,
 	RETIRE_GRACE_MS,
@@ -30,6 +31,7 @@ const PREFIX = 'kb/segments/';
 const policy = { prefix: PREFIX, graceMs: RETIRE_GRACE_MS };
 const T0 = Date.UTC(2026, 10, 1);
 const emptyDoc = (): Retiring & { segments: string[] } => ({ segments: [] });
+const parts = (keys: string[], bytes = 1000) => keys.map((key) => ({ key, bytes }));
 
 function chunk(i: number, session = 's', text = `text ${i}`): IndexedChunk {
 	return {
@@ -57,24 +59,24 @@ async function storedText(storage: MemoryStorage, prefix: string): Promise<strin
 describe('retired parts (the rule)', () => {
 	it('kept for the grace, then due; an index without a grace deletes at once', () => {
 		const keys = [`${PREFIX}a.vec`, `${PREFIX}b.vec`];
-		const first = retireParts(emptyDoc(), keys, policy, { now: T0 });
+		const first = retireParts(emptyDoc(), parts(keys), policy, { now: T0 });
 		assert.deepEqual(first.due, []);
 		assert.deepEqual(retiredKeys(first.doc), keys);
 		const within = retireParts(first.doc, [], policy, { now: T0 + RETIRE_GRACE_MS - 1 });
 		assert.deepEqual(within.due, []);
-		const after = retireParts(first.doc, [`${PREFIX}c.vec`], policy, {
+		const after = retireParts(first.doc, parts([`${PREFIX}c.vec`]), policy, {
 			now: T0 + RETIRE_GRACE_MS + 1,
 		});
 		assert.deepEqual(after.due, keys);
 		assert.deepEqual(retiredKeys(after.doc), [`${PREFIX}c.vec`]);
-		const now = retireParts(emptyDoc(), keys, { prefix: PREFIX, graceMs: 0 });
+		const now = retireParts(emptyDoc(), parts(keys), { prefix: PREFIX, graceMs: 0 });
 		assert.deepEqual(now.due, keys);
 		assert.equal('retired' in now.doc, false);
 	});
 
 	it('at most MAX_RETIRED listed (the oldest go first); a Forget takes them all', () => {
 		const keys = Array.from({ length: MAX_RETIRED + 5 }, (_, i) => `${PREFIX}${i}.vec`);
-		const r = retireParts(emptyDoc(), keys, policy, { now: T0 });
+		const r = retireParts(emptyDoc(), parts(keys), policy, { now: T0 });
 		assert.deepEqual(r.due, keys.slice(0, 5));
 		assert.equal(retiredKeys(r.doc).length, MAX_RETIRED);
 		const all = retireParts(r.doc, [], policy, { now: T0, all: true });
@@ -82,11 +84,24 @@ describe('retired parts (the rule)', () => {
 		assert.equal(all.doc.retired, undefined);
 	});
 
+	it('at most MAX_RETIRED_BYTES kept (the oldest go first; a part larger than all of it goes at once)', () => {
+		const third = Math.floor(MAX_RETIRED_BYTES / 3);
+		const keys = [0, 1, 2, 3].map((i) => `${PREFIX}${i}.vcl`);
+		const r = retireParts(emptyDoc(), parts(keys, third), policy, { now: T0 });
+		assert.deepEqual(r.due, keys.slice(0, 1));
+		assert.deepEqual(retiredKeys(r.doc), keys.slice(1));
+		const huge = retireParts(r.doc, parts([`${PREFIX}big.vcl`], MAX_RETIRED_BYTES + 1), policy, {
+			now: T0 + 1,
+		});
+		assert.deepEqual(huge.due.sort(), [...keys.slice(1), `${PREFIX}big.vcl`].sort());
+		assert.deepEqual(retiredKeys(huge.doc), []);
+	});
+
 	it('a key outside the index is never due (a tampered manifest cannot delete what is not its own)', () => {
 		const doc = {
 			retired: [
-				{ key: 'kb-other/segments/x.vec', at: new Date(0).toISOString() },
-				{ key: `${PREFIX}y.vec`, at: new Date(0).toISOString() },
+				{ key: 'kb-other/segments/x.vec', at: new Date(0).toISOString(), bytes: 10 },
+				{ key: `${PREFIX}y.vec`, at: new Date(0).toISOString(), bytes: 10 },
 			],
 		};
 		const r = retireParts(doc, [], policy, { now: T0 });
