@@ -29,6 +29,7 @@ run() { echo "== $1"; shift; node --import tsx --test --test-reporter=spec "$@";
 # when the run ends, so runs do not fill /tmp.
 if [ "$suite" = unit ]; then
 	TMPDIR=$(mktemp -d "${TMPDIR:-/tmp}/llm-memory-unit.XXXXXX")
+	chmod 1777 "$TMPDIR"
 	export TMPDIR
 	trap 'rm -rf "$TMPDIR"' EXIT
 	run "unit" test/unit/**/*.test.ts
@@ -40,6 +41,8 @@ mkdir -p .artifacts
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/llm-memory-test.XXXXXX") # radosgw, the tarball and its installs
 RGW_DIR=$WORK/rgw
 mkdir -p "$RGW_DIR" "$WORK/tmp"
+# Like /tmp: services running as their own users (PostgreSQL) make and reach folders in it.
+chmod 711 "$WORK" && chmod 1777 "$WORK/tmp"
 export TMPDIR=$WORK/tmp
 stop_shared_n8n() { # n8n_suites stops each shared n8n; this is for a run that is interrupted
 	local h
