@@ -1,5 +1,6 @@
 // Export and import of one conversation's versioned data: every version object, every branch head,
 // the counter, exactly as stored. (The whole conversation, chat memory included, is admin/'s job.)
+import { mapLimit, MAX_PARALLEL } from '../common/parallel';
 import { validateBranchName } from '../keys/ids';
 import { versionedDataLayout } from './layout';
 import type { VersionLayout } from './layout';
@@ -20,14 +21,6 @@ export interface VersionedDataExport {
 	versions: VersionRecord[];
 }
 
-const PARALLEL = 16;
-
-async function mapLimit<T, R>(items: T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-	const out: R[] = [];
-	for (let i = 0; i < items.length; i += PARALLEL)
-		out.push(...(await Promise.all(items.slice(i, i + PARALLEL).map(fn))));
-	return out;
-}
 
 /** Reads a conversation's versioned data: every version object, every branch head, the counter. */
 export function exportVersionedData(
@@ -54,6 +47,7 @@ export async function exportVersions(
 	const versions = (
 		await mapLimit(
 			listed.filter((l) => l.parsed?.kind === 'version'),
+			MAX_PARALLEL,
 			async ({ key, parsed }) => {
 				const value = await read(key);
 				return value && validateVersionRecord(key, value, parsed?.version);
@@ -63,6 +57,7 @@ export async function exportVersions(
 	const branches = (
 		await mapLimit(
 			listed.filter((l) => l.parsed?.kind === 'branch'),
+			MAX_PARALLEL,
 			async ({ key, parsed }) => {
 				const value = await read(key);
 				return value && validateBranchHead(key, value, parsed?.branch);
@@ -143,7 +138,7 @@ export async function writeVersions(
 ): Promise<void> {
 	const create = (key: string, doc: unknown) =>
 		storage.put(key, encodeJson(doc), { ifVersion: null, contentType: 'application/json' });
-	await mapLimit(data.versions, (v) => create(layout.versionKey(v.version), v));
+	await mapLimit(data.versions, MAX_PARALLEL, (v) => create(layout.versionKey(v.version), v));
 	if (data.counter) await create(layout.counterKey, data.counter);
 	for (const b of data.branches) await create(layout.branchKey(b.branch), b);
 }

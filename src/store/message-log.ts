@@ -1,5 +1,6 @@
 export { DEFAULT_LOG_OPTIONS, NO_THREAD_FACTS, resolveLogOptions } from './log-options';
 export type { LogOptions, ThreadFacts } from './log-options';
+import { mapLimit, MAX_PARALLEL } from '../common/parallel';
 import { CorruptDocumentError } from '../errors';
 import { sealedPrefix } from './log-keys';
 import { bloomMayHave, bloomPositions } from './bloom';
@@ -26,25 +27,7 @@ interface Placed {
 
 const end = (p: Placed) => p.start + p.ref.count - 1;
 
-/** Runs tasks with at most `limit` at a time; results in task order. */
-async function mapLimit<T, R>(
-	items: readonly T[],
-	limit: number,
-	fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-	const out = new Array<R>(items.length);
-	let next = 0;
-	const worker = async () => {
-		while (next < items.length) {
-			const i = next++;
-			out[i] = await fn(items[i]);
-		}
-	};
-	await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-	return out;
-}
-
-const PARALLEL = 16;
+const PARALLEL = MAX_PARALLEL;
 /**
  * One memory document's messages across its head and its sealed objects. The head (version 3) keeps
  * the newest messages and references to write-once segments (level 0) and indexes of references

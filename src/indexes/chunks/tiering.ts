@@ -7,6 +7,7 @@
 // checks the segments it was built from are still listed as they were; what a change that lost wrote
 // is deleted, and so is what a replaced tier held, once the swap is stored. A tier is used only while
 // every segment it was built from is listed as it was, in order: a Forget rewriting one drops it.
+import { deleteParts } from '../../common/parallel';
 import { CorruptDocumentError, IndexDamagedError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
 import { retireParts } from './retiring';
@@ -233,7 +234,7 @@ async function commit<D extends Listing<R>, R extends Placed, T extends Tier>(
 		return retired.doc;
 	});
 	const gone = result.written ? due : up.keysOf(tier);
-	for (const key of gone) await up.deleteKey(key).catch(() => {});
+	await deleteParts(gone, (key) => up.deleteKey(key));
 	return result.written;
 }
 
@@ -250,7 +251,7 @@ async function dropTiers<D extends Listing<R>, R extends Placed, T extends Tier>
 		keys = [...named.flatMap((t) => up.keysOf(t)), ...dropped.keys];
 		return keys.length > 0 ? up.stamp(dropped.doc) : undefined;
 	});
-	if (result.written) for (const key of keys) await up.deleteKey(key).catch(() => {});
+	if (result.written) await deleteParts(keys, (key) => up.deleteKey(key));
 }
 
 /**

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { BoundedCache } from '../../common/bounded-cache';
+import { deleteParts } from '../../common/parallel';
 import { IndexDamagedError } from '../../errors';
 import { validateKeyPrefix } from '../../keys/ids';
 import { bloomMayHave, bloomPositions } from '../../store/bloom';
@@ -247,8 +248,10 @@ export class LexicalIndex {
 		);
 		const listed = new Set(result.current.doc.segments.map((r) => r.key));
 		// Segments of attempts that lost their swap are listed nowhere; retired ones past their grace go.
-		for (const key of [...written.filter((k) => !listed.has(k)), ...(result.written ? due : [])])
-			await this.deleteSegment(key).catch(() => {});
+		await deleteParts(
+			[...written.filter((k) => !listed.has(k)), ...(result.written ? due : [])],
+			(key) => this.deleteSegment(key),
+		);
 		if (this.tiered && result.written) await upkeepAfterAdd(this, result.current.doc);
 		return { ...result.current, created: result.written && created };
 	}

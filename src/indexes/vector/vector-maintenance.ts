@@ -2,6 +2,7 @@
 // segments nobody lists, and merging small segments. Each rewrites write-once segments and swaps them
 // into the manifest by compare-and-swap; a concurrent change of the same segments makes it start over
 // (forget) or give up (compaction).
+import { deleteParts } from '../../common/parallel';
 import { ConflictError, FlushConflictError, IndexDamagedError } from '../../errors';
 import type { IndexedChunk } from '../chunks/chunk';
 import { retiredKeys, retireParts } from '../chunks/retiring';
@@ -146,9 +147,11 @@ export async function sweepOrphanSegments(
  * The first run of two or more neighbouring small segments, as many as merge into at most twice
  * COMPACT_BELOW vectors and at most `maxBytes` together; null if none. Any run, not only the first
  * small segment's: a lone small one between large ones (a segment a Forget made smaller) must not
- * stop every later merge.
+ * stop every later merge. Segments in a cell tier are left alone: searches read their rows from the
+ * tier's buckets, so their size costs nothing, and merging one would drop its whole tier (hundreds
+ * of segments, regrouped again over many later syncs, each then slow).
  */
-export function smallRun<R extends { count: number; bytes: number }>(
+export function smallRun<R extends { count: number; bytes: number; tier?: unknown }>(
 	refs: readonly R[],
 	maxBytes = Infinity,
 ): R[] | null {
@@ -159,6 +162,7 @@ export function smallRun<R extends { count: number; bytes: number }>(
 		const fits = (r: R) => end === start || bytes + r.bytes <= maxBytes;
 		while (
 			end < refs.length &&
+			refs[end].tier === undefined &&
 			refs[end].count < COMPACT_BELOW &&
 			total < 2 * COMPACT_BELOW &&
 			fits(refs[end])
@@ -222,7 +226,7 @@ export async function compactIndex(index: EmbeddedIndex): Promise<boolean> {
 		}
 		index.cacheSegment(written.segment);
 		for (const key of [...run.map((r) => r.key), ...due]) index.uncacheSegment(key);
-		for (const key of due) await index.storage.delete(key).catch(() => {});
+		await deleteParts(due, (key) => index.storage.delete(key));
 		return true;
 	} catch {
 		// Compaction is an optimisation: the segments it would have merged stay as they are.

@@ -218,6 +218,33 @@ describe('cell tiers of an index kept in tiers', () => {
 		assert.ok(found / 200 >= 0.9, `recall@10 ${found / 200}`);
 	});
 
+	it('a write’s compaction leaves small segments in tiers as they are: no tier is dropped', async () => {
+		const { root, writer } = await tieredIndex();
+		const before = (await writer.readManifest(true)).doc;
+		const tiered = before.segments.filter((r) => r.tier);
+		assert.ok(tiered.length >= 16, `${tiered.length} segments in tiers`);
+		// Reopened with room to merge them: small tiered neighbours are what a compaction would take first.
+		const roomy = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'), 12, {
+			segmentBytes: 4 * 2 ** 20,
+			tiers: true,
+		});
+		const next = seededRandom(5);
+		for (let i = 0; i < 3; i++)
+			await roomy.add(
+				[chunk(5000 + i)],
+				[Array.from({ length: DIMS }, () => next())],
+			);
+		const after = (await roomy.readManifest(true)).doc;
+		assert.ok(after.segments.length < before.segments.length + 3, 'the writes compacted something');
+		const ids = (d: typeof before) => (d.cells?.tiers ?? []).map((t) => t.id);
+		assert.deepEqual(ids(after).slice(0, ids(before).length), ids(before), 'every tier kept');
+		for (const ref of tiered)
+			assert.ok(
+				after.segments.some((r) => r.key === ref.key && r.tier?.id === ref.tier!.id),
+				`${ref.key} still in its tier`,
+			);
+	});
+
 	it('Forget drops the tiers of the segments it rewrites in its swap, and deletes their buckets; the sweep keeps what is listed', async () => {
 		const { root, writer } = await tieredIndex();
 		assert.deepEqual(await writer.sweepOrphans(0), []);

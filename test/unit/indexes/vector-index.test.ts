@@ -266,6 +266,21 @@ describe('embedded vector index', () => {
 			[30, 40],
 		);
 		assert.equal(smallRun(refs(300, 400, 500), 10 * 100), null);
+		// Never a segment in a cell tier: a run stops at one, and starts after it.
+		const tier = { id: 't', ord: 0 };
+		const mixed = [
+			{ count: 10, bytes: 100, tier },
+			{ count: 20, bytes: 200, tier },
+			{ count: 30, bytes: 300 },
+			{ count: 40, bytes: 400, tier },
+			{ count: 50, bytes: 500 },
+			{ count: 60, bytes: 600 },
+		];
+		assert.deepEqual(
+			smallRun(mixed)?.map((r) => r.count),
+			[50, 60],
+		);
+		assert.equal(smallRun(mixed.slice(0, 4)), null);
 	});
 
 	it('vectors are checked: count, one dimension for all, numbers only; another dimension is refused', async () => {

@@ -1,0 +1,33 @@
+// Bounded concurrency: no operation runs more than a fixed number of storage requests at once.
+
+/** Storage requests an operation runs at once, at most. */
+export const MAX_PARALLEL = 16;
+
+/** Runs `fn` over items with at most `limit` running at a time; results in the items' order. */
+export async function mapLimit<T, R>(
+	items: readonly T[],
+	limit: number,
+	fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+	const out = new Array<R>(items.length);
+	let next = 0;
+	const worker = async () => {
+		while (next < items.length) {
+			const i = next++;
+			out[i] = await fn(items[i]);
+		}
+	};
+	await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+	return out;
+}
+
+/**
+ * Deletes parts no manifest lists any more, MAX_PARALLEL at a time (a swap may leave hundreds, and a
+ * write waits for them); a failed delete leaves an orphan for the sweep, never fails the write.
+ */
+export async function deleteParts(
+	keys: readonly string[],
+	remove: (key: string) => Promise<unknown>,
+): Promise<void> {
+	await mapLimit(keys, MAX_PARALLEL, (key) => remove(key).catch(() => undefined));
+}
