@@ -21,7 +21,6 @@ export interface VersionedDataExport {
 	versions: VersionRecord[];
 }
 
-
 /** Reads a conversation's versioned data: every version object, every branch head, the counter. */
 export function exportVersionedData(
 	storage: MemoryStorage,

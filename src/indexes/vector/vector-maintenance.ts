@@ -207,7 +207,13 @@ export async function compactIndex(index: EmbeddedIndex): Promise<boolean> {
 		const result = await index.updateManifest((cur) => {
 			if (cur.version === null) return undefined;
 			const at = cur.doc.segments.findIndex((s) => s.key === run[0].key);
-			const same = at >= 0 && run.every((r, i) => cur.doc.segments[at + i]?.key === r.key);
+			// Unchanged, and still in no tier: upkeep may have regrouped the run meanwhile (smallRun).
+			const same =
+				at >= 0 &&
+				run.every((r, i) => {
+					const now = cur.doc.segments[at + i];
+					return now?.key === r.key && now.tier === undefined;
+				});
 			if (!same) return undefined;
 			const next = [...cur.doc.segments];
 			next.splice(at, run.length, merged);

@@ -45,9 +45,6 @@ describe('bounded concurrency', () => {
 			deleted.push(key);
 		});
 		assert.equal(most, MAX_PARALLEL);
-		assert.deepEqual(
-			deleted.sort(),
-			keys.filter((k) => k !== 'k7').sort(),
-		);
+		assert.deepEqual(deleted.sort(), keys.filter((k) => k !== 'k7').sort());
 	});
 });

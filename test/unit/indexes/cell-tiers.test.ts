@@ -224,16 +224,19 @@ describe('cell tiers of an index kept in tiers', () => {
 		const tiered = before.segments.filter((r) => r.tier);
 		assert.ok(tiered.length >= 16, `${tiered.length} segments in tiers`);
 		// Reopened with room to merge them: small tiered neighbours are what a compaction would take first.
-		const roomy = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'), 12, {
-			segmentBytes: 4 * 2 ** 20,
-			tiers: true,
-		});
+		const roomy = new EmbeddedIndex(
+			new LocalDiskStorage({ root }),
+			'kb',
+			vectorIndexPrefix('kb'),
+			12,
+			{
+				segmentBytes: 4 * 2 ** 20,
+				tiers: true,
+			},
+		);
 		const next = seededRandom(5);
 		for (let i = 0; i < 3; i++)
-			await roomy.add(
-				[chunk(5000 + i)],
-				[Array.from({ length: DIMS }, () => next())],
-			);
+			await roomy.add([chunk(5000 + i)], [Array.from({ length: DIMS }, () => next())]);
 		const after = (await roomy.readManifest(true)).doc;
 		assert.ok(after.segments.length < before.segments.length + 3, 'the writes compacted something');
 		const ids = (d: typeof before) => (d.cells?.tiers ?? []).map((t) => t.id);
@@ -242,6 +245,59 @@ describe('cell tiers of an index kept in tiers', () => {
 			assert.ok(
 				after.segments.some((r) => r.key === ref.key && r.tier?.id === ref.tier!.id),
 				`${ref.key} still in its tier`,
+			);
+	});
+
+	it('a compaction whose run upkeep regrouped into a tier meanwhile gives way: the tier stays whole', async () => {
+		const root = tempDir('cell-tiers');
+		const rows = randomRows(60 * 40, DIMS, seededRandom(31));
+		// Written without tiers and without merges: 60 small segments, none in a tier yet.
+		const plain = new EmbeddedIndex(
+			new LocalDiskStorage({ root }),
+			'kb',
+			vectorIndexPrefix('kb'),
+			12,
+			{
+				segmentBytes: 6000,
+			},
+		);
+		for (let s = 0; s < 60; s++)
+			await plain.add(
+				rows.slice(s * 40, (s + 1) * 40).map((_, i) => chunk(s * 40 + i)),
+				rows.slice(s * 40, (s + 1) * 40),
+			);
+		const options = { segmentBytes: 4 * 2 ** 20, tiers: true };
+		const upkeep = new EmbeddedIndex(
+			new LocalDiskStorage({ root }),
+			'kb',
+			vectorIndexPrefix('kb'),
+			12,
+			options,
+		);
+		// The compaction's merged segment is written after it chose its run and before its swap: the
+		// oldest segments (its run) are regrouped into tiers right then.
+		let raced = false;
+		const disk = new LocalDiskStorage({ root });
+		const hooked = Object.assign(Object.create(disk), {
+			put: async (key: string, body: Uint8Array, opts?: object) => {
+				if (!raced && key.endsWith('.vec')) {
+					raced = true;
+					await settleCellTiers(upkeep);
+				}
+				return disk.put(key, body, opts);
+			},
+		}) as LocalDiskStorage;
+		const compacting = new EmbeddedIndex(hooked, 'kb', vectorIndexPrefix('kb'), 12, options);
+		assert.equal(await compacting.compact(), false, 'the compaction gave way');
+		assert.ok(raced, 'upkeep ran between the run chosen and the swap');
+		const doc = (await upkeep.readManifest(true)).doc;
+		const tiers = doc.cells?.tiers ?? [];
+		assert.ok(tiers.length >= 1, 'tiers built');
+		for (const t of tiers)
+			assert.equal(
+				doc.segments.filter((r) => r.tier?.id === t.id).length,
+				t.segments,
+				`tier ${t.id} whole`,
 			);
 	});
 
