@@ -237,7 +237,7 @@ function namedIn(ranked: readonly Ranked[]): Map<string, Set<number>> {
  * The health check and both rankings, read side by side (they only read), the check's verdict first.
  * The word ranking's chunks are handed to the vector ranking as soon as it has them: a ranking read
  * segment after segment (every conversation's) scores them on its one pass instead of reading their
- * conversations' segments again (one through cell tiers starts without them: it meets few).
+ * conversations' segments again.
  */
 async function rankings(
 	p: BaseParts,

@@ -49,12 +49,6 @@ async function statsOf(
 ): Promise<ScopeStats> {
 	const stats = { n: 0, total: 0, df: new Map(terms.map((t) => [t, 0])) };
 	const { df } = stats;
-	// The tiers' buckets of the query's words are read while the other segments are.
-	const rows =
-		scope.tiers.length > 0
-			? tierRows(scope.index, scope.tiers, terms, (key) => new SegmentGone(key))
-			: undefined;
-	rows?.catch(() => undefined); // awaited below; a failed visit must not leave it unhandled
 	await visit(scope, (seg, ok) => {
 		notes?.add(seg, ok, scope.later.includes(seg));
 		ok.forEach((o, d) => {
@@ -67,8 +61,8 @@ async function statsOf(
 			if (list) for (let i = 0; i < list.length; i += 2) df.set(t, df.get(t)! + ok[list[i]]);
 		}
 	});
-	if (rows) {
-		scope.rows = await rows;
+	if (scope.tiers.length > 0) {
+		scope.rows = await tierRows(scope.index, scope.tiers, terms, (key) => new SegmentGone(key));
 		withTierStats(stats, scope.tiers, scope.rows);
 	}
 	return stats;

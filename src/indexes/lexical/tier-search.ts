@@ -18,8 +18,6 @@ export type TierRows = Array<Map<string, Uint32Array>>;
 
 /** Buckets read at once. */
 const WINDOW = 4;
-/** Segments of the best matches read at once. */
-const SEGMENT_WINDOW = 4;
 
 /**
  * The rows of `keys` (words or conversations, as `bucket` places them) in each tier, each bucket read
@@ -241,26 +239,18 @@ export async function tierBest(
 		const kept: IndexedChunk[] = [];
 		const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
 		const before = passed.size;
-		const refOf = (seg: string) =>
-			source.tiers[Math.floor(Number(seg) / 2 ** 16)].refs[Number(seg) % 2 ** 16];
-		// The best are spread over many segments: read a few at once, taken in the same order.
-		const groups = [...wanted];
-		for (let i = 0; i < groups.length; i += SEGMENT_WINDOW) {
-			const group = groups.slice(i, i + SEGMENT_WINDOW);
-			const read = await Promise.all(group.map(([seg]) => source.read(refOf(seg).key)));
-			for (const [j, [seg, list]] of group.entries()) {
-				const ref = refOf(seg);
-				const docs = read[j].docs;
-				const chunks = list.map(([at]) => docs[at % 2 ** 16]);
-				if (chunks.some((c) => !c))
-					throw new CorruptDocumentError(ref.key, 'a term tier names a document it does not hold');
-				const sessions = new Set(chunks.map((c) => c.session_id));
-				source.held?.note(ref.key, docs, sessions, source.superseded);
-				for (const [at, score] of list) {
-					const chunk = docs[at % 2 ** 16];
-					if (source.superseded.has(chunk.id)) passed.add(at);
-					else if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
-				}
+		for (const [seg, list] of wanted) {
+			const tier = Math.floor(Number(seg) / 2 ** 16);
+			const ref = source.tiers[tier].refs[Number(seg) % 2 ** 16];
+			const docs = (await source.read(ref.key)).docs;
+			const chunks = list.map(([at]) => docs[at % 2 ** 16]);
+			if (chunks.some((c) => !c))
+				throw new CorruptDocumentError(ref.key, 'a term tier names a document it does not hold');
+			source.held?.note(ref.key, docs, new Set(chunks.map((c) => c.session_id)), source.superseded);
+			for (const [at, score] of list) {
+				const chunk = docs[at % 2 ** 16];
+				if (source.superseded.has(chunk.id)) passed.add(at);
+				else if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
 			}
 		}
 		if (passed.size === before)

@@ -103,12 +103,6 @@ async function best(
 	return best.sorted().map(({ chunk, score }) => ({ ...chunk, score: clampCosine(score) }));
 }
 
-/** Whether a search with this filter reads the index's settled segments through its cell tiers. */
-const readsCells = (doc: IndexManifest, filter: ChunkFilter) =>
-	isUnfiltered(filter) &&
-	doc.cells?.codebook !== undefined &&
-	tiersOf(cellTiers, doc).usable.length > 0;
-
 /** One search's reading of a manifest: its ranking, or SegmentGone / CellBucketGone (start over). */
 async function rankOnce(
 	index: EmbeddedIndex,
@@ -162,20 +156,14 @@ export async function streamedRanking(
 	options: { exhaustive?: boolean } = {},
 ): Promise<VectorRanking> {
 	const q = normaliseRows([query], 1);
+	const scanned = await wanted;
 	const n = Math.max(1, Math.min(k, MAX_TOP_K));
-	let scanned: Wanted | undefined;
-	let waited = false;
 	for (let attempt = 0; ; attempt++) {
 		const manifest: Versioned<IndexManifest> = await index.readManifest(attempt > 0);
 		if (manifest.version === null || manifest.doc.segments.length === 0)
 			return { matches: [], similarities: () => new Map() };
 		if (manifest.doc.dimensions !== q.length)
 			throw new DimensionMismatchError(index.kbId, manifest.doc.dimensions, q.length);
-		// Through cell tiers, the pass meets few of the word matches' rows: it starts at once instead
-		// of waiting for them (the cosines of those returned are read after, from their conversations).
-		if (!waited && !(options.exhaustive !== true && readsCells(manifest.doc, filter)))
-			scanned = await wanted;
-		waited = true;
 		try {
 			return await rankOnce(
 				index,
