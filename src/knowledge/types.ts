@@ -1,4 +1,5 @@
 // The Memory Base's public shapes: options, inputs and results of its operations, and its defaults.
+import { mapLimit, MAX_PARALLEL } from '../common/parallel';
 import type { MemoryStorage } from '../store/storage';
 import type { ExternalVectorStore } from '../indexes';
 
@@ -35,18 +36,11 @@ export const SEAL_AT = 32;
 /** Inline bytes (UTF-8 text) past which a capture seals, whatever the count: long outputs seal sooner. */
 export const SEAL_AT_BYTES = 32 * 1024;
 /** Parallel reads and lock takes. */
-export const PARALLEL = 16;
+export const PARALLEL = MAX_PARALLEL;
 
 /** Runs `fn` over items, PARALLEL at a time, results in order. */
-export async function inBatches<T, R>(
-	items: readonly T[],
-	fn: (item: T) => Promise<R>,
-): Promise<R[]> {
-	const out: R[] = [];
-	for (let i = 0; i < items.length; i += PARALLEL)
-		out.push(...(await Promise.all(items.slice(i, i + PARALLEL).map(fn))));
-	return out;
-}
+export const inBatches = <T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> =>
+	mapLimit(items, PARALLEL, fn);
 
 export interface MemoryBaseOptions {
 	storage: MemoryStorage;

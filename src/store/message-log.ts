@@ -27,7 +27,6 @@ interface Placed {
 
 const end = (p: Placed) => p.start + p.ref.count - 1;
 
-const PARALLEL = MAX_PARALLEL;
 /**
  * One memory document's messages across its head and its sealed objects. The head (version 3) keeps
  * the newest messages and references to write-once segments (level 0) and indexes of references
@@ -129,11 +128,11 @@ export class MessageLog {
 			const segments = candidates.filter((p) => p.ref.level === 0);
 			const indexes = candidates.filter((p) => p.ref.level > 0);
 			const [loaded, expanded] = await Promise.all([
-				mapLimit(segments, PARALLEL, async (p) => ({
+				mapLimit(segments, MAX_PARALLEL, async (p) => ({
 					start: p.start,
 					messages: await this.segment(p),
 				})),
-				mapLimit(indexes, PARALLEL, (p) => this.children(p)),
+				mapLimit(indexes, MAX_PARALLEL, (p) => this.children(p)),
 			]);
 			for (const chunk of loaded)
 				for (const m of chunk.messages)
@@ -148,12 +147,12 @@ export class MessageLog {
 	async sealedMessages(head: HeadDocument): Promise<StoredMessage[]> {
 		let level = this.placed(head);
 		while (level.some((p) => p.ref.level > 0)) {
-			const expanded = await mapLimit(level, PARALLEL, async (p) =>
+			const expanded = await mapLimit(level, MAX_PARALLEL, async (p) =>
 				p.ref.level === 0 ? [p] : this.children(p),
 			);
 			level = expanded.flat();
 		}
-		const segments = await mapLimit(level, PARALLEL, (p) => this.segment(p));
+		const segments = await mapLimit(level, MAX_PARALLEL, (p) => this.segment(p));
 		return segments.flat();
 	}
 
@@ -165,7 +164,7 @@ export class MessageLog {
 			for (const p of level) keys.add(p.ref.key);
 			const expanded = await mapLimit(
 				level.filter((p) => p.ref.level > 0),
-				PARALLEL,
+				MAX_PARALLEL,
 				(p) => this.children(p),
 			);
 			level = expanded.flat();
@@ -261,7 +260,7 @@ export class MessageLog {
 			sealedCountOf(head),
 			messages.slice(0, cut),
 		);
-		await mapLimit(objects, PARALLEL, (x) =>
+		await mapLimit(objects, MAX_PARALLEL, (x) =>
 			this.store.create(x.key, encodeJson(x.obj, { gzip: this.gzip }), x.obj),
 		);
 		const next: LogHead = {

@@ -54,7 +54,7 @@ export async function writeParts(
 		}
 		return bytes;
 	} catch (error) {
-		for (const key of keys) await deleteKey(key).catch(() => {});
+		await deleteParts(keys, deleteKey);
 		throw error;
 	}
 }
