@@ -226,7 +226,8 @@ async function commit<D extends Listing<R>, R extends Placed, T extends Tier>(
 	let due: string[] = [];
 	const result = await up.update((cur) => {
 		if (cur.version === null || !stillListed(cur.doc.segments, refs, was)) return undefined;
-		if (ids.some((id) => !up.list.of(cur.doc).some((t) => t.id === id))) return undefined;
+		// A tier merged is still listed as the merge read it (a Forget may have rewritten its parts).
+		if (!listedAsRead(up.list.of(cur.doc), replacing)) return undefined;
 		// The merged tiers hold what the new one holds: kept a while for searches reading them.
 		const next = withTier(up.list, cur.doc, tier, refs, ids);
 		const retired = retireParts(next, replacing.flatMap(partsOf(up)), up.retiring);
@@ -238,17 +239,33 @@ async function commit<D extends Listing<R>, R extends Placed, T extends Tier>(
 	return result.written;
 }
 
-/** Drops the stale tiers of the manifest (and those of `ids`), what they stored deleted once the swap is stored. */
+/** Whether every tier of `tiers` is listed in `listed` as it is there (same parts, same sizes). */
+function listedAsRead<T extends Tier>(listed: readonly T[], tiers: readonly T[]): boolean {
+	const now = new Map(listed.map((t) => [t.id, JSON.stringify(t)]));
+	return tiers.every((t) => now.get(t.id) === JSON.stringify(t));
+}
+
+/**
+ * Drops the stale tiers of the manifest (and `named`, while listed as they are: a tier a Forget has
+ * rewritten since is another), what they stored deleted once the swap is stored.
+ */
 async function dropTiers<D extends Listing<R>, R extends Placed, T extends Tier>(
 	up: TierUpkeep<D, R, T>,
-	ids: ReadonlySet<string> = new Set(),
+	named: readonly T[] = [],
 ): Promise<void> {
 	let keys: string[] = [];
 	const result = await up.update((cur) => {
 		if (cur.version === null) return undefined;
-		const named = up.list.of(cur.doc).filter((t) => ids.has(t.id));
+		const asRead = new Set(named.map((t) => JSON.stringify(t)));
+		const ids: Set<string> = new Set(
+			up.list
+				.of(cur.doc)
+				.filter((t) => asRead.has(JSON.stringify(t)))
+				.map((t) => t.id),
+		);
+		const listed = up.list.of(cur.doc).filter((t) => ids.has(t.id));
 		const dropped = dropStale(up.list, withoutTiers(up.list, cur.doc, ids), (t) => up.keysOf(t));
-		keys = [...named.flatMap((t) => up.keysOf(t)), ...dropped.keys];
+		keys = [...listed.flatMap((t) => up.keysOf(t)), ...dropped.keys];
 		return keys.length > 0 ? up.stamp(dropped.doc) : undefined;
 	});
 	if (result.written) await deleteParts(keys, (key) => up.deleteKey(key));
@@ -279,7 +296,7 @@ export async function maintainTiers<D extends Listing<R>, R extends Placed, T ex
 		} catch (error) {
 			// What the tiers hold is still in their segments: both dropped, the segments regrouped again.
 			if (!up.gone(error)) throw error;
-			await dropTiers(up, new Set([a.tier.id, b.tier.id]));
+			await dropTiers(up, [a.tier, b.tier]);
 			return true;
 		}
 	}

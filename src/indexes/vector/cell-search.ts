@@ -54,7 +54,7 @@ export async function bestInCells(
 		const group = reads.slice(i, i + WINDOW);
 		const buckets = await Promise.all(
 			group.map(async ({ tier, b }) => {
-				const key = cellBucketKey(files.segmentsPrefix, tier.id, b);
+				const key = cellBucketKey(files.segmentsPrefix, tier, b);
 				const got = await files.storage.get(key);
 				if (!got) throw new CellBucketGone(key);
 				return decodeCellBucket(key, got.body, tier, b, cellCount(cb)).segment;

@@ -27,6 +27,11 @@ export interface CellTier {
 	/** Buckets: a power of two, at most the codebook's cells. */
 	buckets: number;
 	bytes: number;
+	/**
+	 * Buckets rewritten since the tier was built (a Forget took rows out), by number: each one's
+	 * version, part of its key, so a rewritten bucket is a new object and never a changed one.
+	 */
+	versions?: Record<string, string>;
 }
 
 /** A decoded bucket: its rows as a segment, and each row's cell. */
@@ -52,11 +57,20 @@ export const bucketOfCell = (cell: number, cells: number, buckets: number) =>
 export const newCellTierId = () => randomBytes(9).toString('hex');
 
 /** Where a tier's bucket is stored (beside the segments, so clearing the index clears it). */
-export const cellBucketKey = (segmentsPrefix: string, id: string, b: number) =>
-	`${segmentsPrefix}cells-${id}-${b}.vcl`;
+export function cellBucketKey(
+	segmentsPrefix: string,
+	tier: Pick<CellTier, 'id' | 'versions'>,
+	b: number,
+): string {
+	const version = tier.versions?.[b];
+	return `${segmentsPrefix}cells-${tier.id}-${b}${version ? `-${version}` : ''}.vcl`;
+}
 
 export const cellBucketKeys = (segmentsPrefix: string, tier: CellTier) =>
-	Array.from({ length: tier.buckets }, (_, b) => cellBucketKey(segmentsPrefix, tier.id, b));
+	Array.from({ length: tier.buckets }, (_, b) => cellBucketKey(segmentsPrefix, tier, b));
+
+/** A new version of a bucket (random: two rewrites never name the same object). */
+export const newBucketVersion = () => randomBytes(6).toString('hex');
 
 export function encodeCellBucket(
 	dims: number,
@@ -130,7 +144,7 @@ async function writeBuckets(
 ): Promise<CellTier> {
 	const write = async (b: number) => {
 		const body = (await bucket(b)).encode(dims);
-		await files.storage.put(cellBucketKey(files.segmentsPrefix, tier.id, b), body, {
+		await files.storage.put(cellBucketKey(files.segmentsPrefix, tier, b), body, {
 			ifVersion: null,
 		});
 		return body.byteLength;
@@ -204,7 +218,7 @@ export async function mergeCellTiers(
 		const out = new Gathered();
 		for (const from of [a, b])
 			for (const s of cellSources(from, tier.buckets, t)) {
-				const key = cellBucketKey(files.segmentsPrefix, from.id, s);
+				const key = cellBucketKey(files.segmentsPrefix, from, s);
 				const got = await files.storage.get(key);
 				if (!got) throw new CellTierGone();
 				const { segment, cells: rowCells } = decodeCellBucket(key, got.body, from, s, cells);

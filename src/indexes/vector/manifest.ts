@@ -74,6 +74,9 @@ const manifestSchema = z.looseObject({
 						.min(1)
 						.refine((b) => (b & (b - 1)) === 0, 'is not a power of two'),
 					bytes: z.number().int().min(0),
+					versions: z
+						.record(z.string().regex(/^[0-9]{1,5}$/), z.string().regex(/^[0-9a-f]{12}$/))
+						.optional(),
 				}),
 			),
 		})

@@ -6,10 +6,12 @@ import { deleteParts } from '../../common/parallel';
 import { ConflictError, FlushConflictError, IndexDamagedError } from '../../errors';
 import type { IndexedChunk } from '../chunks/chunk';
 import { retiredKeys, retireParts } from '../chunks/retiring';
-import { dropStale } from '../chunks/tiering';
+import { dropStale, tiersOf } from '../chunks/tiering';
+import { rewriteTiers, stillAsRead, undoRewrites, withRewritten } from './cell-forget';
+import type { RewrittenTier, TakenRows } from './cell-forget';
 import { cellBucketKeys } from './cell-tiers';
-import { cellKeys, cellTiers } from './cell-upkeep';
-import type { SegmentRef } from './manifest';
+import { cellKeys, cellTiers, readCodebook } from './cell-upkeep';
+import type { IndexManifest, SegmentRef } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
 import { COMPACT_BELOW, copyRows, MAX_SEGMENTS } from './vector-segment';
 import type { Segment } from './vector-segment';
@@ -27,77 +29,111 @@ export async function forgetSessionRows(
 	maxAttempts: number,
 	touched?: Touched,
 ): Promise<number> {
+	const drop = (c: IndexedChunk) => c.session_id === sessionId;
 	for (let attempt = 1; ; attempt++) {
 		const manifest = await index.readManifest(true);
 		if (manifest.version === null) return 0;
 		const refs = manifest.doc.segments.filter((s) => s.sessions.includes(sessionId));
 		if (refs.length === 0) return 0;
-		const { replaced, removed } = await withoutSession(
-			index,
-			refs,
-			sessionId,
-			manifest.doc.dimensions,
-		);
+		const { replaced, removed, taken } = await withoutSession(index, refs, drop, manifest.doc);
+		const fresh = [...replaced.values()].flatMap((r) => (r ? [r] : []));
+		const undoSegments = () =>
+			Promise.all(fresh.map((r) => index.storage.delete(r.ref.key).catch(() => {})));
+		let kept: Awaited<ReturnType<typeof rewriteTiers>>;
+		try {
+			kept = await rewriteTiers(index, (key) => readCodebook(index, key), taken, drop);
+		} catch (error) {
+			await undoSegments();
+			throw error;
+		}
 		let dropped: string[] = [];
 		const result = await index.updateManifest((cur) => {
-			if (cur.version === null) return undefined;
+			if (cur.version === null || !stillAsRead(cur.doc, kept.rewritten)) return undefined;
 			const keys = new Set(cur.doc.segments.map((s) => s.key));
 			if (![...replaced.keys()].every((k) => keys.has(k))) return undefined;
-			// The cell tiers of a rewritten segment hold its rows: dropped in the same swap.
-			const next = dropStale(
-				cellTiers,
-				{
-					...cur.doc,
-					segments: cur.doc.segments.flatMap((s) => {
-						if (!replaced.has(s.key)) return [s];
-						const next = replaced.get(s.key);
-						return next ? [next.ref] : [];
-					}),
-					updated_at: new Date().toISOString(),
-				},
-				(t) => cellBucketKeys(index.segmentsPrefix, t),
-			);
-			// Parts replaced earlier may hold the session's rows: they go now, whatever their grace.
-			const purged = retireParts(next.doc, [], index.retiring, { all: true });
-			dropped = [...next.keys, ...purged.due];
-			return purged.doc;
+			const next = withoutRows(index, cur.doc, replaced, kept);
+			dropped = next.dropped;
+			return next.doc;
 		}, 'allow'); // what is forgotten goes from a moved index too
-		const fresh = [...replaced.values()].flatMap((r) => (r ? [r] : []));
 		if (!result.written) {
-			for (const r of fresh) await index.storage.delete(r.ref.key).catch(() => {});
+			await undoSegments();
+			await undoRewrites(index, kept.rewritten);
 			if (result.current.version === null) return 0;
 			if (attempt >= maxAttempts) throw new FlushConflictError(index.manifestKey, attempt);
 			continue;
 		}
 		for (const r of fresh) index.cacheSegment(r.segment);
+		const buckets = kept.rewritten.flatMap((r) => r.replaced);
 		for (const key of replaced.keys()) {
 			index.uncacheSegment(key);
 			await index.storage.delete(key);
 		}
-		for (const key of dropped) await index.storage.delete(key);
-		touched?.deleted.push(...replaced.keys(), ...dropped);
-		touched?.rewritten.push(index.manifestKey, ...fresh.map((r) => r.ref.key));
+		await deleteParts([...buckets, ...dropped], (key) => index.storage.delete(key));
+		touched?.deleted.push(...replaced.keys(), ...buckets, ...dropped);
+		touched?.rewritten.push(
+			index.manifestKey,
+			...fresh.map((r) => r.ref.key),
+			...kept.rewritten.flatMap((r) => r.written),
+		);
 		return removed;
 	}
 }
 
-/** The segments `refs` rewritten without the session's rows (null: nothing else was in it), written. */
+/**
+ * The manifest after a Forget's rewrite: each rewritten segment in place of its old one (keeping its
+ * place in a tier kept), the tiers kept with their new buckets, any other tier of a rewritten segment
+ * dropped, and every retired part due; `dropped` are the keys to delete once it is stored.
+ */
+function withoutRows(
+	index: EmbeddedIndex,
+	doc: IndexManifest,
+	replaced: Map<string, { ref: SegmentRef } | null>,
+	kept: { rewritten: RewrittenTier[]; dropped: Set<string> },
+): { doc: IndexManifest; dropped: string[] } {
+	const segments = doc.segments.flatMap((s) => {
+		if (!replaced.has(s.key)) return [s];
+		const next = replaced.get(s.key);
+		if (!next) return [];
+		// Its rows are read from the kept tier's buckets: it keeps its place there.
+		return [s.tier && !kept.dropped.has(s.tier.id) ? { ...next.ref, tier: s.tier } : next.ref];
+	});
+	const stamped = { ...doc, updated_at: new Date().toISOString() };
+	const placed = withRewritten(stamped, segments, kept.rewritten, index.segmentsPrefix);
+	// Any other tier of a rewritten segment holds its rows: dropped in the same swap.
+	const next = dropStale(cellTiers, placed.doc, (t) => cellBucketKeys(index.segmentsPrefix, t));
+	// Parts replaced earlier may hold the session's rows: they go now, whatever their grace.
+	const purged = retireParts(next.doc, [], index.retiring, { all: true });
+	return { doc: purged.doc, dropped: [...next.keys, ...placed.emptied, ...purged.due] };
+}
+
+/**
+ * The segments `refs` rewritten without the rows `drop` names (null: nothing else was in it), written;
+ * and, for those in a usable cell tier of `doc`, which rows went (their buckets are written again).
+ */
 async function withoutSession(
 	index: EmbeddedIndex,
 	refs: readonly SegmentRef[],
-	sessionId: string,
-	dims: number,
+	drop: (c: IndexedChunk) => boolean,
+	doc: IndexManifest,
 ): Promise<{
 	replaced: Map<string, { ref: SegmentRef; segment: Segment } | null>;
 	removed: number;
+	taken: TakenRows[];
 }> {
+	const tierOf = new Map(
+		tiersOf(cellTiers, doc).usable.flatMap((u) => u.refs.map((r) => [r.key, u.tier] as const)),
+	);
 	const replaced = new Map<string, { ref: SegmentRef; segment: Segment } | null>();
+	const taken: TakenRows[] = [];
 	let removed = 0;
 	for (const ref of refs) {
 		const seg = await index.readSegment(ref);
 		if (!seg) throw new IndexDamagedError(index.kbId, [ref.key]);
-		const rows = seg.chunks.flatMap((c, r) => (c.session_id === sessionId ? [] : [r]));
-		removed += seg.chunks.length - rows.length;
+		const rows = seg.chunks.flatMap((c, r) => (drop(c) ? [] : [r]));
+		const gone = seg.chunks.flatMap((c, r) => (drop(c) ? [r] : []));
+		removed += gone.length;
+		const tier = tierOf.get(ref.key);
+		if (tier && gone.length > 0) taken.push({ tier, seg, rows: gone });
 		if (rows.length === 0) {
 			replaced.set(ref.key, null);
 			continue;
@@ -105,11 +141,11 @@ async function withoutSession(
 		const chunks = rows.map((r) => seg.chunks[r]);
 		const vectors = copyRows(
 			rows.map((row) => ({ seg, row })),
-			dims,
+			doc.dimensions,
 		);
-		replaced.set(ref.key, await index.writeSegment(dims, chunks, vectors));
+		replaced.set(ref.key, await index.writeSegment(doc.dimensions, chunks, vectors));
 	}
-	return { replaced, removed };
+	return { replaced, removed, taken };
 }
 
 /**

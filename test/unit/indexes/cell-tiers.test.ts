@@ -26,6 +26,7 @@ import {
 import type { CellTier } from '../../../src/indexes/vector/cell-tiers';
 import { bestInCells, bucketsToRead } from '../../../src/indexes/vector/cell-search';
 import { cellCount, cellOf, probe, trainCodebook } from '../../../src/indexes/vector/codebook';
+import { readCodebook } from '../../../src/indexes/vector/cell-upkeep';
 import { dot, normaliseRows } from '../../../src/indexes/vector/vector-segment';
 import { MeteredStorage } from '../../support/wide-base';
 import { randomRows, seededRandom } from '../../support/embeddings';
@@ -65,7 +66,7 @@ async function indexOf(segments: number, per: number) {
 async function contents(index: EmbeddedIndex, tier: CellTier, cells: number) {
 	const out: string[][] = [];
 	for (let b = 0; b < tier.buckets; b++) {
-		const key = cellBucketKey(index.segmentsPrefix, tier.id, b);
+		const key = cellBucketKey(index.segmentsPrefix, tier, b);
 		const got = await index.storage.get(key);
 		assert.ok(got, `bucket ${b} stored`);
 		const { segment, cells: rowCells } = decodeCellBucket(key, got.body, tier, b, cells);
@@ -107,11 +108,11 @@ describe('cell tiers', () => {
 		const cells = cellCount(cb);
 		const a = await buildCellTier(index, cb, refs.slice(0, 1));
 		const b = await buildCellTier(index, cb, refs.slice(1));
-		await index.storage.delete(cellBucketKey(index.segmentsPrefix, b.id, 0));
+		await index.storage.delete(cellBucketKey(index.segmentsPrefix, b, 0));
 		clearVectorCache();
 		await assert.rejects(mergeCellTiers(index, cb, a, b), CellTierGone);
 
-		const key = cellBucketKey(index.segmentsPrefix, a.id, 0);
+		const key = cellBucketKey(index.segmentsPrefix, a, 0);
 		const wrong = encodeCellBucket(DIMS, [chunk(0)], Float32Array.from(rows[0]), [cells - 1]);
 		const tier = { ...a, buckets: 2 };
 		assert.throws(
@@ -301,19 +302,147 @@ describe('cell tiers of an index kept in tiers', () => {
 			);
 	});
 
-	it('Forget drops the tiers of the segments it rewrites in its swap, and deletes their buckets; the sweep keeps what is listed', async () => {
-		const { root, writer } = await tieredIndex();
-		assert.deepEqual(await writer.sweepOrphans(0), []);
-		await writer.forgetSession('s3');
-		const doc = (await writer.readManifest(true)).doc;
-		for (const t of doc.cells?.tiers ?? [])
-			assert.ok(
-				doc.segments.filter((r) => r.tier?.id === t.id).length === t.segments,
-				'every listed tier whole',
+	/** Every tier of the manifest: whole, and its buckets holding exactly its segments' rows. */
+	async function assertTiersHoldTheirSegments(index: EmbeddedIndex) {
+		const doc = (await index.readManifest(true)).doc;
+		for (const t of doc.cells?.tiers ?? []) {
+			const refs = doc.segments.filter((r) => r.tier?.id === t.id);
+			assert.equal(refs.length, t.segments, `tier ${t.id} whole`);
+			assert.deepEqual(
+				refs.map((r) => r.tier!.ord),
+				refs.map((_, i) => i),
+				'its segments numbered in order',
 			);
+			const own: string[] = [];
+			for (const r of refs) own.push(...(await index.readSegment(r))!.chunks.map((c) => c.id));
+			const held: string[] = [];
+			for (let b = 0; b < t.buckets; b++) {
+				const key = cellBucketKey(index.segmentsPrefix, t, b);
+				const got = await index.storage.get(key);
+				assert.ok(got, `${key} stored`);
+				const total = cellCount(await readCodebook(index, t.codebook));
+				held.push(...decodeCellBucket(key, got.body, t, b, total).segment.chunks.map((c) => c.id));
+			}
+			assert.deepEqual(held.sort(), own.sort(), `tier ${t.id} holds its segments' rows`);
+			assert.equal(t.rows, own.length, `tier ${t.id} counts its rows`);
+		}
+		return doc;
+	}
+
+	it('Forget keeps the cell tiers: only the buckets holding the conversation are written again, under new keys; nothing of it stays', async () => {
+		const { root, open, writer, rows } = await tieredIndex();
+		assert.deepEqual(await writer.sweepOrphans(0), []);
+		const before = (await writer.readManifest(true)).doc;
+		const tiers = before.cells?.tiers ?? [];
+		assert.ok(tiers.length >= 1, 'tiers built');
+		const removed = await writer.forgetSession('s3');
+		assert.equal(removed, rows.filter((_, i) => i % 7 === 3).length);
+		const after = await assertTiersHoldTheirSegments(writer);
+		assert.deepEqual(
+			(after.cells?.tiers ?? []).map((t) => t.id),
+			tiers.map((t) => t.id),
+			'every tier kept',
+		);
+		const rewritten = (after.cells?.tiers ?? []).flatMap((t) => Object.keys(t.versions ?? {}));
+		assert.ok(rewritten.length > 0, 'some buckets written again');
 		const storage = new LocalDiskStorage({ root });
 		for (const o of await storage.list(vectorIndexPrefix('kb'))) {
 			const got = await storage.get(o.key);
+			assert.ok(!got!.body.toString().includes('"s3"'), `${o.key} holds the forgotten session`);
+		}
+		assert.deepEqual(await writer.sweepOrphans(0), [], 'every stored part listed');
+		// A search through the tiers finds what an exact pass over what is left finds, and reads them.
+		let found = 0;
+		for (let qi = 0; qi < 20; qi++) {
+			const q = rows[qi * 113];
+			const exact = await writer.search(q, 10);
+			clearVectorCache();
+			const metered = new MeteredStorage(new LocalDiskStorage({ root }));
+			const ranking = await streamedRanking(open(metered), q, 10, {});
+			assert.ok(metered.counts.get < after.segments.length, `${metered.counts.get} reads`);
+			assert.ok(
+				ranking.matches.every((m) => m.session_id !== 's3'),
+				'nothing forgotten found',
+			);
+			const ids = new Set(ranking.matches.map((m) => m.id));
+			found += exact.filter((m) => ids.has(m.id)).length;
+		}
+		assert.ok(found / 200 >= 0.9, `recall@10 ${found / 200}`);
+		// Forgotten again, and another conversation: the versions move on, the tiers stay.
+		assert.equal(await writer.forgetSession('s3'), 0);
+		await writer.forgetSession('s5');
+		const again = await assertTiersHoldTheirSegments(writer);
+		assert.deepEqual(
+			(again.cells?.tiers ?? []).map((t) => t.id),
+			tiers.map((t) => t.id),
+		);
+	});
+
+	it('a tier left without segments by a Forget goes, with its buckets', async () => {
+		const root = tempDir('cell-tiers');
+		const index = new EmbeddedIndex(
+			new LocalDiskStorage({ root }),
+			'kb',
+			vectorIndexPrefix('kb'),
+			12,
+			{
+				segmentBytes: 6000,
+				tiers: true,
+			},
+		);
+		const rows = randomRows(30 * 40, DIMS, seededRandom(41));
+		const one = (i: number): IndexedChunk => ({ ...chunk(i), session_id: 'only' });
+		for (let s = 0; s < 30; s++)
+			await index.add(
+				rows.slice(s * 40, (s + 1) * 40).map((_, i) => one(s * 40 + i)),
+				rows.slice(s * 40, (s + 1) * 40),
+			);
+		await settleCellTiers(index);
+		assert.ok(((await index.readManifest(true)).doc.cells?.tiers ?? []).length >= 1, 'tiers built');
+		assert.equal(await index.forgetSession('only'), rows.length);
+		const doc = (await index.readManifest(true)).doc;
+		assert.deepEqual(doc.segments, []);
+		assert.deepEqual(doc.cells?.tiers ?? [], []);
+		const left = (await new LocalDiskStorage({ root }).list(vectorIndexPrefix('kb'))).map(
+			(o) => o.key,
+		);
+		assert.ok(
+			left.every((k) => !k.endsWith('.vcl')),
+			`buckets left: ${left.join(', ')}`,
+		);
+	});
+
+	it('a merge of tiers that read their buckets before a Forget rewrote them is not listed, and leaves nothing of the conversation', async () => {
+		const { root, open, writer } = await tieredIndex();
+		const disk = () => new LocalDiskStorage({ root });
+		// Two more tiers' worth of segments, then upkeep: it merges tiers, and a Forget lands mid-merge.
+		const rows = randomRows(40 * 40, DIMS, seededRandom(51));
+		const plain = new EmbeddedIndex(disk(), 'kb', vectorIndexPrefix('kb'), 12, {
+			segmentBytes: 6000,
+		});
+		for (let s = 0; s < 40; s++)
+			await plain.add(
+				rows.slice(s * 40, (s + 1) * 40).map((_, i) => chunk(10_000 + s * 40 + i)),
+				rows.slice(s * 40, (s + 1) * 40),
+			);
+		let forgot = false;
+		const local = disk();
+		const hooked = Object.assign(Object.create(local), {
+			put: async (key: string, body: Uint8Array, opts?: object) => {
+				const out = await local.put(key, body, opts);
+				// The upkeep's first bucket written: its sources were read; the Forget swaps now.
+				if (!forgot && key.endsWith('.vcl')) {
+					forgot = true;
+					await writer.forgetSession('s3');
+				}
+				return out;
+			},
+		}) as LocalDiskStorage;
+		await settleCellTiers(open(hooked));
+		assert.ok(forgot, 'the Forget ran mid-upkeep');
+		await assertTiersHoldTheirSegments(writer);
+		for (const o of await local.list(vectorIndexPrefix('kb'))) {
+			const got = await local.get(o.key);
 			assert.ok(!got!.body.toString().includes('"s3"'), `${o.key} holds the forgotten session`);
 		}
 	});

@@ -1,0 +1,192 @@
+// Taking a conversation's rows out of cell tiers without dropping them (a Forget, an expiry): the
+// buckets that hold those rows are found by placing the rows with the tier's codebook, and only they
+// are written again, each as a new version (a new key) listed in the tier. Dropping the tier instead
+// would make every search of the index read its segments until later syncs regrouped them.
+import type { IndexedChunk } from '../chunks/chunk';
+import {
+	bucketOfCell,
+	cellBucketKey,
+	cellBucketKeys,
+	decodeCellBucket,
+	encodeCellBucket,
+	newBucketVersion,
+} from './cell-tiers';
+import type { CellFiles, CellTier } from './cell-tiers';
+import type { Codebook } from './codebook';
+import { cellCount, cellOf } from './codebook';
+import type { IndexManifest, SegmentRef } from './manifest';
+import type { Segment } from './vector-segment';
+
+/** A bucket a rewrite needs is not held: the tier is dropped instead (its segments still hold every row). */
+class BucketGone extends Error {}
+
+/** A tier with some buckets written again: its new entry, and the bucket keys it wrote and replaced. */
+export interface RewrittenTier {
+	was: CellTier;
+	tier: CellTier;
+	written: string[];
+	replaced: string[];
+	removed: number;
+}
+
+/** The tier's buckets that hold rows `rows` of `seg` (each placed with the tier's codebook). */
+export function bucketsHolding(
+	cb: Codebook,
+	tier: CellTier,
+	seg: Segment,
+	rows: readonly number[],
+): Set<number> {
+	const d = seg.dimensions;
+	const out = new Set<number>();
+	for (const r of rows)
+		out.add(
+			bucketOfCell(
+				cellOf(cb, seg.vectors.subarray(r * d, (r + 1) * d)),
+				cellCount(cb),
+				tier.buckets,
+			),
+		);
+	return out;
+}
+
+/**
+ * New versions of the tier's buckets `buckets`, without the rows whose chunk `drop` names; listed
+ * nowhere yet (the caller's swap lists the returned entry). On a failure, what it wrote is deleted.
+ */
+export async function rewriteBuckets(
+	files: CellFiles,
+	cb: Codebook,
+	tier: CellTier,
+	buckets: Iterable<number>,
+	drop: (chunk: IndexedChunk) => boolean,
+): Promise<RewrittenTier> {
+	const out: RewrittenTier = {
+		was: tier,
+		tier: { ...tier },
+		written: [],
+		replaced: [],
+		removed: 0,
+	};
+	try {
+		for (const b of [...buckets].sort((x, y) => x - y)) await rewriteOne(files, cb, out, b, drop);
+		return out;
+	} catch (error) {
+		await Promise.all(out.written.map((k) => files.storage.delete(k).catch(() => {})));
+		throw error;
+	}
+}
+
+async function rewriteOne(
+	files: CellFiles,
+	cb: Codebook,
+	out: RewrittenTier,
+	b: number,
+	drop: (chunk: IndexedChunk) => boolean,
+): Promise<void> {
+	const key = cellBucketKey(files.segmentsPrefix, out.was, b);
+	const got = await files.storage.get(key);
+	if (!got) throw new BucketGone(key);
+	const { segment, cells } = decodeCellBucket(key, got.body, out.was, b, cellCount(cb));
+	const kept = segment.chunks.flatMap((c, r) => (drop(c) ? [] : [r]));
+	if (kept.length === segment.chunks.length) return;
+	const d = segment.dimensions;
+	const vectors = new Float32Array(kept.length * d);
+	kept.forEach((r, i) => vectors.set(segment.vectors.subarray(r * d, (r + 1) * d), i * d));
+	const body = encodeCellBucket(
+		d,
+		kept.map((r) => segment.chunks[r]),
+		vectors,
+		kept.map((r) => cells[r]),
+	);
+	const versions = { ...out.tier.versions, [b]: newBucketVersion() };
+	const fresh = cellBucketKey(files.segmentsPrefix, { id: out.tier.id, versions }, b);
+	await files.storage.put(fresh, body, { ifVersion: null });
+	out.written.push(fresh);
+	out.replaced.push(key);
+	out.removed += segment.chunks.length - kept.length;
+	out.tier = {
+		...out.tier,
+		versions,
+		rows: out.tier.rows - (segment.chunks.length - kept.length),
+		bytes: Math.max(0, out.tier.bytes - got.body.byteLength + body.byteLength),
+	};
+}
+
+/** Rows taken out of a segment that is in a tier: the segment as it was read, and which rows. */
+export interface TakenRows {
+	tier: CellTier;
+	seg: Segment;
+	rows: number[];
+}
+
+/**
+ * For each tier that lost rows, its buckets holding them written again (rewriteBuckets); a tier
+ * whose buckets are not all held is named in `dropped` instead (as before tiers were kept).
+ */
+export async function rewriteTiers(
+	files: CellFiles,
+	codebookOf: (key: string) => Promise<Codebook>,
+	taken: readonly TakenRows[],
+	drop: (chunk: IndexedChunk) => boolean,
+): Promise<{ rewritten: RewrittenTier[]; dropped: Set<string> }> {
+	const byTier = new Map<string, TakenRows[]>();
+	for (const t of taken) byTier.set(t.tier.id, [...(byTier.get(t.tier.id) ?? []), t]);
+	const rewritten: RewrittenTier[] = [];
+	const dropped = new Set<string>();
+	try {
+		for (const list of byTier.values()) {
+			const tier = list[0].tier;
+			const cb = await codebookOf(tier.codebook);
+			const buckets = new Set(list.flatMap((t) => [...bucketsHolding(cb, tier, t.seg, t.rows)]));
+			try {
+				rewritten.push(await rewriteBuckets(files, cb, tier, buckets, drop));
+			} catch (error) {
+				if (!(error instanceof BucketGone)) throw error;
+				dropped.add(tier.id);
+			}
+		}
+		return { rewritten, dropped };
+	} catch (error) {
+		await undoRewrites(files, rewritten);
+		throw error;
+	}
+}
+
+/** Deletes the buckets rewrites wrote (their swap did not happen). */
+export async function undoRewrites(files: CellFiles, rewritten: readonly RewrittenTier[]) {
+	const keys = rewritten.flatMap((r) => r.written);
+	await Promise.all(keys.map((k) => files.storage.delete(k).catch(() => {})));
+}
+
+/** Whether each rewritten tier is still listed as the rewrite read it. */
+export function stillAsRead(doc: IndexManifest, rewritten: readonly RewrittenTier[]): boolean {
+	const listed = new Map((doc.cells?.tiers ?? []).map((t) => [t.id, JSON.stringify(t)]));
+	return rewritten.every((r) => listed.get(r.was.id) === JSON.stringify(r.was));
+}
+
+/**
+ * The manifest with the rewritten tiers in place of what they were, over `segments` (the rewritten
+ * segments keep their place): each tier's segments numbered again in order (a segment left empty is
+ * gone), and a tier left without segments dropped. Returns the keys that tier stored.
+ */
+export function withRewritten(
+	doc: IndexManifest,
+	segments: SegmentRef[],
+	rewritten: readonly RewrittenTier[],
+	segmentsPrefix: string,
+): { doc: IndexManifest; emptied: string[] } {
+	const next = new Map(rewritten.map((r) => [r.tier.id, { ...r.tier, segments: 0 }]));
+	const placed = segments.map((ref) => {
+		const tier = ref.tier && next.get(ref.tier.id);
+		return tier ? { ...ref, tier: { id: tier.id, ord: tier.segments++ } } : ref;
+	});
+	const emptied = [...next.values()].filter((t) => t.segments === 0);
+	const tiers = (doc.cells?.tiers ?? []).flatMap((t) => {
+		const now = next.get(t.id);
+		return !now ? [t] : now.segments === 0 ? [] : [now];
+	});
+	return {
+		doc: { ...doc, segments: placed, cells: { ...doc.cells, tiers } },
+		emptied: emptied.flatMap((t) => cellBucketKeys(segmentsPrefix, t)),
+	};
+}
