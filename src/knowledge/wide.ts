@@ -166,7 +166,7 @@ function wordsOf(m: Versioned<LexicalManifest>): { chunks: number; newest: strin
 	let newest: string | null = null;
 	const later = (t: string) => (newest === null || t > newest ? t : newest);
 	for (const r of m.doc.segments) {
-		chunks += r.count;
+		chunks += r.count - (r.gone ?? 0);
 		newest = later(r.to);
 	}
 	for (const d of m.doc.tail) newest = later(d.created_at);

@@ -18,6 +18,24 @@ export interface IndexedChunk {
 	metadata?: Record<string, unknown>;
 }
 
+/**
+ * What a Forget leaves in place of a chunk in a word segment whose documents' places a term tier
+ * names (the tier is kept; lexical/tier-forget.ts): nothing of what the chunk was, no words, in a
+ * conversation no ID can name (IDs never hold control characters). Readers never count or return it.
+ */
+export const GONE = '\u0000forgotten';
+export const goneChunk = (): IndexedChunk => ({
+	id: GONE,
+	session_id: GONE,
+	message_id: GONE,
+	seq: 0,
+	run_id: GONE,
+	chunk_index: 0,
+	created_at: new Date(0).toISOString(),
+	text: '',
+});
+export const isGone = (c: Pick<IndexedChunk, 'session_id'>) => c.session_id === GONE;
+
 /** The two indexes name a chunk differently; its message and place in the message are the same. */
 export const chunkKey = (c: IndexedChunk) => `${c.session_id}\n${c.message_id}\n${c.chunk_index}`;
 

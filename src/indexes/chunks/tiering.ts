@@ -7,6 +7,8 @@
 // checks the segments it was built from are still listed as they were; what a change that lost wrote
 // is deleted, and so is what a replaced tier held, once the swap is stored. A tier is used only while
 // every segment it was built from is listed as it was, in order: a Forget rewriting one drops it.
+import { randomBytes } from 'node:crypto';
+
 import { deleteParts } from '../../common/parallel';
 import { CorruptDocumentError, IndexDamagedError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
@@ -58,6 +60,22 @@ export async function writeParts(
 		throw error;
 	}
 }
+
+/** A tier as its parts' keys name it: its ID, and the versions of parts a Forget wrote again. */
+export interface PartNames {
+	id: string;
+	/** By part number: each rewritten part's version, part of its key (a new object, never a changed one). */
+	versions?: Record<string, string>;
+}
+
+/** Where part `b` of a tier is stored: `{prefix}{kind}-{id}-{b}[-{version}].{ext}`. */
+export function tierPartKey(prefix: string, kind: string, tier: PartNames, b: number, ext: string) {
+	const version = tier.versions?.[b];
+	return `${prefix}${kind}-${tier.id}-${b}${version ? `-${version}` : ''}.${ext}`;
+}
+
+/** A new version of a part (random: two rewrites never name the same object). */
+export const newPartVersion = () => randomBytes(6).toString('hex');
 
 /** A tier's size class: the smallest k with segments ≤ TIER_SEGMENTS · GROWTH^k. */
 export function sizeClass(segments: number): number {
@@ -240,7 +258,7 @@ async function commit<D extends Listing<R>, R extends Placed, T extends Tier>(
 }
 
 /** Whether every tier of `tiers` is listed in `listed` as it is there (same parts, same sizes). */
-function listedAsRead<T extends Tier>(listed: readonly T[], tiers: readonly T[]): boolean {
+export function listedAsRead<T extends Tier>(listed: readonly T[], tiers: readonly T[]): boolean {
 	const now = new Map(listed.map((t) => [t.id, JSON.stringify(t)]));
 	return tiers.every((t) => now.get(t.id) === JSON.stringify(t));
 }

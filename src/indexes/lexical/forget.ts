@@ -7,29 +7,34 @@ import type { ListedSegment } from '../chunks/listed';
 import { retireParts } from '../chunks/retiring';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef, LexicalSegment } from './segment';
-import { dropStale } from './tiers';
+import { rewriteTermTier, TermBucketGone, withGone } from './tier-forget';
+import type { TakenDocs } from './tier-forget';
+import { dropStale, tiersOf } from './tiers';
+import type { TermTier, TierFiles } from './tiers';
 
 /** The segment reads and writes a rewrite needs (a LexicalIndex). */
-export interface SegmentFiles {
+export interface SegmentFiles extends TierFiles {
 	readonly name: string;
-	readonly segmentsPrefix: string;
 	readSegment(ref: ListedSegment): Promise<LexicalSegment | null>;
 	writeSegment(level: number, docs: IndexedChunk[]): Promise<LexicalRef>;
+	deleteSegment(key: string): Promise<void>;
 }
 
 export interface Dropped {
 	/** The manifest without the chunks; undefined: nothing to change. */
 	doc?: LexicalManifest;
 	removed: number;
-	/** Segments the new manifest no longer lists. */
+	/** Segments (and buckets) the new manifest no longer lists. */
 	replaced: string[];
-	/** Segments written for it (deleted again if its swap fails). */
+	/** Segments and buckets written for it (deleted again if its swap fails). */
 	written: string[];
 }
 
 /**
  * The manifest without the chunks `keep` refuses, of conversation `sessionId`; `unlist` also drops
- * the conversation from the open sources. A segment listed but gone is an error, never skipped.
+ * the conversation from the open sources. A segment listed but gone is an error, never skipped. A
+ * segment in a usable term tier keeps its place there: its chunks taken out are left as gone
+ * documents, and the tier's buckets that named them are written again (tier-forget.ts).
  */
 export async function dropChunks(
 	files: SegmentFiles,
@@ -38,35 +43,23 @@ export async function dropChunks(
 	keep: (d: IndexedChunk) => boolean,
 	unlist: boolean,
 ): Promise<Dropped> {
-	const position = bloomPositions(`s:${sessionId}`);
 	const out: Dropped = { removed: 0, replaced: [], written: [] };
 	const tail = doc.tail.filter(keep);
 	out.removed += doc.tail.length - tail.length;
 	const open = unlist ? doc.open?.filter((o) => o.session_id !== sessionId) : doc.open;
-	const refs: LexicalRef[] = [];
-	for (const ref of doc.segments) {
-		if (!bloomMayHave(ref.bloom, position)) {
-			refs.push(ref);
-			continue;
-		}
-		const seg = await files.readSegment(ref);
-		if (!seg) throw new IndexDamagedError(files.name, [ref.key]);
-		const kept = seg.docs.filter(keep);
-		if (kept.length === seg.docs.length) {
-			refs.push(ref);
-			continue;
-		}
-		out.removed += seg.docs.length - kept.length;
-		out.replaced.push(ref.key);
-		if (kept.length === 0) continue;
-		const fresh = await files.writeSegment(ref.level, kept);
-		out.written.push(fresh.key);
-		refs.push(fresh);
-	}
+	const { refs, taken } = await rewriteSegments(files, doc, sessionId, keep, out);
 	if (out.removed === 0 && open?.length === doc.open?.length) return out;
+	const { terms, failed } = await keptTiers(files, doc, taken, out);
+	// A segment of a tier not kept leaves it: the tier goes in the same swap (dropStale).
+	const segments = refs.map((r) => {
+		if (!r.tier || !failed.has(r.tier.id) || !out.written.includes(r.key)) return r;
+		const rest = { ...r };
+		delete rest.tier;
+		return rest;
+	});
 	// A tier that lost a segment goes in the same swap (its buckets hold the words removed).
 	const next = dropStale(
-		{ ...doc, tail, segments: refs, updated_at: new Date().toISOString() },
+		{ ...doc, tail, segments, terms, updated_at: new Date().toISOString() },
 		files.segmentsPrefix,
 	);
 	// Parts replaced earlier may hold the conversation's words: they go now, whatever their grace.
@@ -79,4 +72,73 @@ export async function dropChunks(
 	out.replaced.push(...next.keys, ...purged.due);
 	out.doc = open ? { ...purged.doc, open } : purged.doc;
 	return out;
+}
+
+/**
+ * Each segment that may hold the conversation (by its bloom filter) rewritten without the chunks
+ * `keep` refuses: dropped once empty, or, in a usable term tier, with them left as gone documents in
+ * their places (`taken` says which, for the tier's buckets).
+ */
+async function rewriteSegments(
+	files: SegmentFiles,
+	doc: LexicalManifest,
+	sessionId: string,
+	keep: (d: IndexedChunk) => boolean,
+	out: Dropped,
+): Promise<{ refs: LexicalRef[]; taken: TakenDocs[] }> {
+	const position = bloomPositions(`s:${sessionId}`);
+	const placed = new Map(
+		tiersOf(doc).usable.flatMap(({ tier, refs }) =>
+			refs.map((r, ord) => [r.key, { tier, ord }] as const),
+		),
+	);
+	const taken: TakenDocs[] = [];
+	const refs: LexicalRef[] = [];
+	for (const ref of doc.segments) {
+		// Unread when its filter shows the conversation is not in it.
+		const seg = bloomMayHave(ref.bloom, position) ? await files.readSegment(ref) : undefined;
+		if (seg === null) throw new IndexDamagedError(files.name, [ref.key]);
+		const gone = new Set(seg?.docs.flatMap((d, i) => (keep(d) ? [] : [i])));
+		if (!seg || gone.size === 0) {
+			refs.push(ref);
+			continue;
+		}
+		out.removed += gone.size;
+		out.replaced.push(ref.key);
+		const place = placed.get(ref.key);
+		if (place) taken.push({ ...place, seg, docs: gone });
+		const docs = place ? withGone(seg.docs, gone) : seg.docs.filter((_, i) => !gone.has(i));
+		if (docs.length === 0) continue;
+		const fresh = await files.writeSegment(ref.level, docs);
+		out.written.push(fresh.key);
+		refs.push(place ? { ...fresh, tier: ref.tier } : fresh);
+	}
+	return { refs, taken };
+}
+
+/**
+ * The manifest's term tiers with those that lost documents rewritten (their buckets naming them
+ * written again); `failed`: tiers whose buckets are not all held (left as they are, to be dropped).
+ */
+async function keptTiers(
+	files: SegmentFiles,
+	doc: LexicalManifest,
+	taken: readonly TakenDocs[],
+	out: Dropped,
+): Promise<{ terms: TermTier[] | undefined; failed: Set<string> }> {
+	const rewritten = new Map<string, TermTier>();
+	const failed = new Set<string>();
+	for (const tier of new Set(taken.map((t) => t.tier))) {
+		try {
+			const mine = taken.filter((t) => t.tier === tier);
+			const done = await rewriteTermTier(files, tier, mine);
+			out.written.push(...done.written);
+			out.replaced.push(...done.replaced);
+			rewritten.set(tier.id, done.tier);
+		} catch (error) {
+			if (!(error instanceof TermBucketGone)) throw error;
+			failed.add(tier.id);
+		}
+	}
+	return { terms: doc.terms?.map((t) => rewritten.get(t.id) ?? t), failed };
 }

@@ -368,7 +368,12 @@ export class LexicalIndex {
 			{ onMoved: 'allow' },
 		); // what is forgotten goes from a moved index too
 		const { removed, replaced } = dropped;
-		const listed = new Set(result.current.doc.segments.map((r) => r.key));
+		// What the manifest stored lists: its segments and its tiers' buckets (a Forget's new versions).
+		const current = result.current.doc;
+		const listed = new Set([
+			...current.segments.map((r) => r.key),
+			...(current.terms ?? []).flatMap((t) => bucketKeys(this.segmentsPrefix, t)),
+		]);
 		for (const k of [...written, ...(result.written ? replaced : [])])
 			if (!listed.has(k)) await this.deleteSegment(k).catch(() => {});
 		if (!result.written) return 0;

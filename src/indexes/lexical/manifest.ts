@@ -70,6 +70,7 @@ const manifestSchema = z.looseObject({
 			to: z.string().min(1),
 			bytes: z.number().int().min(0),
 			tier: z.object({ id: z.string().min(1), ord: z.number().int().min(0) }).optional(),
+			gone: z.number().int().min(1).optional(),
 		}),
 	),
 	terms: z
@@ -84,6 +85,9 @@ const manifestSchema = z.looseObject({
 				sessionBuckets: powerOfTwo,
 				sessionRows: z.number().int().min(0),
 				bytes: z.number().int().min(0),
+				versions: z
+					.record(z.string().regex(/^[0-9]{1,6}$/), z.string().regex(/^[0-9a-f]{12}$/))
+					.optional(),
 			}),
 		)
 		.optional(),

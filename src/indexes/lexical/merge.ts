@@ -2,6 +2,7 @@
 // of n chunks keeps O(log n) segments. An index may cap its segments' size (the base-wide one, whose
 // searches read them one after another): past the cap, segments stay as they are.
 import { IndexDamagedError } from '../../errors';
+import { isGone } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { SegmentFiles } from './forget';
 import type { LexicalRef, LexicalSegment } from './segment';
@@ -34,6 +35,7 @@ export async function mergeDue(
 		const byId = new Map<string, IndexedChunk>();
 		for (const seg of loaded as LexicalSegment[])
 			for (const d of seg.docs) {
+				if (isGone(d)) continue;
 				byId.delete(d.id); // a later copy wins and takes the later place
 				byId.set(d.id, d);
 			}

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { CorruptDocumentError } from '../../errors';
 import { bloomOf } from '../../store/bloom';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
-import { badChunk, chunkHeapBytes, isRecord } from '../chunks/chunk';
+import { badChunk, chunkHeapBytes, isGone, isRecord } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { TierPlace } from './tiers';
 import { termCounts } from './tokenize';
@@ -19,6 +19,8 @@ export interface LexicalSegment {
 	postings: Map<string, Uint32Array>;
 	/** Bytes it takes in memory, about (for the cache). */
 	bytes: number;
+	/** Documents a Forget left in their places as gone (chunk.ts: goneChunk), if any. */
+	gone?: number;
 }
 
 /** One segment as the manifest lists it. */
@@ -35,6 +37,8 @@ export interface LexicalRef {
 	bytes: number;
 	/** Its place in a term tier (tiers.ts), once one was built from it. */
 	tier?: TierPlace;
+	/** Of `count`, the documents a Forget left in their places as gone (chunk.ts: goneChunk). */
+	gone?: number;
 }
 
 const chunkSchema = z.looseObject({
@@ -74,7 +78,7 @@ export function build(key: string, docs: IndexedChunk[]): LexicalSegment {
 	});
 	const postings = new Map<string, Uint32Array>();
 	for (const [term, list] of lists) postings.set(term, Uint32Array.from(list));
-	return { key, docs, lengths, postings, bytes: heapBytes(docs, postings) };
+	return { key, docs, lengths, postings, bytes: heapBytes(docs, postings), ...goneOf(docs) };
 }
 
 /**
@@ -160,20 +164,31 @@ export function decode(key: string, bytes: Uint8Array): LexicalSegment {
 		lengths: lengths as Uint32Array,
 		postings,
 		bytes: heapBytes(docs as IndexedChunk[], postings),
+		...goneOf(docs as IndexedChunk[]),
 	};
+}
+
+/** How many of the documents are gone (none: nothing said). */
+function goneOf(docs: readonly IndexedChunk[]): { gone?: number } {
+	let gone = 0;
+	for (const d of docs) if (isGone(d)) gone++;
+	return gone > 0 ? { gone } : {};
 }
 
 /** The manifest's entry for a segment written with `body`. */
 export function refOf(key: string, level: number, docs: IndexedChunk[], body: Buffer): LexicalRef {
-	const times = docs.map((d) => d.created_at).sort();
+	// Gone documents name no conversation and no time (a segment of only those keeps the epoch's).
+	const live = docs.filter((d) => !isGone(d));
+	const times = (live.length > 0 ? live : docs).map((d) => d.created_at).sort();
 	return {
 		key,
 		level,
 		count: docs.length,
-		bloom: bloomOf(docs.flatMap(scopeKeys)),
+		bloom: bloomOf(live.flatMap(scopeKeys)),
 		from: times[0],
 		to: times[times.length - 1],
 		bytes: body.byteLength,
+		...(live.length < docs.length ? { gone: docs.length - live.length } : {}),
 	};
 }
 

@@ -1,6 +1,7 @@
 // What a streamed word search (stream.ts) visits on one manifest, and how: the segments in scope in
 // no usable tier, read a few at a time, the tiers, and the tail and open sources, which supersede a
 // copy of their chunks in a segment.
+import { isGone } from '../chunks/chunk';
 import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
 import type { Versioned } from '../../store/document-store';
@@ -39,12 +40,14 @@ export interface Scope {
 	filter: ChunkFilter;
 }
 
-/** Which documents of a segment count: in the filter, and not superseded by a copy in `dead`. */
+/** Which documents of a segment count: in the filter, not superseded by a copy in `dead`, not gone. */
 function okOf(seg: LexicalSegment, filter: ChunkFilter, dead: ReadonlySet<string>): Uint8Array {
 	// Every document, most often (a search of every conversation, nothing superseded): no test per document.
-	if (isUnfiltered(filter) && (dead.size === 0 || !seg.docs.some((d) => dead.has(d.id))))
-		return new Uint8Array(seg.docs.length).fill(1);
-	return Uint8Array.from(seg.docs, (d) => (passes(d, filter) && !dead.has(d.id) ? 1 : 0));
+	const whole = !seg.gone && (dead.size === 0 || !seg.docs.some((d) => dead.has(d.id)));
+	if (isUnfiltered(filter) && whole) return new Uint8Array(seg.docs.length).fill(1);
+	return Uint8Array.from(seg.docs, (d) =>
+		passes(d, filter) && !dead.has(d.id) && !isGone(d) ? 1 : 0,
+	);
 }
 
 /** A listed segment, read again; gone since the manifest was read: the search starts over. */

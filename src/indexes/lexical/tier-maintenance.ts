@@ -2,6 +2,7 @@
 // word, and their conversations' rows) and how two are merged (bucket by bucket: a bucket's words come
 // from the few buckets of each that hashed them). When upkeep builds and merges them is chunks/tiering.ts.
 import { CorruptDocumentError, IndexDamagedError } from '../../errors';
+import { isGone } from '../chunks/chunk';
 import type { Versioned } from '../../store/document-store';
 import {
 	writeParts,
@@ -59,6 +60,7 @@ const rowsIn = (lists: Map<string, number[]>) => {
 function sessionsIn(seg: LexicalSegment): Map<string, [number, number, number]> {
 	const out = new Map<string, [number, number, number]>();
 	for (const d of seg.docs) {
+		if (isGone(d)) continue;
 		const had = out.get(d.session_id);
 		if (!had) out.set(d.session_id, [1, d.seq, d.seq]);
 		else out.set(d.session_id, [had[0] + 1, Math.min(had[1], d.seq), Math.max(had[2], d.seq)]);
@@ -74,7 +76,7 @@ async function buildTier(index: TieredIndex, refs: LexicalRef[]): Promise<TermTi
 	for (const [ord, ref] of refs.entries()) {
 		const seg = await index.readSegment(ref);
 		if (!seg) throw new IndexDamagedError(index.name, [ref.key]);
-		tier.n += seg.docs.length;
+		tier.n += seg.docs.length - (seg.gone ?? 0);
 		for (const length of seg.lengths) tier.total += length;
 		for (const [term, list] of seg.postings) {
 			let rows = words.get(term);

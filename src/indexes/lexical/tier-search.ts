@@ -38,7 +38,7 @@ async function rowsOf(
 			const group = wanted.slice(i, i + WINDOW);
 			const read = await Promise.all(group.map((b) => readBucket(files, tier, b)));
 			for (const [j, got] of read.entries()) {
-				if (!got) throw gone(bucketKey(files.segmentsPrefix, tier.id, group[j]));
+				if (!got) throw gone(bucketKey(files.segmentsPrefix, tier, group[j]));
 				for (const k of keys) {
 					const list = got.get(k);
 					if (list) rows.set(k, list);

@@ -16,7 +16,8 @@ import {
 	tiersOf as tiersOfKind,
 	withoutTiers as withoutTiersOfKind,
 } from '../chunks/tiering';
-import type { TierList, TierPlace, Usable } from '../chunks/tiering';
+import { tierPartKey } from '../chunks/tiering';
+import type { PartNames, TierList, TierPlace, Usable } from '../chunks/tiering';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef } from './segment';
 
@@ -39,6 +40,8 @@ export interface TermTier {
 	/** (conversation, segment) rows in them. */
 	sessionRows: number;
 	bytes: number;
+	/** Buckets a Forget wrote again, by number: each one's version (chunks/tiering.ts: PartNames). */
+	versions?: PartNames['versions'];
 }
 
 export type { TierPlace };
@@ -80,8 +83,8 @@ export function bucketsFor(postings: number): number {
 export const newTierId = () => randomBytes(9).toString('hex');
 
 /** Where a tier's bucket is stored (beside the segments, so clearing the index clears it). */
-export const bucketKey = (segmentsPrefix: string, id: string, b: number) =>
-	`${segmentsPrefix}terms-${id}-${b}.trm`;
+export const bucketKey = (segmentsPrefix: string, tier: PartNames, b: number) =>
+	tierPartKey(segmentsPrefix, 'terms', tier, b, 'trm');
 
 /** Whether a key is a tier's bucket (not a segment). */
 export const isBucketKey = (key: string) => key.endsWith('.trm');
@@ -91,7 +94,7 @@ export const bucketCount = (tier: TermTier) => tier.buckets + tier.sessionBucket
 
 /** Every bucket key of a tier. */
 export const bucketKeys = (segmentsPrefix: string, tier: TermTier) =>
-	Array.from({ length: bucketCount(tier) }, (_, b) => bucketKey(segmentsPrefix, tier.id, b));
+	Array.from({ length: bucketCount(tier) }, (_, b) => bucketKey(segmentsPrefix, tier, b));
 
 /** The bucket of a conversation's rows in a tier. */
 export const sessionBucket = (tier: TermTier, session: string) =>
@@ -192,7 +195,7 @@ export async function readBucket(
 	tier: TermTier,
 	b: number,
 ): Promise<TermBucket | null> {
-	const key = bucketKey(files.segmentsPrefix, tier.id, b);
+	const key = bucketKey(files.segmentsPrefix, tier, b);
 	const id = `${storageIdentity(files.storage)}\n${key}`;
 	const cached = bucketCache.get(id);
 	if (cached) return cached;
@@ -205,11 +208,11 @@ export async function readBucket(
 /** Writes a new bucket (never over another) and keeps it decoded; returns its stored size. */
 export async function writeBucket(
 	files: TierFiles,
-	tier: Pick<TermTier, 'id'>,
+	tier: PartNames,
 	b: number,
 	bucket: TermBucket,
 ): Promise<number> {
-	const key = bucketKey(files.segmentsPrefix, tier.id, b);
+	const key = bucketKey(files.segmentsPrefix, tier, b);
 	const body = encodeBucket(bucket);
 	await files.storage.put(key, body, { ifVersion: null, contentType: 'application/gzip' });
 	bucketCache.set(`${storageIdentity(files.storage)}\n${key}`, bucket, {

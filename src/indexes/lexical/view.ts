@@ -3,6 +3,7 @@
 // segments and the open sources in scope are loaded once, a later copy of a chunk ID supersedes an
 // earlier one across all of them (the indexes are given oldest first), and BM25 ranks over the union.
 import { BoundedCache } from '../../common/bounded-cache';
+import { isGone } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
 import { bm25, frequencies, scopeOf } from './bm25';
@@ -67,7 +68,7 @@ function liveOf(id: string, loaded: LexicalSegment[]): Uint8Array[] {
 			const docs = loaded[s].docs;
 			const mask = new Uint8Array(docs.length);
 			for (let d = docs.length - 1; d >= 0; d--)
-				if (!seen.has(docs[d].id)) {
+				if (!seen.has(docs[d].id) && !isGone(docs[d])) {
 					seen.add(docs[d].id);
 					mask[d] = 1;
 				}

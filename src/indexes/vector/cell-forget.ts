@@ -3,13 +3,13 @@
 // are written again, each as a new version (a new key) listed in the tier. Dropping the tier instead
 // would make every search of the index read its segments until later syncs regrouped them.
 import type { IndexedChunk } from '../chunks/chunk';
+import { listedAsRead, newPartVersion } from '../chunks/tiering';
 import {
 	bucketOfCell,
 	cellBucketKey,
 	cellBucketKeys,
 	decodeCellBucket,
 	encodeCellBucket,
-	newBucketVersion,
 } from './cell-tiers';
 import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
@@ -98,7 +98,7 @@ async function rewriteOne(
 		vectors,
 		kept.map((r) => cells[r]),
 	);
-	const versions = { ...out.tier.versions, [b]: newBucketVersion() };
+	const versions = { ...out.tier.versions, [b]: newPartVersion() };
 	const fresh = cellBucketKey(files.segmentsPrefix, { id: out.tier.id, versions }, b);
 	await files.storage.put(fresh, body, { ifVersion: null });
 	out.written.push(fresh);
@@ -159,10 +159,11 @@ export async function undoRewrites(files: CellFiles, rewritten: readonly Rewritt
 }
 
 /** Whether each rewritten tier is still listed as the rewrite read it. */
-export function stillAsRead(doc: IndexManifest, rewritten: readonly RewrittenTier[]): boolean {
-	const listed = new Map((doc.cells?.tiers ?? []).map((t) => [t.id, JSON.stringify(t)]));
-	return rewritten.every((r) => listed.get(r.was.id) === JSON.stringify(r.was));
-}
+export const stillAsRead = (doc: IndexManifest, rewritten: readonly RewrittenTier[]) =>
+	listedAsRead(
+		doc.cells?.tiers ?? [],
+		rewritten.map((r) => r.was),
+	);
 
 /**
  * The manifest with the rewritten tiers in place of what they were, over `segments` (the rewritten

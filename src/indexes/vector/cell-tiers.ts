@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 
 import { IndexDamagedError } from '../../errors';
 import type { MemoryStorage } from '../../store/storage';
-import { writeParts } from '../chunks/tiering';
+import { tierPartKey, writeParts } from '../chunks/tiering';
+import type { PartNames } from '../chunks/tiering';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { Codebook } from './codebook';
 import { cellCount, cellOf } from './codebook';
@@ -27,11 +28,8 @@ export interface CellTier {
 	/** Buckets: a power of two, at most the codebook's cells. */
 	buckets: number;
 	bytes: number;
-	/**
-	 * Buckets rewritten since the tier was built (a Forget took rows out), by number: each one's
-	 * version, part of its key, so a rewritten bucket is a new object and never a changed one.
-	 */
-	versions?: Record<string, string>;
+	/** Buckets a Forget wrote again, by number: each one's version (chunks/tiering.ts: PartNames). */
+	versions?: PartNames['versions'];
 }
 
 /** A decoded bucket: its rows as a segment, and each row's cell. */
@@ -57,20 +55,11 @@ export const bucketOfCell = (cell: number, cells: number, buckets: number) =>
 export const newCellTierId = () => randomBytes(9).toString('hex');
 
 /** Where a tier's bucket is stored (beside the segments, so clearing the index clears it). */
-export function cellBucketKey(
-	segmentsPrefix: string,
-	tier: Pick<CellTier, 'id' | 'versions'>,
-	b: number,
-): string {
-	const version = tier.versions?.[b];
-	return `${segmentsPrefix}cells-${tier.id}-${b}${version ? `-${version}` : ''}.vcl`;
-}
+export const cellBucketKey = (segmentsPrefix: string, tier: PartNames, b: number) =>
+	tierPartKey(segmentsPrefix, 'cells', tier, b, 'vcl');
 
 export const cellBucketKeys = (segmentsPrefix: string, tier: CellTier) =>
 	Array.from({ length: tier.buckets }, (_, b) => cellBucketKey(segmentsPrefix, tier, b));
-
-/** A new version of a bucket (random: two rewrites never name the same object). */
-export const newBucketVersion = () => randomBytes(6).toString('hex');
 
 export function encodeCellBucket(
 	dims: number,

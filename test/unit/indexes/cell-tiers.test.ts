@@ -197,6 +197,36 @@ describe('cell tiers of an index kept in tiers', () => {
 		return { root, open, writer, rows };
 	}
 
+	/**
+	 * 20 searches through the tiers (each reading fewer objects than `segments`) find at least 90% of
+	 * what an exact pass finds, and nothing of conversation `forgotten`.
+	 */
+	async function assertRecallThroughTiers(
+		root: string,
+		open: (storage?: MemoryStorage) => EmbeddedIndex,
+		writer: EmbeddedIndex,
+		rows: number[][],
+		segments: number,
+		forgotten?: string,
+	) {
+		let found = 0;
+		for (let qi = 0; qi < 20; qi++) {
+			const q = rows[qi * 113];
+			const exact = await writer.search(q, 10);
+			clearVectorCache();
+			const metered = new MeteredStorage(new LocalDiskStorage({ root }));
+			const ranking = await streamedRanking(open(metered), q, 10, {});
+			assert.ok(metered.counts.get < segments, `${metered.counts.get} reads`);
+			assert.ok(
+				ranking.matches.every((m) => m.session_id !== forgotten),
+				'nothing forgotten found',
+			);
+			const ids = new Set(ranking.matches.map((m) => m.id));
+			found += exact.filter((m) => ids.has(m.id)).length;
+		}
+		assert.ok(found / 200 >= 0.9, `recall@10 ${found / 200}`);
+	}
+
 	it('upkeep regroups settled segments into tiers; a search of them finds the exact best, reading fewer objects', async () => {
 		const { root, open, writer, rows } = await tieredIndex();
 		const doc = (await writer.readManifest(true)).doc;
@@ -205,18 +235,7 @@ describe('cell tiers of an index kept in tiers', () => {
 		assert.ok(doc.cells?.codebook, 'a codebook listed');
 		const inTiers = doc.segments.filter((r) => r.tier).length;
 		assert.ok(inTiers >= doc.segments.length - 24, `${inTiers} of ${doc.segments.length} in tiers`);
-		let found = 0;
-		for (let qi = 0; qi < 20; qi++) {
-			const q = rows[qi * 113];
-			const exact = await writer.search(q, 10);
-			clearVectorCache();
-			const metered = new MeteredStorage(new LocalDiskStorage({ root }));
-			const ranking = await streamedRanking(open(metered), q, 10, {});
-			assert.ok(metered.counts.get < doc.segments.length, `${metered.counts.get} reads`);
-			const ids = new Set(ranking.matches.map((m) => m.id));
-			found += exact.filter((m) => ids.has(m.id)).length;
-		}
-		assert.ok(found / 200 >= 0.9, `recall@10 ${found / 200}`);
+		await assertRecallThroughTiers(root, open, writer, rows, doc.segments.length);
 	});
 
 	it('a write’s compaction leaves small segments in tiers as they are: no tier is dropped', async () => {
@@ -352,22 +371,7 @@ describe('cell tiers of an index kept in tiers', () => {
 		}
 		assert.deepEqual(await writer.sweepOrphans(0), [], 'every stored part listed');
 		// A search through the tiers finds what an exact pass over what is left finds, and reads them.
-		let found = 0;
-		for (let qi = 0; qi < 20; qi++) {
-			const q = rows[qi * 113];
-			const exact = await writer.search(q, 10);
-			clearVectorCache();
-			const metered = new MeteredStorage(new LocalDiskStorage({ root }));
-			const ranking = await streamedRanking(open(metered), q, 10, {});
-			assert.ok(metered.counts.get < after.segments.length, `${metered.counts.get} reads`);
-			assert.ok(
-				ranking.matches.every((m) => m.session_id !== 's3'),
-				'nothing forgotten found',
-			);
-			const ids = new Set(ranking.matches.map((m) => m.id));
-			found += exact.filter((m) => ids.has(m.id)).length;
-		}
-		assert.ok(found / 200 >= 0.9, `recall@10 ${found / 200}`);
+		await assertRecallThroughTiers(root, open, writer, rows, after.segments.length, 's3');
 		// Forgotten again, and another conversation: the versions move on, the tiers stay.
 		assert.equal(await writer.forgetSession('s3'), 0);
 		await writer.forgetSession('s5');

@@ -128,6 +128,22 @@ async function searchCounted(
 	return { index, m, covered, got, gets: metered.take().gets };
 }
 
+/**
+ * 20 conversations of 200 messages, taken in turns (every segment holds every conversation); two say
+ * "wombatword", and notes after the first carry its flow three messages on, past the first segment read.
+ */
+function interleaved(): IndexedChunk[] {
+	const all = docs(4000, 21).map((d, i) => ({
+		...d,
+		session_id: `talk-${i % 20}`,
+		seq: Math.floor(i / 20),
+	}));
+	all[1210] = { ...all[1210], text: `wombatword ${all[1210].text}` };
+	for (const n of [1, 2, 3]) all[1210 + 20 * n] = { ...all[1210 + 20 * n], role: 'fact' };
+	all[2530] = { ...all[2530], text: `wombatword ${all[2530].text}` };
+	return all;
+}
+
 beforeEach(() => clearAllCaches());
 
 describe('term tiers of a word index', () => {
@@ -202,7 +218,14 @@ describe('term tiers of a word index', () => {
 		);
 	});
 
-	it('a Forget drops the tiers of the segments it rewrites in the same swap: no word of it stays', async () => {
+	/** The term tiers' IDs, and each one whole (every segment it names listed in its place). */
+	async function tierIds(index: LexicalIndex): Promise<string[]> {
+		const m = await index.readManifest(true);
+		assert.deepEqual(tiersOf(m.doc).stale, [], 'no stale tier');
+		return tiersOf(m.doc).usable.map((u) => u.tier.id);
+	}
+
+	it('a Forget keeps the term tiers: gone documents keep the others’ places, only the buckets that named them are written again; no word of it stays', async () => {
 		const storage = new LocalDiskStorage({ root: tempDir('tiers-forget') });
 		const index = indexOn(storage);
 		const all = docs(2000, 3);
@@ -210,18 +233,130 @@ describe('term tiers of a word index', () => {
 		for (let i = 0; i < 400; i += 40) all[i] = chunk(i, 'zanzibarword w0x', 'secret-session');
 		await index.addOlder(all);
 		await settleTiers(index);
+		const before = await tierIds(index);
+		assert.ok(before.length >= 1, 'tiers built');
+		const stored = async () =>
+			(await storage.list('kb/')).map((o) => o.key).filter((k) => k.endsWith('.trm'));
 		assert.match(await storedText(storage), /zanzibarword/);
-		await index.forgetSession('secret-session');
+		assert.equal(await index.forgetSession('secret-session'), 10);
 		const text = await storedText(storage);
 		assert.doesNotMatch(text, /zanzibarword/);
 		assert.doesNotMatch(text, /secret-session/);
+		assert.deepEqual(await tierIds(index), before, 'every tier kept');
 		const m = await index.readManifest(true);
-		assert.deepEqual(tiersOf(m.doc).stale, []);
+		const listed = (m.doc.terms ?? []).flatMap((t) => bucketKeys(index.segmentsPrefix, t));
+		assert.deepEqual((await stored()).sort(), listed.sort(), 'every bucket stored is listed');
+		const versions = (m.doc.terms ?? []).flatMap((t) => Object.keys(t.versions ?? {}));
+		assert.ok(versions.length > 0, 'buckets written again');
+		assert.equal(
+			m.doc.segments.reduce((n, r) => n + (r.gone ?? 0), 0),
+			10,
+			'the gone documents counted',
+		);
 		await assertExact(index, [...QUERIES, 'zanzibarword']);
-		// The segments are regrouped again by the next upkeep.
+		// Later adds and upkeep merge tiers holding gone documents: still exact, and nothing comes back.
+		await index.addOlder(docs(1200, 9, 5000));
 		await settleTiers(index);
-		assert.ok(tiersOf((await index.readManifest(true)).doc).usable.length >= 1);
 		await assertExact(index, [...QUERIES, 'zanzibarword']);
+		assert.doesNotMatch(await storedText(storage), /zanzibarword|secret-session/);
+	});
+
+	it('an expiry of some messages of a conversation spread over a tier: the messages beside the best still come from the segments that hold them', async () => {
+		const disk = new LocalDiskStorage({ root: tempDir('tiers-expire') });
+		const all = interleaved();
+		const index = indexOn(disk);
+		await index.addOlder(all);
+		await settleTiers(index);
+		const before = await tierIds(index);
+		// talk-10's messages 0-59 expire (the first of its wombat messages among them, not its flow).
+		const expired = new Set(
+			all.filter((d) => d.session_id === 'talk-10' && d.seq < 60).map((d) => d.id),
+		);
+		assert.equal(await index.forgetSession('talk-10', (d) => expired.has(d.id)), 60);
+		assert.deepEqual(await tierIds(index), before, 'every tier kept');
+		await assertExact(index, [...QUERIES, 'wombatword']);
+		const got = await (await streamedView(index, {})).search('wombatword', 10);
+		assert.ok(
+			got.every((m) => !expired.has(m.id)),
+			'nothing expired found',
+		);
+		assert.ok(got.some((m) => m.id === all[2530].id));
+		// The rest of talk-10 forgotten too; then a conversation whose every chunk is in one segment.
+		await index.forgetSession('talk-10');
+		await assertExact(index, [...QUERIES, 'wombatword']);
+		assert.deepEqual(await tierIds(index), before, 'every tier kept');
+	});
+
+	it('a segment of a tier left with only gone documents keeps its place; a search counts none of them', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('tiers-emptied') });
+		const index = indexOn(storage);
+		// The first 40 chunks (one segment) are one conversation's.
+		const all = docs(2000, 4).map((d, i) => (i < 40 ? { ...d, session_id: 'whole' } : d));
+		await index.addOlder(all);
+		await settleTiers(index);
+		const before = await tierIds(index);
+		const first = await streamedView(index, {});
+		await first.search('w0x', 5);
+		const size = first.size;
+		assert.equal(size, 2000);
+		assert.equal(await index.forgetSession('whole'), 40);
+		assert.deepEqual(await tierIds(index), before);
+		const m = await index.readManifest(true);
+		assert.ok(
+			m.doc.segments.some((r) => r.gone === r.count),
+			'a segment of gone documents listed',
+		);
+		const view = await streamedView(index, {});
+		await view.search('w0x', 5);
+		assert.equal(view.size, size - 40);
+		await assertExact(index);
+		// A time range reads the segments themselves: gone documents match none (their time is the epoch).
+		for (const filter of [
+			{ until: '2026-12-31T00:00:00.000Z' },
+			{ since: '1970-01-01T00:00:00.000Z' },
+		]) {
+			const streamed = await streamedView(index, filter);
+			const loaded = await lexicalView([index], filter);
+			const [a, b] = [await streamed.search('w0x w1x', 30), await loaded.search('w0x w1x', 30)];
+			assert.deepEqual(
+				a.map((m) => [m.id, m.score]),
+				b.map((m) => [m.id, m.score]),
+			);
+			assert.equal(streamed.size, 1960);
+			assert.equal(loaded.size, 1960);
+		}
+		assert.doesNotMatch(await storedText(storage), /"whole"/);
+	});
+
+	it('a tier merge that read its buckets before a Forget rewrote them is not listed: nothing of the conversation stays', async () => {
+		const root = tempDir('tiers-forget-race');
+		const disk = new LocalDiskStorage({ root });
+		const all = docs(2000, 6);
+		for (let i = 0; i < 2000; i += 37) all[i] = chunk(i, 'quokkaword w1x', 'raced-session');
+		await indexOn(disk, false).addOlder(all);
+		let forgot = false;
+		const hooked = Object.assign(Object.create(disk), {
+			put: async (key: string, body: Uint8Array, opts?: object) => {
+				const out = await disk.put(key, body, opts);
+				// Upkeep wrote a bucket of a tier it builds or merges: the Forget swaps now.
+				if (
+					!forgot &&
+					key.endsWith('.trm') &&
+					(await indexOn(disk).readManifest(true)).doc.terms?.length
+				) {
+					forgot = true;
+					await indexOn(disk).forgetSession('raced-session');
+				}
+				return out;
+			},
+		}) as LocalDiskStorage;
+		await settleTiers(indexOn(hooked));
+		assert.ok(forgot, 'the Forget ran mid-upkeep');
+		await settleTiers(indexOn(disk));
+		const index = indexOn(disk);
+		await tierIds(index);
+		await assertExact(index, [...QUERIES, 'quokkaword']);
+		assert.doesNotMatch(await storedText(disk), /quokkaword|raced-session/);
 	});
 
 	it('a tier whose segment changed is not used, and the next upkeep drops it with its buckets', async () => {
@@ -380,16 +515,7 @@ describe('term tiers of a word index', () => {
 
 	it('long conversations spread over every segment: the messages beside the best are read from the segments that hold them', async () => {
 		const disk = new LocalDiskStorage({ root: tempDir('tiers-interleaved') });
-		// 20 conversations of 200 messages, taken in turns: every segment holds every conversation.
-		const all = docs(4000, 21).map((d, i) => ({
-			...d,
-			session_id: `talk-${i % 20}`,
-			seq: Math.floor(i / 20),
-		}));
-		all[1210] = { ...all[1210], text: `wombatword ${all[1210].text}` };
-		// Notes after it carry its flow further (three messages on), past the first segment read.
-		for (const n of [1, 2, 3]) all[1210 + 20 * n] = { ...all[1210 + 20 * n], role: 'fact' };
-		all[2530] = { ...all[2530], text: `wombatword ${all[2530].text}` };
+		const all = interleaved();
 		const { index, covered, gets, got } = await searchCounted(disk, all, 'wombatword', 10);
 		assert.ok(covered.size >= 64);
 		const read = [...gets.keys()].filter((key) => covered.has(key));

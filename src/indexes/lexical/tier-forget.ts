@@ -1,0 +1,176 @@
+// Taking chunks out of a word index's term tiers without dropping them (a Forget, an expiry). A
+// tier's postings name documents by their segment's place in the tier and their place in the segment,
+// so a segment that loses chunks keeps its documents' places: each chunk taken out is left as a gone
+// document (chunk.ts: goneChunk, nothing of what it was). Then only the buckets that named the chunks
+// are written again, each as a new version (a new key) the tier lists: the buckets of the words they
+// held, and of their conversations' rows. Dropping the tier instead would make every search of the
+// index read its segments until later syncs regrouped them.
+import { goneChunk } from '../chunks/chunk';
+import type { IndexedChunk } from '../chunks/chunk';
+import { newPartVersion } from '../chunks/tiering';
+import type { LexicalSegment } from './segment';
+import { bucketKey, bucketOf, readBucket, ROW, sessionBucket, writeBucket } from './tiers';
+import type { TermBucket, TermTier, TierFiles } from './tiers';
+
+/** Documents taken out of one segment of a tier: its place, the segment as it was, which documents. */
+export interface TakenDocs {
+	tier: TermTier;
+	ord: number;
+	seg: LexicalSegment;
+	docs: Set<number>;
+}
+
+/** A tier with some buckets written again: its new entry, and the bucket keys written and replaced. */
+export interface RewrittenTermTier {
+	was: TermTier;
+	tier: TermTier;
+	written: string[];
+	replaced: string[];
+}
+
+/** A bucket a rewrite needs is not held: the tier is dropped instead (its segments hold every chunk). */
+export class TermBucketGone extends Error {}
+
+/** The segment's documents with those of `taken` left as gone, in their places. */
+export const withGone = (docs: readonly IndexedChunk[], taken: ReadonlySet<number>) =>
+	docs.map((d, i) => (taken.has(i) ? goneChunk() : d));
+
+/** Each conversation's rows of a segment's live documents: count, lowest and highest message number. */
+function sessionRowsOf(docs: readonly IndexedChunk[], skip: ReadonlySet<number>) {
+	const out = new Map<string, [number, number, number]>();
+	docs.forEach((d, i) => {
+		if (skip.has(i)) return;
+		const had = out.get(d.session_id);
+		if (!had) out.set(d.session_id, [1, d.seq, d.seq]);
+		else out.set(d.session_id, [had[0] + 1, Math.min(had[1], d.seq), Math.max(had[2], d.seq)]);
+	});
+	return out;
+}
+
+/**
+ * What changes in one tier: per bucket, per key (a word, or a conversation), the rows to take out
+ * (by segment place and document) and, for conversations, the row to put instead; and the statistics.
+ */
+function plan(tier: TermTier, taken: readonly TakenDocs[]) {
+	const words = new Map<number, Set<string>>();
+	const sessions = new Map<number, Map<string, Map<number, number[] | null>>>();
+	let n = 0;
+	let total = 0;
+	for (const t of taken) {
+		for (const [term, list] of t.seg.postings)
+			for (let i = 0; i < list.length; i += 2)
+				if (t.docs.has(list[i])) {
+					const b = bucketOf(term, tier.buckets);
+					words.set(b, (words.get(b) ?? new Set()).add(term));
+					break;
+				}
+		for (const d of t.docs) total += t.seg.lengths[d];
+		n += t.docs.size;
+		const after = sessionRowsOf(t.seg.docs, t.docs);
+		for (const d of t.docs) {
+			const session = t.seg.docs[d].session_id;
+			const b = sessionBucket(tier, session);
+			const rows = sessions.get(b) ?? new Map<string, Map<number, number[] | null>>();
+			sessions.set(b, rows);
+			const row = after.get(session);
+			rows.set(session, (rows.get(session) ?? new Map()).set(t.ord, row ? [t.ord, ...row] : null));
+		}
+	}
+	return { words, sessions, n, total };
+}
+
+/** A word bucket without the rows of the taken documents. */
+function withoutWords(
+	bucket: TermBucket,
+	terms: ReadonlySet<string>,
+	gone: Map<number, Set<number>>,
+) {
+	const out: TermBucket = new Map(bucket);
+	let removed = 0;
+	for (const term of terms) {
+		const rows = bucket.get(term);
+		if (!rows) continue;
+		const kept: number[] = [];
+		for (let i = 0; i < rows.length; i += ROW)
+			if (gone.get(rows[i])?.has(rows[i + 1])) removed++;
+			else kept.push(...rows.subarray(i, i + ROW));
+		if (kept.length === 0) out.delete(term);
+		else out.set(term, Uint32Array.from(kept));
+	}
+	return { bucket: out, removed };
+}
+
+/** A bucket of conversations with their rows of the changed segments replaced (or taken out). */
+function withSessions(bucket: TermBucket, changes: Map<string, Map<number, number[] | null>>) {
+	const out: TermBucket = new Map(bucket);
+	let delta = 0;
+	for (const [session, byOrd] of changes) {
+		const rows = bucket.get(session) ?? new Uint32Array(0);
+		const kept: number[] = [];
+		for (let i = 0; i < rows.length; i += ROW) {
+			if (!byOrd.has(rows[i])) kept.push(...rows.subarray(i, i + ROW));
+			else delta--;
+		}
+		for (const row of byOrd.values())
+			if (row) {
+				kept.push(...row);
+				delta++;
+			}
+		if (kept.length === 0) out.delete(session);
+		else out.set(session, sortedRows(kept));
+	}
+	return { bucket: out, delta };
+}
+
+/** Rows in the order of their segment's place (as a tier builds them). */
+function sortedRows(flat: number[]): Uint32Array {
+	const rows: number[][] = [];
+	for (let i = 0; i < flat.length; i += ROW) rows.push(flat.slice(i, i + ROW));
+	rows.sort((a, b) => a[0] - b[0]);
+	return Uint32Array.from(rows.flat());
+}
+
+/**
+ * New versions of the tier's buckets that named the taken documents, listed nowhere yet (the caller's
+ * swap lists the returned entry). A bucket storage does not hold is TermBucketGone. On a failure,
+ * what it wrote is deleted.
+ */
+export async function rewriteTermTier(
+	files: TierFiles & { deleteSegment(key: string): Promise<void> },
+	tier: TermTier,
+	taken: readonly TakenDocs[],
+): Promise<RewrittenTermTier> {
+	const { words, sessions, n, total } = plan(tier, taken);
+	const gone = new Map(taken.map((t) => [t.ord, t.docs]));
+	const out: RewrittenTermTier = { was: tier, tier: { ...tier }, written: [], replaced: [] };
+	const put = async (b: number, bucket: TermBucket) => {
+		const versions = { ...out.tier.versions, [b]: newPartVersion() };
+		const next = { ...out.tier, versions };
+		await writeBucket(files, next, b, bucket);
+		out.written.push(bucketKey(files.segmentsPrefix, next, b));
+		out.replaced.push(bucketKey(files.segmentsPrefix, out.tier, b));
+		out.tier = next;
+	};
+	const read = async (b: number) => {
+		const bucket = await readBucket(files, tier, b);
+		if (!bucket) throw new TermBucketGone(bucketKey(files.segmentsPrefix, tier, b));
+		return bucket;
+	};
+	try {
+		for (const [b, terms] of [...words].sort((x, y) => x[0] - y[0])) {
+			const { bucket, removed } = withoutWords(await read(b), terms, gone);
+			await put(b, bucket);
+			out.tier.postings -= removed;
+		}
+		for (const [b, changes] of [...sessions].sort((x, y) => x[0] - y[0])) {
+			const { bucket, delta } = withSessions(await read(b), changes);
+			await put(b, bucket);
+			out.tier.sessionRows += delta;
+		}
+		out.tier = { ...out.tier, n: tier.n - n, total: tier.total - total };
+		return out;
+	} catch (error) {
+		await Promise.all(out.written.map((k) => files.deleteSegment(k).catch(() => {})));
+		throw error;
+	}
+}
