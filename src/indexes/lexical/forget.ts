@@ -2,13 +2,14 @@
 // that may hold them (by its bloom filter) rewritten without them, or dropped once empty.
 import { IndexDamagedError } from '../../errors';
 import { bloomMayHave, bloomPositions } from '../../store/bloom';
+import type { BloomPositions } from '../../store/bloom';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ListedSegment } from '../chunks/listed';
 import { retireParts } from '../chunks/retiring';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef, LexicalSegment } from './segment';
 import { rewriteTermTier, TermBucketGone, withGone } from './tier-forget';
-import type { TakenDocs } from './tier-forget';
+import type { RewrittenTermTier, TakenDocs } from './tier-forget';
 import { dropStale, tiersOf } from './tiers';
 import type { TermTier, TierFiles } from './tiers';
 
@@ -31,6 +32,19 @@ export interface Dropped {
 }
 
 /**
+ * What one Forget wrote on an attempt, kept for the next: an attempt whose swap lost to another
+ * change (a sync's) reuses each rewrite of a segment or tier that is still listed as it was, so a
+ * retry costs little on a busy index instead of writing hundreds of buckets again.
+ */
+export class ForgetWork {
+	readonly segments = new Map<
+		string,
+		{ seg: LexicalSegment; gone: Set<number>; fresh: LexicalRef | null }
+	>();
+	readonly tiers = new Map<string, RewrittenTermTier | null>();
+}
+
+/**
  * The manifest without the chunks `keep` refuses, of conversation `sessionId`; `unlist` also drops
  * the conversation from the open sources. A segment listed but gone is an error, never skipped. A
  * segment in a usable term tier keeps its place there: its chunks taken out are left as gone
@@ -42,14 +56,15 @@ export async function dropChunks(
 	sessionId: string,
 	keep: (d: IndexedChunk) => boolean,
 	unlist: boolean,
+	work = new ForgetWork(),
 ): Promise<Dropped> {
 	const out: Dropped = { removed: 0, replaced: [], written: [] };
 	const tail = doc.tail.filter(keep);
 	out.removed += doc.tail.length - tail.length;
 	const open = unlist ? doc.open?.filter((o) => o.session_id !== sessionId) : doc.open;
-	const { refs, taken } = await rewriteSegments(files, doc, sessionId, keep, out);
+	const { refs, taken } = await rewriteSegments(files, doc, sessionId, keep, out, work);
 	if (out.removed === 0 && open?.length === doc.open?.length) return out;
-	const { terms, failed } = await keptTiers(files, doc, taken, out);
+	const { terms, failed } = await keptTiers(files, doc, taken, out, work);
 	// A segment of a tier not kept leaves it: the tier goes in the same swap (dropStale).
 	const segments = refs.map((r) => {
 		if (!r.tier || !failed.has(r.tier.id) || !out.written.includes(r.key)) return r;
@@ -85,6 +100,7 @@ async function rewriteSegments(
 	sessionId: string,
 	keep: (d: IndexedChunk) => boolean,
 	out: Dropped,
+	work: ForgetWork,
 ): Promise<{ refs: LexicalRef[]; taken: TakenDocs[] }> {
 	const position = bloomPositions(`s:${sessionId}`);
 	const placed = new Map(
@@ -95,25 +111,44 @@ async function rewriteSegments(
 	const taken: TakenDocs[] = [];
 	const refs: LexicalRef[] = [];
 	for (const ref of doc.segments) {
-		// Unread when its filter shows the conversation is not in it.
-		const seg = bloomMayHave(ref.bloom, position) ? await files.readSegment(ref) : undefined;
-		if (seg === null) throw new IndexDamagedError(files.name, [ref.key]);
-		const gone = new Set(seg?.docs.flatMap((d, i) => (keep(d) ? [] : [i])));
-		if (!seg || gone.size === 0) {
+		const place = placed.get(ref.key);
+		const id = `${ref.key}\n${place ? `${place.tier.id}:${place.ord}` : ''}`;
+		const done = work.segments.get(id) ?? (await rewriteOne(files, ref, position, keep, !!place));
+		if (!done) {
 			refs.push(ref);
 			continue;
 		}
-		out.removed += gone.size;
+		work.segments.set(id, done);
+		out.removed += done.gone.size;
 		out.replaced.push(ref.key);
-		const place = placed.get(ref.key);
-		if (place) taken.push({ ...place, seg, docs: gone });
-		const docs = place ? withGone(seg.docs, gone) : seg.docs.filter((_, i) => !gone.has(i));
-		if (docs.length === 0) continue;
-		const fresh = await files.writeSegment(ref.level, docs);
-		out.written.push(fresh.key);
-		refs.push(place ? { ...fresh, tier: ref.tier } : fresh);
+		if (place) taken.push({ ...place, seg: done.seg, docs: done.gone });
+		if (!done.fresh) continue;
+		out.written.push(done.fresh.key);
+		refs.push(place ? { ...done.fresh, tier: ref.tier } : done.fresh);
 	}
 	return { refs, taken };
+}
+
+/**
+ * One segment without the chunks `keep` refuses, written (fresh null: nothing left of it), the
+ * documents taken out in their places as gone when `inTier`; undefined when it holds none.
+ */
+async function rewriteOne(
+	files: SegmentFiles,
+	ref: LexicalRef,
+	position: BloomPositions,
+	keep: (d: IndexedChunk) => boolean,
+	inTier: boolean,
+): Promise<{ seg: LexicalSegment; gone: Set<number>; fresh: LexicalRef | null } | undefined> {
+	// Unread when its filter shows the conversation is not in it.
+	if (!bloomMayHave(ref.bloom, position)) return undefined;
+	const seg = await files.readSegment(ref);
+	if (!seg) throw new IndexDamagedError(files.name, [ref.key]);
+	const gone = new Set(seg.docs.flatMap((d, i) => (keep(d) ? [] : [i])));
+	if (gone.size === 0) return undefined;
+	const docs = inTier ? withGone(seg.docs, gone) : seg.docs.filter((_, i) => !gone.has(i));
+	const fresh = docs.length > 0 ? await files.writeSegment(ref.level, docs) : null;
+	return { seg, gone, fresh };
 }
 
 /**
@@ -125,20 +160,37 @@ async function keptTiers(
 	doc: LexicalManifest,
 	taken: readonly TakenDocs[],
 	out: Dropped,
+	work: ForgetWork,
 ): Promise<{ terms: TermTier[] | undefined; failed: Set<string> }> {
 	const rewritten = new Map<string, TermTier>();
 	const failed = new Set<string>();
 	for (const tier of new Set(taken.map((t) => t.tier))) {
-		try {
-			const mine = taken.filter((t) => t.tier === tier);
-			const done = await rewriteTermTier(files, tier, mine);
-			out.written.push(...done.written);
-			out.replaced.push(...done.replaced);
-			rewritten.set(tier.id, done.tier);
-		} catch (error) {
-			if (!(error instanceof TermBucketGone)) throw error;
+		const mine = taken.filter((t) => t.tier === tier);
+		// The same tier losing the same documents of the same segments: the same rewrite.
+		const id = JSON.stringify([tier, mine.map((t) => [t.ord, t.seg.key, [...t.docs]])]);
+		const done = work.tiers.has(id) ? work.tiers.get(id)! : await rewriteOrNull(files, tier, mine);
+		work.tiers.set(id, done);
+		if (!done) {
 			failed.add(tier.id);
+			continue;
 		}
+		out.written.push(...done.written);
+		out.replaced.push(...done.replaced);
+		rewritten.set(tier.id, done.tier);
 	}
 	return { terms: doc.terms?.map((t) => rewritten.get(t.id) ?? t), failed };
+}
+
+/** The tier's rewrite, or null when a bucket it needs is not held (the tier is then dropped). */
+async function rewriteOrNull(
+	files: SegmentFiles,
+	tier: TermTier,
+	taken: readonly TakenDocs[],
+): Promise<RewrittenTermTier | null> {
+	try {
+		return await rewriteTermTier(files, tier, taken);
+	} catch (error) {
+		if (error instanceof TermBucketGone) return null;
+		throw error;
+	}
 }

@@ -25,7 +25,7 @@ import type { RetirePolicy } from '../chunks/retiring';
 import type { Touched } from '../chunks/touched';
 import type { LexicalMatch } from './bm25';
 import { emptyMoved, resetIndex } from './emptying';
-import { dropChunks } from './forget';
+import { dropChunks, ForgetWork } from './forget';
 import { FAN, mergeDue } from './merge';
 import type { Dropped } from './forget';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
@@ -358,10 +358,11 @@ export class LexicalIndex {
 			d.session_id !== sessionId || (only !== undefined && !only(d));
 		let dropped: Dropped = { removed: 0, replaced: [], written: [] };
 		const written: string[] = [];
+		const work = new ForgetWork();
 		const result = await this.update(
 			async (cur) => {
 				if (cur.version === null) return undefined;
-				dropped = await dropChunks(this, cur.doc, sessionId, keep, only === undefined);
+				dropped = await dropChunks(this, cur.doc, sessionId, keep, only === undefined, work);
 				written.push(...dropped.written);
 				return dropped.doc;
 			},

@@ -261,6 +261,46 @@ describe('term tiers of a word index', () => {
 		assert.doesNotMatch(await storedText(storage), /zanzibarword|secret-session/);
 	});
 
+	it('a Forget whose swap loses to other writes retries without writing its segments and buckets again', async () => {
+		const root = tempDir('tiers-forget-busy');
+		const disk = new LocalDiskStorage({ root });
+		const all = docs(2000, 7);
+		for (let i = 0; i < 400; i += 40) all[i] = chunk(i, 'okapiword w0x', 'busy-session');
+		await indexOn(disk).addOlder(all);
+		await settleTiers(indexOn(disk));
+		const puts: string[] = [];
+		let adds = 0;
+		const hooked = Object.assign(Object.create(disk), {
+			put: async (key: string, body: Uint8Array, opts?: object) => {
+				if (!key.endsWith('manifest.json')) puts.push(key);
+				else if (adds < 2) {
+					// Another process's write lands first, twice: the first two swaps lose.
+					const cur = (await disk.get(key))!;
+					const doc = JSON.parse(Buffer.from(cur.body).toString('utf8'));
+					doc.updated_at = new Date(Date.now() + ++adds * 1000).toISOString();
+					await disk.put(key, Buffer.from(JSON.stringify(doc)), { ifVersion: cur.version });
+				}
+				return disk.put(key, body, opts);
+			},
+		}) as LocalDiskStorage;
+		const index = indexOn(hooked);
+		assert.equal(await index.forgetSession('busy-session'), 10);
+		assert.equal(adds, 2, 'two other writes first');
+		const m = await index.readManifest(true);
+		const listed = new Set([
+			...m.doc.segments.map((r) => r.key),
+			...(m.doc.terms ?? []).flatMap((t) => bucketKeys(index.segmentsPrefix, t)),
+		]);
+		assert.deepEqual(
+			puts.filter((k) => !listed.has(k)),
+			[],
+			'every segment and bucket written is the one listed',
+		);
+		assert.equal(new Set(puts).size, puts.length, 'nothing written twice');
+		await assertExact(index, [...QUERIES, 'okapiword']);
+		assert.doesNotMatch(await storedText(disk), /okapiword|busy-session/);
+	});
+
 	it('an expiry of some messages of a conversation spread over a tier: the messages beside the best still come from the segments that hold them', async () => {
 		const disk = new LocalDiskStorage({ root: tempDir('tiers-expire') });
 		const all = interleaved();
