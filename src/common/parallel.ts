@@ -31,3 +31,27 @@ export async function deleteParts(
 ): Promise<void> {
 	await mapLimit(keys, MAX_PARALLEL, (key) => remove(key).catch(() => undefined));
 }
+
+/**
+ * Runs `fn` over items MAX_PARALLEL at a time, every one settled before it returns (nothing still
+ * writing once it has); if any failed, `undo` is given the results of those that did not, and the
+ * first error is thrown. Results in the items' order.
+ */
+export async function mapOrUndo<T, R>(
+	items: readonly T[],
+	fn: (item: T) => Promise<R>,
+	undo: (done: R[]) => Promise<void>,
+): Promise<R[]> {
+	const results = await mapLimit(items, MAX_PARALLEL, (item) =>
+		fn(item).then(
+			(ok) => ({ ok }),
+			(error: unknown) => ({ error }),
+		),
+	);
+	const failed = results.find((r) => 'error' in r);
+	if (failed && 'error' in failed) {
+		await undo(results.flatMap((r) => ('ok' in r ? [r.ok] : [])));
+		throw failed.error;
+	}
+	return results.map((r) => (r as { ok: R }).ok);
+}

@@ -6,6 +6,7 @@
 // held, and of their conversations' rows. Dropping the tier instead would make every search of the
 // index read its segments until later syncs regrouped them.
 import { goneChunk } from '../chunks/chunk';
+import { deleteParts, mapOrUndo } from '../../common/parallel';
 import type { IndexedChunk } from '../chunks/chunk';
 import { newPartVersion } from '../chunks/tiering';
 import type { LexicalSegment } from './segment';
@@ -142,35 +143,35 @@ export async function rewriteTermTier(
 ): Promise<RewrittenTermTier> {
 	const { words, sessions, n, total } = plan(tier, taken);
 	const gone = new Map(taken.map((t) => [t.ord, t.docs]));
-	const out: RewrittenTermTier = { was: tier, tier: { ...tier }, written: [], replaced: [] };
-	const put = async (b: number, bucket: TermBucket) => {
-		const versions = { ...out.tier.versions, [b]: newPartVersion() };
-		const next = { ...out.tier, versions };
-		await writeBucket(files, next, b, bucket);
-		out.written.push(bucketKey(files.segmentsPrefix, next, b));
-		out.replaced.push(bucketKey(files.segmentsPrefix, out.tier, b));
-		out.tier = next;
+	const numbers = [...words.keys(), ...sessions.keys()].sort((x, y) => x - y);
+	const versions = { ...tier.versions };
+	for (const b of numbers) versions[b] = newPartVersion();
+	const next: TermTier = { ...tier, versions, n: tier.n - n, total: tier.total - total };
+	const one = async (b: number) => {
+		const old = await readBucket(files, tier, b);
+		if (!old) throw new TermBucketGone(bucketKey(files.segmentsPrefix, tier, b));
+		const terms = words.get(b);
+		const changed = terms
+			? { ...withoutWords(old, terms, gone), delta: 0 }
+			: { ...withSessions(old, sessions.get(b)!), removed: 0 };
+		await writeBucket(files, next, b, changed.bucket);
+		return { ...changed, key: bucketKey(files.segmentsPrefix, next, b) };
 	};
-	const read = async (b: number) => {
-		const bucket = await readBucket(files, tier, b);
-		if (!bucket) throw new TermBucketGone(bucketKey(files.segmentsPrefix, tier, b));
-		return bucket;
-	};
-	try {
-		for (const [b, terms] of [...words].sort((x, y) => x[0] - y[0])) {
-			const { bucket, removed } = withoutWords(await read(b), terms, gone);
-			await put(b, bucket);
-			out.tier.postings -= removed;
-		}
-		for (const [b, changes] of [...sessions].sort((x, y) => x[0] - y[0])) {
-			const { bucket, delta } = withSessions(await read(b), changes);
-			await put(b, bucket);
-			out.tier.sessionRows += delta;
-		}
-		out.tier = { ...out.tier, n: tier.n - n, total: tier.total - total };
-		return out;
-	} catch (error) {
-		await Promise.all(out.written.map((k) => files.deleteSegment(k).catch(() => {})));
-		throw error;
+	const results = await mapOrUndo(numbers, one, (done) =>
+		deleteParts(
+			done.map((d) => d.key),
+			(k) => files.deleteSegment(k),
+		),
+	);
+	for (const r of results) {
+		next.postings -= r.removed;
+		next.sessionRows += r.delta;
 	}
+	const written = results.map((r) => r.key);
+	return {
+		was: tier,
+		tier: next,
+		written,
+		replaced: numbers.map((b) => bucketKey(files.segmentsPrefix, tier, b)),
+	};
 }

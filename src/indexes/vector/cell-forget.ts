@@ -2,6 +2,7 @@
 // buckets that hold those rows are found by placing the rows with the tier's codebook, and only they
 // are written again, each as a new version (a new key) listed in the tier. Dropping the tier instead
 // would make every search of the index read its segments until later syncs regrouped them.
+import { deleteParts, mapOrUndo } from '../../common/parallel';
 import type { IndexedChunk } from '../chunks/chunk';
 import { listedAsRead, newPartVersion } from '../chunks/tiering';
 import {
@@ -60,35 +61,41 @@ export async function rewriteBuckets(
 	buckets: Iterable<number>,
 	drop: (chunk: IndexedChunk) => boolean,
 ): Promise<RewrittenTier> {
-	const out: RewrittenTier = {
-		was: tier,
-		tier: { ...tier },
-		written: [],
-		replaced: [],
-		removed: 0,
-	};
-	try {
-		for (const b of [...buckets].sort((x, y) => x - y)) await rewriteOne(files, cb, out, b, drop);
-		return out;
-	} catch (error) {
-		await Promise.all(out.written.map((k) => files.storage.delete(k).catch(() => {})));
-		throw error;
+	const numbers = [...buckets].sort((x, y) => x - y);
+	const undo = (done: Array<{ fresh: string } | undefined>) =>
+		deleteParts(
+			done.flatMap((d) => (d ? [d.fresh] : [])),
+			(k) => files.storage.delete(k),
+		);
+	const results = await mapOrUndo(numbers, (b) => rewriteOne(files, cb, tier, b, drop), undo);
+	const written = results.flatMap((r) => (r ? [r.fresh] : []));
+	const out: RewrittenTier = { was: tier, tier: { ...tier }, written, replaced: [], removed: 0 };
+	const versions = { ...tier.versions };
+	for (const r of results) {
+		if (!r) continue;
+		versions[r.b] = r.version;
+		out.replaced.push(r.key);
+		out.removed += r.removed;
+		out.tier.bytes = Math.max(0, out.tier.bytes + r.bytes);
 	}
+	out.tier = { ...out.tier, versions, rows: tier.rows - out.removed };
+	return out;
 }
 
+/** Bucket `b` written again without the rows `drop` names, as a new version; undefined if none went. */
 async function rewriteOne(
 	files: CellFiles,
 	cb: Codebook,
-	out: RewrittenTier,
+	tier: CellTier,
 	b: number,
 	drop: (chunk: IndexedChunk) => boolean,
-): Promise<void> {
-	const key = cellBucketKey(files.segmentsPrefix, out.was, b);
+) {
+	const key = cellBucketKey(files.segmentsPrefix, tier, b);
 	const got = await files.storage.get(key);
 	if (!got) throw new BucketGone(key);
-	const { segment, cells } = decodeCellBucket(key, got.body, out.was, b, cellCount(cb));
+	const { segment, cells } = decodeCellBucket(key, got.body, tier, b, cellCount(cb));
 	const kept = segment.chunks.flatMap((c, r) => (drop(c) ? [] : [r]));
-	if (kept.length === segment.chunks.length) return;
+	if (kept.length === segment.chunks.length) return undefined;
 	const d = segment.dimensions;
 	const vectors = new Float32Array(kept.length * d);
 	kept.forEach((r, i) => vectors.set(segment.vectors.subarray(r * d, (r + 1) * d), i * d));
@@ -98,18 +105,11 @@ async function rewriteOne(
 		vectors,
 		kept.map((r) => cells[r]),
 	);
-	const versions = { ...out.tier.versions, [b]: newPartVersion() };
-	const fresh = cellBucketKey(files.segmentsPrefix, { id: out.tier.id, versions }, b);
+	const version = newPartVersion();
+	const fresh = cellBucketKey(files.segmentsPrefix, { id: tier.id, versions: { [b]: version } }, b);
 	await files.storage.put(fresh, body, { ifVersion: null });
-	out.written.push(fresh);
-	out.replaced.push(key);
-	out.removed += segment.chunks.length - kept.length;
-	out.tier = {
-		...out.tier,
-		versions,
-		rows: out.tier.rows - (segment.chunks.length - kept.length),
-		bytes: Math.max(0, out.tier.bytes - got.body.byteLength + body.byteLength),
-	};
+	const removed = segment.chunks.length - kept.length;
+	return { b, key, fresh, version, removed, bytes: body.byteLength - got.body.byteLength };
 }
 
 /** Rows taken out of a segment that is in a tier: the segment as it was read, and which rows. */

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { deleteParts, mapLimit, MAX_PARALLEL } from '../../../src/common/parallel';
+import { deleteParts, mapLimit, mapOrUndo, MAX_PARALLEL } from '../../../src/common/parallel';
 import { sleep } from '../../../src/common/sleep';
 
 /** A task that counts how many run at once. */
@@ -46,5 +46,47 @@ describe('bounded concurrency', () => {
 		});
 		assert.equal(most, MAX_PARALLEL);
 		assert.deepEqual(deleted.sort(), keys.filter((k) => k !== 'k7').sort());
+	});
+
+	it('mapOrUndo settles every item before undoing those that succeeded, then throws the first error', async () => {
+		let running = 0;
+		let most = 0;
+		const finished: number[] = [];
+		const items = Array.from({ length: 40 }, (_, i) => i);
+		let undone: number[] | undefined;
+		let runningAtUndo = -1;
+		await assert.rejects(
+			mapOrUndo(
+				items,
+				async (i) => {
+					running++;
+					most = Math.max(most, running);
+					await sleep(i % 3);
+					running--;
+					if (i === 5 || i === 30) throw new Error(`failed ${i}`);
+					finished.push(i);
+					return i * 10;
+				},
+				async (done) => {
+					runningAtUndo = running;
+					undone = done;
+				},
+			),
+			/failed 5/,
+		);
+		assert.equal(runningAtUndo, 0, 'nothing still running when it undoes');
+		assert.equal(most, MAX_PARALLEL);
+		assert.deepEqual(
+			undone,
+			items.filter((i) => i !== 5 && i !== 30).map((i) => i * 10),
+		);
+		assert.deepEqual(
+			await mapOrUndo(
+				[1, 2],
+				async (i) => i + 1,
+				async () => assert.fail('no undo'),
+			),
+			[2, 3],
+		);
 	});
 });
