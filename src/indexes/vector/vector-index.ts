@@ -213,14 +213,17 @@ export class EmbeddedIndex {
 		const body = encodeSegment(dims, chunks, vectors);
 		const key = `${this.segmentsPrefix}${randomBytes(12).toString('hex')}.vec`;
 		await this.storage.put(key, body, { ifVersion: null, contentType: 'application/octet-stream' });
+		const users = [
+			...new Set(chunks.flatMap((c) => (c.user_id === undefined ? [] : [c.user_id]))),
+		].sort();
 		return {
 			ref: {
 				key,
 				count: chunks.length,
 				sessions: [...new Set(chunks.map((c) => c.session_id))].sort(),
-				users: [
-					...new Set(chunks.flatMap((c) => (c.user_id === undefined ? [] : [c.user_id]))),
-				].sort(),
+				// An index kept in tiers (the base-wide one) is searched across every user only: its
+				// manifest, read by every such search and written by every sync, skips the lists.
+				...(this.tiered ? {} : { users }),
 				bytes: body.length,
 				created_at: new Date().toISOString(),
 			},

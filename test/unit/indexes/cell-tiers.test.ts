@@ -382,6 +382,41 @@ describe('cell tiers of an index kept in tiers', () => {
 		);
 	});
 
+	it('an index kept in tiers lists no users per segment; a search of one user still finds exactly theirs', async () => {
+		const root = tempDir('cell-tiers');
+		const open = (tiers: boolean) =>
+			new EmbeddedIndex(
+				new LocalDiskStorage({ root: `${root}/${tiers}` }),
+				'kb',
+				vectorIndexPrefix('kb'),
+				12,
+				{
+					segmentBytes: 6000,
+					tiers,
+				},
+			);
+		const rows = randomRows(600, DIMS, seededRandom(61));
+		const owned = (i: number): IndexedChunk => ({ ...chunk(i), user_id: `u${i % 3}` });
+		const [plain, tiered] = [open(false), open(true)];
+		for (const index of [plain, tiered])
+			for (let s = 0; s < 15; s++)
+				await index.add(
+					rows.slice(s * 40, (s + 1) * 40).map((_, i) => owned(s * 40 + i)),
+					rows.slice(s * 40, (s + 1) * 40),
+				);
+		const refs = (await tiered.readManifest(true)).doc.segments;
+		assert.ok(refs.length > 1 && refs.every((r) => r.users === undefined), 'no users listed');
+		assert.ok((await plain.readManifest(true)).doc.segments.every((r) => r.users?.length));
+		for (const q of rows.slice(0, 5)) {
+			const mine = await tiered.search(q, 10, { userId: 'u1' });
+			assert.ok(mine.length === 10 && mine.every((m) => m.user_id === 'u1'));
+			assert.deepEqual(
+				mine.map((m) => m.id),
+				(await plain.search(q, 10, { userId: 'u1' })).map((m) => m.id),
+			);
+		}
+	});
+
 	it('a tier left without segments by a Forget goes, with its buckets', async () => {
 		const root = tempDir('cell-tiers');
 		const index = new EmbeddedIndex(
