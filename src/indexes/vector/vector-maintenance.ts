@@ -10,7 +10,7 @@ import { dropStale, tiersOf } from '../chunks/tiering';
 import { rewriteTiers, stillAsRead, undoRewrites, withRewritten } from './cell-forget';
 import type { RewrittenTier, TakenRows } from './cell-forget';
 import { cellBucketKeys } from './cell-tiers';
-import { cellKeys, cellTiers, readCodebook } from './cell-upkeep';
+import { cellKeys, cellTiers, isCellKey, readCodebook } from './cell-upkeep';
 import type { IndexManifest, SegmentRef } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
 import { COMPACT_BELOW, copyRows, MAX_SEGMENTS } from './vector-segment';
@@ -149,8 +149,15 @@ async function withoutSession(
 }
 
 /**
- * Deletes segments the manifest does not list and nobody wrote for `olderThanMs`: what a writer
- * killed between writing a segment and listing it (or between a swap and its deletes) left behind.
+ * How old an unlisted part of a cell tier (a bucket, a codebook) must be before a sweep takes it: a
+ * merge of large tiers writes their buckets for minutes before its swap lists them.
+ */
+export const TIER_PART_SWEEP_MS = 60 * 60_000;
+
+/**
+ * Deletes segments the manifest does not list and nobody wrote for `olderThanMs` (tier parts: for
+ * TIER_PART_SWEEP_MS at least): what a writer killed between writing a part and listing it (or between
+ * a swap and its deletes) left behind.
  */
 export async function sweepOrphanSegments(
 	index: EmbeddedIndex,
@@ -163,9 +170,11 @@ export async function sweepOrphanSegments(
 		...cellKeys(index.segmentsPrefix, doc),
 		...retiredKeys(doc),
 	]);
-	const cutoff = new Date(Date.now() - olderThanMs);
+	const now = Date.now();
 	const swept: string[] = [];
 	for (const o of await index.storage.list(index.segmentsPrefix)) {
+		const age = isCellKey(o.key) ? Math.max(olderThanMs, TIER_PART_SWEEP_MS) : olderThanMs;
+		const cutoff = new Date(now - age);
 		if (listed.has(o.key) || o.lastModified > cutoff) continue;
 		try {
 			await index.storage.delete(o.key, { ifUnmodifiedSince: cutoff });

@@ -1,6 +1,8 @@
 // Cell tiers: settled segments' rows regrouped by cell into buckets, and two tiers merged bucket
 // by bucket, on local disk.
 import assert from 'node:assert/strict';
+import { utimesSync } from 'node:fs';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 
 import {
@@ -415,6 +417,28 @@ describe('cell tiers of an index kept in tiers', () => {
 				(await plain.search(q, 10, { userId: 'u1' })).map((m) => m.id),
 			);
 		}
+	});
+
+	it('a sweep takes an unlisted segment after the lease, an unlisted tier part (a merge still writing) only after an hour', async () => {
+		const { root, writer } = await tieredIndex();
+		const prefix = writer.segmentsPrefix;
+		const aged = async (key: string, minutes: number) => {
+			await writer.storage.put(key, Buffer.from('unlisted'), { ifVersion: null });
+			const at = new Date(Date.now() - minutes * 60_000);
+			utimesSync(path.join(root, ...key.split('/')), at, at);
+		};
+		await aged(`${prefix}orphan-a.vec`, 10);
+		await aged(`${prefix}cells-0123456789abcdef01-0.vcl`, 10);
+		await aged(`${prefix}cells-0123456789abcdef02-0.vcl`, 61);
+		assert.deepEqual((await writer.sweepOrphans(120_000)).sort(), [
+			`${prefix}cells-0123456789abcdef02-0.vcl`,
+			`${prefix}orphan-a.vec`,
+		]);
+		assert.ok(
+			await writer.storage.get(`${prefix}cells-0123456789abcdef01-0.vcl`),
+			'the young part kept',
+		);
+		assert.deepEqual(await writer.sweepOrphans(120_000), []);
 	});
 
 	it('a tier left without segments by a Forget goes, with its buckets', async () => {
