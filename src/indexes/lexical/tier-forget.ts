@@ -10,7 +10,15 @@ import { deleteParts, mapOrUndo } from '../../common/parallel';
 import type { IndexedChunk } from '../chunks/chunk';
 import { newPartVersion } from '../chunks/tiering';
 import type { LexicalSegment } from './segment';
-import { bucketKey, bucketOf, readBucket, ROW, sessionBucket, writeBucket } from './tiers';
+import {
+	bucketKey,
+	bucketOf,
+	readBucket,
+	ROW,
+	sessionBucket,
+	conversationRows,
+	writeBucket,
+} from './tiers';
 import type { TermBucket, TermTier, TierFiles } from './tiers';
 
 /** Documents taken out of one segment of a tier: its place, the segment as it was, which documents. */
@@ -36,18 +44,6 @@ export class TermBucketGone extends Error {}
 export const withGone = (docs: readonly IndexedChunk[], taken: ReadonlySet<number>) =>
 	docs.map((d, i) => (taken.has(i) ? goneChunk() : d));
 
-/** Each conversation's rows of a segment's live documents: count, lowest and highest message number. */
-function sessionRowsOf(docs: readonly IndexedChunk[], skip: ReadonlySet<number>) {
-	const out = new Map<string, [number, number, number]>();
-	docs.forEach((d, i) => {
-		if (skip.has(i)) return;
-		const had = out.get(d.session_id);
-		if (!had) out.set(d.session_id, [1, d.seq, d.seq]);
-		else out.set(d.session_id, [had[0] + 1, Math.min(had[1], d.seq), Math.max(had[2], d.seq)]);
-	});
-	return out;
-}
-
 /**
  * What changes in one tier: per bucket, per key (a word, or a conversation), the rows to take out
  * (by segment place and document) and, for conversations, the row to put instead; and the statistics.
@@ -67,7 +63,7 @@ function plan(tier: TermTier, taken: readonly TakenDocs[]) {
 				}
 		for (const d of t.docs) total += t.seg.lengths[d];
 		n += t.docs.size;
-		const after = sessionRowsOf(t.seg.docs, t.docs);
+		const after = conversationRows(t.seg.docs, t.docs);
 		for (const d of t.docs) {
 			const session = t.seg.docs[d].session_id;
 			const b = sessionBucket(tier, session);

@@ -2,7 +2,6 @@
 // word, and their conversations' rows) and how two are merged (bucket by bucket: a bucket's words come
 // from the few buckets of each that hashed them). When upkeep builds and merges them is chunks/tiering.ts.
 import { CorruptDocumentError, IndexDamagedError } from '../../errors';
-import { isGone } from '../chunks/chunk';
 import type { Versioned } from '../../store/document-store';
 import {
 	writeParts,
@@ -23,6 +22,7 @@ import {
 	readBucket,
 	ROW,
 	sessionBucket,
+	conversationRows,
 	termTiers,
 	writeBucket,
 } from './tiers';
@@ -56,18 +56,6 @@ const rowsIn = (lists: Map<string, number[]>) => {
 	return n;
 };
 
-/** Each conversation of a segment: its chunks there, their lowest and highest message number. */
-function sessionsIn(seg: LexicalSegment): Map<string, [number, number, number]> {
-	const out = new Map<string, [number, number, number]>();
-	for (const d of seg.docs) {
-		if (isGone(d)) continue;
-		const had = out.get(d.session_id);
-		if (!had) out.set(d.session_id, [1, d.seq, d.seq]);
-		else out.set(d.session_id, [had[0] + 1, Math.min(had[1], d.seq), Math.max(had[2], d.seq)]);
-	}
-	return out;
-}
-
 /** A new tier of these segments, its buckets written (listed nowhere yet). */
 async function buildTier(index: TieredIndex, refs: LexicalRef[]): Promise<TermTier> {
 	const words = new Map<string, number[]>();
@@ -84,7 +72,7 @@ async function buildTier(index: TieredIndex, refs: LexicalRef[]): Promise<TermTi
 			for (let i = 0; i < list.length; i += 2)
 				rows.push(ord, list[i], list[i + 1], seg.lengths[list[i]]);
 		}
-		for (const [session, [count, from, to]] of sessionsIn(seg)) {
+		for (const [session, [count, from, to]] of conversationRows(seg.docs)) {
 			let rows = sessions.get(session);
 			if (!rows) sessions.set(session, (rows = []));
 			rows.push(ord, count, from, to);

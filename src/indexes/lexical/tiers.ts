@@ -10,7 +10,8 @@ import { CorruptDocumentError } from '../../errors';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
 import { storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
-import { isRecord } from '../chunks/chunk';
+import { isGone, isRecord } from '../chunks/chunk';
+import type { IndexedChunk } from '../chunks/chunk';
 import {
 	dropStale as dropStaleOfKind,
 	tiersOf as tiersOfKind,
@@ -88,6 +89,24 @@ export const bucketKey = (segmentsPrefix: string, tier: PartNames, b: number) =>
 
 /** Whether a key is a tier's bucket (not a segment). */
 export const isBucketKey = (key: string) => key.endsWith('.trm');
+
+/**
+ * Each conversation of a segment's documents (gone ones and those of `skip` left out): its chunks
+ * there, their lowest and highest message number; a tier's row of the conversation for the segment.
+ */
+export function conversationRows(
+	docs: readonly IndexedChunk[],
+	skip: ReadonlySet<number> = new Set(),
+): Map<string, [number, number, number]> {
+	const out = new Map<string, [number, number, number]>();
+	docs.forEach((d, i) => {
+		if (isGone(d) || skip.has(i)) return;
+		const had = out.get(d.session_id);
+		if (!had) out.set(d.session_id, [1, d.seq, d.seq]);
+		else out.set(d.session_id, [had[0] + 1, Math.min(had[1], d.seq), Math.max(had[2], d.seq)]);
+	});
+	return out;
+}
 
 /** Buckets of a tier: its words', then its conversations'. */
 export const bucketCount = (tier: TermTier) => tier.buckets + tier.sessionBuckets;
