@@ -2,12 +2,12 @@
 // memory), a copied file, versioned data and two Memory Bases; Bob's in his own conversation.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { gunzipSync } from 'node:zlib';
 
 import { ConversationMemory, MemoryBase, NodeMemory, VersionedData } from '../../src/internal';
 import type { MemoryStorage } from '../../src/internal';
 import { TestEmbedder } from './embeddings';
 import { localFile } from './fixtures';
+import { expanded } from './stored-segments';
 
 export const ALICE = 'Alice-Secret-4417';
 export const BOB = 'Bob-Secret-9902';
@@ -68,7 +68,7 @@ export async function storedObjects(storage: MemoryStorage, prefix: string): Pro
 		const got = await storage.get(o.key);
 		if (!got) continue;
 		const body = Buffer.from(got.body);
-		out.push(body[0] === 0x1f && body[1] === 0x8b ? gunzipSync(body) : body);
+		out.push(expanded(body));
 	}
 	return out;
 }

@@ -185,13 +185,13 @@ export class LexicalIndex {
 	async readSegment(ref: ListedSegment): Promise<LexicalSegment | null> {
 		const cached = segments.get(this.cacheId(ref.key));
 		if (cached) {
-			checkListed(ref, cached.docs.length);
+			checkListed(ref, cached.lengths.length);
 			return cached;
 		}
 		const got = await this.storage.get(ref.key);
 		if (!got) return null;
 		const segment = decode(ref.key, got.body);
-		checkListed(ref, segment.docs.length, got.body.byteLength);
+		checkListed(ref, segment.lengths.length, got.body.byteLength);
 		return segments.set(this.cacheId(ref.key), segment, { weight: segment.bytes });
 	}
 

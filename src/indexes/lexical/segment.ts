@@ -1,5 +1,6 @@
 // Segments of the lexical index: captured chunks with their postings (term → documents and term
-// counts), written once as gzipped JSON and decoded into maps ready to score. Also the tail's form:
+// counts), written once (stored-segment.ts: chunks in blocks, read lazily) and decoded into maps ready
+// to score; a segment written before that form is gzipped JSON, decoded whole. Also the tail's form:
 // recent chunks kept in the manifest, turned into the same shape in memory.
 import { z } from 'zod';
 
@@ -8,6 +9,8 @@ import { bloomOf } from '../../store/bloom';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
 import { badChunk, chunkHeapBytes, isGone, isRecord } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
+import { decodeStored, encodeStored, isStoredSegment } from './stored-segment';
+import type { LazyDocs } from './stored-segment';
 import type { TierPlace } from './tiers';
 import { termCounts } from './tokenize';
 
@@ -21,7 +24,23 @@ export interface LexicalSegment {
 	bytes: number;
 	/** Documents a Forget left in their places as gone (chunk.ts: goneChunk), if any. */
 	gone?: number;
+	/** Read lazily (stored-segment.ts): `docs` and `postings` decode on first use, `lazy` a part of them. */
+	lazy?: LazyDocs;
 }
+
+/** Document `i` of a segment (of a lazily read one, only its block decoded). */
+export const docAt = (seg: LexicalSegment, i: number): IndexedChunk =>
+	seg.lazy ? seg.lazy.doc(i) : seg.docs[i];
+
+/** The conversations a segment holds (gone documents aside). */
+export const sessionsIn = (seg: LexicalSegment): ReadonlySet<string> =>
+	seg.lazy
+		? seg.lazy.sessions()
+		: new Set(seg.docs.filter((d) => !isGone(d)).map((d) => d.session_id));
+
+/** A segment's documents of these conversations, in order (of a lazily read one, only their blocks). */
+export const docsOf = (seg: LexicalSegment, sessions: ReadonlySet<string>): IndexedChunk[] =>
+	seg.lazy ? seg.lazy.of(sessions) : seg.docs.filter((d) => sessions.has(d.session_id));
 
 /** One segment as the manifest lists it. */
 export interface LexicalRef {
@@ -96,8 +115,15 @@ function heapBytes(
 	return bytes;
 }
 
-/** The stored form: chunks, lengths and postings, gzipped JSON. */
+/** The stored form (stored-segment.ts): chunks in blocks, lengths, postings. */
 export function encode(segment: LexicalSegment): Buffer {
+	const terms: Record<string, number[]> = {};
+	for (const [term, list] of segment.postings) terms[term] = [...list];
+	return encodeStored(segment.docs, segment.lengths, terms, segment.bytes);
+}
+
+/** The stored form of segments written before blocks (gzipped JSON; still read). */
+export function encodeWhole(segment: LexicalSegment): Buffer {
 	const terms: Record<string, number[]> = {};
 	for (const [term, list] of segment.postings) terms[term] = [...list];
 	return encodeJson(
@@ -129,8 +155,51 @@ function postingsOf(list: unknown, docs: number): Uint32Array | string {
 	return pairs;
 }
 
+/** Each term's stored postings, checked (see postingsOf). */
+function postingsFrom(key: string, terms: Record<string, unknown>, docs: number) {
+	const postings = new Map<string, Uint32Array>();
+	for (const term of Object.keys(terms)) {
+		const bad = postingsOf(terms[term], docs);
+		if (typeof bad === 'string')
+			throw new CorruptDocumentError(key, `postings of "${term}" ${bad}`);
+		postings.set(term, bad);
+	}
+	return postings;
+}
+
+/**
+ * A segment in blocks: its table now, its chunks and postings when first used (each part checked
+ * then). Weighed as decoded whole (a cached one may come to be) beside its stored bytes (it keeps
+ * them), never below three times them.
+ */
+function decodeLazy(key: string, bytes: Uint8Array): LexicalSegment {
+	const stored = decodeStored(key, bytes);
+	let docs: IndexedChunk[] | undefined;
+	let postings: Map<string, Uint32Array> | undefined;
+	const n = stored.lengths.length;
+	const seg = {
+		key,
+		lengths: stored.lengths,
+		bytes:
+			bytes.byteLength +
+			Math.min(Math.max(stored.heap, 3 * bytes.byteLength), 64 * bytes.byteLength),
+		lazy: stored.lazy,
+		...(stored.gone > 0 ? { gone: stored.gone } : {}),
+	} as LexicalSegment;
+	Object.defineProperty(seg, 'docs', {
+		enumerable: true,
+		get: () => (docs ??= stored.allDocs()),
+	});
+	Object.defineProperty(seg, 'postings', {
+		enumerable: true,
+		get: () => (postings ??= postingsFrom(key, stored.postings() as Record<string, unknown>, n)),
+	});
+	return seg;
+}
+
 /** Decodes a stored segment; anything inconsistent is a CorruptDocumentError naming its key. */
 export function decode(key: string, bytes: Uint8Array): LexicalSegment {
+	if (isStoredSegment(bytes)) return decodeLazy(key, bytes);
 	const value = decodeJsonObject(key, bytes) as {
 		kind?: unknown;
 		docs?: unknown;
@@ -151,13 +220,7 @@ export function decode(key: string, bytes: Uint8Array): LexicalSegment {
 	const lengths = Array.isArray(value.lengths) ? countsOf(value.lengths) : null;
 	if (!lengths || lengths.length !== n) fail('lengths do not match docs');
 	if (!isRecord(value.terms)) fail('terms: not an object');
-	const postings = new Map<string, Uint32Array>();
-	const terms = value.terms as Record<string, unknown>;
-	for (const term of Object.keys(terms)) {
-		const bad = postingsOf(terms[term], n);
-		if (typeof bad === 'string') fail(`postings of "${term}" ${bad}`);
-		postings.set(term, bad as Uint32Array);
-	}
+	const postings = postingsFrom(key, value.terms as Record<string, unknown>, n);
 	return {
 		key,
 		docs: docs as IndexedChunk[],

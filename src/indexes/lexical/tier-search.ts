@@ -8,6 +8,7 @@ import type { IndexedChunk } from '../chunks/chunk';
 import { TopK } from '../chunks/top-k';
 import { idfOf, weigh } from './bm25';
 import type { ScopeStats } from './bm25';
+import { docAt, docsOf, sessionsIn } from './segment';
 import type { LexicalSegment } from './segment';
 import { bucketKey, bucketOf, readBucket, ROW, sessionBucket } from './tiers';
 import type { TierFiles, UsableTier } from './tiers';
@@ -137,27 +138,21 @@ export class HeldSessions {
 	private full = false;
 	private readonly bySegment = new Map<
 		string,
-		{ present: Set<string>; sessions: Set<string>; chunks: IndexedChunk[] }
+		{ present: ReadonlySet<string>; sessions: Set<string>; chunks: IndexedChunk[] }
 	>();
 
 	constructor(private readonly limit = HELD_BYTES) {}
 
-	note(
-		key: string,
-		docs: readonly IndexedChunk[],
-		sessions: Set<string>,
-		skip: ReadonlySet<string>,
-	) {
-		if (this.full || this.bySegment.has(key)) return;
-		const chunks = docs.filter((d) => sessions.has(d.session_id) && !skip.has(d.id));
+	note(seg: LexicalSegment, sessions: Set<string>, skip: ReadonlySet<string>) {
+		if (this.full || this.bySegment.has(seg.key)) return;
+		const chunks = docsOf(seg, sessions).filter((d) => !skip.has(d.id));
 		const bytes = chunkHeapBytes(chunks);
 		if (this.bytes + bytes > this.limit) {
 			this.full = true;
 			return;
 		}
 		this.bytes += bytes;
-		const present = new Set(docs.map((d) => d.session_id));
-		this.bySegment.set(key, { present, sessions, chunks });
+		this.bySegment.set(seg.key, { present: sessionsIn(seg), sessions, chunks });
 	}
 
 	/**
@@ -239,16 +234,16 @@ export async function tierBest(
 		const kept: IndexedChunk[] = [];
 		const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
 		const before = passed.size;
-		for (const [seg, list] of wanted) {
-			const tier = Math.floor(Number(seg) / 2 ** 16);
-			const ref = source.tiers[tier].refs[Number(seg) % 2 ** 16];
-			const docs = (await source.read(ref.key)).docs;
-			const chunks = list.map(([at]) => docs[at % 2 ** 16]);
-			if (chunks.some((c) => !c))
+		for (const [place, list] of wanted) {
+			const tier = Math.floor(Number(place) / 2 ** 16);
+			const ref = source.tiers[tier].refs[Number(place) % 2 ** 16];
+			const seg = await source.read(ref.key);
+			if (list.some(([at]) => at % 2 ** 16 >= seg.lengths.length))
 				throw new CorruptDocumentError(ref.key, 'a term tier names a document it does not hold');
-			source.held?.note(ref.key, docs, new Set(chunks.map((c) => c.session_id)), source.superseded);
-			for (const [at, score] of list) {
-				const chunk = docs[at % 2 ** 16];
+			const chunks = list.map(([at]) => docAt(seg, at % 2 ** 16));
+			source.held?.note(seg, new Set(chunks.map((c) => c.session_id)), source.superseded);
+			for (const [j, [at, score]] of list.entries()) {
+				const chunk = chunks[j];
 				if (source.superseded.has(chunk.id)) passed.add(at);
 				else if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
 			}

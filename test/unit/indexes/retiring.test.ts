@@ -2,7 +2,6 @@
 // searches that read the manifest before the swap, then deleted by a later swap; a Forget takes them
 // at once; a sweep keeps them; a manifest naming keys outside the index never gets them deleted.
 import assert from 'node:assert/strict';
-import { gunzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 
 import {
@@ -26,6 +25,7 @@ import {
 import type { IndexedChunk, MemoryStorage, StoredObject } from '../../../src/internal';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
+import { expanded } from '../../support/stored-segments';
 
 const PREFIX = 'kb/segments/';
 const policy = { prefix: PREFIX, graceMs: RETIRE_GRACE_MS };
@@ -51,7 +51,7 @@ async function storedText(storage: MemoryStorage, prefix: string): Promise<strin
 	const out: string[] = [];
 	for (const o of await storage.list(prefix)) {
 		const body = Buffer.from((await storage.get(o.key))!.body);
-		out.push((body[0] === 0x1f ? gunzipSync(body) : body).toString('latin1'));
+		out.push(expanded(body).toString('latin1'));
 	}
 	return out.join('\n');
 }

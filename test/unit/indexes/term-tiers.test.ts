@@ -3,7 +3,6 @@
 // segment. The answers must be the ones reading every segment gives (scores, order, ties), a Forget
 // must leave no word of what it removed in any tier, and a tier whose segments changed is never used.
 import assert from 'node:assert/strict';
-import { gunzipSync } from 'node:zlib';
 import { beforeEach, describe, it } from 'node:test';
 
 import type { IndexedChunk } from '../../../src/indexes/chunks/chunk';
@@ -29,6 +28,7 @@ import { bloomMayHave, bloomPositions } from '../../../src/store/bloom';
 import { seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 import { MeteredStorage } from '../../support/wide-base';
+import { expanded } from '../../support/stored-segments';
 
 // Words of uneven frequency (the first ones in most chunks, the last in few), so that buckets differ.
 const VOCAB = Array.from({ length: 160 }, (_, i) => `w${i.toString(36)}x`);
@@ -104,7 +104,7 @@ async function storedText(storage: LocalDiskStorage): Promise<string> {
 	for (const o of await storage.list('kb/')) {
 		const got = await storage.get(o.key);
 		const body = Buffer.from(got!.body);
-		out.push((body[0] === 0x1f ? gunzipSync(body) : body).toString('utf8'));
+		out.push(expanded(body).toString('utf8'));
 	}
 	return out.join('\n');
 }
