@@ -2,6 +2,7 @@
 // covers, from the buckets of the query's own words, then the chunks of those matches from their
 // segments. Scores are summed term by term in the query's order, as a pass over the segments sums
 // them, so the matches and their order are the ones reading every segment gives.
+import { mapLimit } from '../../common/parallel';
 import { CorruptDocumentError } from '../../errors';
 import { chunkHeapBytes, chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
@@ -19,6 +20,11 @@ export type TierRows = Array<Map<string, Uint32Array>>;
 
 /** Buckets read at once. */
 const WINDOW = 4;
+/**
+ * Segments read at once for the best matches' chunks: read lazily, each holds its stored bytes and a
+ * block or two (stored-segment.ts), and one after another they were most of a search's wait.
+ */
+const SEGMENT_READS = 8;
 
 /**
  * The rows of `keys` (words or conversations, as `bucket` places them) in each tier, each bucket read
@@ -234,7 +240,8 @@ export async function tierBest(
 		const kept: IndexedChunk[] = [];
 		const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
 		const before = passed.size;
-		for (const [place, list] of wanted) {
+		// Read SEGMENT_READS at a time (each one's place in the ranking does not depend on the order).
+		await mapLimit([...wanted], SEGMENT_READS, async ([place, list]) => {
 			const tier = Math.floor(Number(place) / 2 ** 16);
 			const ref = source.tiers[tier].refs[Number(place) % 2 ** 16];
 			const seg = await source.read(ref.key);
@@ -247,7 +254,7 @@ export async function tierBest(
 				if (source.superseded.has(chunk.id)) passed.add(at);
 				else if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
 			}
-		}
+		});
 		if (passed.size === before)
 			return top.sorted().map(({ a, score }) => ({ chunk: kept[a], score }));
 	}
