@@ -1,6 +1,7 @@
 // Tiers of an index too large to read whole, whatever they regroup (a word index's postings by word, a
 // vector index's rows by cell): which are usable, and upkeep a step after each add. Settled segments
-// (all but the newest SETTLING) are regrouped TIER_SEGMENTS at a time into a new tier; the two newest
+// (all but the newest SETTLING, and any segment no merge will replace: a full one) are regrouped
+// TIER_SEGMENTS at a time into a new tier; the two newest
 // tiers merge when they are of one size class (class k: up to TIER_SEGMENTS · GROWTH^k segments) or
 // there are more than MAX_TIERS. An index of s segments thus keeps about two tiers per class, and each
 // segment is rewritten a few times per class. Every change is one compare-and-swap of the manifest that
@@ -179,6 +180,11 @@ export interface TierUpkeep<D extends Listing<R>, R extends Placed, T extends Ti
 	merge(a: Usable<R, T>, b: Usable<R, T>): Promise<T>;
 	/** Errors of a merge that drop both tiers (a part lost or damaged) rather than stop upkeep. */
 	gone(error: unknown): boolean;
+	/**
+	 * A segment no merge of segments will replace (full): settled however new. Left out of tiers,
+	 * each one was read whole by every search until 16 newer ones came.
+	 */
+	final(ref: R): boolean;
 	deleteKey(key: string): Promise<void>;
 	/** How the parts of a tier a merge replaced are deleted (retiring.ts). */
 	readonly retiring: RetirePolicy;
@@ -318,8 +324,10 @@ export async function maintainTiers<D extends Listing<R>, R extends Placed, T ex
 			return true;
 		}
 	}
-	const settled = doc.segments.slice(0, Math.max(0, doc.segments.length - SETTLING));
-	const free = settled.filter((r) => !r.tier).slice(0, TIER_SEGMENTS);
+	const newest = doc.segments.length - SETTLING;
+	const free = doc.segments
+		.filter((r, i) => !r.tier && (i < newest || up.final(r)))
+		.slice(0, TIER_SEGMENTS);
 	if (free.length < TIER_SEGMENTS) return false;
 	return commit(up, await up.build(free), free, []);
 }

@@ -88,7 +88,7 @@ export class LexicalIndex {
 	readonly owner?: string;
 	private readonly manifests: DocumentStore<LexicalManifest>;
 	private readonly reads?: ManifestReads;
-	private readonly segmentChunks: number;
+	readonly segmentChunks: number;
 	private readonly tiered: boolean;
 
 	/** `name` is for errors; `prefix` the folder of its manifest and segments (its owner's choice). */

@@ -27,6 +27,7 @@ import {
 	writeBucket,
 } from './tiers';
 import type { RetirePolicy } from '../chunks/retiring';
+import { FAN } from './merge';
 import type { TermBucket, TermTier, TierFiles, UsableTier } from './tiers';
 
 /** What maintenance needs of an index (a LexicalIndex). */
@@ -35,6 +36,8 @@ export interface TieredIndex extends TierFiles {
 	readSegment(ref: LexicalRef): Promise<LexicalSegment | null>;
 	deleteSegment(key: string): Promise<void>;
 	readonly retiring: RetirePolicy;
+	/** Chunks a segment holds at most (a merge's cap). */
+	readonly segmentChunks: number;
 	update(
 		fn: (
 			cur: Versioned<LexicalManifest>,
@@ -175,6 +178,8 @@ function upkeepOf(index: TieredIndex): TierUpkeep<LexicalManifest, LexicalRef, T
 		build: (refs) => buildTier(index, refs),
 		merge: (a, b) => mergeTiers(index, a, b),
 		gone: (error) => error instanceof TierGone || error instanceof CorruptDocumentError,
+		// A merge takes FAN segments of at most `segmentChunks` chunks together (merge.ts).
+		final: (r) => r.count + FAN - 1 > index.segmentChunks,
 		deleteKey: (key) => index.deleteSegment(key),
 		retiring: index.retiring,
 		stamp: (doc) => ({ ...doc, updated_at: new Date().toISOString() }),

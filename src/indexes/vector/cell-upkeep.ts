@@ -19,6 +19,7 @@ import { decodeCodebook, encodeCodebook, trainCodebook } from './codebook';
 import type { Codebook } from './codebook';
 import type { IndexManifest, SegmentRef } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
+import { COMPACT_BELOW } from './vector-segment';
 
 /** Where a vector index's manifest lists its cell tiers. */
 export const cellTiers: TierList<IndexManifest, SegmentRef, CellTier> = {
@@ -99,6 +100,8 @@ function upkeepOf(index: EmbeddedIndex): TierUpkeep<IndexManifest, SegmentRef, C
 		merge: async (a, b) =>
 			mergeCellTiers(index, await readCodebook(index, a.tier.codebook), a.tier, b.tier),
 		gone: (error) => error instanceof CellTierGone || error instanceof CorruptDocumentError,
+		// Compaction merges segments of fewer vectors only (vector-maintenance.ts: smallRun).
+		final: (r) => r.count >= COMPACT_BELOW,
 		deleteKey: (key) => index.storage.delete(key),
 		retiring: index.retiring,
 		stamp: (doc) => ({ ...doc, updated_at: new Date().toISOString() }),
