@@ -14,7 +14,8 @@
 #                             everything again, and fails naming each file still missing
 #   need_reset                forgets what was found (before checking again)
 #
-# Knobs (env, for tests): NEED_DPKG_ADMINDIR (dpkg's database, default /var/lib/dpkg).
+# Knobs (env, for tests): NEED_DPKG_ADMINDIR (dpkg's database, default /var/lib/dpkg); NEED_LOCK (the
+# file installs wait on, one at a time: default /tmp/llm-memory-apt.lock).
 
 NEED_PKGS=()
 NEED_WHY=()
@@ -91,14 +92,21 @@ need_install() {
 	fi
 	echo "$who: apt-get install ${NEED_PKGS[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive
-	# An install cut short leaves dpkg half-configured; finish that first, or apt refuses everything.
-	$sudo dpkg --configure -a >&2 || true
-	timeout 600 $sudo apt-get update -qq >&2 || { echo "$who: apt-get update failed" >&2; return 1; }
-	timeout 1800 $sudo apt-get install --reinstall -y -qq --no-install-recommends "${NEED_PKGS[@]}" >/dev/null || {
-		need_say "$who"
-		echo "$who: apt-get install failed" >&2
-		return 1
-	}
+	# One install at a time (two of these scripts at once, or apt's own timer on a machine just booted
+	# took dpkg's lock and the other install failed): ours wait for each other on NEED_LOCK, and apt
+	# waits for dpkg's lock rather than failing at once.
+	local apt=(apt-get -o DPkg::Lock::Timeout=600)
+	(
+		flock -w 1800 9 || { echo "$who: another install held ${NEED_LOCK:-/tmp/llm-memory-apt.lock} for 30 minutes" >&2; exit 1; }
+		# An install cut short leaves dpkg half-configured; finish that first, or apt refuses everything.
+		$sudo dpkg --configure -a >&2 || true
+		timeout 600 $sudo "${apt[@]}" update -qq >&2 || { echo "$who: apt-get update failed" >&2; exit 1; }
+		timeout 1800 $sudo "${apt[@]}" install --reinstall -y -qq --no-install-recommends "${NEED_PKGS[@]}" >/dev/null || {
+			need_say "$who"
+			echo "$who: apt-get install failed" >&2
+			exit 1
+		}
+	) 9>"${NEED_LOCK:-/tmp/llm-memory-apt.lock}" || return 1
 	need_recheck
 	need_ok && return 0
 	need_say "$who"

@@ -4,8 +4,8 @@
 // layout and a dpkg database of the test's own (PG_ROOT, NEED_DPKG_ADMINDIR), so the machine's real
 // state neither helps nor hurts. make, gcc, libc headers and the keyring are the machine's own.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 
@@ -149,5 +149,62 @@ describe('need.sh: a file and its package, or a command that runs', () => {
 		const l = layout();
 		assert.equal(need(l, `need_run make false; need_ok || need_list`).stdout, 'make');
 		assert.equal(need(l, `need_run make true; need_ok && echo ok`).stdout, 'ok');
+	});
+});
+
+describe('need.sh: installs on one machine take turns', () => {
+	it("two installs at once run apt one after the other, and apt waits for dpkg's lock", async () => {
+		const root = tempDir('install-turns');
+		const bin = join(root, 'bin');
+		mkdirSync(join(root, 'dpkg/info'), { recursive: true });
+		mkdirSync(join(root, 'dpkg/updates'), { recursive: true });
+		mkdirSync(bin, { recursive: true });
+		writeFileSync(join(root, 'dpkg/status'), '');
+		const log = join(root, 'log');
+		// A stand-in apt-get and dpkg: an install takes half a second, then the package is there.
+		const fake = (name: string, body: string) => {
+			writeFileSync(join(bin, name), `#!/bin/sh\n${body}\n`);
+			chmodSync(join(bin, name), 0o755);
+		};
+		fake('dpkg', 'exit 0');
+		fake(
+			'apt-get',
+			[
+				`echo "args $*" >> "${log}"`,
+				'case "$*" in *" install "*)',
+				`  echo "start $$" >> "${log}"; sleep 0.5`,
+				`  grep -q '^Package: fakepkg' "${root}/dpkg/status" || printf 'Package: fakepkg\\nStatus: install ok installed\\nVersion: 1\\nArchitecture: all\\n\\n' >> "${root}/dpkg/status"`,
+				`  touch "${root}/file"; echo "end $$" >> "${log}";;`,
+				'esac',
+			].join('\n'),
+		);
+		const errors: string[] = [];
+		const run = () =>
+			new Promise<number | null>((done) => {
+				const child = spawn(
+					'bash',
+					[
+						'-c',
+						`. "${join(SCRIPTS, 'need.sh')}"; need_file fakepkg "${root}/file"; need_install t`,
+					],
+					{
+						env: {
+							...process.env,
+							PATH: `${bin}:${process.env.PATH}`,
+							NEED_DPKG_ADMINDIR: join(root, 'dpkg'),
+							NEED_LOCK: join(root, 'lock'),
+						},
+						stdio: ['ignore', 'ignore', 'pipe'],
+					},
+				);
+				child.stderr.on('data', (d: Buffer) => errors.push(d.toString()));
+				child.on('close', done);
+			});
+		assert.deepEqual(await Promise.all([run(), run()]), [0, 0], errors.join(''));
+		const lines = readFileSync(log, 'utf8').trim().split('\n');
+		const turns = lines.filter((l) => /^(start|end) /.test(l)).map((l) => l.split(' ')[0]);
+		assert.deepEqual(turns, ['start', 'end', 'start', 'end'], lines.join('\n'));
+		for (const l of lines.filter((x) => x.startsWith('args ')))
+			assert.match(l, /-o DPkg::Lock::Timeout=600 /);
 	});
 });
