@@ -19,7 +19,6 @@ import { decodeCodebook, encodeCodebook, trainCodebook } from './codebook';
 import type { Codebook } from './codebook';
 import type { IndexManifest, SegmentRef } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
-import { COMPACT_BELOW } from './vector-segment';
 
 /** Where a vector index's manifest lists its cell tiers. */
 export const cellTiers: TierList<IndexManifest, SegmentRef, CellTier> = {
@@ -100,8 +99,10 @@ function upkeepOf(index: EmbeddedIndex): TierUpkeep<IndexManifest, SegmentRef, C
 		merge: async (a, b) =>
 			mergeCellTiers(index, await readCodebook(index, a.tier.codebook), a.tier, b.tier),
 		gone: (error) => error instanceof CellTierGone || error instanceof CorruptDocumentError,
-		// Compaction merges segments of fewer vectors only (vector-maintenance.ts: smallRun).
-		final: (r) => r.count >= COMPACT_BELOW,
+		// By age only, though compaction never replaces a segment of COMPACT_BELOW vectors or more: a
+		// search of a tier is approximate, and settling full segments at once took the bench's vector
+		// recall@50 at 1,000 users from 0.92 to 0.86 (median; the newest segments are read exactly).
+		final: () => false,
 		deleteKey: (key) => index.storage.delete(key),
 		retiring: index.retiring,
 		stamp: (doc) => ({ ...doc, updated_at: new Date().toISOString() }),
