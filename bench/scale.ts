@@ -4,8 +4,9 @@
  * (src/knowledge/partitions.ts). Synthetic bases of 1,000, 10,000 and 100,000 users with 100 captured
  * messages each (one conversation per user, one chunk per message, 64-dimension vectors from a
  * deterministic hashed-word embedder) on local disk, and of 1,000 and 5,000 users on radosgw
- * (RGW_ENDPOINT; scripts/rgw.sh keeps objects in a memstore of RGW_MEMSTORE_BYTES, 1 GiB unless set,
- * which 10,000 users overflow; each size's objects are deleted before the next is built).
+ * (RGW_ENDPOINT; scripts/rgw.sh keeps objects in a memstore of RGW_MEMSTORE_BYTES, 3 GiB in
+ * scripts/bench.sh; each size's objects are deleted before the next is built, but radosgw frees their
+ * room later, so the 5,000-user base overflowed a 1 GiB store).
  *
  * Building: the base is created through MemoryBase (so its configuration says "partitioned"), then
  * MEASURED users capture their messages through the public path (MemoryBase.capture, 50 turns of two
@@ -110,9 +111,9 @@ const allSearches = (users: number) =>
 	Number(process.env.SCALE_BENCH_ALL_SEARCHES ?? (users <= 1000 ? 20 : users <= 10_000 ? 5 : 3));
 const OLD_PATH_SEARCHES = 3;
 /**
- * Radosgw sizes: scripts/rgw.sh keeps objects in a 1 GiB memstore (RAM) unless RGW_MEMSTORE_BYTES says
- * otherwise; 5,000 users store about 0.9 GiB and 10,000 about 1.8 GiB (100,000 would also take over an
- * hour to build). Each size's objects are deleted before the next is built.
+ * Radosgw sizes: scripts/rgw.sh keeps objects in a memstore (RAM) of RGW_MEMSTORE_BYTES (3 GiB in
+ * scripts/bench.sh); 5,000 users store about 0.9 GiB and 10,000 about 1.8 GiB (100,000 would also take
+ * over an hour to build). Each size's objects are deleted before the next is built.
  */
 const RGW_SIZES = list(process.env.SCALE_BENCH_RGW_USERS, '1000,5000');
 const LEGACY = list(process.env.SCALE_BENCH_LEGACY, '1000,10000');
@@ -1093,7 +1094,8 @@ async function runOne(
 
 /**
  * Removes a run's storage: on disk its folder; on radosgw every object of its bucket, 16 at a time, so
- * the next size has the memstore to itself (1,000 and 5,000 users together outgrow 1 GiB).
+ * the next size has the memstore to itself once radosgw frees their room (it does so later: on
+ * 2026-11-30 a 5,000-user build filled a 1 GiB store that way).
  */
 async function dispose(spec: StorageSpec): Promise<void> {
 	if (process.env.SCALE_BENCH_KEEP) {
@@ -1276,7 +1278,7 @@ function rgwNote(rgw: Run[]): string {
 	const rate = last.fillers / (last.buildMs - last.measuredMs);
 	const larger = SIZES.filter((u) => u > last.users);
 	if (larger.length === 0) return '';
-	return `Radosgw only up to ${n(last.users)} users: scripts/rgw.sh keeps objects in RAM (RGW_MEMSTORE_BYTES, 1 GiB unless set), and a base stores ${size(perUser)} per user (${larger.map((u) => `${size(u * perUser)} at ${n(u)} users`).join(', ')}); building ${n(Math.max(...larger))} users at the ${f(rate * 1000, 0)} users/s measured here would also take about ${f(Math.max(...larger) / rate / 60_000, 0)} minutes.`;
+	return `Radosgw only up to ${n(last.users)} users: scripts/rgw.sh keeps objects in RAM (RGW_MEMSTORE_BYTES, 3 GiB in scripts/bench.sh), and a base stores ${size(perUser)} per user (${larger.map((u) => `${size(u * perUser)} at ${n(u)} users`).join(', ')}); building ${n(Math.max(...larger))} users at the ${f(rate * 1000, 0)} users/s measured here would also take about ${f(Math.max(...larger) / rate / 60_000, 0)} minutes.`;
 }
 
 async function main(): Promise<void> {

@@ -52,12 +52,13 @@ node --import tsx bench/capture.ts
 # index; through every partition as the baseline at the smallest size), at 1,000 / 10,000 / 100,000
 # users of 100 messages on local disk and 1,000 / 5,000 on radosgw, and a base from before partitions
 # at 1,000 / 10,000, moved by its first search. Small caches (32 MiB of vector segments, 16 MiB of
-# lexical ones), as on a small machine. A radosgw of its own: scripts/rgw.sh keeps objects in a 1 GiB
-# memstore, which the buckets above share. Long on 2 cores (a search of every conversation of 100,000
+# lexical ones), as on a small machine. A radosgw of its own, its objects in a 3 GiB memstore (RAM) that
+# the buckets above share: a 5,000-user base filled the 1 GiB default once the 1,000-user base's deleted
+# objects still took their room (radosgw frees them later), and a full store stalls every request. Long on 2 cores (a search of every conversation of 100,000
 # users reads every segment of the base-wide index); quick run: SCALE_BENCH_USERS=1000,10000
 # SCALE_BENCH_LEGACY=1000.
 SCALE_RGW_DIR=$(mktemp -d "${TMPDIR:-/tmp}/llm-memory-rgw.XXXXXX")
-SCALE_RGW=$(bash scripts/rgw.sh up "$SCALE_RGW_DIR")
+SCALE_RGW=$(RGW_MEMSTORE_BYTES=${RGW_MEMSTORE_BYTES:-3221225472} bash scripts/rgw.sh up "$SCALE_RGW_DIR")
 SCALE_STATUS=0
 RGW_ENDPOINT="$SCALE_RGW" LLM_MEMORY_VECTOR_CACHE_MB=32 LLM_MEMORY_LEXICAL_CACHE_MB=16 \
 	node --import tsx bench/scale.ts || SCALE_STATUS=$?
