@@ -1,9 +1,8 @@
 // Tiers of an index too large to read whole, whatever they regroup (a word index's postings by word, a
 // vector index's rows by cell): which are usable, and upkeep a step after each add. Settled segments
 // (all but the newest SETTLING, and any segment no merge will replace: a full one) are regrouped
-// TIER_SEGMENTS at a time into a new tier; the two newest
-// tiers merge when they are of one size class (class k: up to TIER_SEGMENTS · GROWTH^k segments) or
-// there are more than MAX_TIERS. An index of s segments thus keeps about two tiers per class, and each
+// TIER_SEGMENTS at a time into a new tier; the two newest tiers merge when they are of one size class
+// (class k: up to TIER_SEGMENTS · GROWTH^k segments) or there are more than MAX_TIERS. An index of s segments thus keeps about two tiers per class, and each
 // segment is rewritten a few times per class. Every change is one compare-and-swap of the manifest that
 // checks the segments it was built from are still listed as they were; what a change that lost wrote
 // is deleted, and so is what a replaced tier held, once the swap is stored. A tier is used only while

@@ -22,7 +22,7 @@ export type TierRows = Array<Map<string, Uint32Array>>;
 const WINDOW = 4;
 /**
  * Segments read at once for the best matches' chunks: read lazily, each holds its stored bytes and a
- * block or two (stored-segment.ts), and one after another they were most of a search's wait.
+ * block or two (stored-segment.ts); one after another, each waited for the round trip of the last.
  */
 const SEGMENT_READS = 8;
 
