@@ -115,22 +115,28 @@ function heapBytes(
 	return bytes;
 }
 
-/** The stored form (stored-segment.ts): chunks in blocks, lengths, postings. */
-export function encode(segment: LexicalSegment): Buffer {
+/** A segment's postings as stored: term → (document, count) pairs. */
+function storedTerms(segment: LexicalSegment): Record<string, number[]> {
 	const terms: Record<string, number[]> = {};
 	for (const [term, list] of segment.postings) terms[term] = [...list];
-	return encodeStored(segment.docs, segment.lengths, terms, segment.bytes);
+	return terms;
 }
 
+/** The stored form (stored-segment.ts): chunks in blocks, lengths, postings. */
+export const encode = (segment: LexicalSegment): Buffer =>
+	encodeStored(segment.docs, segment.lengths, storedTerms(segment), segment.bytes);
+
 /** The stored form of segments written before blocks (gzipped JSON; still read). */
-export function encodeWhole(segment: LexicalSegment): Buffer {
-	const terms: Record<string, number[]> = {};
-	for (const [term, list] of segment.postings) terms[term] = [...list];
-	return encodeJson(
-		{ kind: 'lexical', docs: segment.docs, lengths: [...segment.lengths], terms },
+export const encodeWhole = (segment: LexicalSegment): Buffer =>
+	encodeJson(
+		{
+			kind: 'lexical',
+			docs: segment.docs,
+			lengths: [...segment.lengths],
+			terms: storedTerms(segment),
+		},
 		{ gzip: true },
 	);
-}
 
 /** Whole numbers below 2^32 (`>>> 0` keeps those as they are), copied; null if one is not. */
 function countsOf(list: unknown[]): Uint32Array | null {
