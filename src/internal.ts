@@ -432,14 +432,20 @@ export {
 	sizeClass,
 } from './indexes';
 export {
+	chunkAt,
 	COMPACT_BELOW,
-	decodeSegment,
-	encodeSegment,
 	MAX_SEGMENTS,
 	MAX_TOP_K,
 	partsOf,
+	rowCount,
 	SEGMENT_MAX_VECTORS,
 } from './indexes/vector/vector-segment';
+export {
+	decodeSegment,
+	encodeSegment,
+	encodeWholeSegment,
+	messageHash,
+} from './indexes/vector/stored-vectors';
 export { chunkOrder } from './indexes/chunks/chunk';
 export type { IndexedChunk } from './indexes/chunks/chunk';
 export type { VectorMatch } from './indexes/vector/vector-segment';

@@ -20,6 +20,7 @@ import { packPackage } from '../support/n8n-harness';
 import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential } from '../support/workflows';
+import { expanded } from '../support/stored-segments';
 
 type Json = Record<string, any>;
 
@@ -103,7 +104,7 @@ function memoryFiles(): Buffer[] {
 	return readdirSync(root, { recursive: true, encoding: 'utf8' })
 		.map((f) => path.join(root, f))
 		.filter((f) => statSync(f).isFile())
-		.map((f) => readFileSync(f));
+		.map((f) => expanded(readFileSync(f)));
 }
 
 describe('Encryption at rest on a real n8n', () => {

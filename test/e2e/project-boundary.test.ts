@@ -35,6 +35,7 @@ import { packPackage, runScript, startN8n } from '../support/n8n-harness';
 import type { N8nInstance } from '../support/n8n-harness';
 import { RestSession } from '../support/n8n-users';
 import { openAiCredential } from '../support/workflows';
+import { expanded } from '../support/stored-segments';
 
 type Json = Record<string, any>;
 
@@ -108,7 +109,7 @@ function memoryFiles(): Map<string, Buffer> {
 	const files = new Map<string, Buffer>();
 	for (const f of readdirSync(root, { recursive: true, encoding: 'utf8' })) {
 		const file = path.join(root, f);
-		if (statSync(file).isFile()) files.set(f, readFileSync(file));
+		if (statSync(file).isFile()) files.set(f, expanded(readFileSync(file)));
 	}
 	return files;
 }

@@ -21,6 +21,7 @@ import { packPackage } from '../support/n8n-harness';
 import { joinSharedN8n } from '../support/shared-n8n';
 import type { N8nInstance } from '../support/n8n-harness';
 import { openAiCredential } from '../support/workflows';
+import { expanded } from '../support/stored-segments';
 
 type Json = Record<string, any>;
 
@@ -102,7 +103,7 @@ function filesHolding(text: string): string[] {
 	const root = memoryRoot();
 	return readdirSync(root, { recursive: true, encoding: 'utf8' })
 		.filter((f) => statSync(path.join(root, f)).isFile())
-		.filter((f) => readFileSync(path.join(root, f)).includes(text));
+		.filter((f) => expanded(readFileSync(path.join(root, f))).includes(text));
 }
 
 /** Sets a session's stored last-write times two days back: chat memory, versioned data, captures. */

@@ -15,6 +15,7 @@ import { scriptedModelLog } from '../support/scripted-model';
 import { tempDir } from '../support/storages';
 import { runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson } from '../support/workflow-harness';
+import { expanded } from '../support/stored-segments';
 
 type Json = Record<string, any>;
 
@@ -25,7 +26,7 @@ const holds = (root: string, secret: string) =>
 	readdirSync(root, { recursive: true, encoding: 'utf8' })
 		.map((f) => path.join(root, f))
 		.filter((f) => statSync(f).isFile())
-		.some((f) => readFileSync(f).includes(secret));
+		.some((f) => expanded(readFileSync(f)).includes(secret));
 
 afterEach(() => scriptedModelLog.clear());
 

@@ -35,6 +35,7 @@ import {
 } from '../support/test-nodes';
 import { runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson, WorkflowRunResult } from '../support/workflow-harness';
+import { expanded } from '../support/stored-segments';
 
 // The node's source, by explicit path (an extensionless import would find the codex .node.json first).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -640,7 +641,7 @@ describe('Memory Base node on S3 (radosgw)', () => {
 			JSON.stringify(left),
 		);
 		for (const o of left) {
-			const body = Buffer.from((await s3.get(o.key))!.body);
+			const body = expanded((await s3.get(o.key))!.body);
 			assert.ok(!body.includes(FACTS[0]), `${o.key} still holds s1's text`);
 		}
 	});

@@ -19,6 +19,7 @@ import { tempDir } from '../support/storages';
 import { TRIGGER_NODE } from '../support/test-nodes';
 import { runWorkflow } from '../support/workflow-harness';
 import type { WorkflowJson } from '../support/workflow-harness';
+import { expanded } from '../support/stored-segments';
 
 type Json = Record<string, any>;
 
@@ -34,7 +35,7 @@ const SECRET = 'Code-Word-6650';
 const filesHolding = (root: string, text: string) =>
 	readdirSync(root, { recursive: true, encoding: 'utf8' })
 		.filter((f) => statSync(path.join(root, f)).isFile())
-		.filter((f) => readFileSync(path.join(root, f)).includes(text));
+		.filter((f) => expanded(readFileSync(path.join(root, f))).includes(text));
 
 /**
  * Sets a stored memory's last write `days` back, through storage (the passage of time, faked): the

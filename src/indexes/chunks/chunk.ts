@@ -39,11 +39,17 @@ export const isGone = (c: Pick<IndexedChunk, 'session_id'>) => c.session_id === 
 /** The two indexes name a chunk differently; its message and place in the message are the same. */
 export const chunkKey = (c: IndexedChunk) => `${c.session_id}\n${c.message_id}\n${c.chunk_index}`;
 
+/** What chunkOrder compares (a row's key in a vector segment read in blocks has it without its chunk). */
+export type OrderFields = Pick<
+	IndexedChunk,
+	'created_at' | 'session_id' | 'seq' | 'chunk_index' | 'id'
+>;
+
 /**
  * The order of chunks that rank alike: the one said first (capture time, then conversation, then
  * place in it), then by ID. A total order on what a chunk is, not on where it is stored.
  */
-export function chunkOrder(a: IndexedChunk, b: IndexedChunk): number {
+export function chunkOrder(a: OrderFields, b: OrderFields): number {
 	if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
 	if (a.session_id !== b.session_id) return a.session_id < b.session_id ? -1 : 1;
 	if (a.seq !== b.seq) return a.seq - b.seq;

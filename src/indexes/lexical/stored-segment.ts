@@ -1,24 +1,21 @@
 // The stored form of a word-index segment, read lazily: a search of every conversation reads a segment
 // of thousands of chunks for the one or two a term tier names (tier-search.ts), and decoding all of
-// them (and every posting) took most of its time. So the chunks are stored in blocks of BLOCK, each
-// gzipped on its own, beside the postings (gzipped apart), and a table of each document's length,
-// conversation and message number: a reader decodes the header and the table at once, and a block or
-// the postings only when asked for them. Every part is checked as it is decoded (a damaged one is a
-// CorruptDocumentError naming the key, whenever it is first asked for, never an empty answer), and a
-// block's chunks must be those the table lists.
+// them (and every posting) took most of its time. So the chunks are stored in blocks (chunks/blocks.ts)
+// beside the postings (gzipped apart), and a table of each document's length, conversation and
+// message number: a reader decodes the header and the table at once, and a block or the postings only
+// when asked for them. Every part is checked as it is decoded (a damaged one is a CorruptDocumentError
+// naming the key, whenever it is first asked for, never an empty answer), and a block's chunks must be
+// those the table lists.
 //
 //   "LLMLEX02" | u32 header length | header JSON | padding to 4 | u32 × count: lengths, conversations
 //   (an index into the header's list; NONE for a gone document), message numbers | parts: the
 //   postings, then each block
-import { gunzipSync, gzipSync } from 'node:zlib';
-
 import { CorruptDocumentError } from '../../errors';
-import { badChunk, GONE, isGone, isRecord } from '../chunks/chunk';
+import { blockCount, ChunkBlocks, encodeBlocks, gzJson, partJson } from '../chunks/blocks';
+import { GONE, isGone, isRecord } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 
 const MAGIC = Buffer.from('LLMLEX02', 'latin1');
-/** Chunks per block. */
-export const BLOCK = 64;
 /** The conversation of a gone document (chunk.ts: goneChunk). */
 const NONE = 0xffffffff;
 
@@ -46,8 +43,6 @@ export interface StoredSegment {
 export const isStoredSegment = (bytes: Uint8Array) =>
 	bytes.length >= MAGIC.length && Buffer.from(bytes.subarray(0, MAGIC.length)).equals(MAGIC);
 
-const gz = (value: unknown) => gzipSync(Buffer.from(JSON.stringify(value), 'utf8'));
-
 /** The stored form of these documents with their lengths and stored postings (`terms`). */
 export function encodeStored(
 	docs: readonly IndexedChunk[],
@@ -68,8 +63,7 @@ export function encodeStored(
 		table[docs.length + i] = s;
 		table[2 * docs.length + i] = isGone(d) ? 0 : d.seq;
 	});
-	const parts = [gz({ terms })];
-	for (let b = 0; b < docs.length; b += BLOCK) parts.push(gz(docs.slice(b, b + BLOCK)));
+	const parts = [gzJson({ terms }), ...encodeBlocks(docs)];
 	const header = Buffer.from(
 		JSON.stringify({
 			kind: 'lexical',
@@ -107,7 +101,7 @@ function headerOf(value: unknown, fail: (detail: string) => never): Header {
 	if (!whole(count)) fail('count: not a whole number');
 	if (!Array.isArray(sessions) || sessions.some((s) => typeof s !== 'string' || s === ''))
 		fail('sessions: not a list of conversation IDs');
-	const blocks = Math.ceil((count as number) / BLOCK);
+	const blocks = blockCount(count as number);
 	if (!Array.isArray(parts) || parts.length !== 1 + blocks || !parts.every(whole))
 		fail(`parts: not ${1 + blocks} sizes`);
 	if (!whole(heap)) fail('heap: not a whole number');
@@ -141,30 +135,6 @@ function layoutOf(buf: Buffer, fail: (detail: string) => never) {
 	return { header, table, offsets };
 }
 
-/** Block `b` as parsed, checked: its chunks valid, and each the one the table lists at its place. */
-function checkedBlock(
-	docs: unknown,
-	b: number,
-	n: number,
-	sessions: readonly string[],
-	table: Uint32Array,
-	fail: (detail: string) => never,
-): IndexedChunk[] {
-	const from = b * BLOCK;
-	const count = Math.min(BLOCK, n - from);
-	if (!Array.isArray(docs) || docs.length !== count) fail(`block ${b}: not ${count} chunks`);
-	(docs as unknown[]).forEach((c, j) => {
-		const bad = badChunk(c);
-		if (bad) fail(`docs.${from + j}.${bad}: not valid`);
-		const d = c as IndexedChunk;
-		const s = table[n + from + j];
-		const listed = s === NONE ? GONE : sessions[s];
-		if (d.session_id !== listed || (s !== NONE && d.seq !== table[2 * n + from + j]))
-			fail(`docs.${from + j}: not the chunk its table lists`);
-	});
-	return docs as IndexedChunk[];
-}
-
 /** Reads the table of a stored segment and checks its layout; its parts are decoded when asked for. */
 export function decodeStored(key: string, bytes: Uint8Array): StoredSegment {
 	const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -174,21 +144,20 @@ export function decodeStored(key: string, bytes: Uint8Array): StoredSegment {
 	const { header, table, offsets } = layoutOf(buf, fail);
 	const n = header.count;
 	const sessionOf = table.subarray(n, 2 * n);
-	const part = (i: number, what: string): unknown => {
-		try {
-			return JSON.parse(gunzipSync(buf.subarray(offsets[i], offsets[i + 1])).toString('utf8'));
-		} catch {
-			return fail(`${what}: not gzipped JSON`);
-		}
-	};
-	// A block's chunks, checked against the table once, then kept.
-	const blocks: Array<IndexedChunk[] | undefined> = [];
-	const block = (b: number): IndexedChunk[] =>
-		(blocks[b] ??= checkedBlock(part(1 + b, `block ${b}`), b, n, header.sessions, table, fail));
-	const doc = (i: number) => {
-		if (!(i >= 0 && i < n)) throw new RangeError(`no document ${i} in ${key}`);
-		return block(Math.floor(i / BLOCK))[i % BLOCK];
-	};
+	const part = (i: number) => buf.subarray(offsets[i], offsets[i + 1]);
+	const blocks = new ChunkBlocks({
+		count: n,
+		block: (b) => part(1 + b),
+		listed: (d, i) => {
+			const s = sessionOf[i];
+			return s === NONE
+				? d.session_id === GONE
+				: d.session_id === header.sessions[s] && d.seq === table[2 * n + i];
+		},
+		field: 'docs',
+		fail,
+	});
+	const doc = (i: number) => blocks.at(i);
 	const lazy: LazyDocs = {
 		doc,
 		sessions: () => new Set(header.sessions),
@@ -204,9 +173,9 @@ export function decodeStored(key: string, bytes: Uint8Array): StoredSegment {
 		heap: header.heap,
 		gone: sessionOf.filter((s) => s === NONE).length,
 		lazy,
-		allDocs: () => Array.from({ length: Math.ceil(n / BLOCK) }, (_, b) => block(b)).flat(),
+		allDocs: () => blocks.all(),
 		postings: () => {
-			const value = part(0, 'postings');
+			const value = partJson(part(0), 'postings', fail);
 			if (!isRecord(value) || !isRecord(value.terms)) return fail('terms: not an object');
 			return value.terms;
 		},

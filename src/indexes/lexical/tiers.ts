@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { BoundedCache } from '../../common/bounded-cache';
+import { fnv1a32 } from '../../common/hash';
 import { CorruptDocumentError } from '../../errors';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
 import { storageIdentity } from '../../store/storage';
@@ -57,20 +58,13 @@ export type TermBucket = Map<string, Uint32Array>;
 /** Values per posting row. */
 export const ROW = 4;
 
-/** 32-bit FNV-1a of a term's UTF-16 code units: where it goes does not depend on the platform. */
-export function termHash(term: string): number {
-	let h = 0x811c9dc5;
-	for (let i = 0; i < term.length; i++) {
-		h ^= term.charCodeAt(i);
-		h = Math.imul(h, 0x01000193);
-	}
-	return h >>> 0;
-}
-
-/** The bucket of a term among `buckets` (a power of two): the hash's high bits, so buckets split in order. */
+/**
+ * The bucket of a term among `buckets` (a power of two): the high bits of its hash (the same on every
+ * platform), so buckets split in order.
+ */
 export function bucketOf(term: string, buckets: number): number {
 	const bits = Math.log2(buckets);
-	return bits === 0 ? 0 : termHash(term) >>> (32 - bits);
+	return bits === 0 ? 0 : fnv1a32(term) >>> (32 - bits);
 }
 
 /** Buckets for a tier of `postings`: about BUCKET_ROWS rows each, a power of two. */

@@ -3,13 +3,13 @@
 // exactly (a bucket's other cells are near too, and cost nothing more to score). Approximate: a row
 // in a cell not probed is not seen.
 import type { IndexedChunk } from '../chunks/chunk';
-import { passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
 import { BestChunks } from './best-chunks';
 import { bucketOfCell, cellBucketKey, decodeCellBucket } from './cell-tiers';
 import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, probe } from './codebook';
+import { rowMask } from './vector-segment';
 import type { Segment } from './vector-segment';
 
 /** Cells probed, and the parents they are picked among (tuned on measured recall; see bench). */
@@ -61,7 +61,7 @@ export async function bestInCells(
 			}),
 		);
 		for (const seg of buckets) {
-			const mask = Uint8Array.from(seg.chunks, (c) => (passes(c, filter) ? 1 : 0));
+			const mask = rowMask(seg, filter);
 			also?.(seg, mask);
 			best.offerRows(seg, mask, q);
 		}

@@ -14,7 +14,7 @@ import type { IndexedChunk } from '../chunks/chunk';
 import type { Codebook } from './codebook';
 import { cellCount, cellOf } from './codebook';
 import type { SegmentRef } from './manifest';
-import { decodeSegment, encodeSegment } from './vector-segment';
+import { decodeSegment, encodeSegment } from './stored-vectors';
 import type { Segment } from './vector-segment';
 
 /** A tier as the manifest lists it. */

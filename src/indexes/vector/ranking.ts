@@ -7,7 +7,8 @@ import { chunkKey } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
 import type { IndexManifest } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
-import { dot, MAX_TOP_K, normaliseRows, rowOf, topRows } from './vector-segment';
+import { messageHash } from './stored-vectors';
+import { chunkAt, dot, MAX_TOP_K, normaliseRows, rowCount, rowOf, topRows } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 
 /** What one index contributes to a search: its manifest, the segments in scope, their rows in scope. */
@@ -81,7 +82,7 @@ export async function rankOver(
 	const masks = withoutCopies(parts).flat();
 	const top = topRows(segs, masks, q, Math.max(1, Math.min(k, MAX_TOP_K)));
 	const matches = top.map(({ score, a, b }) => ({
-		...segs[a].chunks[b],
+		...chunkAt(segs[a], b),
 		score: clampCosine(score),
 		...(options.withVectors ? { vector: Float32Array.from(rowOf(segs[a], b)) } : {}),
 	}));
@@ -93,18 +94,24 @@ export async function rankOver(
 	};
 }
 
-/** Per decoded segment: its rows by message ID (built on first need; segments are never rewritten). */
-const rowsByMessage = new WeakMap<Segment, Map<string, number[]>>();
+/**
+ * Per decoded segment: its rows by the hash of their message ID (built on first need, from the table
+ * of a segment read in blocks; segments are never rewritten).
+ */
+const rowsByMessage = new WeakMap<Segment, Map<number, number[]>>();
 
-function rowsOf(seg: Segment): Map<string, number[]> {
+function rowsOf(seg: Segment): Map<number, number[]> {
 	let map = rowsByMessage.get(seg);
 	if (map) return map;
 	map = new Map();
-	seg.chunks.forEach((c, r) => {
-		const rows = map!.get(c.message_id);
+	const n = rowCount(seg);
+	const hashes = seg.lazy?.messages;
+	for (let r = 0; r < n; r++) {
+		const h = hashes ? hashes[r] : messageHash(seg.chunks[r].message_id);
+		const rows = map.get(h);
 		if (rows) rows.push(r);
-		else map!.set(c.message_id, [r]);
-	});
+		else map.set(h, [r]);
+	}
 	rowsByMessage.set(seg, map);
 	return map;
 }
@@ -123,9 +130,11 @@ export function similaritiesOf(
 	segs.forEach((seg, s) => {
 		const byMessage = rowsOf(seg);
 		for (const [message, chunks] of wanted)
-			for (const r of byMessage.get(message) ?? []) {
-				const c = seg.chunks[r];
-				if (masks[s][r] === 0 || !chunks.has(c.chunk_index)) continue;
+			for (const r of byMessage.get(messageHash(message)) ?? []) {
+				if (masks[s][r] === 0 || (seg.lazy && !chunks.has(seg.lazy.chunkIndexes[r]))) continue;
+				// A hash names a message ID: the chunk's own says whether it is this one.
+				const c = chunkAt(seg, r);
+				if (c.message_id !== message || !chunks.has(c.chunk_index)) continue;
 				const score = dot(seg.vectors, r * seg.dimensions, q, seg.dimensions);
 				out.set(chunkKey(c), clampCosine(score));
 			}

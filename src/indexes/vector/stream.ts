@@ -5,9 +5,8 @@
 // into two segments (a retried write) has one vector and counts once among the k best.
 import { DimensionMismatchError, IndexDamagedError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
-import { chunkKey } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
-import { isUnfiltered, passes } from '../chunks/filter';
+import { isUnfiltered } from '../chunks/filter';
 import { tiersOf } from '../chunks/tiering';
 import { BestChunks } from './best-chunks';
 import { bestInCells, CellBucketGone } from './cell-search';
@@ -17,7 +16,7 @@ import type { IndexManifest, SegmentRef } from './manifest';
 import { similaritiesOf } from './ranking';
 import type { VectorRanking } from './ranking';
 import type { EmbeddedIndex } from './vector-index';
-import { dot, MAX_TOP_K, normaliseRows } from './vector-segment';
+import { MAX_TOP_K, normaliseRows, rowMask } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 
 /** Segments read at once, at most… */
@@ -52,10 +51,7 @@ async function visit(
 		const read = await Promise.all(group.map((r) => index.readSegment(r, { quantize: false })));
 		for (const [j, seg] of read.entries()) {
 			if (!seg) throw new SegmentGone(group[j].key);
-			fn(
-				seg,
-				Uint8Array.from(seg.chunks, (c) => (passes(c, filter) ? 1 : 0)),
-			);
+			fn(seg, rowMask(seg, filter));
 		}
 	}
 }
@@ -66,20 +62,6 @@ type Wanted = Map<string, Set<number>>;
 /** Whether every chunk `asked` names is among those `scanned` named. */
 const within = (asked: Wanted, scanned: Wanted) =>
 	[...asked].every(([m, chunks]) => [...chunks].every((c) => scanned.get(m)?.has(c) ?? false));
-
-/** Cosines with `q` of the rows of a segment that `wanted` names (live and in scope), by chunkKey. */
-function cosinesOf(
-	seg: Segment,
-	mask: Uint8Array,
-	q: Float32Array,
-	wanted: Wanted,
-	into: Map<string, number>,
-) {
-	seg.chunks.forEach((c, r) => {
-		if (mask[r] !== 0 && wanted.get(c.message_id)?.has(c.chunk_index))
-			into.set(chunkKey(c), clampCosine(dot(seg.vectors, r * seg.dimensions, q, seg.dimensions)));
-	});
-}
 
 /**
  * The k best rows of the segments `refs` and of `seed` (the cell tiers' best), merged: each chunk
@@ -115,7 +97,10 @@ async function rankOnce(
 ): Promise<VectorRanking> {
 	const known = new Map<string, number>();
 	const also =
-		scanned && ((seg: Segment, mask: Uint8Array) => cosinesOf(seg, mask, q, scanned, known));
+		scanned &&
+		((seg: Segment, mask: Uint8Array) => {
+			for (const [key, cosine] of similaritiesOf([seg], [mask], q, scanned)) known.set(key, cosine);
+		});
 	// Settled segments in cell tiers: only the buckets of the cells nearest the query.
 	// (`exhaustive`: every segment read, what the cells are measured against.)
 	const { usable } = isUnfiltered(filter) && !exhaustive ? tiersOf(cellTiers, doc) : { usable: [] };

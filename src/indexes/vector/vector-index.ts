@@ -30,14 +30,8 @@ import {
 } from './vector-maintenance';
 import { rankOver } from './ranking';
 import type { LoadedVectors, VectorRanking } from './ranking';
-import {
-	decodeSegment,
-	encodeSegment,
-	normaliseRows,
-	prepare,
-	partsOf,
-	weightOf,
-} from './vector-segment';
+import { decodeSegment, encodeSegment } from './stored-vectors';
+import { normaliseRows, prepare, partsOf, rowCount, weightOf } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 import type { Touched } from '../chunks/touched';
 
@@ -197,7 +191,7 @@ export class EmbeddedIndex {
 		const got = cached ? undefined : await this.storage.get(ref.key);
 		if (got === null) return null;
 		const segment = cached ?? decodeSegment(ref.key, got!.body);
-		checkListed(ref, segment.chunks.length, got?.body.byteLength);
+		checkListed(ref, rowCount(segment), got?.body.byteLength);
 		if (cached) return cached;
 		const ready = options.quantize === false ? segment : prepare(segment);
 		this.keep(ready);

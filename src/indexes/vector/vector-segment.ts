@@ -1,11 +1,11 @@
-// Segments of the embedded vector index: Float32 rows with their chunks, as stored (a binary file
-// with a JSON header) and as searched (an int8 copy of the rows in WebAssembly memory where SIMD is
-// available, for a first pass that an exact rerank over the Float32 rows corrects).
-import { endianness } from 'node:os';
-
-import { CorruptDocumentError, EmbeddingError } from '../../errors';
-import { badChunk, chunkHeapBytes, chunkOrder } from '../chunks/chunk';
-import type { IndexedChunk } from '../chunks/chunk';
+// Segments of the embedded vector index: Float32 rows with their chunks, as searched (an int8 copy of
+// the rows in WebAssembly memory where SIMD is available, for a first pass that an exact rerank over
+// the Float32 rows corrects). How they are stored: stored-vectors.ts.
+import { EmbeddingError } from '../../errors';
+import { chunkHeapBytes, chunkOrder } from '../chunks/chunk';
+import type { IndexedChunk, OrderFields } from '../chunks/chunk';
+import { isUnfiltered, passes } from '../chunks/filter';
+import type { ChunkFilter } from '../chunks/filter';
 import { TopK } from '../chunks/top-k';
 import { QuantizedRows, quantizeQuery, simdAvailable } from './simd';
 import type { QuantizedQuery } from './simd';
@@ -26,12 +26,23 @@ export const COMPACT_BELOW = 4096;
 /** Search results at most (top K). */
 export const MAX_TOP_K = 1000;
 
-const MAGIC = Buffer.from('LLMVEC01', 'latin1');
-const LITTLE_ENDIAN = endianness() === 'LE';
+/** What a segment read in blocks offers beside its `chunks` (which decode every block). */
+export interface LazyRows {
+	/** Chunk `r`, decoding only its block. */
+	at(r: number): IndexedChunk;
+	/** What orders row `r` among rows alike (chunkOrder), from the table: its block decoded for its ID only. */
+	key(r: number): OrderFields;
+	/** Each row's message (messageHash of its ID) and chunk index, from the segment's table. */
+	messages: Uint32Array;
+	chunkIndexes: Uint32Array;
+	/** The heap its chunks take once decoded, about. */
+	heap: number;
+}
 
 export interface Segment {
 	key: string;
 	dimensions: number;
+	/** Every chunk (of a segment read in blocks: every block decoded; chunkAt decodes one). */
 	chunks: IndexedChunk[];
 	/** count × dimensions, row after row, each row of length 1 (or 0). */
 	vectors: Float32Array;
@@ -39,7 +50,29 @@ export interface Segment {
 	quant?: QuantizedRows;
 	/** Bytes as stored. */
 	bytes: number;
+	/** Present when it was read in blocks (stored-vectors.ts). */
+	lazy?: LazyRows;
 }
+
+/**
+ * Which rows pass the filter (1) and which do not (0). Without a filter no chunk is decoded: a
+ * segment read in blocks decodes only those a search returns.
+ */
+export function rowMask(seg: Segment, filter: ChunkFilter): Uint8Array {
+	if (isUnfiltered(filter)) return new Uint8Array(rowCount(seg)).fill(1);
+	return Uint8Array.from(seg.chunks, (c) => (passes(c, filter) ? 1 : 0));
+}
+
+/** Its rows. */
+export const rowCount = (seg: Segment) => seg.vectors.length / seg.dimensions;
+
+/** The chunk of row r (of a segment read in blocks, decoding only its block). */
+export const chunkAt = (seg: Segment, r: number): IndexedChunk =>
+	seg.lazy ? seg.lazy.at(r) : seg.chunks[r];
+
+/** What chunkOrder compares of row r (of a segment read in blocks, from its table). */
+export const rowKey = (seg: Segment, r: number): OrderFields =>
+	seg.lazy ? seg.lazy.key(r) : seg.chunks[r];
 
 /** Row r of a segment (its dimensions floats). */
 export function rowOf(seg: Segment, r: number): Float32Array {
@@ -52,7 +85,7 @@ export function rowOf(seg: Segment, r: number): Float32Array {
  * the int8 rows.
  */
 export function weightOf(seg: Segment): number {
-	return seg.bytes + chunkHeapBytes(seg.chunks) + (seg.quant?.bytes ?? 0);
+	return seg.bytes + (seg.lazy?.heap ?? chunkHeapBytes(seg.chunks)) + (seg.quant?.bytes ?? 0);
 }
 
 /** The picked rows of loaded segments, copied into one block (for a rewritten or merged segment). */
@@ -62,34 +95,14 @@ export function copyRows(picks: Array<{ seg: Segment; row: number }>, dims: numb
 	return out;
 }
 
-/** A decoded segment made ready to search: an int8 copy of its rows in WebAssembly memory where it can. */
+/**
+ * A decoded segment made ready to search: an int8 copy of its rows in WebAssembly memory where it can.
+ * (A copy by descriptors: spreading it would decode every block of a segment read in blocks.)
+ */
 export function prepare(seg: Segment): Segment {
 	if (seg.quant || !simdAvailable()) return seg;
-	return { ...seg, quant: new QuantizedRows(seg.vectors, seg.chunks.length, seg.dimensions) };
-}
-
-/**
- * Encodes a segment: magic, header length, JSON header (chunks, and `extra` fields of a segment of
- * another kind: a cell tier's bucket), padding to 4 bytes, Float32 LE rows.
- */
-export function encodeSegment(
-	dimensions: number,
-	chunks: IndexedChunk[],
-	vectors: Float32Array,
-	extra: Record<string, unknown> = {},
-): Buffer {
-	const fields = { ...extra, dimensions, count: chunks.length, chunks };
-	const header = Buffer.from(JSON.stringify(fields), 'utf8');
-	const start = MAGIC.length + 4 + header.length;
-	const pad = (4 - (start % 4)) % 4;
-	const out = Buffer.alloc(start + pad + vectors.length * 4);
-	MAGIC.copy(out, 0);
-	out.writeUInt32LE(header.length, MAGIC.length);
-	header.copy(out, MAGIC.length + 4);
-	const body = start + pad;
-	if (LITTLE_ENDIAN)
-		Buffer.from(vectors.buffer, vectors.byteOffset, vectors.byteLength).copy(out, body);
-	else for (let i = 0; i < vectors.length; i++) out.writeFloatLE(vectors[i], body + 4 * i);
+	const out = Object.defineProperties({}, Object.getOwnPropertyDescriptors(seg)) as Segment;
+	out.quant = new QuantizedRows(seg.vectors, rowCount(seg), seg.dimensions);
 	return out;
 }
 
@@ -116,73 +129,6 @@ export function partsOf(chunks: readonly IndexedChunk[], dims: number, maxBytes:
 	}
 	ends.push(chunks.length);
 	return ends;
-}
-
-/**
- * Decodes a segment; anything inconsistent is a CorruptDocumentError naming its key. `extra` checks
- * the header's other fields (a cell tier's bucket), and may call `fail`.
- */
-export function decodeSegment(
-	key: string,
-	bytes: Uint8Array,
-	extra?: (header: Record<string, unknown>, count: number, fail: (detail: string) => never) => void,
-): Segment {
-	const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-	const fail = (detail: string): never => {
-		throw new CorruptDocumentError(key, detail);
-	};
-	if (buf.length < MAGIC.length + 4 || !buf.subarray(0, MAGIC.length).equals(MAGIC))
-		fail('not a vector segment');
-	const headerLength = buf.readUInt32LE(MAGIC.length);
-	const start = MAGIC.length + 4 + headerLength;
-	if (start > buf.length) fail('its header is cut short');
-	let header: { dimensions?: unknown; count?: unknown; chunks?: unknown };
-	try {
-		header = JSON.parse(buf.subarray(MAGIC.length + 4, start).toString('utf8'));
-	} catch {
-		return fail('its header is not JSON');
-	}
-	const { dimensions, count, chunks } = header;
-	if (!Number.isSafeInteger(dimensions) || (dimensions as number) < 1) fail('bad dimensions');
-	if (!Array.isArray(chunks) || chunks.length !== count || chunks.length === 0)
-		fail('bad chunk list');
-	const dims = dimensions as number;
-	const list = chunks as IndexedChunk[];
-	extra?.(header as Record<string, unknown>, list.length, fail);
-	list.forEach((c, i) => {
-		const bad = badChunk(c);
-		if (bad) fail(`chunks.${i}.${bad}: not valid`);
-	});
-	const body = start + ((4 - (start % 4)) % 4);
-	const n = list.length * dims;
-	if (buf.length - body !== n * 4) fail(`${buf.length - body} bytes of vectors, expected ${n * 4}`);
-	let vectors: Float32Array;
-	if (LITTLE_ENDIAN && (buf.byteOffset + body) % 4 === 0)
-		vectors = new Float32Array(buf.buffer, buf.byteOffset + body, n);
-	else {
-		vectors = new Float32Array(n);
-		for (let i = 0; i < n; i++) vectors[i] = buf.readFloatLE(body + 4 * i);
-	}
-	const bad = badRow(vectors, dims);
-	if (bad >= 0) fail(`row ${bad} is not a unit vector of finite numbers`);
-	return { key, dimensions: dims, chunks: list, vectors, bytes: buf.length };
-}
-
-/** How far a stored row's squared length may be from 1 (Float32 rounding of a normalised row). */
-const UNIT_TOLERANCE = 1e-3;
-
-/**
- * The first row that is not as normaliseRows writes rows (unit length, or all zeros for an embedder's
- * zeros), or -1. A row altered on storage would otherwise rank by NaN or outweigh every other row.
- */
-function badRow(vectors: Float32Array, dims: number): number {
-	for (let r = 0, at = 0; at < vectors.length; r++, at += dims) {
-		let norm = 0;
-		for (let j = at; j < at + dims; j++) norm += vectors[j] * vectors[j];
-		// NaN and Infinity fail both comparisons.
-		if (!(norm === 0 || Math.abs(norm - 1) <= UNIT_TOLERANCE)) return r;
-	}
-	return -1;
 }
 
 /** Copies rows into one normalised Float32Array, checking count, dimensions and numbers. */
@@ -279,7 +225,7 @@ class Candidates {
 	best(segs: Segment[], q: Float32Array): Array<{ score: number; a: number; b: number }> {
 		// Ties by the chunks themselves: the same k best however the rows are split into segments.
 		const tie = (s1: number, r1: number, s2: number, r2: number) =>
-			chunkOrder(segs[s1].chunks[r1], segs[s2].chunks[r2]);
+			chunkOrder(rowKey(segs[s1], r1), rowKey(segs[s2], r2));
 		const top = new TopK(this.k, tie);
 		const picked = this.picked;
 		for (let i = 0; i < picked.length; i += 3) {
@@ -307,17 +253,18 @@ function scanSegment(
 	query: QuantizedQuery | undefined,
 	into: Candidates,
 ): void {
-	const { chunks, dimensions: dims } = seg;
+	const { dimensions: dims } = seg;
+	const n = rowCount(seg);
 	const quant = query && seg.quant;
 	if (!quant) {
-		for (let r = 0; r < chunks.length; r++)
+		for (let r = 0; r < n; r++)
 			if (mask[r] !== 0) into.offer(s, r, dot(seg.vectors, r * dims, q, dims), 0);
 		return;
 	}
 	const ints = quant.dots(query, mask);
 	const { scale, error, reach } = quant;
 	const { scale: t, norm, error: f } = query;
-	for (let r = 0; r < chunks.length; r++)
+	for (let r = 0; r < n; r++)
 		if (mask[r] !== 0)
 			into.offer(s, r, ints[r] * scale[r] * t, error[r] * norm + reach[r] * f + ROUNDING);
 }

@@ -18,12 +18,13 @@ import {
 import type { MemoryStorage } from '../../../src/internal';
 import { ALICE, BOB, bobIntact, plant } from '../../support/forget-plant';
 import { tempDir } from '../../support/storages';
+import { expanded } from '../../support/stored-segments';
 
 function allBytes(root: string): Buffer[] {
 	return readdirSync(root, { recursive: true, encoding: 'utf8' })
 		.map((f) => path.join(root, f))
 		.filter((f) => statSync(f).isFile())
-		.map((f) => readFileSync(f));
+		.map((f) => expanded(readFileSync(f)));
 }
 /** Every stored object by key with a digest of its bytes (lock files and temporary copies left out). */
 function snapshot(root: string): Map<string, string> {

@@ -20,6 +20,7 @@ import {
 import type { MemoryStorage } from '../../../src/internal';
 import { standInExtractor } from '../../support/fact-extractor';
 import { tempDir } from '../../support/storages';
+import { expanded } from '../../support/stored-segments';
 import { turn } from './support';
 
 const ALICE = 'Alicesecret4417';
@@ -30,7 +31,7 @@ function holds(root: string, secret: string): boolean {
 	for (const f of readdirSync(root, { recursive: true, encoding: 'utf8' })) {
 		const p = path.join(root, f);
 		if (!statSync(p).isFile()) continue;
-		const b = readFileSync(p);
+		const b = expanded(readFileSync(p));
 		if (b.includes(secret) || b.includes(Buffer.from(secret).toString('base64'))) return true;
 	}
 	return false;

@@ -5,15 +5,18 @@ import { describe, it } from 'node:test';
 import {
 	clearVectorCache,
 	CorruptDocumentError,
+	chunkAt,
 	decodeSegment,
 	DimensionMismatchError,
 	EmbeddedIndex,
 	EmbeddingError,
 	encodeSegment,
+	encodeWholeSegment,
 	LocalDiskStorage,
 	COMPACT_BELOW,
 	MAX_SEGMENTS,
 	partsOf,
+	rowCount,
 	SEGMENT_MAX_VECTORS,
 	simdAvailable,
 	smallRun,
@@ -24,6 +27,7 @@ import {
 } from '../../../src/internal';
 import type { IndexedChunk } from '../../../src/internal';
 import { cosine, randomRows, seededRandom } from '../../support/embeddings';
+import { closeVectors, openVectors } from '../../support/stored-segments';
 import { tempDir } from '../../support/storages';
 import { MeteredStorage } from '../../support/wide-base';
 
@@ -293,20 +297,24 @@ describe('embedded vector index', () => {
 		await assert.rejects(index.search([1, 0], 1), DimensionMismatchError);
 	});
 
-	it('segments round-trip byte for byte and refuse damage', () => {
+	it('segments round-trip byte for byte and refuse damage (in blocks, and written whole before)', () => {
 		const vectors = new Float32Array([1, 0, 0, 0.6, 0.8, 0]);
-		const body = encodeSegment(3, [chunk(0), chunk(1)], vectors);
-		const decoded = decodeSegment('k', body);
-		assert.deepEqual([...decoded.vectors], [...vectors]);
-		assert.equal(decoded.chunks[1].id, 'c1');
-		// Misaligned bytes (a Buffer from a pool) decode too.
-		const shifted = Buffer.alloc(body.length + 1);
-		body.copy(shifted, 1);
-		assert.deepEqual([...decodeSegment('k', shifted.subarray(1)).vectors], [...vectors]);
-		assert.throws(
-			() => decodeSegment('k', body.subarray(0, body.length - 4)),
-			CorruptDocumentError,
-		);
+		for (const encode of [encodeSegment, encodeWholeSegment]) {
+			const body = encode(3, [chunk(0), chunk(1)], vectors);
+			const decoded = decodeSegment('k', body);
+			assert.deepEqual([...decoded.vectors], [...vectors]);
+			assert.equal(decoded.chunks[1].id, 'c1');
+			assert.equal(chunkAt(decoded, 1).id, 'c1');
+			assert.equal(rowCount(decoded), 2);
+			// Misaligned bytes (a Buffer from a pool) decode too.
+			const shifted = Buffer.alloc(body.length + 1);
+			body.copy(shifted, 1);
+			assert.deepEqual([...decodeSegment('k', shifted.subarray(1)).vectors], [...vectors]);
+			assert.throws(
+				() => decodeSegment('k', body.subarray(0, body.length - 4)),
+				CorruptDocumentError,
+			);
+		}
 		assert.throws(() => decodeSegment('k', Buffer.from('not a segment')), CorruptDocumentError);
 	});
 
@@ -344,15 +352,27 @@ describe('embedded vector index', () => {
 		] as const) {
 			const altered: Record<string, unknown> = { ...chunk(1) };
 			alter(altered);
-			const body = encodeSegment(3, [chunk(0), altered as unknown as IndexedChunk], rows);
+			const both = [chunk(0), altered as unknown as IndexedChunk];
+			const named = (e: unknown) =>
+				e instanceof CorruptDocumentError &&
+				e.message.includes('segments/altered') &&
+				e.message.includes(`chunks.1.${field}`);
+			// Written whole (before blocks): refused as it is decoded.
 			assert.throws(
-				() => decodeSegment('segments/altered', body),
-				(e: unknown) =>
-					e instanceof CorruptDocumentError &&
-					e.message.includes('segments/altered') &&
-					e.message.includes(`chunks.1.${field}`),
+				() => decodeSegment('segments/altered', encodeWholeSegment(3, both, rows)),
+				named,
 				field,
 			);
+			// In blocks, altered on storage: refused whenever a chunk of its block is asked for, every
+			// time, never empty.
+			const opened = openVectors(encodeSegment(3, [chunk(0), chunk(1)], rows));
+			alter(opened.blocks[0][1]);
+			const seg = decodeSegment('segments/altered', closeVectors(opened));
+			for (let i = 0; i < 2; i++) {
+				assert.throws(() => chunkAt(seg, 1), named, field);
+				assert.throws(() => chunkAt(seg, 0), named, field);
+				assert.throws(() => seg.chunks, named, field);
+			}
 		}
 	});
 

@@ -40,6 +40,7 @@ import type {
 	SessionLog,
 } from '../../../src/internal';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
+import { expanded } from '../../support/stored-segments';
 import {
 	PgVectorLikeStore,
 	QdrantLikeStore,
@@ -660,9 +661,9 @@ describe('Memory Base: knowledge base, keys and inputs', () => {
 // storage (capture log, sealed blocks, chunk texts in index segments), and other conversations stay whole.
 describe('Memory Base: forget a conversation', () => {
 	const SECRET = 'my secret is 1234';
-	/** Every stored file whose bytes contain `text` (logs, sealed blocks and segments are plain JSON inside). */
+	/** Every stored file whose bytes contain `text` (segments and gzip opened: plain JSON inside). */
 	const holding = (root: string, text: string) =>
-		walk(root).filter((f) => readFileSync(path.join(root, f)).includes(text));
+		walk(root).filter((f) => expanded(readFileSync(path.join(root, f))).includes(text));
 
 	async function twoUsers(extra: Partial<MemoryBaseOptions> = {}) {
 		const ctx = setup({ threshold: 1000, autoCapture: false, ...extra });

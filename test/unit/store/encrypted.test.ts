@@ -23,6 +23,7 @@ import {
 } from '../../../src/internal';
 import { TestEmbedder } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
+import { expanded } from '../../support/stored-segments';
 
 const SECRET = 'Zebra-Quasar-7731';
 const newKey = () => parseEncryptionKey(randomBytes(32).toString('base64'));
@@ -37,7 +38,7 @@ function files(root: string): string[] {
 function assertNoPlaintext(root: string, secret = SECRET) {
 	const needles = [secret, Buffer.from(secret).toString('base64'), JSON.stringify(secret)];
 	for (const f of files(root)) {
-		const bytes = readFileSync(f);
+		const bytes = expanded(readFileSync(f));
 		for (const n of needles) assert.ok(!bytes.includes(n), `${f} holds the secret in clear`);
 	}
 }

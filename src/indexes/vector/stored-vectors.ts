@@ -1,0 +1,286 @@
+// The stored forms of a vector segment (and of a cell tier's bucket, which is one). A search of every
+// conversation reads dozens of buckets and segments of thousands of rows, scores every row, and needs
+// the chunks of a few: parsing every chunk took about a third of its time. So a segment is stored as its
+// Float32 rows, a table of what each row is, then its chunks in blocks (chunks/blocks.ts): a reader
+// decodes the header, rows and table at once, and a block only when one of its chunks is asked for.
+// The table holds what ranks a row beside its score (chunkOrder: capture time, conversation, message
+// number, chunk index; rows often score alike) and what names its message (a hash of the ID, for the
+// similarities of chunks the word ranking found). Segments written before (every chunk in a JSON
+// header) are read whole, as before.
+//
+//   "LLMVEC02" | u32 header length | header JSON (with the capture times and conversations the table
+//   numbers) | padding to 4 | f32 LE rows | u32 LE × count, TABLE times: message hashes, chunk indexes,
+//   conversations, capture times, message numbers | the blocks
+//   "LLMVEC01" | u32 header length | header JSON with every chunk | padding to 4 | f32 LE rows
+import { endianness } from 'node:os';
+
+import { fnv1a32 } from '../../common/hash';
+import { CorruptDocumentError } from '../../errors';
+import { blockCount, ChunkBlocks, encodeBlocks } from '../chunks/blocks';
+import { badChunk, chunkHeapBytes } from '../chunks/chunk';
+import type { IndexedChunk, OrderFields } from '../chunks/chunk';
+import type { LazyRows, Segment } from './vector-segment';
+
+/** Values per row in the table: message hash, chunk index, conversation, capture time, message number. */
+const TABLE = 5;
+
+const WHOLE = Buffer.from('LLMVEC01', 'latin1');
+const LAZY = Buffer.from('LLMVEC02', 'latin1');
+const LITTLE_ENDIAN = endianness() === 'LE';
+
+/** The hash a segment's table keeps of a row's message ID. */
+export const messageHash = (messageId: string) => fnv1a32(messageId);
+
+type Extra = (
+	header: Record<string, unknown>,
+	count: number,
+	fail: (detail: string) => never,
+) => void;
+
+const isWhole = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/** Magic, header length, the header, padding to 4 bytes: the lead of either form. */
+function lead(magic: Buffer, fields: Record<string, unknown>): Buffer {
+	const header = Buffer.from(JSON.stringify(fields), 'utf8');
+	const start = magic.length + 4 + header.length;
+	const out = Buffer.alloc(start + ((4 - (start % 4)) % 4));
+	magic.copy(out, 0);
+	out.writeUInt32LE(header.length, magic.length);
+	header.copy(out, magic.length + 4);
+	return out;
+}
+
+function rowBytes(vectors: Float32Array): Buffer {
+	if (LITTLE_ENDIAN) return Buffer.from(vectors.buffer, vectors.byteOffset, vectors.byteLength);
+	const out = Buffer.alloc(vectors.length * 4);
+	vectors.forEach((x, i) => out.writeFloatLE(x, 4 * i));
+	return out;
+}
+
+/**
+ * Encodes a segment in blocks (`extra`: the header fields of a segment of another kind, a cell tier's
+ * bucket).
+ */
+export function encodeSegment(
+	dimensions: number,
+	chunks: IndexedChunk[],
+	vectors: Float32Array,
+	extra: Record<string, unknown> = {},
+): Buffer {
+	const blocks = encodeBlocks(chunks);
+	const n = chunks.length;
+	const sessions = new Numbering();
+	const times = new Numbering();
+	const table = Buffer.alloc(4 * TABLE * n);
+	chunks.forEach((c, r) => {
+		const values = [
+			messageHash(c.message_id),
+			c.chunk_index,
+			sessions.of(c.session_id),
+			times.of(c.created_at),
+			c.seq,
+		];
+		values.forEach((v, j) => table.writeUInt32LE(v, 4 * (j * n + r)));
+	});
+	const fields = {
+		...extra,
+		dimensions,
+		count: n,
+		heap: chunkHeapBytes(chunks),
+		sessions: sessions.list,
+		times: times.list,
+		parts: blocks.map((b) => b.length),
+	};
+	return Buffer.concat([lead(LAZY, fields), rowBytes(vectors), table, ...blocks]);
+}
+
+/** Numbers for distinct texts, in the order first met. */
+class Numbering {
+	readonly list: string[] = [];
+	private readonly at = new Map<string, number>();
+
+	of(text: string): number {
+		let n = this.at.get(text);
+		if (n === undefined) this.at.set(text, (n = this.list.push(text) - 1));
+		return n;
+	}
+}
+
+/** Encodes a segment in the form written before blocks, every chunk in its header (read as before). */
+export function encodeWholeSegment(
+	dimensions: number,
+	chunks: IndexedChunk[],
+	vectors: Float32Array,
+	extra: Record<string, unknown> = {},
+): Buffer {
+	const fields = { ...extra, dimensions, count: chunks.length, chunks };
+	return Buffer.concat([lead(WHOLE, fields), rowBytes(vectors)]);
+}
+
+/** The header and where the rows start, checked: dimensions and count, and what `extra` checks. */
+function headerOf(buf: Buffer, magic: Buffer, fail: (detail: string) => never, extra?: Extra) {
+	const start = magic.length + 4 + buf.readUInt32LE(magic.length);
+	if (start > buf.length) fail('its header is cut short');
+	let header: Record<string, unknown>;
+	try {
+		header = JSON.parse(buf.subarray(magic.length + 4, start).toString('utf8'));
+	} catch {
+		return fail('its header is not JSON');
+	}
+	if (typeof header !== 'object' || header === null) fail('its header is not an object');
+	const { dimensions, count } = header;
+	if (!Number.isSafeInteger(dimensions) || (dimensions as number) < 1) fail('bad dimensions');
+	if (!isWhole(count) || count === 0) fail('bad chunk count');
+	extra?.(header, count as number, fail);
+	return {
+		header,
+		dims: dimensions as number,
+		n: count as number,
+		at: start + ((4 - (start % 4)) % 4),
+	};
+}
+
+/** The Float32 rows at `at` (a view where aligned), each checked to be a unit row or zeros. */
+function rowsAt(buf: Buffer, at: number, n: number, dims: number, fail: (d: string) => never) {
+	const floats = n * dims;
+	let vectors: Float32Array;
+	if (LITTLE_ENDIAN && (buf.byteOffset + at) % 4 === 0)
+		vectors = new Float32Array(buf.buffer, buf.byteOffset + at, floats);
+	else {
+		vectors = new Float32Array(floats);
+		for (let i = 0; i < floats; i++) vectors[i] = buf.readFloatLE(at + 4 * i);
+	}
+	const bad = badRow(vectors, dims);
+	if (bad >= 0) fail(`row ${bad} is not a unit vector of finite numbers`);
+	return vectors;
+}
+
+/** The heap a list of short texts takes, about (V8: a string's header and its characters, a slot). */
+const textBytes = (texts: readonly string[]) => texts.reduce((n, t) => n + 32 + t.length, 0);
+
+/** A list of non-empty texts in a header, or `fail`. */
+function textsOf(value: unknown, what: string, fail: (d: string) => never): string[] {
+	if (!Array.isArray(value) || value.some((t) => typeof t !== 'string' || t === ''))
+		return fail(`${what}: not a list of texts`);
+	return value as string[];
+}
+
+/** The table of a segment in blocks, checked: every number it gives a row names an entry of its lists. */
+function tableOf(
+	buf: Buffer,
+	at: number,
+	n: number,
+	lists: string[][],
+	fail: (d: string) => never,
+) {
+	const cols = Array.from({ length: TABLE }, () => new Uint32Array(n));
+	cols.forEach((col, j) => {
+		for (let r = 0; r < n; r++) col[r] = buf.readUInt32LE(at + 4 * (j * n + r));
+	});
+	const [messages, chunkIndexes, sessions, times, seqs] = cols;
+	for (let r = 0; r < n; r++)
+		if (sessions[r] >= lists[0].length || times[r] >= lists[1].length)
+			fail(`row ${r} names a conversation or capture time its header does not list`);
+	return { messages, chunkIndexes, sessions, times, seqs };
+}
+
+/** A segment in blocks: rows and table decoded now, each block when one of its chunks is asked for. */
+function decodeLazy(key: string, buf: Buffer, fail: (d: string) => never, extra?: Extra): Segment {
+	const { header, dims, n, at } = headerOf(buf, LAZY, fail, extra);
+	const { parts, heap } = header;
+	if (!Array.isArray(parts) || parts.length !== blockCount(n) || !parts.every(isWhole))
+		fail(`parts: not ${blockCount(n)} sizes`);
+	if (!isWhole(heap)) fail('heap: not a whole number');
+	const sessionList = textsOf(header.sessions, 'sessions', fail);
+	const timeList = textsOf(header.times, 'times', fail);
+	const tableAt = at + 4 * n * dims;
+	const offsets = [tableAt + 4 * TABLE * n];
+	for (const p of parts as number[]) offsets.push(offsets.at(-1)! + p);
+	if (offsets.at(-1) !== buf.length) fail(`${buf.length} bytes, its header says ${offsets.at(-1)}`);
+	const vectors = rowsAt(buf, at, n, dims, fail);
+	const t = tableOf(buf, tableAt, n, [sessionList, timeList], fail);
+	const blocks = new ChunkBlocks({
+		count: n,
+		block: (b) => buf.subarray(offsets[b], offsets[b + 1]),
+		listed: (c, r) =>
+			c.chunk_index === t.chunkIndexes[r] &&
+			c.seq === t.seqs[r] &&
+			c.session_id === sessionList[t.sessions[r]] &&
+			c.created_at === timeList[t.times[r]] &&
+			messageHash(c.message_id) === t.messages[r],
+		field: 'chunks',
+		fail,
+	});
+	const stored = offsets.at(-1)! - offsets[0];
+	// The table's columns and lists stay in memory beside what the blocks decode to.
+	const kept = 4 * TABLE * n + textBytes(sessionList) + textBytes(timeList);
+	const lazy: LazyRows = {
+		at: (r) => blocks.at(r),
+		key: (r): OrderFields => ({
+			created_at: timeList[t.times[r]],
+			session_id: sessionList[t.sessions[r]],
+			seq: t.seqs[r],
+			chunk_index: t.chunkIndexes[r],
+			get id() {
+				return blocks.at(r).id;
+			},
+		}),
+		messages: t.messages,
+		chunkIndexes: t.chunkIndexes,
+		// As if decoded (the cache's weight), within bounds a damaged header cannot push it past.
+		heap: kept + Math.min(Math.max(heap as number, 3 * stored), 64 * stored),
+	};
+	let all: IndexedChunk[] | undefined;
+	const seg = { key, dimensions: dims, vectors, bytes: buf.length, lazy } as Segment;
+	Object.defineProperty(seg, 'chunks', { enumerable: true, get: () => (all ??= blocks.all()) });
+	return seg;
+}
+
+/** A segment in the form from before blocks: every chunk parsed and checked now. */
+function decodeWhole(key: string, buf: Buffer, fail: (d: string) => never, extra?: Extra): Segment {
+	const { header, dims, n, at } = headerOf(buf, WHOLE, fail, extra);
+	const { chunks } = header;
+	if (!Array.isArray(chunks) || chunks.length !== n) fail('bad chunk list');
+	(chunks as unknown[]).forEach((c, i) => {
+		const bad = badChunk(c);
+		if (bad) fail(`chunks.${i}.${bad}: not valid`);
+	});
+	if (buf.length - at !== 4 * n * dims)
+		fail(`${buf.length - at} bytes of vectors, expected ${4 * n * dims}`);
+	const vectors = rowsAt(buf, at, n, dims, fail);
+	return { key, dimensions: dims, chunks: chunks as IndexedChunk[], vectors, bytes: buf.length };
+}
+
+/**
+ * Decodes a stored segment of either form; anything inconsistent is a CorruptDocumentError naming its
+ * key (for a block, when one of its chunks is first asked for). `extra` checks the header's other
+ * fields (a cell tier's bucket), and may call `fail`.
+ */
+export function decodeSegment(key: string, bytes: Uint8Array, extra?: Extra): Segment {
+	const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+	const fail = (detail: string): never => {
+		throw new CorruptDocumentError(key, detail);
+	};
+	if (buf.length < WHOLE.length + 4) return fail('not a vector segment');
+	const magic = buf.subarray(0, WHOLE.length);
+	if (magic.equals(LAZY)) return decodeLazy(key, buf, fail, extra);
+	if (magic.equals(WHOLE)) return decodeWhole(key, buf, fail, extra);
+	return fail('not a vector segment');
+}
+
+/** How far a stored row's squared length may be from 1 (Float32 rounding of a normalised row). */
+const UNIT_TOLERANCE = 1e-3;
+
+/**
+ * The first row that is not as normaliseRows writes rows (unit length, or all zeros for an embedder's
+ * zeros), or -1. A row altered on storage would otherwise rank by NaN or outweigh every other row.
+ */
+function badRow(vectors: Float32Array, dims: number): number {
+	for (let r = 0, at = 0; at < vectors.length; r++, at += dims) {
+		let norm = 0;
+		for (let j = at; j < at + dims; j++) norm += vectors[j] * vectors[j];
+		// NaN and Infinity fail both comparisons.
+		if (!(norm === 0 || Math.abs(norm - 1) <= UNIT_TOLERANCE)) return r;
+	}
+	return -1;
+}
