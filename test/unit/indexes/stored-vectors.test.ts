@@ -14,6 +14,7 @@ import {
 	rowCount,
 } from '../../../src/internal';
 import type { IndexedChunk } from '../../../src/internal';
+import { chunkOrder } from '../../../src/indexes/chunks/chunk';
 import { BestChunks } from '../../../src/indexes/vector/best-chunks';
 import { similaritiesOf } from '../../../src/indexes/vector/ranking';
 import { normaliseRows, rowMask } from '../../../src/indexes/vector/vector-segment';
@@ -173,5 +174,50 @@ describe('vector segments in blocks', () => {
 			// A chunk index the table does not hold for it is not a match either.
 			assert.equal(similaritiesOf([seg], [mask], q, new Map([[b, new Set([0])]])).size, 0);
 		}
+	});
+
+	it('rows that score alike rank by chunkOrder from the table, however split, and each chunk ID counts once', () => {
+		// One vector for all: every score ties. Capture times, conversations and places vary, and repeat.
+		const list = Array.from({ length: 150 }, (_, i) => ({
+			...chunk(i),
+			created_at: new Date(1e12 + (i % 7) * 1000).toISOString(),
+			session_id: `chat-${(i * 7) % 5}`,
+			seq: i % 11,
+			chunk_index: i % 2,
+		}));
+		const one = rowsOf(1, 4);
+		const rows = new Float32Array(150 * DIMS);
+		for (let r = 0; r < 150; r++) rows.set(one, r * DIMS);
+		const expected = [...list]
+			.sort(chunkOrder)
+			.slice(0, 40)
+			.map((c) => c.id);
+		for (const encode of [encodeSegment, encodeWholeSegment])
+			for (const cut of [
+				[0, 150],
+				[0, 64, 150],
+				[0, 33, 100, 150],
+			]) {
+				const best = new BestChunks(40);
+				for (let i = 0; i + 1 < cut.length; i++) {
+					const part = list.slice(cut[i], cut[i + 1]);
+					const seg = decodeSegment(
+						`s${i}`,
+						encode(DIMS, part, rows.subarray(cut[i] * DIMS, cut[i + 1] * DIMS)),
+					);
+					best.offerRows(seg, rowMask(seg, {}), one);
+				}
+				// A retried write's copy of some chunks, in a segment of its own: counted once.
+				const copy = decodeSegment(
+					'copy',
+					encode(DIMS, list.slice(0, 20), rows.subarray(0, 20 * DIMS)),
+				);
+				best.offerRows(copy, rowMask(copy, {}), one);
+				assert.deepEqual(
+					best.sorted().map((m) => m.chunk.id),
+					expected,
+					`${encode.name} ${cut}`,
+				);
+			}
 	});
 });
