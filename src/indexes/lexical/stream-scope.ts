@@ -7,6 +7,7 @@ import type { ChunkFilter } from '../chunks/filter';
 import type { Versioned } from '../../store/document-store';
 import type { LexicalIndex } from './lexical-index';
 import type { LexicalManifest } from './manifest';
+import { docsOf, sessionsIn } from './segment';
 import type { LexicalRef, LexicalSegment } from './segment';
 import { HeldSessions } from './tier-search';
 import type { TierRows } from './tier-search';
@@ -40,13 +41,36 @@ export interface Scope {
 	filter: ChunkFilter;
 }
 
-/** Which documents of a segment count: in the filter, not superseded by a copy in `dead`, not gone. */
-function okOf(seg: LexicalSegment, filter: ChunkFilter, dead: ReadonlySet<string>): Uint8Array {
+/** The chunks of newer sources (the tail, open logs): their copies in segments do not count. */
+interface Later {
+	ids: ReadonlySet<string>;
+	sessions: ReadonlySet<string>;
+}
+
+const laterOf = (segs: readonly LexicalSegment[]): Later => ({
+	ids: new Set(segs.flatMap((s) => s.docs.map((d) => d.id))),
+	sessions: new Set(segs.flatMap((s) => s.docs.map((d) => d.session_id))),
+});
+
+/**
+ * Whether a segment holds a copy of a later chunk. A chunk's copies are in its conversation (its ID is
+ * made from it): a segment holding none of the later conversations is not read further (of one read
+ * lazily, only the blocks of those it holds are decoded).
+ */
+function holdsLater(seg: LexicalSegment, later: Later): boolean {
+	if (later.ids.size === 0) return false;
+	const sessions = sessionsIn(seg);
+	if (![...later.sessions].some((s) => sessions.has(s))) return false;
+	return docsOf(seg, later.sessions).some((d) => later.ids.has(d.id));
+}
+
+/** Which documents of a segment count: in the filter, not superseded by a later copy, not gone. */
+function okOf(seg: LexicalSegment, filter: ChunkFilter, later: Later): Uint8Array {
 	// Every document, most often (a search of every conversation, nothing superseded): no test per document.
-	const whole = !seg.gone && (dead.size === 0 || !seg.docs.some((d) => dead.has(d.id)));
-	if (isUnfiltered(filter) && whole) return new Uint8Array(seg.docs.length).fill(1);
+	if (isUnfiltered(filter) && !seg.gone && !holdsLater(seg, later))
+		return new Uint8Array(seg.lengths.length).fill(1);
 	return Uint8Array.from(seg.docs, (d) =>
-		passes(d, filter) && !dead.has(d.id) && !isGone(d) ? 1 : 0,
+		passes(d, filter) && !later.ids.has(d.id) && !isGone(d) ? 1 : 0,
 	);
 }
 
@@ -69,8 +93,7 @@ export async function visit(
 	pick: (ref: LexicalRef) => boolean = () => true,
 	withLater = true,
 ): Promise<void> {
-	const ids = (segs: LexicalSegment[]) => new Set(segs.flatMap((s) => s.docs.map((d) => d.id)));
-	const laterIds = ids(scope.later);
+	const later = laterOf(scope.later);
 	const refs = scope.refs.filter(pick);
 	for (let i = 0; i < refs.length; i += WINDOW) {
 		const read = await Promise.all(
@@ -78,12 +101,12 @@ export async function visit(
 		);
 		for (const [j, seg] of read.entries()) {
 			if (!seg) throw new SegmentGone(refs[i + j].key);
-			fn(seg, okOf(seg, scope.filter, laterIds));
+			fn(seg, okOf(seg, scope.filter, later));
 		}
 	}
 	if (withLater)
 		scope.later.forEach((seg, n) =>
-			fn(seg, okOf(seg, scope.filter, ids(scope.later.slice(n + 1)))),
+			fn(seg, okOf(seg, scope.filter, laterOf(scope.later.slice(n + 1)))),
 		);
 }
 

@@ -499,6 +499,30 @@ describe('term tiers of a word index', () => {
 		assert.equal(w0.find((m) => m.id === 'c-10')!.text, 'w0x');
 	});
 
+	it('newer copies supersede theirs in segments out of tiers too; segments without their conversations count every document', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('untiered-superseded') });
+		const index = indexOn(storage, false);
+		const all = docs(400, 3);
+		all[10] = chunk(10, 'quokkaword w1x');
+		all[395] = chunk(395, 'quokkaword w2x');
+		await index.addOlder(all);
+		// Newer copies in the tail: one of a chunk of the first segment, one of a conversation no
+		// segment holds; the last segment holds neither conversation.
+		await index.add([{ ...all[10], text: 'w0x' }, chunk(900, 'quokkaword w3x', 'new-conv')]);
+		const view = await streamedView(index, {});
+		assert.deepEqual(
+			(await view.search('quokkaword', 5))
+				.filter((m) => !m.context)
+				.map((m) => m.id)
+				.sort(),
+			['c-395', 'c-900'],
+		);
+		const w0 = await view.search('w0x', 3000);
+		assert.equal(w0.filter((m) => m.id === 'c-10').length, 1);
+		assert.equal(w0.find((m) => m.id === 'c-10')!.text, 'w0x');
+		await assertExact(index, [...QUERIES, 'quokkaword', 'quokkaword w1x']);
+	});
+
 	it('a search in a time range reads the segments, as before (tiers count every document)', async () => {
 		const storage = new LocalDiskStorage({ root: tempDir('tiers-since') });
 		const index = indexOn(storage);
