@@ -23,35 +23,63 @@ export interface OpenedSegment {
 	blocks: Array<Array<Record<string, unknown>>>;
 }
 
-export function openSegment(body: Uint8Array): OpenedSegment {
-	const buf = Buffer.from(body);
-	const start = MAGIC.length + 4 + buf.readUInt32LE(MAGIC.length);
-	const header = JSON.parse(buf.subarray(MAGIC.length + 4, start).toString('utf8'));
-	const rowsAt = start + ((4 - (start % 4)) % 4);
-	const table = Array.from({ length: 3 * header.count }, (_, i) =>
-		buf.readUInt32LE(rowsAt + 4 * i),
-	);
-	let at = rowsAt + 12 * header.count;
-	const parts = (header.parts as number[]).map((n) => {
+/** The header of a stored form and where what follows it starts (padded to 4 bytes). */
+function leadOf(magic: Buffer, buf: Buffer) {
+	const start = magic.length + 4 + buf.readUInt32LE(magic.length);
+	const header = JSON.parse(buf.subarray(magic.length + 4, start).toString('utf8'));
+	return { header, at: start + ((4 - (start % 4)) % 4) };
+}
+
+/** `count` u32 values at `at`. */
+const u32s = (buf: Buffer, at: number, count: number) =>
+	Array.from({ length: count }, (_, i) => buf.readUInt32LE(at + 4 * i));
+
+/** The gzipped JSON parts at `at`, of these sizes, parsed. */
+function partsAt(buf: Buffer, at: number, sizes: number[]): unknown[] {
+	return sizes.map((n) => {
 		const part = JSON.parse(gunzipSync(buf.subarray(at, at + n)).toString('utf8'));
 		at += n;
 		return part;
 	});
-	return { header, table, postings: parts[0], blocks: parts.slice(1) };
+}
+
+/** Magic, header (its parts' sizes those given) padded to 4 bytes, then u32 values and the parts gzipped. */
+function written(
+	magic: Buffer,
+	header: Record<string, unknown>,
+	middle: Buffer[],
+	table: number[],
+	parts: unknown[],
+	sizes?: number[],
+): Buffer {
+	const gz = parts.map((p) => gzipSync(Buffer.from(JSON.stringify(p))));
+	const text = Buffer.from(JSON.stringify({ ...header, parts: sizes ?? gz.map((p) => p.length) }));
+	const start = magic.length + 4 + text.length;
+	const lead = Buffer.alloc(start + ((4 - (start % 4)) % 4));
+	magic.copy(lead, 0);
+	lead.writeUInt32LE(text.length, magic.length);
+	text.copy(lead, magic.length + 4);
+	const values = Buffer.alloc(4 * table.length);
+	table.forEach((v, i) => values.writeUInt32LE(v >>> 0, 4 * i));
+	return Buffer.concat([lead, ...middle, values, ...gz]);
+}
+
+export function openSegment(body: Uint8Array): OpenedSegment {
+	const buf = Buffer.from(body);
+	const { header, at } = leadOf(MAGIC, buf);
+	const table = u32s(buf, at, 3 * header.count);
+	const parts = partsAt(buf, at + 12 * header.count, header.parts);
+	return {
+		header,
+		table,
+		postings: parts[0] as OpenedSegment['postings'],
+		blocks: parts.slice(1) as OpenedSegment['blocks'],
+	};
 }
 
 /** Writes an opened segment back as it stands (parts' sizes recomputed, nothing else). */
 export function closeSegment(s: OpenedSegment): Buffer {
-	const parts = [s.postings, ...s.blocks].map((p) => gzipSync(Buffer.from(JSON.stringify(p))));
-	const header = Buffer.from(JSON.stringify({ ...s.header, parts: parts.map((p) => p.length) }));
-	const start = MAGIC.length + 4 + header.length;
-	const lead = Buffer.alloc(start + ((4 - (start % 4)) % 4));
-	MAGIC.copy(lead, 0);
-	lead.writeUInt32LE(header.length, MAGIC.length);
-	header.copy(lead, MAGIC.length + 4);
-	const rows = Buffer.alloc(4 * s.table.length);
-	s.table.forEach((v, i) => rows.writeUInt32LE(v >>> 0, 4 * i));
-	return Buffer.concat([lead, rows, ...parts]);
+	return written(MAGIC, s.header, [], s.table, [s.postings, ...s.blocks]);
 }
 
 const VECTORS = Buffer.from('LLMVEC02', 'latin1');
@@ -81,20 +109,16 @@ export interface OpenedVectors {
 
 export function openVectors(body: Uint8Array): OpenedVectors {
 	const buf = Buffer.from(body);
-	const start = VECTORS.length + 4 + buf.readUInt32LE(VECTORS.length);
-	const header = JSON.parse(buf.subarray(VECTORS.length + 4, start).toString('utf8'));
-	const rowsAt = start + ((4 - (start % 4)) % 4);
-	const tableAt = rowsAt + 4 * header.count * header.dimensions;
-	const table = Array.from({ length: VECTOR_TABLE * header.count }, (_, i) =>
-		buf.readUInt32LE(tableAt + 4 * i),
-	);
-	let at = tableAt + 4 * VECTOR_TABLE * header.count;
-	const blocks = (header.parts as number[]).map((n) => {
-		const part = JSON.parse(gunzipSync(buf.subarray(at, at + n)).toString('utf8'));
-		at += n;
-		return part;
-	});
-	return { header, rows: buf.subarray(rowsAt, tableAt), table, blocks };
+	const { header, at } = leadOf(VECTORS, buf);
+	const tableAt = at + 4 * header.count * header.dimensions;
+	const table = u32s(buf, tableAt, VECTOR_TABLE * header.count);
+	const blocks = partsAt(buf, tableAt + 4 * VECTOR_TABLE * header.count, header.parts);
+	return {
+		header,
+		rows: buf.subarray(at, tableAt),
+		table,
+		blocks: blocks as OpenedVectors['blocks'],
+	};
 }
 
 /**
@@ -102,17 +126,7 @@ export function openVectors(body: Uint8Array): OpenedVectors {
  * sizes its header is to say).
  */
 export function closeVectors(s: OpenedVectors, said: { parts?: number[] } = {}): Buffer {
-	const parts = s.blocks.map((p) => gzipSync(Buffer.from(JSON.stringify(p))));
-	const sizes = said.parts ?? parts.map((p) => p.length);
-	const header = Buffer.from(JSON.stringify({ ...s.header, parts: sizes }));
-	const start = VECTORS.length + 4 + header.length;
-	const lead = Buffer.alloc(start + ((4 - (start % 4)) % 4));
-	VECTORS.copy(lead, 0);
-	lead.writeUInt32LE(header.length, VECTORS.length);
-	header.copy(lead, VECTORS.length + 4);
-	const table = Buffer.alloc(4 * s.table.length);
-	s.table.forEach((v, i) => table.writeUInt32LE(v >>> 0, 4 * i));
-	return Buffer.concat([lead, s.rows, table, ...parts]);
+	return written(VECTORS, s.header, [s.rows], s.table, s.blocks, said.parts);
 }
 
 /**
