@@ -8,7 +8,7 @@ import type { ChunkFilter } from '../chunks/filter';
 import type { IndexManifest } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
 import { messageHash } from './stored-vectors';
-import { chunkAt, dot, MAX_TOP_K, normaliseRows, rowCount, rowOf, topRows } from './vector-segment';
+import { chunkAt, dot, MAX_TOP_K, normaliseRows, rowOf, topRows } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 
 /** What one index contributes to a search: its manifest, the segments in scope, their rows in scope. */
@@ -94,26 +94,40 @@ export async function rankOver(
 	};
 }
 
-/**
- * Per decoded segment: its rows by the hash of their message ID (built on first need, from the table
- * of a segment read in blocks; segments are never rewritten).
- */
-const rowsByMessage = new WeakMap<Segment, Map<number, number[]>>();
+/** Per decoded segment read whole: its rows by message ID (built on first need; never rewritten). */
+const rowsByMessage = new WeakMap<Segment, Map<string, number[]>>();
 
-function rowsOf(seg: Segment): Map<number, number[]> {
+function rowsOf(seg: Segment): Map<string, number[]> {
 	let map = rowsByMessage.get(seg);
 	if (map) return map;
 	map = new Map();
-	const n = rowCount(seg);
-	const hashes = seg.lazy?.messages;
-	for (let r = 0; r < n; r++) {
-		const h = hashes ? hashes[r] : messageHash(seg.chunks[r].message_id);
-		const rows = map.get(h);
+	seg.chunks.forEach((c, r) => {
+		const rows = map!.get(c.message_id);
 		if (rows) rows.push(r);
-		else map.set(h, [r]);
-	}
+		else map!.set(c.message_id, [r]);
+	});
 	rowsByMessage.set(seg, map);
 	return map;
+}
+
+/**
+ * The rows of a segment that may hold the chunks `wanted` names: of one read in blocks, those whose
+ * message hash and chunk index in its table match (one pass over the table, no chunk decoded); of one
+ * read whole, those of the messages named.
+ */
+function rowsNamed(seg: Segment, wanted: Map<string, Set<number>>): number[] {
+	const lazy = seg.lazy;
+	if (!lazy) return [...wanted.keys()].flatMap((m) => rowsOf(seg).get(m) ?? []);
+	const byHash = new Map<number, Array<Set<number>>>();
+	for (const [m, chunks] of wanted) {
+		const h = messageHash(m);
+		byHash.set(h, [...(byHash.get(h) ?? []), chunks]);
+	}
+	const out: number[] = [];
+	lazy.messages.forEach((h, r) => {
+		if (byHash.get(h)?.some((chunks) => chunks.has(lazy.chunkIndexes[r]))) out.push(r);
+	});
+	return out;
 }
 
 /**
@@ -128,16 +142,14 @@ export function similaritiesOf(
 ): Map<string, number> {
 	const out = new Map<string, number>();
 	segs.forEach((seg, s) => {
-		const byMessage = rowsOf(seg);
-		for (const [message, chunks] of wanted)
-			for (const r of byMessage.get(messageHash(message)) ?? []) {
-				if (masks[s][r] === 0 || (seg.lazy && !chunks.has(seg.lazy.chunkIndexes[r]))) continue;
-				// A hash names a message ID: the chunk's own says whether it is this one.
-				const c = chunkAt(seg, r);
-				if (c.message_id !== message || !chunks.has(c.chunk_index)) continue;
-				const score = dot(seg.vectors, r * seg.dimensions, q, seg.dimensions);
-				out.set(chunkKey(c), clampCosine(score));
-			}
+		for (const r of rowsNamed(seg, wanted)) {
+			if (masks[s][r] === 0) continue;
+			// A hash names a message ID: the chunk's own says whether it is one of those wanted.
+			const c = chunkAt(seg, r);
+			if (!wanted.get(c.message_id)?.has(c.chunk_index)) continue;
+			const score = dot(seg.vectors, r * seg.dimensions, q, seg.dimensions);
+			out.set(chunkKey(c), clampCosine(score));
+		}
 	});
 	return out;
 }
