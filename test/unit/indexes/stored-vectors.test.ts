@@ -3,6 +3,8 @@
 // and every altered part is an error naming the key when it is first asked for (never an empty answer).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 import {
 	chunkAt,
@@ -20,6 +22,9 @@ import { similaritiesOf } from '../../../src/indexes/vector/ranking';
 import { normaliseRows, rowMask } from '../../../src/indexes/vector/vector-segment';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { closeVectors, openVectors } from '../../support/stored-segments';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 const DIMS = 8;
 const chunk = (i: number, message = `m-${i}`): IndexedChunk => ({
@@ -146,9 +151,11 @@ describe('vector segments in blocks', () => {
 		// A filter needs every chunk: the spoilt blocks are named, not skipped.
 		assert.throws(() => rowMask(second, { userId: 'user-1' }), corrupt('b', 'block'));
 		// And a row that ranks is read: the spoilt block is named, never passed over.
-		const alone = new BestChunks(1);
-		alone.offerRows(second, rowMask(second, {}), q);
-		assert.throws(() => alone.sorted(), corrupt('b'));
+		assert.throws(() => {
+			const alone = new BestChunks(1);
+			alone.offerRows(second, rowMask(second, {}), q);
+			alone.sorted();
+		}, corrupt('b'));
 	});
 
 	it('similarities find the rows of a message by its hash, and never a row of another message with the same hash', () => {
@@ -219,5 +226,26 @@ describe('vector segments in blocks', () => {
 					`${encode.name} ${cut}`,
 				);
 			}
+	});
+
+	it('the k best keep nothing of a segment once it is done: memory holds their chunks only', async () => {
+		const q = rowsOf(1, 9);
+		const best = new BestChunks(50);
+		const refs: Array<WeakRef<object>> = [];
+		const offer = (s: number) => {
+			const seg = decodeSegment(`s${s}`, encodeSegment(DIMS, chunks(640), rowsOf(640, 20 + s)));
+			refs.push(new WeakRef(seg));
+			best.offerRows(seg, rowMask(seg, {}), q);
+		};
+		for (let s = 0; s < 4; s++) offer(s);
+		// A WeakRef keeps its target until the job that made it ends.
+		await new Promise((resolve) => setImmediate(resolve));
+		gc();
+		gc();
+		assert.deepEqual(
+			refs.map((r) => r.deref() === undefined),
+			[true, true, true, true],
+		);
+		assert.equal(best.sorted().length, 50);
 	});
 });
