@@ -30,7 +30,7 @@ import type { LexicalIndex } from './lexical-index';
 import type { LexicalManifest } from './manifest';
 import { nameLimit, namesBy } from './names';
 import { mergeBest, ownScore, tierBest, tierRows, withTierStats } from './tier-search';
-import { ROW } from './tiers';
+import { wordRow } from './tiers';
 import { messagesOf, nearSegment } from './near';
 import { readOrGone, scopeFor, SegmentGone, visit } from './stream-scope';
 import type { Scope } from './stream-scope';
@@ -217,8 +217,10 @@ async function termCounts(
 			[...counts.keys()],
 			(k) => new SegmentGone(k),
 		);
-		for (const byTerm of rows)
-			for (const [term, list] of byTerm) counts.set(term, counts.get(term)! + list.length / ROW);
+		rows.forEach((byTerm, i) => {
+			const width = wordRow(scope.tiers[i].tier);
+			for (const [term, list] of byTerm) counts.set(term, counts.get(term)! + list.length / width);
+		});
 	}
 	await visit(scope, (seg, ok) => {
 		for (const [term, held] of counts) {

@@ -15,6 +15,7 @@ import {
 	bucketOf,
 	readBucket,
 	ROW,
+	wordRow,
 	sessionBucket,
 	conversationRows,
 	writeBucket,
@@ -81,6 +82,7 @@ function withoutWords(
 	bucket: TermBucket,
 	terms: ReadonlySet<string>,
 	gone: Map<number, Set<number>>,
+	width: number,
 ) {
 	const out: TermBucket = new Map(bucket);
 	let removed = 0;
@@ -88,9 +90,9 @@ function withoutWords(
 		const rows = bucket.get(term);
 		if (!rows) continue;
 		const kept: number[] = [];
-		for (let i = 0; i < rows.length; i += ROW)
+		for (let i = 0; i < rows.length; i += width)
 			if (gone.get(rows[i])?.has(rows[i + 1])) removed++;
-			else kept.push(...rows.subarray(i, i + ROW));
+			else kept.push(...rows.subarray(i, i + width));
 		if (kept.length === 0) out.delete(term);
 		else out.set(term, Uint32Array.from(kept));
 	}
@@ -148,7 +150,7 @@ export async function rewriteTermTier(
 		if (!old) throw new TermBucketGone(bucketKey(files.segmentsPrefix, tier, b));
 		const terms = words.get(b);
 		const changed = terms
-			? { ...withoutWords(old, terms, gone), delta: 0 }
+			? { ...withoutWords(old, terms, gone, wordRow(tier)), delta: 0 }
 			: { ...withSessions(old, sessions.get(b)!), removed: 0 };
 		await writeBucket(files, next, b, changed.bucket);
 		return { ...changed, key: bucketKey(files.segmentsPrefix, next, b) };

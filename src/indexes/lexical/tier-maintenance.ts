@@ -22,6 +22,9 @@ import {
 	readBucket,
 	ROW,
 	sessionBucket,
+	TIMED_ROW,
+	timeKey,
+	wordRow,
 	conversationRows,
 	termTiers,
 	writeBucket,
@@ -53,9 +56,9 @@ function grouped(lists: Map<string, number[]>, count: number, home: (key: string
 	return groups;
 }
 
-const rowsIn = (lists: Map<string, number[]>) => {
+const rowsIn = (lists: Map<string, number[]>, width: number) => {
 	let n = 0;
-	for (const rows of lists.values()) n += rows.length / ROW;
+	for (const rows of lists.values()) n += rows.length / width;
 	return n;
 };
 
@@ -63,17 +66,18 @@ const rowsIn = (lists: Map<string, number[]>) => {
 async function buildTier(index: TieredIndex, refs: LexicalRef[]): Promise<TermTier> {
 	const words = new Map<string, number[]>();
 	const sessions = new Map<string, number[]>();
-	const tier = { id: newTierId(), segments: refs.length, n: 0, total: 0, bytes: 0 };
+	const tier = { id: newTierId(), segments: refs.length, n: 0, total: 0, bytes: 0, timed: true };
 	for (const [ord, ref] of refs.entries()) {
 		const seg = await index.readSegment(ref);
 		if (!seg) throw new IndexDamagedError(index.name, [ref.key]);
 		tier.n += seg.docs.length - (seg.gone ?? 0);
 		for (const length of seg.lengths) tier.total += length;
+		const times = seg.docs.map((d) => timeKey(d.created_at));
 		for (const [term, list] of seg.postings) {
 			let rows = words.get(term);
 			if (!rows) words.set(term, (rows = []));
 			for (let i = 0; i < list.length; i += 2)
-				rows.push(ord, list[i], list[i + 1], seg.lengths[list[i]]);
+				rows.push(ord, list[i], list[i + 1], seg.lengths[list[i]], times[list[i]]);
 		}
 		for (const [session, [count, from, to]] of conversationRows(seg.docs)) {
 			let rows = sessions.get(session);
@@ -81,7 +85,7 @@ async function buildTier(index: TieredIndex, refs: LexicalRef[]): Promise<TermTi
 			rows.push(ord, count, from, to);
 		}
 	}
-	const [postings, sessionRows] = [rowsIn(words), rowsIn(sessions)];
+	const [postings, sessionRows] = [rowsIn(words, TIMED_ROW), rowsIn(sessions, ROW)];
 	const full: TermTier = {
 		...tier,
 		buckets: bucketsFor(postings),
@@ -138,9 +142,12 @@ async function mergeTiers(index: TieredIndex, a: UsableTier, b: UsableTier): Pro
 		sessionBuckets: bucketsFor(sessionRows),
 		sessionRows,
 		bytes: 0,
+		// Timed only when both are: a tier built before has no capture seconds to carry over.
+		...(a.tier.timed && b.tier.timed ? { timed: true } : {}),
 	};
 	return writeAll(index, tier, async (t) => {
 		const out: TermBucket = new Map();
+		const width = t < tier.buckets ? wordRow(tier) : ROW;
 		for (const [from, offset] of [
 			[a.tier, 0],
 			[b.tier, a.tier.segments],
@@ -148,16 +155,26 @@ async function mergeTiers(index: TieredIndex, a: UsableTier, b: UsableTier): Pro
 			for (const s of sourcesOf(from, tier, t)) {
 				const bucket = await readBucket(index, from, s);
 				if (!bucket) throw new TierGone();
+				const had = t < tier.buckets ? wordRow(from) : ROW;
 				for (const [key, rows] of bucket) {
 					if (!homeOf(tier, key, t)) continue;
-					const moved = Uint32Array.from(rows);
-					for (let i = 0; i < moved.length; i += ROW) moved[i] += offset;
-					const had = out.get(key);
-					out.set(key, had ? concat(had, moved) : moved);
+					const moved = moveRows(rows, had, width, offset);
+					const before = out.get(key);
+					out.set(key, before ? concat(before, moved) : moved);
 				}
 			}
 		return out;
 	});
+}
+
+/** Rows of `had` values as rows of `width` (the first values kept), their segment ordinals moved. */
+function moveRows(rows: Uint32Array, had: number, width: number, offset: number): Uint32Array {
+	const out = new Uint32Array((rows.length / had) * width);
+	for (let i = 0, j = 0; i < rows.length; i += had, j += width) {
+		out.set(rows.subarray(i, i + width), j);
+		out[j] += offset;
+	}
+	return out;
 }
 
 function concat(x: Uint32Array, y: Uint32Array): Uint32Array {

@@ -11,7 +11,7 @@ import { idfOf, weigh } from './bm25';
 import type { ScopeStats } from './bm25';
 import { docAt, docsOf, sessionsIn } from './segment';
 import type { LexicalSegment } from './segment';
-import { bucketKey, bucketOf, readBucket, ROW, sessionBucket } from './tiers';
+import { bucketKey, bucketOf, readBucket, ROW, sessionBucket, wordRow } from './tiers';
 import type { TierFiles, UsableTier } from './tiers';
 import { termCounts } from './tokenize';
 
@@ -103,7 +103,7 @@ export function withTierStats(
 		stats.n += tier.n;
 		stats.total += tier.total;
 		for (const [term, list] of rows[i])
-			if (stats.df.has(term)) stats.df.set(term, stats.df.get(term)! + list.length / ROW);
+			if (stats.df.has(term)) stats.df.set(term, stats.df.get(term)! + list.length / wordRow(tier));
 	});
 }
 
@@ -175,21 +175,22 @@ export class HeldSessions {
 }
 
 /**
- * Every tier document holding a query term with its score, document after document: each term's rows
- * are in (segment, document) order, so the lists are merged as they are and nothing per document is
- * held (a common word may be in millions).
+ * Every tier document holding a query term with its score and its capture second (timeKey; 0 in a tier
+ * that is not timed), document after document: each term's rows are in (segment, document) order, so
+ * the lists are merged as they are and nothing per document is held (a common word may be in millions).
  */
 function eachScored(
 	source: TierSource,
 	terms: readonly string[],
 	stats: ScopeStats,
-	fn: (at: number, score: number) => void,
+	fn: (at: number, score: number, time: number) => void,
 ): void {
 	const avg = stats.total / stats.n || 1;
 	const used = terms.filter((t) => (stats.df.get(t) ?? 0) > 0);
 	const idf = used.map((t) => idfOf(stats.n, stats.df.get(t)!));
 	const none = new Uint32Array(0);
 	source.rows.forEach((rows, i) => {
+		const width = wordRow(source.tiers[i].tier);
 		const lists = used.map((t) => rows.get(t) ?? none);
 		const pos = lists.map(() => 0);
 		for (;;) {
@@ -199,16 +200,45 @@ function eachScored(
 					next = Math.min(next, lists[j][pos[j]] * 2 ** 16 + lists[j][pos[j] + 1]);
 			if (next === Infinity) return;
 			let score = 0;
+			let time = 0;
 			for (let j = 0; j < lists.length; j++) {
 				const list = lists[j];
 				const r = pos[j];
 				if (r >= list.length || list[r] * 2 ** 16 + list[r + 1] !== next) continue;
 				score += weigh(idf[j], list[r + 2], list[r + 3], avg);
-				pos[j] += ROW;
+				if (width > ROW) time = list[r + 4];
+				pos[j] += width;
 			}
-			fn(i * 2 ** 32 + next, score);
+			fn(i * 2 ** 32 + next, score, time);
 		}
 	});
+}
+
+/**
+ * Which of the documents tying the k-th best score `kth` can be among the k best: the first in
+ * chunkOrder, which starts with the capture time. Of the documents with a known capture second, those
+ * past the second of the (k - above)-th earliest are not (that many tie before each of them); the rest
+ * are read and ordered by their chunks. Returns the latest second kept (Infinity: all are read).
+ */
+function tieCut(
+	source: TierSource,
+	terms: readonly string[],
+	stats: ScopeStats,
+	k: number,
+	kth: number,
+	passed: ReadonlySet<number>,
+): number {
+	let above = 0;
+	// The k earliest known seconds among the tied (the k - above earliest are among them).
+	const earliest = new TopK(k);
+	eachScored(source, terms, stats, (at, score, time) => {
+		if (passed.has(at)) return;
+		if (score > kth) above++;
+		else if (score === kth && time > 0 && earliest.admits(-time)) earliest.push(-time, 0, 0);
+	});
+	const times = earliest.sorted();
+	const m = k - above;
+	return m >= 1 && times.length >= m ? -times[m - 1].score : Infinity;
 }
 
 /**
@@ -229,9 +259,11 @@ export async function tierBest(
 			if (!passed.has(at) && values.admits(score)) values.push(score, 0, 0);
 		});
 		const kth = values.sorted().at(-1)?.score ?? Infinity;
+		const latest = tieCut(source, terms, stats, k, kth, passed);
 		const wanted = new Map<string, Array<[number, number]>>();
-		eachScored(source, terms, stats, (at, score) => {
+		eachScored(source, terms, stats, (at, score, time) => {
 			if (score < kth || passed.has(at)) return;
+			if (score === kth && time > latest) return;
 			const seg = `${Math.floor(at / 2 ** 16)}`;
 			const list = wanted.get(seg);
 			if (list) list.push([at, score]);

@@ -42,6 +42,11 @@ export interface TermTier {
 	/** (conversation, segment) rows in them. */
 	sessionRows: number;
 	bytes: number;
+	/**
+	 * Whether its word rows carry a fifth value, each document's capture second (timeKey): tiers built
+	 * before have four, and a search reads every document that ties at its k-th best score in them.
+	 */
+	timed?: boolean;
 	/** Buckets a Forget wrote again, by number: each one's version (chunks/tiering.ts: PartNames). */
 	versions?: PartNames['versions'];
 }
@@ -49,14 +54,31 @@ export interface TermTier {
 export type { TierPlace };
 
 /**
- * Postings of one bucket: per term, (segment ordinal, document, term count, document length) rows; in a
- * bucket of conversations, per conversation, (segment ordinal, its chunks there, their lowest and
- * highest message number).
+ * Postings of one bucket: per term, (segment ordinal, document, term count, document length, and in a
+ * timed tier its capture second) rows; in a bucket of conversations, per conversation, (segment
+ * ordinal, its chunks there, their lowest and highest message number).
  */
 export type TermBucket = Map<string, Uint32Array>;
 
-/** Values per posting row. */
+/** Values per row of conversations, and of words in a tier that is not timed. */
 export const ROW = 4;
+/** Values per row of words in a timed tier. */
+export const TIMED_ROW = 5;
+export const wordRow = (tier: Pick<TermTier, 'timed'>) => (tier.timed ? TIMED_ROW : ROW);
+
+/** A capture time as canonical ISO text (what toISOString writes): one order as text and as time. */
+const CANONICAL = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/**
+ * A document's capture second plus one, 0 when unknown (a time not in canonical form, or outside
+ * 1970–2106). For canonical times a lower key means an earlier time as text too, so the first in
+ * chunkOrder among documents that rank alike is among those of the lowest keys (tier-search.ts).
+ */
+export function timeKey(createdAt: string): number {
+	if (!CANONICAL.test(createdAt)) return 0;
+	const key = Math.floor(Date.parse(createdAt) / 1000) + 1;
+	return Number.isSafeInteger(key) && key > 0 && key < 2 ** 32 ? key : 0;
+}
 
 /**
  * The bucket of a term among `buckets` (a power of two): the high bits of its hash (the same on every
@@ -117,11 +139,18 @@ export const sessionBucket = (tier: TermTier, session: string) =>
 export const homeOf = (tier: TermTier, key: string, b: number) =>
 	b < tier.buckets ? bucketOf(key, tier.buckets) === b : sessionBucket(tier, key) === b;
 
-export function encodeBucket(bucket: TermBucket): Buffer {
+/**
+ * What bucket `b` of a tier says it is: the word buckets of a timed tier say so, so that a reader
+ * expecting four values a row (an earlier version) fails on them instead of misreading their rows.
+ */
+const kindOf = (tier: TermTier, b: number) =>
+	b < tier.buckets && tier.timed ? 'timed-terms' : 'terms';
+
+export function encodeBucket(bucket: TermBucket, tier: TermTier, b: number): Buffer {
 	const terms: Record<string, string> = {};
 	for (const [term, rows] of bucket)
 		terms[term] = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('base64');
-	return encodeJson({ kind: 'terms', terms }, { gzip: true });
+	return encodeJson({ kind: kindOf(tier, b), terms }, { gzip: true });
 }
 
 /**
@@ -138,7 +167,8 @@ export function decodeBucket(
 	const fail = (detail: string): never => {
 		throw new CorruptDocumentError(key, detail);
 	};
-	if (value.kind !== 'terms' || !isRecord(value.terms)) fail('not a term bucket');
+	if (value.kind !== kindOf(tier, b) || !isRecord(value.terms))
+		fail(`not a term bucket of this tier (${kindOf(tier, b)})`);
 	const out: TermBucket = new Map();
 	const terms = value.terms as Record<string, unknown>;
 	for (const term of Object.keys(terms)) {
@@ -146,11 +176,12 @@ export function decodeBucket(
 		const text = terms[term];
 		if (typeof text !== 'string') fail(`postings of "${term}" are not text`);
 		const raw = Buffer.from(text as string, 'base64');
-		if (raw.byteLength === 0 || raw.byteLength % (4 * ROW) !== 0)
+		const width = b < tier.buckets ? wordRow(tier) : ROW;
+		if (raw.byteLength === 0 || raw.byteLength % (4 * width) !== 0)
 			fail(`postings of "${term}" are not whole rows`);
 		const rows = new Uint32Array(raw.byteLength / 4);
 		Buffer.from(rows.buffer).set(raw);
-		for (let i = 0; i < rows.length; i += ROW)
+		for (let i = 0; i < rows.length; i += width)
 			if (rows[i] >= tier.segments) fail(`postings of "${term}" name a segment it does not hold`);
 		out.set(term, rows);
 	}
@@ -221,12 +252,12 @@ export async function readBucket(
 /** Writes a new bucket (never over another) and keeps it decoded; returns its stored size. */
 export async function writeBucket(
 	files: TierFiles,
-	tier: PartNames,
+	tier: TermTier,
 	b: number,
 	bucket: TermBucket,
 ): Promise<number> {
 	const key = bucketKey(files.segmentsPrefix, tier, b);
-	const body = encodeBucket(bucket);
+	const body = encodeBucket(bucket, tier, b);
 	await files.storage.put(key, body, { ifVersion: null, contentType: 'application/gzip' });
 	bucketCache.set(`${storageIdentity(files.storage)}\n${key}`, bucket, {
 		weight: bucketBytes(bucket),

@@ -25,78 +25,10 @@ import {
 	tiersOf,
 } from '../../../src/internal';
 import { bloomMayHave, bloomPositions } from '../../../src/store/bloom';
-import { seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 import { MeteredStorage } from '../../support/wide-base';
 import { expanded } from '../../support/stored-segments';
-
-// Words of uneven frequency (the first ones in most chunks, the last in few), so that buckets differ.
-const VOCAB = Array.from({ length: 160 }, (_, i) => `w${i.toString(36)}x`);
-
-function chunk(i: number, text: string, session = `s-${Math.floor(i / 30)}`): IndexedChunk {
-	return {
-		id: `c-${i}`,
-		session_id: session,
-		user_id: `u-${i % 5}`,
-		message_id: `m-${i}`,
-		seq: i,
-		run_id: `r-${i}`,
-		chunk_index: 0,
-		// Few distinct times: ties on score are decided further down chunkOrder.
-		created_at: new Date(Date.UTC(2026, 0, 1 + (i % 4))).toISOString(),
-		text,
-	};
-}
-
-function docs(count: number, seed = 5, from = 0): IndexedChunk[] {
-	const rand = seededRandom(seed); // in [-0.5, 0.5)
-	const pick = () => VOCAB[Math.floor((rand() + 0.5) ** 2 * VOCAB.length)];
-	return Array.from({ length: count }, (_, i) => {
-		const n = 1 + Math.floor((rand() + 0.5) * 6);
-		return chunk(from + i, Array.from({ length: n }, pick).join(' '));
-	});
-}
-
-function indexOn(storage: LocalDiskStorage | MeteredStorage, tiers = true) {
-	return new LexicalIndex(storage, 'test', 'kb/lexical/', 12, async () => [], {
-		segmentChunks: 40,
-		tiers,
-	});
-}
-
-const QUERIES = [
-	'w0x',
-	'w1x w2x',
-	'w3x w4x w5x',
-	`${VOCAB[150]} w0x`,
-	`${VOCAB[120]}`,
-	'w7x w7x wzzx',
-];
-
-/** The streamed search's answers against every segment loaded at once, for every query and k. */
-async function assertExact(index: LexicalIndex, queries = QUERIES) {
-	for (const q of queries)
-		for (const k of [1, 5, 30]) {
-			const full = await (await lexicalView([index], {})).search(q, k);
-			const view = await streamedView(index, {});
-			const got = await view.search(q, k);
-			assert.deepEqual(
-				got.map((m) => [m.id, m.score, m.bm25, m.context ?? false]),
-				full.map((m) => [m.id, m.score, m.bm25, m.context ?? false]),
-				`${q} k=${k}`,
-			);
-			const loaded = await lexicalView([index], {});
-			assert.deepEqual(await view.frequencies(q), await loaded.frequencies(q), q);
-			assert.equal(view.size, loaded.size);
-			// The names of the matches (a recency half-life): counted from the tiers' buckets too.
-			await view.prepareNames?.(got);
-			assert.deepEqual(
-				got.map((c) => view.names(c)),
-				got.map((c) => loaded.names(c)),
-				`names ${q}`,
-			);
-		}
-}
+import { assertExact, chunk, docs, indexOn, QUERIES } from '../../support/term-tiers';
 
 /** Every stored object of the index, as text (buckets and segments gunzipped). */
 async function storedText(storage: LocalDiskStorage): Promise<string> {
