@@ -316,13 +316,15 @@ export class BaseIndexes {
 
 	/**
 	 * Removes one conversation's chunks from the word indexes that hold them (or only those `only`
-	 * picks), and unlists it from them; returns the chunks removed from its partitions.
+	 * picks), and unlists it from them; returns the chunks removed from its partitions. Given
+	 * `sweepOlderThanMs`, sweeps their orphans too (a killed writer's segments may hold its words).
 	 */
 	async forgetLexical(
 		sessionId: string,
 		users: readonly string[],
 		only?: (d: IndexedChunk) => boolean,
 		touched?: Touched,
+		sweepOlderThanMs?: number,
 	): Promise<number> {
 		const indexes = this.holding(
 			sessionId,
@@ -331,7 +333,12 @@ export class BaseIndexes {
 			(part) => this.lexicalPart(part),
 			() => this.wideLexical(),
 		);
-		const removed = await inBatches(indexes, (i) => i.forgetSession(sessionId, only, touched));
+		const removed = await inBatches(indexes, async (i) => {
+			const n = await i.forgetSession(sessionId, only, touched);
+			if (sweepOlderThanMs !== undefined)
+				touched?.deleted.push(...(await i.sweepOrphans(sweepOlderThanMs)));
+			return n;
+		});
 		// The base-wide copy counts once with them (it is the last index).
 		const wide = this.wide !== 'none' ? (removed.pop() ?? 0) : 0;
 		const parts = removed.reduce((a, b) => a + b, 0);

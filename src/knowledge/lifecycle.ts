@@ -271,7 +271,7 @@ export async function forget(
 		const indexes = await BaseIndexes.open(p, config);
 		const users = captured.users;
 		if (!external) result.vectors = await indexes.forgetVectors(id, users, result, p.leaseMs);
-		result.lexical = await indexes.forgetLexical(id, users, undefined, result);
+		result.lexical = await indexes.forgetLexical(id, users, undefined, result, p.leaseMs);
 		const folder = p.sessionPrefix(id);
 		const lease = p.sessionLeaseKey(id);
 		result.deleted.push(...(await deleteUnder(p, folder, new Set([lease]))));

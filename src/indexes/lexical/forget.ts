@@ -5,12 +5,14 @@ import { bloomMayHave, bloomPositions } from '../../store/bloom';
 import type { BloomPositions } from '../../store/bloom';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ListedSegment } from '../chunks/listed';
-import { retireParts } from '../chunks/retiring';
+import { sweepUnlisted } from '../chunks/orphans';
+import { retiredKeys, retireParts } from '../chunks/retiring';
+import type { Versioned } from '../../store/document-store';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef, LexicalSegment } from './segment';
 import { rewriteTermTier, TermBucketGone, withGone } from './tier-forget';
 import type { RewrittenTermTier, TakenDocs } from './tier-forget';
-import { dropStale, tiersOf } from './tiers';
+import { bucketKeys, dropStale, isBucketKey, tiersOf } from './tiers';
 import type { TermTier, TierFiles } from './tiers';
 
 /** The segment reads and writes a rewrite needs (a LexicalIndex). */
@@ -193,4 +195,35 @@ async function rewriteOrNull(
 		if (error instanceof TermBucketGone) return null;
 		throw error;
 	}
+}
+
+/**
+ * Deletes segments and term tier buckets the manifest does not list and nobody wrote for `olderThanMs`
+ * (buckets: for an hour at least; chunks/orphans.ts): what a killed writer left, which may hold the
+ * words of a conversation being forgotten.
+ */
+export async function sweepOrphanSegments(
+	index: TierFiles & {
+		readManifest(fresh: boolean): Promise<Versioned<LexicalManifest>>;
+		uncacheSegment(key: string): void;
+	},
+	olderThanMs: number,
+): Promise<string[]> {
+	const manifest = await index.readManifest(true);
+	const doc = manifest.version === null ? undefined : manifest.doc;
+	const listed = new Set([
+		...(doc?.segments.map((r) => r.key) ?? []),
+		...(doc?.terms ?? []).flatMap((t) => bucketKeys(index.segmentsPrefix, t)),
+		...retiredKeys(doc),
+	]);
+	return sweepUnlisted(
+		{
+			storage: index.storage,
+			segmentsPrefix: index.segmentsPrefix,
+			listed,
+			isTierPart: isBucketKey,
+			uncache: (key) => index.uncacheSegment(key),
+		},
+		olderThanMs,
+	);
 }

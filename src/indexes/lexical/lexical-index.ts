@@ -25,7 +25,7 @@ import type { RetirePolicy } from '../chunks/retiring';
 import type { Touched } from '../chunks/touched';
 import type { LexicalMatch } from './bm25';
 import { emptyMoved, resetIndex } from './emptying';
-import { dropChunks, ForgetWork } from './forget';
+import { dropChunks, ForgetWork, sweepOrphanSegments } from './forget';
 import { FAN, mergeDue } from './merge';
 import type { Dropped } from './forget';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
@@ -196,8 +196,17 @@ export class LexicalIndex {
 	}
 
 	async deleteSegment(key: string): Promise<void> {
-		segments.delete(this.cacheId(key));
+		this.uncacheSegment(key);
 		await this.storage.delete(key);
+	}
+
+	uncacheSegment(key: string): void {
+		segments.delete(this.cacheId(key));
+	}
+
+	/** See sweepOrphanSegments. */
+	sweepOrphans(olderThanMs: number): Promise<string[]> {
+		return sweepOrphanSegments(this, olderThanMs);
 	}
 
 	/**

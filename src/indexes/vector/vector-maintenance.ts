@@ -3,8 +3,9 @@
 // into the manifest by compare-and-swap; a concurrent change of the same segments makes it start over
 // (forget) or give up (compaction).
 import { deleteParts } from '../../common/parallel';
-import { ConflictError, FlushConflictError, IndexDamagedError } from '../../errors';
+import { FlushConflictError, IndexDamagedError } from '../../errors';
 import type { IndexedChunk } from '../chunks/chunk';
+import { sweepUnlisted } from '../chunks/orphans';
 import { retiredKeys, retireParts } from '../chunks/retiring';
 import { dropStale, tiersOf } from '../chunks/tiering';
 import { rewriteTiers, stillAsRead, undoRewrites, withRewritten } from './cell-forget';
@@ -149,15 +150,8 @@ async function withoutSession(
 }
 
 /**
- * How old an unlisted part of a cell tier (a bucket, a codebook) must be before a sweep takes it: a
- * merge of large tiers writes their buckets for minutes before its swap lists them.
- */
-export const TIER_PART_SWEEP_MS = 60 * 60_000;
-
-/**
- * Deletes segments the manifest does not list and nobody wrote for `olderThanMs` (tier parts: for
- * TIER_PART_SWEEP_MS at least): what a writer killed between writing a part and listing it (or between
- * a swap and its deletes) left behind.
+ * Deletes segments the manifest does not list and nobody wrote for `olderThanMs` (cell tier parts: for
+ * an hour at least; chunks/orphans.ts).
  */
 export async function sweepOrphanSegments(
 	index: EmbeddedIndex,
@@ -170,22 +164,16 @@ export async function sweepOrphanSegments(
 		...cellKeys(index.segmentsPrefix, doc),
 		...retiredKeys(doc),
 	]);
-	const now = Date.now();
-	const swept: string[] = [];
-	for (const o of await index.storage.list(index.segmentsPrefix)) {
-		const age = isCellKey(o.key) ? Math.max(olderThanMs, TIER_PART_SWEEP_MS) : olderThanMs;
-		const cutoff = new Date(now - age);
-		if (listed.has(o.key) || o.lastModified > cutoff) continue;
-		try {
-			await index.storage.delete(o.key, { ifUnmodifiedSince: cutoff });
-		} catch (error) {
-			if (error instanceof ConflictError) continue; // written again meanwhile: not an orphan
-			throw error;
-		}
-		index.uncacheSegment(o.key);
-		swept.push(o.key);
-	}
-	return swept;
+	return sweepUnlisted(
+		{
+			storage: index.storage,
+			segmentsPrefix: index.segmentsPrefix,
+			listed,
+			isTierPart: isCellKey,
+			uncache: (key) => index.uncacheSegment(key),
+		},
+		olderThanMs,
+	);
 }
 
 /**

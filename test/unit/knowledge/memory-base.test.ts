@@ -31,6 +31,7 @@ import {
 	vectorManifestKey,
 	vectorPartFolder,
 	vectorPartsPrefix,
+	wideLexicalPrefix,
 	wideVectorPrefix,
 } from '../../../src/internal';
 import type {
@@ -766,12 +767,23 @@ describe('Memory Base: forget a conversation', () => {
 
 	it('segments a killed writer left unlisted are swept once they are older than the lock duration', async () => {
 		const { base, root, disk } = await twoUsers({ leaseMs: 200 });
-		const orphan = `${vectorIndexPrefix('wf1')}segments/0123456789abcdef01234567.vec`;
-		await disk.put(orphan, Buffer.from(`LLMVEC01 ${SECRET}`));
+		const orphans = [
+			`${vectorIndexPrefix('wf1')}segments/0123456789abcdef01234567.vec`,
+			`memory_base/wf1/lexical/segments/0123456789abcdef01234567.lex`,
+			`${wideLexicalPrefix('wf1')}segments/0123456789abcdef01234568.lex`,
+			`${wideLexicalPrefix('wf1')}segments/terms-0123456789abcdef01-0.trm`,
+		];
+		for (const o of orphans) await disk.put(o, Buffer.from(`a killed writer's ${SECRET}`));
 		await new Promise((r) => setTimeout(r, 250));
+		// A young orphan (a writer still about to list it) is kept, and so is a tier's bucket for an hour.
+		const young = `memory_base/wf1/lexical/segments/0123456789abcdef01234569.lex`;
+		await disk.put(young, Buffer.from('about to be listed'));
 		const result = await base.forget('alice');
-		assert.ok(result.deleted.includes(orphan), JSON.stringify(result.deleted));
-		assert.deepEqual(holding(root, SECRET), []);
+		for (const o of orphans.slice(0, 3))
+			assert.ok(result.deleted.includes(o), `${o}: ${JSON.stringify(result.deleted)}`);
+		assert.ok(await disk.get(young), 'the young segment is kept');
+		assert.deepEqual(holding(root, SECRET), [orphans[3]]);
+		assert.equal((await base.status()).mismatch, false);
 	});
 
 	it('a connected store: its chunks are deleted by ID; a store that cannot delete is an error that keeps the log', async () => {
