@@ -16,6 +16,18 @@ export const blockCount = (chunks: number) => Math.ceil(chunks / BLOCK);
 /** A value as gzipped JSON (a stored part). */
 export const gzJson = (value: unknown) => gzipSync(Buffer.from(JSON.stringify(value), 'utf8'));
 
+/** Numbers for the distinct texts of a table's column (conversations, times), listed once in its header. */
+export class Numbering {
+	readonly list: string[] = [];
+	private readonly at = new Map<string, number>();
+
+	of(text: string): number {
+		let n = this.at.get(text);
+		if (n === undefined) this.at.set(text, (n = this.list.push(text) - 1));
+		return n;
+	}
+}
+
 /** The stored blocks of these chunks, in order. */
 export function encodeBlocks(chunks: readonly IndexedChunk[]): Buffer[] {
 	const out: Buffer[] = [];

@@ -11,7 +11,14 @@
 //   (an index into the header's list; NONE for a gone document), message numbers | parts: the
 //   postings, then each block
 import { CorruptDocumentError } from '../../errors';
-import { blockCount, ChunkBlocks, encodeBlocks, gzJson, partJson } from '../chunks/blocks';
+import {
+	blockCount,
+	ChunkBlocks,
+	encodeBlocks,
+	gzJson,
+	Numbering,
+	partJson,
+} from '../chunks/blocks';
 import { GONE, isGone, isRecord } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 
@@ -50,17 +57,11 @@ export function encodeStored(
 	terms: Record<string, number[]>,
 	heap: number,
 ): Buffer {
-	const sessions: string[] = [];
-	const index = new Map<string, number>();
+	const sessions = new Numbering();
 	const table = new Uint32Array(3 * docs.length);
 	docs.forEach((d, i) => {
-		let s = NONE;
-		if (!isGone(d)) {
-			s = index.get(d.session_id) ?? sessions.push(d.session_id) - 1;
-			index.set(d.session_id, s);
-		}
 		table[i] = lengths[i];
-		table[docs.length + i] = s;
+		table[docs.length + i] = isGone(d) ? NONE : sessions.of(d.session_id);
 		table[2 * docs.length + i] = isGone(d) ? 0 : d.seq;
 	});
 	const parts = [gzJson({ terms }), ...encodeBlocks(docs)];
@@ -68,7 +69,7 @@ export function encodeStored(
 		JSON.stringify({
 			kind: 'lexical',
 			count: docs.length,
-			sessions,
+			sessions: sessions.list,
 			parts: parts.map((p) => p.length),
 			heap,
 		}),

@@ -16,7 +16,7 @@ import { endianness } from 'node:os';
 
 import { fnv1a32 } from '../../common/hash';
 import { CorruptDocumentError } from '../../errors';
-import { blockCount, ChunkBlocks, encodeBlocks } from '../chunks/blocks';
+import { blockCount, ChunkBlocks, encodeBlocks, Numbering } from '../chunks/blocks';
 import { badChunk, chunkHeapBytes } from '../chunks/chunk';
 import type { IndexedChunk, OrderFields } from '../chunks/chunk';
 import type { LazyRows, Segment } from './vector-segment';
@@ -92,18 +92,6 @@ export function encodeSegment(
 		parts: blocks.map((b) => b.length),
 	};
 	return Buffer.concat([lead(LAZY, fields), rowBytes(vectors), table, ...blocks]);
-}
-
-/** Numbers for distinct texts, in the order first met. */
-class Numbering {
-	readonly list: string[] = [];
-	private readonly at = new Map<string, number>();
-
-	of(text: string): number {
-		let n = this.at.get(text);
-		if (n === undefined) this.at.set(text, (n = this.list.push(text) - 1));
-		return n;
-	}
 }
 
 /** Encodes a segment in the form written before blocks, every chunk in its header (read as before). */
