@@ -222,6 +222,29 @@ describe('ties at the k-th best score of a term tier', () => {
 		assert.equal(got.find((m) => !m.context)!.id, first[1][0], 'its copy says it twice');
 	});
 
+	it('a Forget of the earliest tied documents’ conversation: its rows leave the timed tier, the next earliest come in', async () => {
+		const root = tempDir('tier-ties-forget');
+		const index = indexOn(new LocalDiskStorage({ root }));
+		await index.addOlder(tied());
+		await settleTiers(index);
+		const first = await fullAnswer(index, 'tieword', 5);
+		const all = await (await lexicalView([index], {})).search('tieword', 5);
+		const session = all.find((m) => m.id === first[0][0])!.session_id;
+		assert.ok((await index.forgetSession(session)) > 0);
+		const tiers = tiersOf((await index.readManifest(true)).doc).usable;
+		assert.ok(tiers.length > 0 && tiers.every((t) => t.tier.timed), 'the tiers are kept, timed');
+		for (const k of [1, 5, 12]) {
+			const { got } = await tierReads(root, 'tieword', k);
+			assert.deepEqual(
+				got.filter((m) => !m.context).map((m) => [m.id, m.score]),
+				await fullAnswer(index, 'tieword', k),
+				`k=${k}`,
+			);
+			assert.ok(got.every((m) => m.session_id !== session));
+		}
+		await assertExact(index, ['tieword', 'w0x', 'tieword w3x']);
+	});
+
 	it('a tier built before (four values a row) merged with a timed one: the merged tier is not timed, answers as before', async () => {
 		const root = tempDir('tier-ties-merge');
 		const storage = new LocalDiskStorage({ root });
