@@ -214,32 +214,8 @@ function eachScored(
 	});
 }
 
-/**
- * Which of the documents tying the k-th best score `kth` can be among the k best: the first in
- * chunkOrder, which starts with the capture time. Of the documents with a known capture second, those
- * past the second of the (k - above)-th earliest are not (that many tie before each of them); the rest
- * are read and ordered by their chunks. Returns the latest second kept (Infinity: all are read).
- */
-function tieCut(
-	source: TierSource,
-	terms: readonly string[],
-	stats: ScopeStats,
-	k: number,
-	kth: number,
-	passed: ReadonlySet<number>,
-): number {
-	let above = 0;
-	// The k earliest known seconds among the tied (the k - above earliest are among them).
-	const earliest = new TopK(k);
-	eachScored(source, terms, stats, (at, score, time) => {
-		if (passed.has(at)) return;
-		if (score > kth) above++;
-		else if (score === kth && time > 0 && earliest.admits(-time)) earliest.push(-time, 0, 0);
-	});
-	const times = earliest.sorted();
-	const m = k - above;
-	return m >= 1 && times.length >= m ? -times[m - 1].score : Infinity;
-}
+/** A capture second that orders last: a document whose time a tier row does not give (timeKey 0). */
+const UNKNOWN = 2 ** 32;
 
 /**
  * The `k` best chunks of the tiers with their scores, best first (ties by the chunks), read from the
@@ -253,13 +229,17 @@ export async function tierBest(
 ): Promise<Array<{ chunk: IndexedChunk; score: number }>> {
 	const passed = new Set<number>();
 	for (;;) {
-		// The k-th best score (ties kept), then every document scoring that or more: two passes.
-		const values = new TopK(k);
-		eachScored(source, terms, stats, (at, score) => {
-			if (!passed.has(at) && values.admits(score)) values.push(score, 0, 0);
+		// The k best by score, then capture second (chunkOrder starts with the capture time; a time the
+		// rows do not give orders last). A document tying the k-th score with a later known second has k
+		// documents before it, so of the tied only those of that second or earlier are read (all of
+		// them when the k-th has no known second); then every document scoring more: two passes.
+		const values = new TopK(k, (a1, _b1, a2) => a1 - a2);
+		eachScored(source, terms, stats, (at, score, time) => {
+			if (!passed.has(at) && values.admits(score)) values.push(score, time || UNKNOWN, 0);
 		});
-		const kth = values.sorted().at(-1)?.score ?? Infinity;
-		const latest = tieCut(source, terms, stats, k, kth, passed);
+		const last = values.sorted().at(-1);
+		const kth = last?.score ?? Infinity;
+		const latest = last && last.a !== UNKNOWN ? last.a : Infinity;
 		const wanted = new Map<string, Array<[number, number]>>();
 		eachScored(source, terms, stats, (at, score, time) => {
 			if (score < kth || passed.has(at)) return;

@@ -182,6 +182,9 @@ describe('ties at the k-th best score of a term tier', () => {
 			[1230, '2026-02-28T23:00:00-05:00'],
 			[2470, '2026-02-28T20:00:00-12:00'],
 			[3330, '2026-02-28T22:00:00.000-06:00'],
+			// Later as text than every canonical time here: never counted as before one.
+			[1500, '2026-03-05'],
+			[2900, '2026-03-06T00:00:00+00:00'],
 		] as const)
 			all[n] = { ...all[n], created_at: at };
 		await index.addOlder(all);
@@ -189,10 +192,15 @@ describe('ties at the k-th best score of a term tier', () => {
 		const { got } = await tierReads(root, 'tieword', 5);
 		const ids = got.filter((m) => !m.context).map((m) => m.id);
 		assert.deepEqual(ids.slice(0, 3), ['c-2470', 'c-3330', 'c-1230']);
-		assert.deepEqual(
-			got.filter((m) => !m.context).map((m) => [m.id, m.score]),
-			await fullAnswer(index, 'tieword', 5),
-		);
+		for (const k of [5, 8]) {
+			const { got: matches } = await tierReads(root, 'tieword', k);
+			assert.deepEqual(
+				matches.filter((m) => !m.context).map((m) => [m.id, m.score]),
+				await fullAnswer(index, 'tieword', k),
+				`k=${k}`,
+			);
+			assert.ok(!matches.some((m) => m.id === 'c-1500' || m.id === 'c-2900'));
+		}
 	});
 
 	it('the earliest tied documents superseded by newer copies give way to the next earliest', async () => {
