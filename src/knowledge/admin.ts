@@ -200,11 +200,14 @@ export class KnowledgeAdmin implements MemoryAdmin<ExportedCaptures[], number> {
 		const deleted: string[] = [];
 		const rewritten: string[] = [];
 		for (const folder of await this.everyFolder()) {
-			for (const id of conversationIds) {
-				if ((await folder.captured(id)) === 0) continue;
+			const held: string[] = [];
+			for (const id of conversationIds) if ((await folder.captured(id)) > 0) held.push(id);
+			for (const [n, id] of held.entries()) {
 				// A store input may be another base's store: it must hold the conversation's vectors.
 				const base = this.vectorStore ? this.base(folder.baseId, this.vectorStore) : folder;
-				const forgot = await base.forget(id, { storeMustHold: true });
+				// The base-wide indexes are swept once, with the last (listing them takes seconds).
+				const last = n === held.length - 1;
+				const forgot = await base.forget(id, { storeMustHold: true, sweepBaseWide: last });
 				deleted.push(...forgot.deleted);
 				rewritten.push(...forgot.rewritten);
 			}

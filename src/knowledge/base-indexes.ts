@@ -62,6 +62,15 @@ export const WIDE_SEGMENT_CHUNKS = 4096;
  */
 export const WIDE_SEGMENT_BYTES = 4 * 2 ** 20;
 
+/**
+ * Unlisted parts a Forget sweeps: those older than `olderThanMs`, in the base-wide indexes too unless
+ * `wide` is false (listing them takes seconds on a large base; Forget User sweeps them once per base).
+ */
+export interface OrphanSweep {
+	olderThanMs: number;
+	wide: boolean;
+}
+
 export class BaseIndexes {
 	private constructor(
 		private readonly p: BaseParts,
@@ -316,15 +325,15 @@ export class BaseIndexes {
 
 	/**
 	 * Removes one conversation's chunks from the word indexes that hold them (or only those `only`
-	 * picks), and unlists it from them; returns the chunks removed from its partitions. Given
-	 * `sweepOlderThanMs`, sweeps their orphans too (a killed writer's segments may hold its words).
+	 * picks), and unlists it from them; returns the chunks removed from its partitions. Given `sweep`,
+	 * sweeps their orphans too (a killed writer's segments may hold its words).
 	 */
 	async forgetLexical(
 		sessionId: string,
 		users: readonly string[],
 		only?: (d: IndexedChunk) => boolean,
 		touched?: Touched,
-		sweepOlderThanMs?: number,
+		sweep?: OrphanSweep,
 	): Promise<number> {
 		const indexes = this.holding(
 			sessionId,
@@ -333,10 +342,11 @@ export class BaseIndexes {
 			(part) => this.lexicalPart(part),
 			() => this.wideLexical(),
 		);
+		const wideIndex = this.wide !== 'none' ? indexes.at(-1) : undefined;
 		const removed = await inBatches(indexes, async (i) => {
 			const n = await i.forgetSession(sessionId, only, touched);
-			if (sweepOlderThanMs !== undefined)
-				touched?.deleted.push(...(await i.sweepOrphans(sweepOlderThanMs)));
+			if (sweep && (sweep.wide || i !== wideIndex))
+				touched?.deleted.push(...(await i.sweepOrphans(sweep.olderThanMs)));
 			return n;
 		});
 		// The base-wide copy counts once with them (it is the last index).
@@ -345,12 +355,12 @@ export class BaseIndexes {
 		return parts === 0 ? wide : parts;
 	}
 
-	/** Removes one conversation's vectors from the indexes that hold them; sweeps their orphans. */
+	/** Removes one conversation's vectors from the indexes that hold them; given `sweep`, sweeps their orphans. */
 	async forgetVectors(
 		sessionId: string,
 		users: readonly string[],
 		touched?: Touched,
-		sweepOlderThanMs?: number,
+		sweep?: OrphanSweep,
 	): Promise<number> {
 		const indexes = this.holding(
 			sessionId,
@@ -363,10 +373,11 @@ export class BaseIndexes {
 		let wide = 0;
 		for (const [n, index] of indexes.entries()) {
 			const gone = await index.forgetSession(sessionId, this.p.maxAttempts, touched);
-			if (this.wide !== 'none' && n === indexes.length - 1) wide = gone;
+			const isWide = this.wide !== 'none' && n === indexes.length - 1;
+			if (isWide) wide = gone;
 			else removed += gone;
-			if (sweepOlderThanMs !== undefined)
-				touched?.deleted.push(...(await index.sweepOrphans(sweepOlderThanMs)));
+			if (sweep && (sweep.wide || !isWide))
+				touched?.deleted.push(...(await index.sweepOrphans(sweep.olderThanMs)));
 		}
 		return removed === 0 ? wide : removed;
 	}

@@ -227,6 +227,16 @@ export async function storeToForgetFrom(
 	return external;
 }
 
+/** How a Forget runs (see forget). */
+export interface ForgetOptions {
+	storeMustHold?: boolean;
+	/**
+	 * false: the base-wide indexes' unlisted parts are left for a later sweep (Forget User forgets a
+	 * user's conversations one by one and sweeps them with its last one).
+	 */
+	sweepBaseWide?: boolean;
+}
+
 /**
  * Forgets one conversation (the right to be forgotten): its vectors and chunk texts (embedded
  * segments holding them are rewritten without them; a connected store is asked to delete them by
@@ -240,7 +250,7 @@ export async function storeToForgetFrom(
 export async function forget(
 	p: BaseParts,
 	sessionId: string,
-	options: { storeMustHold?: boolean } = {},
+	options: ForgetOptions = {},
 ): Promise<ForgetResult> {
 	const id = validateId('session_id', sessionId);
 	const config = await p.config();
@@ -270,8 +280,9 @@ export async function forget(
 		}
 		const indexes = await BaseIndexes.open(p, config);
 		const users = captured.users;
-		if (!external) result.vectors = await indexes.forgetVectors(id, users, result, p.leaseMs);
-		result.lexical = await indexes.forgetLexical(id, users, undefined, result, p.leaseMs);
+		const sweep = { olderThanMs: p.leaseMs, wide: options.sweepBaseWide !== false };
+		if (!external) result.vectors = await indexes.forgetVectors(id, users, result, sweep);
+		result.lexical = await indexes.forgetLexical(id, users, undefined, result, sweep);
 		const folder = p.sessionPrefix(id);
 		const lease = p.sessionLeaseKey(id);
 		result.deleted.push(...(await deleteUnder(p, folder, new Set([lease]))));

@@ -8,6 +8,7 @@ import { clockOf, expireSession } from './expiry';
 import { attachEvidence } from './evidence';
 import type { WithEvidence } from './evidence';
 import { deleteBase, forget, regenerate } from './lifecycle';
+import type { ForgetOptions } from './lifecycle';
 import { BaseParts } from './parts';
 import type { CapturedMessage, MemoryBaseConfig } from './records';
 import { exportSession, importSession } from './transfer';
@@ -184,7 +185,7 @@ export class MemoryBase {
 	 * Forgets one conversation for good: its log, blocks and index rows (see lifecycle.ts). With
 	 * `storeMustHold`, a connected store holding none of its embedded chunks is refused (another base's).
 	 */
-	forget(sessionId: string, options: { storeMustHold?: boolean } = {}): Promise<ForgetResult> {
+	forget(sessionId: string, options: ForgetOptions = {}): Promise<ForgetResult> {
 		return forget(this.parts, sessionId, options);
 	}
 

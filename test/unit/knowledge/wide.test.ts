@@ -5,7 +5,7 @@
 // at once, each manifest is read once per search, and a user's lost partition is said, never empty.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, utimesSync } from 'node:fs';
 import * as path from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 
@@ -405,6 +405,49 @@ describe('kept with the partitions', () => {
 			assert.deepEqual([...new Set(left.map((m) => m.sessionId))], ['bob-1'], 'Bob’s own stays');
 			assert.deepEqual(await base.search(secret, { allUsers: true, k: 3, mode: 'lexical' }), []);
 		});
+
+	it('Forget User sweeps what killed writers left in the base-wide indexes, once per base, with its last conversation', async () => {
+		const root = tempDir('wide-forget-orphans');
+		const disk = new LocalDiskStorage({ root });
+		const listed: string[] = [];
+		const storage = new (class extends MeteredStorage {
+			list(prefix: string) {
+				listed.push(prefix);
+				return super.list(prefix);
+			}
+		})(disk);
+		const base = new MemoryBase({
+			storage,
+			baseId: 'kb',
+			embedder: new TestEmbedder(32),
+			threshold: 2,
+		});
+		for (let i = 0; i < 6; i++)
+			await base.capture({
+				sessionId: `alice-${i % 3}`,
+				userId: 'alice',
+				runId: `a${i}`,
+				texts: [`alice note ${i} about the harbour`],
+			});
+		await base.sync();
+		const secret = 'killed-writer-secret-5521';
+		const orphans = [
+			`${wideLexicalPrefix('kb')}segments/0123456789abcdef01234567.lex`,
+			`${wideVectorPrefix('kb')}segments/0123456789abcdef01234567.vec`,
+		];
+		const old = new Date(Date.now() - 10 * 60_000);
+		for (const key of orphans) {
+			await disk.put(key, Buffer.from(`a killed writer's ${secret}`));
+			utimesSync(path.join(root, ...key.split('/')), old, old);
+		}
+		listed.length = 0;
+		const report = await forgetUser(storage, { userId: 'alice' });
+		for (const key of orphans) assert.ok(report.deleted.includes(key), key);
+		assert.ok(!(await storageHolds(disk, secret)), 'nowhere in the storage');
+		// Three conversations forgotten: each base-wide index listed once, not three times.
+		for (const prefix of [wideLexicalPrefix('kb'), wideVectorPrefix('kb')])
+			assert.equal(listed.filter((p) => p === `${prefix}segments/`).length, 1, prefix);
+	});
 
 	it('Expire After reaches it: an expired conversation leaves nothing in it', async () => {
 		let now = new Date('2026-01-01T00:00:00Z');
