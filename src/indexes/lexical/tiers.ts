@@ -22,6 +22,7 @@ import { tierPartKey } from '../chunks/tiering';
 import type { PartNames, TierList, TierPlace, Usable } from '../chunks/tiering';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef } from './segment';
+import { decodeRows, encodeRows } from './binary-rows';
 
 /** A tier as the manifest lists it. */
 export interface TermTier {
@@ -140,17 +141,34 @@ export const homeOf = (tier: TermTier, key: string, b: number) =>
 	b < tier.buckets ? bucketOf(key, tier.buckets) === b : sessionBucket(tier, key) === b;
 
 /**
- * What bucket `b` of a tier says it is: the word buckets of a timed tier say so, so that a reader
- * expecting four values a row (an earlier version) fails on them instead of misreading their rows.
+ * Whether bucket `b` of a tier is stored in the binary form (binary-rows.ts): the word buckets of a
+ * timed tier. The others are gzipped JSON, rows in base64, as before; a reader expecting one form
+ * (an earlier version expects JSON) fails on the other instead of misreading its rows.
  */
-const kindOf = (tier: TermTier, b: number) =>
-	b < tier.buckets && tier.timed ? 'timed-terms' : 'terms';
+const isBinary = (tier: TermTier, b: number) => b < tier.buckets && tier.timed === true;
 
 export function encodeBucket(bucket: TermBucket, tier: TermTier, b: number): Buffer {
+	if (isBinary(tier, b)) return encodeRows(bucket);
 	const terms: Record<string, string> = {};
 	for (const [term, rows] of bucket)
 		terms[term] = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('base64');
-	return encodeJson({ kind: kindOf(tier, b), terms }, { gzip: true });
+	return encodeJson({ kind: 'terms', terms }, { gzip: true });
+}
+
+/** A JSON bucket's rows (each term's base64 text as u32 rows), or `fail`. */
+function jsonRows(key: string, bytes: Uint8Array, fail: (detail: string) => never): TermBucket {
+	const value = decodeJsonObject(key, bytes) as { kind?: unknown; terms?: unknown };
+	if (value.kind !== 'terms' || !isRecord(value.terms)) fail('not a term bucket');
+	const out: TermBucket = new Map();
+	for (const [term, text] of Object.entries(value.terms as Record<string, unknown>)) {
+		if (typeof text !== 'string') fail(`postings of "${term}" are not text`);
+		const raw = Buffer.from(text as string, 'base64');
+		if (raw.byteLength % 4 !== 0) fail(`postings of "${term}" are not whole rows`);
+		const rows = new Uint32Array(raw.byteLength / 4);
+		Buffer.from(rows.buffer).set(raw);
+		out.set(term, rows);
+	}
+	return out;
 }
 
 /**
@@ -163,27 +181,17 @@ export function decodeBucket(
 	tier: TermTier,
 	b: number,
 ): TermBucket {
-	const value = decodeJsonObject(key, bytes) as { kind?: unknown; terms?: unknown };
 	const fail = (detail: string): never => {
 		throw new CorruptDocumentError(key, detail);
 	};
-	if (value.kind !== kindOf(tier, b) || !isRecord(value.terms))
-		fail(`not a term bucket of this tier (${kindOf(tier, b)})`);
-	const out: TermBucket = new Map();
-	const terms = value.terms as Record<string, unknown>;
-	for (const term of Object.keys(terms)) {
+	const out = isBinary(tier, b) ? decodeRows(bytes, fail) : jsonRows(key, bytes, fail);
+	const width = b < tier.buckets ? wordRow(tier) : ROW;
+	for (const [term, rows] of out) {
 		if (!homeOf(tier, term, b)) fail(`term "${term}" does not belong in this bucket`);
-		const text = terms[term];
-		if (typeof text !== 'string') fail(`postings of "${term}" are not text`);
-		const raw = Buffer.from(text as string, 'base64');
-		const width = b < tier.buckets ? wordRow(tier) : ROW;
-		if (raw.byteLength === 0 || raw.byteLength % (4 * width) !== 0)
+		if (rows.length === 0 || rows.length % width !== 0)
 			fail(`postings of "${term}" are not whole rows`);
-		const rows = new Uint32Array(raw.byteLength / 4);
-		Buffer.from(rows.buffer).set(raw);
 		for (let i = 0; i < rows.length; i += width)
 			if (rows[i] >= tier.segments) fail(`postings of "${term}" name a segment it does not hold`);
-		out.set(term, rows);
 	}
 	return out;
 }

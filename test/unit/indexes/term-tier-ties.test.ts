@@ -4,6 +4,7 @@
 // rows cannot order (not in canonical form) is always read. Answers stay those of every segment loaded.
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
+import { gunzipSync, gzipSync } from 'node:zlib';
 
 import type { IndexedChunk } from '../../../src/indexes/chunks/chunk';
 import type { LexicalIndex } from '../../../src/indexes/lexical/lexical-index';
@@ -138,6 +139,15 @@ describe('ties at the k-th best score of a term tier', () => {
 		);
 		const four = encodeBucket(new Map([['w0x', Uint32Array.from([0, 1, 1, 3])]]), untimed, 0);
 		assert.throws(() => decodeBucket('k', four, tier, 0), CorruptDocumentError);
+		// Damaged binary buckets: each an error naming what is wrong, never fewer rows.
+		const raw = gunzipSync(timed);
+		const regz = (b: Buffer) => gzipSync(b);
+		for (const [what, bytes] of [
+			['cut short', regz(raw.subarray(0, raw.length - 4))],
+			['gzip damaged', timed.subarray(0, timed.length - 9)],
+			['not rows', regz(Buffer.concat([Buffer.from('LLMTRM02'), raw.subarray(8)]))],
+		] as const)
+			assert.throws(() => decodeBucket('k/b.trm', bytes, tier, 0), CorruptDocumentError, what);
 		// Conversation buckets keep four values a row in every tier.
 		const sessions = encodeBucket(new Map([['s-1', Uint32Array.from([0, 2, 1, 5])]]), tier, 1);
 		assert.equal(decodeBucket('k', sessions, untimed, 1).get('s-1')!.length, ROW);
