@@ -6,7 +6,9 @@ import type { IndexedChunk } from '../../src/indexes/chunks/chunk';
 import { LexicalIndex } from '../../src/indexes/lexical/lexical-index';
 import { streamedView } from '../../src/indexes/lexical/stream';
 import { lexicalView } from '../../src/indexes/lexical/view';
+import { clearAllCaches, tiersOf } from '../../src/internal';
 import type { MemoryStorage } from '../../src/internal';
+import { MeteredStorage } from './wide-base';
 import { seededRandom } from './embeddings';
 
 // Words of uneven frequency (the first ones in most chunks, the last in few), so that buckets differ.
@@ -75,4 +77,19 @@ export async function assertExact(index: LexicalIndex, queries = QUERIES) {
 				`names ${q}`,
 			);
 		}
+}
+
+/**
+ * One search of everything on a fresh view of the index stored on `disk`, its reads counted: the
+ * answer, the manifest, the segments its tiers cover, and how often each key was read.
+ */
+export async function countedSearch(disk: MemoryStorage, query: string, k: number) {
+	const metered = new MeteredStorage(disk);
+	const index = indexOn(metered);
+	const m = await index.readManifest(true);
+	const covered = new Set(tiersOf(m.doc).usable.flatMap((t) => t.refs.map((r) => r.key)));
+	clearAllCaches();
+	metered.take();
+	const got = await (await streamedView(index, {})).search(query, k);
+	return { index, m, covered, got, gets: metered.take().gets };
 }

@@ -1,7 +1,10 @@
 // Parts of an index that its manifest does not list: what a writer killed between writing a part and
 // listing it (or between a swap and its deletes) left behind. Both indexes sweep them the same way.
 import { ConflictError } from '../../errors';
+import type { Versioned } from '../../store/document-store';
 import type { MemoryStorage } from '../../store/storage';
+import { retiredKeys } from './retiring';
+import type { Retiring } from './retiring';
 
 /**
  * How old an unlisted part of a tier (a bucket, a codebook) must be before a sweep takes it: a merge of
@@ -9,36 +12,52 @@ import type { MemoryStorage } from '../../store/storage';
  */
 export const TIER_PART_SWEEP_MS = 60 * 60_000;
 
-/** An index's stored parts as a sweep sees them. */
-export interface SweptIndex {
+/** What a manifest lists of its own parts, besides its tiers'. */
+type Listing = Retiring & { segments: ReadonlyArray<{ key: string }> };
+
+/** An index as a sweep sees it: its manifest and where its parts are. */
+export interface SweptIndex<D extends Listing> {
 	readonly storage: MemoryStorage;
 	readonly segmentsPrefix: string;
-	/** Every key the manifest as read now lists (segments, tier parts, retired ones). */
-	listed: ReadonlySet<string>;
-	isTierPart(key: string): boolean;
+	readManifest(fresh: boolean): Promise<Versioned<D>>;
 	/** Drops a deleted part from the caches. */
-	uncache(key: string): void;
+	uncacheSegment(key: string): void;
+}
+
+/** What kind of index a sweep reads: the keys of its tiers' parts, and how to tell one. */
+export interface TierParts<D> {
+	keys(segmentsPrefix: string, doc: D | undefined): string[];
+	isTierPart(key: string): boolean;
 }
 
 /**
- * Deletes the parts the manifest does not list that nobody wrote for `olderThanMs` (tier parts: for
- * TIER_PART_SWEEP_MS at least), each only if still unmodified since then (one written again meanwhile
- * is not an orphan). Returns the keys deleted.
+ * Deletes the parts the manifest does not list (segments, tier parts, retired parts) that nobody
+ * wrote for `olderThanMs` (tier parts: for TIER_PART_SWEEP_MS at least), each only if still unmodified
+ * since then (one written again meanwhile is not an orphan). Returns the keys deleted.
  */
-export async function sweepUnlisted(index: SweptIndex, olderThanMs: number): Promise<string[]> {
+export async function sweepUnlisted<
+	D extends Retiring & { segments: ReadonlyArray<{ key: string }> },
+>(index: SweptIndex<D>, tiers: TierParts<D>, olderThanMs: number): Promise<string[]> {
+	const manifest = await index.readManifest(true);
+	const doc = manifest.version === null ? undefined : manifest.doc;
+	const listed = new Set([
+		...(doc?.segments.map((r) => r.key) ?? []),
+		...tiers.keys(index.segmentsPrefix, doc),
+		...retiredKeys(doc),
+	]);
 	const now = Date.now();
 	const swept: string[] = [];
 	for (const o of await index.storage.list(index.segmentsPrefix)) {
-		const age = index.isTierPart(o.key) ? Math.max(olderThanMs, TIER_PART_SWEEP_MS) : olderThanMs;
+		const age = tiers.isTierPart(o.key) ? Math.max(olderThanMs, TIER_PART_SWEEP_MS) : olderThanMs;
 		const cutoff = new Date(now - age);
-		if (index.listed.has(o.key) || o.lastModified > cutoff) continue;
+		if (listed.has(o.key) || o.lastModified > cutoff) continue;
 		try {
 			await index.storage.delete(o.key, { ifUnmodifiedSince: cutoff });
 		} catch (error) {
 			if (error instanceof ConflictError) continue;
 			throw error;
 		}
-		index.uncache(o.key);
+		index.uncacheSegment(o.key);
 		swept.push(o.key);
 	}
 	return swept;

@@ -5,9 +5,8 @@ import { bloomMayHave, bloomPositions } from '../../store/bloom';
 import type { BloomPositions } from '../../store/bloom';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ListedSegment } from '../chunks/listed';
-import { sweepUnlisted } from '../chunks/orphans';
-import { retiredKeys, retireParts } from '../chunks/retiring';
-import type { Versioned } from '../../store/document-store';
+import type { TierParts } from '../chunks/orphans';
+import { retireParts } from '../chunks/retiring';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef, LexicalSegment } from './segment';
 import { rewriteTermTier, TermBucketGone, withGone } from './tier-forget';
@@ -197,33 +196,8 @@ async function rewriteOrNull(
 	}
 }
 
-/**
- * Deletes segments and term tier buckets the manifest does not list and nobody wrote for `olderThanMs`
- * (buckets: for an hour at least; chunks/orphans.ts): what a killed writer left, which may hold the
- * words of a conversation being forgotten.
- */
-export async function sweepOrphanSegments(
-	index: TierFiles & {
-		readManifest(fresh: boolean): Promise<Versioned<LexicalManifest>>;
-		uncacheSegment(key: string): void;
-	},
-	olderThanMs: number,
-): Promise<string[]> {
-	const manifest = await index.readManifest(true);
-	const doc = manifest.version === null ? undefined : manifest.doc;
-	const listed = new Set([
-		...(doc?.segments.map((r) => r.key) ?? []),
-		...(doc?.terms ?? []).flatMap((t) => bucketKeys(index.segmentsPrefix, t)),
-		...retiredKeys(doc),
-	]);
-	return sweepUnlisted(
-		{
-			storage: index.storage,
-			segmentsPrefix: index.segmentsPrefix,
-			listed,
-			isTierPart: isBucketKey,
-			uncache: (key) => index.uncacheSegment(key),
-		},
-		olderThanMs,
-	);
-}
+/** A word index's tier parts, for a sweep (chunks/orphans.ts): its term tiers' buckets. */
+export const termTierParts: TierParts<LexicalManifest> = {
+	keys: (prefix, doc) => (doc?.terms ?? []).flatMap((t) => bucketKeys(prefix, t)),
+	isTierPart: isBucketKey,
+};

@@ -25,7 +25,8 @@ import type { RetirePolicy } from '../chunks/retiring';
 import type { Touched } from '../chunks/touched';
 import type { LexicalMatch } from './bm25';
 import { emptyMoved, resetIndex } from './emptying';
-import { dropChunks, ForgetWork, sweepOrphanSegments } from './forget';
+import { dropChunks, ForgetWork, termTierParts } from './forget';
+import { sweepUnlisted } from '../chunks/orphans';
 import { FAN, mergeDue } from './merge';
 import type { Dropped } from './forget';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
@@ -204,9 +205,12 @@ export class LexicalIndex {
 		segments.delete(this.cacheId(key));
 	}
 
-	/** See sweepOrphanSegments. */
+	/**
+	 * Deletes segments and term tier buckets the manifest does not list and nobody wrote for
+	 * `olderThanMs` (chunks/orphans.ts): what a killed writer left, which may hold a conversation's words.
+	 */
 	sweepOrphans(olderThanMs: number): Promise<string[]> {
-		return sweepOrphanSegments(this, olderThanMs);
+		return sweepUnlisted(this, termTierParts, olderThanMs);
 	}
 
 	/**

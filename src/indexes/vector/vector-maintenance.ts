@@ -153,28 +153,8 @@ async function withoutSession(
  * Deletes segments the manifest does not list and nobody wrote for `olderThanMs` (cell tier parts: for
  * an hour at least; chunks/orphans.ts).
  */
-export async function sweepOrphanSegments(
-	index: EmbeddedIndex,
-	olderThanMs: number,
-): Promise<string[]> {
-	const manifest = await index.readManifest(true);
-	const doc = manifest.version === null ? undefined : manifest.doc;
-	const listed = new Set([
-		...(doc?.segments.map((s) => s.key) ?? []),
-		...cellKeys(index.segmentsPrefix, doc),
-		...retiredKeys(doc),
-	]);
-	return sweepUnlisted(
-		{
-			storage: index.storage,
-			segmentsPrefix: index.segmentsPrefix,
-			listed,
-			isTierPart: isCellKey,
-			uncache: (key) => index.uncacheSegment(key),
-		},
-		olderThanMs,
-	);
-}
+export const sweepOrphanSegments = (index: EmbeddedIndex, olderThanMs: number) =>
+	sweepUnlisted(index, { keys: cellKeys, isTierPart: isCellKey }, olderThanMs);
 
 /**
  * The first run of two or more neighbouring small segments, as many as merge into at most twice

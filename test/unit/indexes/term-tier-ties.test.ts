@@ -8,7 +8,6 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 
 import type { IndexedChunk } from '../../../src/indexes/chunks/chunk';
 import type { LexicalIndex } from '../../../src/indexes/lexical/lexical-index';
-import { streamedView } from '../../../src/indexes/lexical/stream';
 import {
 	bucketKey,
 	decodeBucket,
@@ -29,8 +28,7 @@ import {
 } from '../../../src/internal';
 import { seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
-import { assertExact, docs, indexOn, QUERIES } from '../../support/term-tiers';
-import { MeteredStorage } from '../../support/wide-base';
+import { assertExact, countedSearch, docs, indexOn, QUERIES } from '../../support/term-tiers';
 
 const MINUTE = 60_000;
 const START = Date.UTC(2026, 2, 1);
@@ -55,14 +53,8 @@ function tied(count = 4000): IndexedChunk[] {
 
 /** Segments a tier covers that one search of everything read, and its answer. */
 async function tierReads(root: string, query: string, k: number) {
-	const metered = new MeteredStorage(new LocalDiskStorage({ root }));
-	const index = indexOn(metered);
-	const m = await index.readManifest(true);
-	const covered = new Set(tiersOf(m.doc).usable.flatMap((t) => t.refs.map((r) => r.key)));
-	clearAllCaches();
-	metered.take();
-	const got = await (await streamedView(index, {})).search(query, k);
-	const read = [...metered.take().gets.keys()].filter((key) => covered.has(key));
+	const { got, covered, gets } = await countedSearch(new LocalDiskStorage({ root }), query, k);
+	const read = [...gets.keys()].filter((key) => covered.has(key));
 	return { got, read: read.length, covered: covered.size };
 }
 

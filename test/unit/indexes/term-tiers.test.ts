@@ -26,9 +26,15 @@ import {
 } from '../../../src/internal';
 import { bloomMayHave, bloomPositions } from '../../../src/store/bloom';
 import { tempDir } from '../../support/storages';
-import { MeteredStorage } from '../../support/wide-base';
 import { expanded } from '../../support/stored-segments';
-import { assertExact, chunk, docs, indexOn, QUERIES } from '../../support/term-tiers';
+import {
+	assertExact,
+	chunk,
+	countedSearch,
+	docs,
+	indexOn,
+	QUERIES,
+} from '../../support/term-tiers';
 
 /** Every stored object of the index, as text (buckets and segments gunzipped). */
 async function storedText(storage: LocalDiskStorage): Promise<string> {
@@ -50,14 +56,7 @@ async function searchCounted(
 ) {
 	await indexOn(disk).addOlder(all);
 	await settleTiers(indexOn(disk));
-	const metered = new MeteredStorage(disk);
-	const index = indexOn(metered);
-	const m = await index.readManifest(true);
-	const covered = new Set(tiersOf(m.doc).usable.flatMap((t) => t.refs.map((r) => r.key)));
-	clearAllCaches();
-	metered.take();
-	const got = await (await streamedView(index, {})).search(query, k);
-	return { index, m, covered, got, gets: metered.take().gets };
+	return countedSearch(disk, query, k);
 }
 
 /**
