@@ -7,6 +7,8 @@ import type { IndexedChunk } from '../chunks/chunk';
 import type { ListedSegment } from '../chunks/listed';
 import type { TierParts } from '../chunks/orphans';
 import { retireParts } from '../chunks/retiring';
+import type { Touched } from '../chunks/touched';
+import type { LexicalIndex } from './lexical-index';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef, LexicalSegment } from './segment';
 import { rewriteTermTier, TermBucketGone, withGone } from './tier-forget';
@@ -201,3 +203,41 @@ export const termTierParts: TierParts<LexicalManifest> = {
 	keys: (prefix, doc) => (doc?.terms ?? []).flatMap((t) => bucketKeys(prefix, t)),
 	isTierPart: isBucketKey,
 };
+
+/** What a Forget needs of a word index (a LexicalIndex). */
+type ForgetTarget = SegmentFiles & Pick<LexicalIndex, 'update' | 'manifestKey'>;
+
+/** LexicalIndex.forgetSession: the manifest swapped without the chunks, then what it replaced deleted. */
+export async function forgetFrom(
+	index: ForgetTarget,
+	sessionId: string,
+	only?: (d: IndexedChunk) => boolean,
+	touched?: Touched,
+): Promise<number> {
+	const keep = (d: IndexedChunk) => d.session_id !== sessionId || (only !== undefined && !only(d));
+	let dropped: Dropped = { removed: 0, replaced: [], written: [] };
+	const written: string[] = [];
+	const work = new ForgetWork();
+	const result = await index.update(
+		async (cur) => {
+			if (cur.version === null) return undefined;
+			dropped = await dropChunks(index, cur.doc, sessionId, keep, only === undefined, work);
+			written.push(...dropped.written);
+			return dropped.doc;
+		},
+		{ onMoved: 'allow' },
+	); // what is forgotten goes from a moved index too
+	const { removed, replaced } = dropped;
+	// What the manifest stored lists: its segments and its tiers' buckets (a Forget's new versions).
+	const current = result.current.doc;
+	const listed = new Set([
+		...current.segments.map((r) => r.key),
+		...(current.terms ?? []).flatMap((t) => bucketKeys(index.segmentsPrefix, t)),
+	]);
+	for (const k of [...written, ...(result.written ? replaced : [])])
+		if (!listed.has(k)) await index.deleteSegment(k).catch(() => {});
+	if (!result.written) return 0;
+	touched?.deleted.push(...replaced);
+	touched?.rewritten.push(index.manifestKey, ...written.filter((k) => listed.has(k)));
+	return removed;
+}

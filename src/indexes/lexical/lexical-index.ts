@@ -25,10 +25,9 @@ import type { RetirePolicy } from '../chunks/retiring';
 import type { Touched } from '../chunks/touched';
 import type { LexicalMatch } from './bm25';
 import { emptyMoved, resetIndex } from './emptying';
-import { dropChunks, ForgetWork, termTierParts } from './forget';
+import { forgetFrom, termTierParts } from './forget';
 import { sweepUnlisted } from '../chunks/orphans';
 import { FAN, mergeDue } from './merge';
-import type { Dropped } from './forget';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
 import { relist } from './open-sources';
@@ -362,38 +361,12 @@ export class LexicalIndex {
 	 * the manifest that also unlists the conversation (unless `only`); the old segments are deleted
 	 * after it. Returns the chunks removed.
 	 */
-	async forgetSession(
+	forgetSession(
 		sessionId: string,
 		only?: (d: IndexedChunk) => boolean,
 		touched?: Touched,
 	): Promise<number> {
-		const keep = (d: IndexedChunk) =>
-			d.session_id !== sessionId || (only !== undefined && !only(d));
-		let dropped: Dropped = { removed: 0, replaced: [], written: [] };
-		const written: string[] = [];
-		const work = new ForgetWork();
-		const result = await this.update(
-			async (cur) => {
-				if (cur.version === null) return undefined;
-				dropped = await dropChunks(this, cur.doc, sessionId, keep, only === undefined, work);
-				written.push(...dropped.written);
-				return dropped.doc;
-			},
-			{ onMoved: 'allow' },
-		); // what is forgotten goes from a moved index too
-		const { removed, replaced } = dropped;
-		// What the manifest stored lists: its segments and its tiers' buckets (a Forget's new versions).
-		const current = result.current.doc;
-		const listed = new Set([
-			...current.segments.map((r) => r.key),
-			...(current.terms ?? []).flatMap((t) => bucketKeys(this.segmentsPrefix, t)),
-		]);
-		for (const k of [...written, ...(result.written ? replaced : [])])
-			if (!listed.has(k)) await this.deleteSegment(k).catch(() => {});
-		if (!result.written) return 0;
-		touched?.deleted.push(...replaced);
-		touched?.rewritten.push(this.manifestKey, ...written.filter((k) => listed.has(k)));
-		return removed;
+		return forgetFrom(this, sessionId, only, touched);
 	}
 
 	/** See resetIndex. */
