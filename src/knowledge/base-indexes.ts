@@ -71,6 +71,17 @@ export interface OrphanSweep {
 	wide: boolean;
 }
 
+/** Sweeps an index's orphans as `sweep` asks (a base-wide index only when it says so). */
+async function swept(
+	index: { sweepOrphans(olderThanMs: number): Promise<string[]> },
+	isWide: boolean,
+	sweep: OrphanSweep | undefined,
+	touched: Touched | undefined,
+): Promise<void> {
+	if (sweep && (sweep.wide || !isWide))
+		touched?.deleted.push(...(await index.sweepOrphans(sweep.olderThanMs)));
+}
+
 export class BaseIndexes {
 	private constructor(
 		private readonly p: BaseParts,
@@ -345,8 +356,7 @@ export class BaseIndexes {
 		const wideIndex = this.wide !== 'none' ? indexes.at(-1) : undefined;
 		const removed = await inBatches(indexes, async (i) => {
 			const n = await i.forgetSession(sessionId, only, touched);
-			if (sweep && (sweep.wide || i !== wideIndex))
-				touched?.deleted.push(...(await i.sweepOrphans(sweep.olderThanMs)));
+			await swept(i, i === wideIndex, sweep, touched);
 			return n;
 		});
 		// The base-wide copy counts once with them (it is the last index).
@@ -376,8 +386,7 @@ export class BaseIndexes {
 			const isWide = this.wide !== 'none' && n === indexes.length - 1;
 			if (isWide) wide = gone;
 			else removed += gone;
-			if (sweep && (sweep.wide || !isWide))
-				touched?.deleted.push(...(await index.sweepOrphans(sweep.olderThanMs)));
+			await swept(index, isWide, sweep, touched);
 		}
 		return removed === 0 ? wide : removed;
 	}

@@ -35,9 +35,11 @@ export interface TierParts<D> {
  * wrote for `olderThanMs` (tier parts: for TIER_PART_SWEEP_MS at least), each only if still unmodified
  * since then (one written again meanwhile is not an orphan). Returns the keys deleted.
  */
-export async function sweepUnlisted<
-	D extends Retiring & { segments: ReadonlyArray<{ key: string }> },
->(index: SweptIndex<D>, tiers: TierParts<D>, olderThanMs: number): Promise<string[]> {
+export async function sweepUnlisted<D extends Listing>(
+	index: SweptIndex<D>,
+	tiers: TierParts<D>,
+	olderThanMs: number,
+): Promise<string[]> {
 	const manifest = await index.readManifest(true);
 	const doc = manifest.version === null ? undefined : manifest.doc;
 	const listed = new Set([
