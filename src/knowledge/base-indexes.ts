@@ -36,6 +36,7 @@ import {
 	partsOfSession,
 } from './partitions';
 import type { LayoutKind } from './partitions';
+import { addCarrying } from './closings';
 import { partListings, singleListing } from './listings';
 import type { PartListing } from './listings';
 import type { MemoryBaseConfig } from './records';
@@ -200,15 +201,15 @@ export class BaseIndexes {
 	 */
 	async addLexical(chunks: IndexedChunk[], listing: PartListing = {}): Promise<LexicalManifest[]> {
 		const out: LexicalManifest[] = [];
-		const single = () =>
-			this.single()
-				.add(chunks, singleListing(listing))
-				.then((m) => out.push(m.doc));
+		// The index of every conversation also unlists the logs this process's syncs closed.
+		const many = (index: LexicalIndex) =>
+			addCarrying(this.p, index, chunks, singleListing(listing));
+		const single = () => many(this.single()).then((m) => out.push(m.doc));
 		if (await this.onSingle(single)) return out;
 		const groups = byPart(chunks);
 		const listings = partListings(listing);
 		const parts = [...new Set([...groups.keys(), ...listings.keys()])];
-		const wide = () => this.wideLexical().add(chunks, singleListing(listing));
+		const wide = () => many(this.wideLexical());
 		const [written, alongside] = await Promise.all([
 			inBatches(parts, (part) =>
 				this.lexicalPart(part).add(groups.get(part) ?? [], listings.get(part)),

@@ -12,6 +12,7 @@ import { chunksOf, lexicalChunks, mergeProcessed, readMessages } from './capture
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { CapturedMessage, SealedRange, SessionLog } from './records';
+import { noteClosed } from './closings';
 import { foldedTo, foldListed, unfolded } from './log-folding';
 import { configure, ensureKnowledgeBase, recordDimensions } from './settings';
 import { upgradeIfIdle } from './upgrade';
@@ -145,9 +146,10 @@ function advanced(
 		updated_at: now,
 		sealed,
 		messages,
-		// The lexical index holds them now (added before this swap): a merge may seal them. The log
-		// stays open (closing is a fold's: here the cursor is the last write).
-		...foldedTo(d, to),
+		// The lexical index holds them now (added before this swap): a merge may seal them. With nothing
+		// captured since the sync began the log closes in this swap (no capture slips between); the
+		// base-wide index unlists it with this process's next write of it (closings.ts).
+		...foldedTo(d, to, true),
 	};
 }
 
@@ -201,19 +203,39 @@ export async function ingest(
 	await checkpoint(p, sessionId, lease);
 	await lease.confirm();
 	const merged = await mergeProcessed(p, sessionId, log, to);
+	const { after, moved } = await moveCursor(p, log, to, messages[messages.length - 1], merged);
+	await dropUnlisted(p, after, merged);
+	return moved ? result(messages.length, chunks.length, after) : result(0, 0, after);
+}
+
+/**
+ * The cursor swap: the log with its cursor at `to`, if nobody moved it since `log` was read (else
+ * `moved` is false and nothing is written). A log it closed is unlisted later (closings.ts).
+ */
+async function moveCursor(
+	p: BaseParts,
+	log: SessionLog,
+	to: number,
+	last: CapturedMessage,
+	merged: { block: SealedRange; replaces: SealedRange[] } | undefined,
+): Promise<{ after: SessionLog; moved: boolean }> {
+	const sessionId = log.session_id;
 	let moved = true;
+	let before: SessionLog = log;
 	const now = new Date().toISOString();
-	const committed = await p.logs.update(key, (cur) => {
+	const committed = await p.logs.update(p.logKey(sessionId), (cur) => {
 		if (cur.version === null) throw new SyncCancelledError(p.baseId, sessionId);
-		if (cur.doc.epoch !== log.epoch || cur.doc.cursor !== from) {
+		if (cur.doc.epoch !== log.epoch || cur.doc.cursor !== log.cursor) {
 			moved = false;
 			return undefined;
 		}
-		return advanced(cur.doc, to, messages[messages.length - 1], merged, now, from);
+		before = cur.doc;
+		return advanced(cur.doc, to, last, merged, now, log.cursor);
 	});
 	const after = committed.current.doc;
-	await dropUnlisted(p, after, merged);
-	return moved ? result(messages.length, chunks.length, after) : result(0, 0, after);
+	if (moved && before.lexical?.open && after.lexical?.open === false)
+		noteClosed(p, { session_id: sessionId, gen: after.lexical.gen });
+	return { after, moved };
 }
 
 /** After the swap: the blocks a merge replaced are gone from the log, or the merge's block is unused. */
