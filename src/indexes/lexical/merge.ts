@@ -11,21 +11,42 @@ import type { LexicalRef, LexicalSegment } from './segment';
 export const FAN = 8;
 
 /**
- * While the newest FAN segments are of one level, or of two next to each other (adds of mixed
- * sizes, as many conversations' chunks at once beside a few, must not stop merging), and hold no
- * more than `cap` chunks together, merges them into one of the level above. Returns the segment list;
- * `written` and `merged` collect the segments written and replaced.
+ * How many of the newest segments are due to merge (0: none). FAN of one level, or of two next to each
+ * other (adds of mixed sizes, as many conversations' chunks at once beside a few, must not stop
+ * merging), holding no more than `cap` chunks together. Where FAN of them would pass the cap, as many
+ * of one level as the cap takes whole (at least two): an index of capped segments then keeps them near
+ * the cap, not FAN times smaller (each one is a read for a search that needs a chunk of it).
+ */
+export function dueCount(refs: readonly LexicalRef[], cap: number): number {
+	const total = (group: readonly LexicalRef[]) => group.reduce((n, r) => n + r.count, 0);
+	if (refs.length >= FAN) {
+		const group = refs.slice(-FAN);
+		const top = Math.max(...group.map((r) => r.level));
+		if (group.some((r) => r.level < top - 1)) return 0;
+		if (total(group) <= cap) return FAN;
+	}
+	const last = refs[refs.length - 1];
+	if (!last || !Number.isFinite(cap)) return 0;
+	// FAN of its size would fit: the FAN rule merges them once there are FAN.
+	const fit = Math.floor(cap / Math.max(1, last.count));
+	if (fit < 2 || fit >= FAN) return 0;
+	const group = refs.slice(-fit);
+	if (group.length < fit || group.some((r) => r.level !== last.level)) return 0;
+	return total(group) <= cap ? fit : 0;
+}
+
+/**
+ * While some of the newest segments are due (dueCount), merges them into one of the level above.
+ * Returns the segment list; `written` and `merged` collect the segments written and replaced.
  */
 export async function mergeDue(
 	files: SegmentFiles,
 	refs: LexicalRef[],
 	out: { written: string[]; merged: string[]; cap: number },
 ): Promise<LexicalRef[]> {
-	while (refs.length >= FAN) {
-		const group = refs.slice(-FAN);
+	for (let n = dueCount(refs, out.cap); n > 0; n = dueCount(refs, out.cap)) {
+		const group = refs.slice(-n);
 		const top = Math.max(...group.map((r) => r.level));
-		if (group.some((r) => r.level < top - 1)) break;
-		if (group.reduce((n, r) => n + r.count, 0) > out.cap) break;
 		const loaded = await Promise.all(group.map((r) => files.readSegment(r)));
 		if (loaded.some((s) => s === null))
 			throw new IndexDamagedError(
@@ -42,7 +63,7 @@ export async function mergeDue(
 		const ref = await files.writeSegment(top + 1, [...byId.values()]);
 		out.written.push(ref.key);
 		out.merged.push(...group.map((r) => r.key));
-		refs = [...refs.slice(0, -FAN), ref];
+		refs = [...refs.slice(0, -n), ref];
 	}
 	return refs;
 }
