@@ -126,20 +126,20 @@ const BUILDERS = Number(process.env.SCALE_BENCH_BUILDERS ?? 2);
 /** Writers syncing while searches of every conversation run (whileSyncing). */
 const WRITERS = Number(process.env.SCALE_BENCH_WRITERS ?? 2);
 const STORAGES = (process.env.SCALE_BENCH_STORAGES ?? 'disk,rgw').split(',');
-const BASE_ID = 'scale';
+export const BASE_ID = 'scale';
 /** The base's threshold (the default): a capture that brings the pending count to it syncs. */
 const THRESHOLD = DEFAULT_THRESHOLD;
 
 const f = (x: number, d = 2) => x.toFixed(d);
-const n = (x: number) => Math.round(x).toLocaleString('en');
+export const n = (x: number) => Math.round(x).toLocaleString('en');
 const mib = (bytes: number) => `${f(bytes / 2 ** 20, 1)} MiB`;
-function size(bytes: number): string {
+export function size(bytes: number): string {
 	if (bytes >= 2 ** 30) return `${f(bytes / 2 ** 30, 2)} GiB`;
 	if (bytes >= 2 ** 20) return `${f(bytes / 2 ** 20, 1)} MiB`;
 	if (bytes >= 2 ** 10) return `${f(bytes / 2 ** 10, 1)} KiB`;
 	return `${bytes} B`;
 }
-const ms = (x: number) => (x >= 1000 ? `${f(x / 1000, 2)} s` : `${f(x, x < 10 ? 2 : 1)} ms`);
+export const ms = (x: number) => (x >= 1000 ? `${f(x / 1000, 2)} s` : `${f(x, x < 10 ? 2 : 1)} ms`);
 
 // ---------------------------------------------------------------------------------------------------
 // Storage that counts requests and bytes.
@@ -156,7 +156,7 @@ interface Counts {
 const zero = (): Counts => ({ get: 0, put: 0, list: 0, delete: 0, read: 0, written: 0 });
 
 /** Wraps a storage: counts requests, bytes of bodies read and written (same identity: same caches). */
-class Counted implements MemoryStorage {
+export class Counted implements MemoryStorage {
 	c = zero();
 	constructor(readonly inner: MemoryStorage) {}
 
@@ -201,7 +201,7 @@ class Counted implements MemoryStorage {
 	}
 }
 
-const requests = (c: Counts) => c.get + c.put + c.list + c.delete;
+export const requests = (c: Counts) => c.get + c.put + c.list + c.delete;
 
 type StorageSpec =
 	{ kind: 'disk'; root: string } | { kind: 's3'; endpoint: string; bucket: string };
@@ -222,7 +222,7 @@ function storageOf(spec: StorageSpec, build = false): MemoryStorage {
 // Synthetic users: deterministic words, messages and queries.
 
 /** Hashed word features (the tests' fake embedding model) in DIMS dimensions, L2-normalised. */
-class HashEmbedder implements Embedder {
+export class HashEmbedder implements Embedder {
 	async embedDocuments(texts: string[]): Promise<number[][]> {
 		return texts.map((t) => fakeEmbedding(t, DIMS));
 	}
@@ -231,7 +231,7 @@ class HashEmbedder implements Embedder {
 	}
 }
 
-const uniform = (rand: () => number, count: number) => Math.floor((rand() + 0.5) * count);
+export const uniform = (rand: () => number, count: number) => Math.floor((rand() + 0.5) * count);
 
 /** 5,000 made-up words of two or three syllables (none an English stop word). */
 const VOCAB = (() => {
@@ -250,7 +250,7 @@ const VOCAB = (() => {
 })();
 
 /** A user's dozen topic words (a user talks about the same things). */
-function topicsOf(user: number): string[] {
+export function topicsOf(user: number): string[] {
 	const rand = seededRandom(user * 7919 + 1);
 	return Array.from({ length: 12 }, () => VOCAB[uniform(rand, VOCAB.length)]);
 }
@@ -269,11 +269,11 @@ function messageWords(user: number, j: number, topics = topicsOf(user)): string[
 	return words;
 }
 
-const messageText = (user: number, j: number, topics?: string[]) =>
+export const messageText = (user: number, j: number, topics?: string[]) =>
 	`${messageWords(user, j, topics).join(' ')}.`;
 
 /** A query for `user`: three words of one of its messages, and which message (seq) it came from. */
-function queryOf(user: number, rand: () => number): { text: string; seq: number } {
+export function queryOf(user: number, rand: () => number): { text: string; seq: number } {
 	const j = uniform(rand, CHUNKS);
 	const words = messageWords(user, j);
 	const picked = new Set<string>();
@@ -997,7 +997,10 @@ async function vectorRecall(
  * before the base-wide index: its state set back to "building" while a lease of the whole base is held
  * (so no search builds it again meanwhile), then restored.
  */
-async function throughPartitions<T>(storage: MemoryStorage, fn: () => Promise<T>): Promise<T> {
+export async function throughPartitions<T>(
+	storage: MemoryStorage,
+	fn: () => Promise<T>,
+): Promise<T> {
 	const p = new BaseParts({ storage, baseId: BASE_ID });
 	const lease = await acquireLease(
 		storage,

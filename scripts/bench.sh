@@ -65,6 +65,9 @@ RGW_ENDPOINT="$SCALE_RGW" LLM_MEMORY_VECTOR_CACHE_MB=32 LLM_MEMORY_LEXICAL_CACHE
 bash scripts/rgw.sh down "$SCALE_RGW_DIR"
 rm -rf "$SCALE_RGW_DIR"
 [ "$SCALE_STATUS" -eq 0 ]
+# A search of every conversation of bases built by capture and sync (30 to 1,000 users on local disk):
+# requests, bytes and logs read per search, warm and cold, beside the path through every partition.
+node --import tsx bench/scale-captured.ts
 # Turn and capture cost side by side against an earlier commit (BEFORE_REF, default main; needs git history).
 if git rev-parse --verify --quiet "${BEFORE_REF:-main}^{commit}" >/dev/null 2>&1; then
 	node --import tsx bench/before-after.ts
