@@ -365,7 +365,7 @@ export {
 	TAIL_MAX,
 } from './indexes/lexical/lexical-index';
 export type { LexicalStats } from './indexes/lexical/lexical-index';
-export { FOLD_BATCH, OPEN_MAX } from './knowledge/log-folding';
+export { FOLD_BATCH, IDLE_FOLD_AT, IDLE_FOLD_MS, OPEN_MAX } from './knowledge/log-folding';
 export { WideBatches } from './knowledge/wide';
 export { WIDE_SEGMENT_BYTES, WIDE_SEGMENT_CHUNKS } from './knowledge/base-indexes';
 export {

@@ -10,16 +10,7 @@ import { prepare, RECENT_RUNS } from './capture-input';
 import type { Run, Stride } from './capture-input';
 import { lexicalChunks, writeBlock } from './capture-log';
 import { clockOf, expireSession, isLogExpired } from './expiry';
-import {
-	entryOf,
-	fold,
-	FOLD_BATCH,
-	longestListed,
-	OPEN_MAX,
-	opening,
-	unfold,
-	unfolded,
-} from './log-folding';
+import { entryOf, fold, toFold, opening, unfold, unfolded } from './log-folding';
 import type { OpenEntry } from './log-folding';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
@@ -214,8 +205,10 @@ async function append(
 	);
 	const log = result.current.version === null ? emptyLog(stride.sessionId, '') : result.current.doc;
 	await dropLosingAttempts(p, stride.sessionId, log, a.written, a.folded);
-	const open = (a.manifests ?? []).map((m) => m.open ?? []).find((o) => o.length > OPEN_MAX);
-	const crowded = open ? longestListed(open, FOLD_BATCH, stride.sessionId) : [];
+	const crowded = toFold(
+		(a.manifests ?? []).map((m) => m.open ?? []),
+		stride.sessionId,
+	);
 	if (a.expired) return { log, stored: [], crowded: [], caughtUp: 0, expired: true };
 	if (!result.written) return { log, stored: [], crowded, caughtUp: 0 };
 	return { log, stored: a.stored, crowded, caughtUp: a.runs.filter((r) => r !== stride).length };
@@ -272,8 +265,8 @@ export async function capture(
 		appended = await append(p, stride);
 	}
 	const { log, stored, crowded, caughtUp } = appended;
-	// This capture listed one open log too many: it folds the longest listed. A failed fold loses
-	// nothing (the logs stay open and listed) and is tried again by the next capture that lists one.
+	// This capture listed one open log too many, or enough were listed long: it folds them (toFold). A
+	// failed fold loses nothing (the logs stay open and listed); the next capture that lists one retries.
 	if (crowded.length > 0) await fold(p, crowded).catch(() => {});
 	// A base in an older layout is upgraded by the first capture that finds it idle. One cut short
 	// leaves it readable as it stands, and the next use goes on with it: the capture is in either way.

@@ -217,6 +217,27 @@ export async function foldListed(p: BaseParts): Promise<void> {
 	for (let i = 0; i < ids.length; i += FOLD_BATCH) await fold(p, ids.slice(i, i + FOLD_BATCH));
 }
 
+/** Logs listed this long are folded, IDLE_FOLD_AT or more at once (chats that ended with messages pending). */
+export const IDLE_FOLD_MS = 15 * 60_000;
+export const IDLE_FOLD_AT = 8;
+
+/**
+ * The open logs a capture that listed one folds, given what the manifests it wrote list: the longest
+ * listed past OPEN_MAX, or, once IDLE_FOLD_AT have been listed longer than IDLE_FOLD_MS, those (up to
+ * FOLD_BATCH). Without the second, a base whose chats end with a few messages pending would keep 32
+ * to 64 logs listed, each read by every search of every conversation.
+ */
+export function toFold(listed: OpenSource[][], except: string, now = Date.now()): string[] {
+	const crowded = listed.find((o) => o.length > OPEN_MAX);
+	if (crowded) return longestListed(crowded, FOLD_BATCH, except);
+	for (const open of listed) {
+		const idle = open.filter((o) => now - Date.parse(o.at) > IDLE_FOLD_MS);
+		if (idle.filter((o) => o.session_id !== except).length >= IDLE_FOLD_AT)
+			return longestListed(idle, FOLD_BATCH, except);
+	}
+	return [];
+}
+
 /** The `n` longest listed open logs, other than `except`. */
 export function longestListed(open: readonly OpenSource[], n: number, except: string): string[] {
 	return [...open]

@@ -11,6 +11,8 @@ import { describe, it } from 'node:test';
 import {
 	captureLogKey,
 	clearAllCaches,
+	IDLE_FOLD_AT,
+	IDLE_FOLD_MS,
 	LocalDiskStorage,
 	MemoryBase,
 	wideLexicalPrefix,
@@ -183,5 +185,53 @@ describe('a sync closes its log; the base-wide index unlists it', () => {
 		assert.deepEqual(await wideListed(storage), ['c2', 'c3']);
 		const found = await everyone(base, storage, 'vault');
 		assert.deepEqual(found.texts, ['the vault has a new lock', 'the vault is downstairs']);
+	});
+});
+
+describe('logs listed long are folded', () => {
+	/** Sets every listing of the base-wide word index back by an hour (as if listed then). */
+	async function age(storage: Watched): Promise<void> {
+		const got = await storage.get(WIDE);
+		assert.ok(got);
+		const m = JSON.parse(Buffer.from(got.body).toString()) as LexicalManifest;
+		const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+		m.open = (m.open ?? []).map((o) => ({ ...o, at: hourAgo }));
+		await storage.put(WIDE, Buffer.from(JSON.stringify(m)), { ifVersion: got.version });
+	}
+
+	it(`once ${IDLE_FOLD_AT} were listed over ${IDLE_FOLD_MS / 60_000} minutes, the capture that lists one more folds them; everything stays found`, async () => {
+		const { storage, base } = setup();
+		const ids = Array.from({ length: IDLE_FOLD_AT }, (_, i) => `c${i}`);
+		for (const [i, id] of ids.entries())
+			await say(base, id, `pending note ${i} about kites`, `u${i}`);
+		await say(base, ids[0], 'one more note about kites', 'u0');
+		await age(storage);
+		await say(base, 'fresh', 'a fresh note about kites', 'v'); // lists one: folds the eight
+		assert.deepEqual(await wideListed(storage), ['fresh']);
+		for (const id of ids) assert.equal((await logOf(storage, id)).lexical?.open, false, id);
+		const found = await everyone(base, storage, 'kites');
+		assert.equal(found.texts.length, IDLE_FOLD_AT + 2);
+		assert.equal(found.logReads, 1);
+		// A folded conversation captured into again is listed again and found at once.
+		await say(base, ids[0], 'a late note about kites', 'u0');
+		assert.deepEqual(await wideListed(storage), ['c0', 'fresh']);
+		assert.ok((await everyone(base, storage, 'late')).texts.includes('a late note about kites'));
+	});
+
+	it(`fewer than ${IDLE_FOLD_AT} listed long, or many listed lately: nothing is folded`, async () => {
+		const { storage, base } = setup();
+		const ids = Array.from({ length: IDLE_FOLD_AT + 2 }, (_, i) => `c${i}`);
+		for (const [i, id] of ids.entries()) await say(base, id, `note ${i} about owls`, `u${i}`);
+		await say(base, 'fresh', 'a fresh note about owls', 'v');
+		assert.equal((await wideListed(storage)).length, IDLE_FOLD_AT + 3, 'listed lately');
+		const { storage: s2, base: b2 } = setup();
+		for (const id of ids.slice(0, IDLE_FOLD_AT - 1)) await say(b2, id, 'an old note', 'u');
+		await age(s2);
+		await say(b2, 'fresh', 'a fresh note', 'v');
+		assert.equal(
+			(await wideListed(s2)).length,
+			IDLE_FOLD_AT,
+			'seven listed long, and the fresh one',
+		);
 	});
 });
