@@ -190,7 +190,7 @@ describe('a sync closes its log; the base-wide index unlists it', () => {
 
 describe('logs listed long are folded', () => {
 	/** Sets every listing of the base-wide word index back by an hour (as if listed then). */
-	async function age(storage: Watched): Promise<void> {
+	async function age(storage: MemoryStorage): Promise<void> {
 		const got = await storage.get(WIDE);
 		assert.ok(got);
 		const m = JSON.parse(Buffer.from(got.body).toString()) as LexicalManifest;
