@@ -231,9 +231,10 @@ export function toFold(listed: OpenSource[][], except: string, now = Date.now())
 	const crowded = listed.find((o) => o.length > OPEN_MAX);
 	if (crowded) return longestListed(crowded, FOLD_BATCH, except);
 	for (const open of listed) {
-		const idle = open.filter((o) => now - Date.parse(o.at) > IDLE_FOLD_MS);
-		if (idle.filter((o) => o.session_id !== except).length >= IDLE_FOLD_AT)
-			return longestListed(idle, FOLD_BATCH, except);
+		const idle = open.filter(
+			(o) => o.session_id !== except && now - Date.parse(o.at) > IDLE_FOLD_MS,
+		);
+		if (idle.length >= IDLE_FOLD_AT) return longestListed(idle, FOLD_BATCH, except);
 	}
 	return [];
 }
