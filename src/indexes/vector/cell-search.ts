@@ -10,7 +10,6 @@ import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, probe } from './codebook';
 import { rowMask } from './vector-segment';
-import type { Segment } from './vector-segment';
 
 /** Cells probed, and the parents they are picked among (tuned on measured recall; see bench). */
 export const PROBE_CELLS = 64;
@@ -45,7 +44,6 @@ export async function bestInCells(
 	k: number,
 	filter: ChunkFilter,
 	options: { cells?: number; parents?: number } = {},
-	also?: (seg: Segment, mask: Uint8Array) => void,
 ): Promise<Array<{ chunk: IndexedChunk; score: number }>> {
 	const cells = probe(cb, q, options.cells ?? PROBE_CELLS, options.parents ?? PROBE_PARENTS);
 	const reads = bucketsToRead(cb, tiers, cells);
@@ -60,11 +58,7 @@ export async function bestInCells(
 				return decodeCellBucket(key, got.body, tier, b, cellCount(cb)).segment;
 			}),
 		);
-		for (const seg of buckets) {
-			const mask = rowMask(seg, filter);
-			also?.(seg, mask);
-			best.offerRows(seg, mask, q);
-		}
+		for (const seg of buckets) best.offerRows(seg, rowMask(seg, filter), q);
 	}
 	return best.sorted();
 }

@@ -107,9 +107,10 @@ async function rankOnce(
 	const tiered = new Set(usable.flatMap((u) => u.refs.map((r) => r.key)));
 	const codebook = doc.cells?.codebook;
 	const tiers = usable.map((u) => u.tier);
+	// With tiers, similarities read their chunks' segments again (below): the buckets' pass notes none.
 	const fromCells =
 		tiers.length > 0 && codebook
-			? await bestInCells(index, await readCodebook(index, codebook), tiers, q, n, filter, {}, also)
+			? await bestInCells(index, await readCodebook(index, codebook), tiers, q, n, filter)
 			: [];
 	const rest = doc.segments.filter((r) => !tiered.has(r.key));
 	const matches = await best(index, rest, q, n, filter, also, fromCells);

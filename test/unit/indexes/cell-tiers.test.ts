@@ -240,6 +240,26 @@ describe('cell tiers of an index kept in tiers', () => {
 		await assertRecallThroughTiers(root, open, writer, rows, doc.segments.length);
 	});
 
+	it('the cosines of chunks handed over are exact with tiers too, read from their segments', async () => {
+		const { open, rows } = await tieredIndex();
+		const q = rows[226];
+		// Chunks all over the index, most in buckets the query's cells do not reach.
+		const picked = Array.from({ length: 20 }, (_, i) => i * 117 + 5);
+		const wanted = new Map(picked.map((i) => [`m${i}`, new Set([0])]));
+		clearVectorCache();
+		const ranking = await streamedRanking(open(), q, 10, {}, Promise.resolve(wanted));
+		const sessions = new Set(picked.map((i) => chunk(i).session_id));
+		const got = await ranking.similarities(wanted, sessions);
+		assert.equal(got.size, picked.length, 'every chunk handed over has its cosine');
+		for (const i of picked) {
+			const a = rows[i];
+			const cosine =
+				a.reduce((sum, x, j) => sum + x * q[j], 0) / (Math.hypot(...a) * Math.hypot(...q));
+			const [key] = [...got.keys()].filter((k) => k.includes(`\nm${i}\n`));
+			assert.ok(key !== undefined && Math.abs(got.get(key)! - cosine) < 1e-5, `m${i}`);
+		}
+	});
+
 	it('a write’s compaction leaves small segments in tiers as they are: no tier is dropped', async () => {
 		const { root, writer } = await tieredIndex();
 		const before = (await writer.readManifest(true)).doc;
