@@ -13,6 +13,7 @@ import type { LexicalSegment } from './segment';
 import {
 	bucketKey,
 	bucketOf,
+	bucketRows,
 	readBucket,
 	ROW,
 	wordRow,
@@ -146,8 +147,9 @@ export async function rewriteTermTier(
 	for (const b of numbers) versions[b] = newPartVersion();
 	const next: TermTier = { ...tier, versions, n: tier.n - n, total: tier.total - total };
 	const one = async (b: number) => {
-		const old = await readBucket(files, tier, b);
-		if (!old) throw new TermBucketGone(bucketKey(files.segmentsPrefix, tier, b));
+		const stored = await readBucket(files, tier, b);
+		if (!stored) throw new TermBucketGone(bucketKey(files.segmentsPrefix, tier, b));
+		const old = bucketRows(stored);
 		const terms = words.get(b);
 		const changed = terms
 			? { ...withoutWords(old, terms, gone, wordRow(tier)), delta: 0 }

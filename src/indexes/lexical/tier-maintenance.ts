@@ -31,6 +31,7 @@ import {
 } from './tiers';
 import type { RetirePolicy } from '../chunks/retiring';
 import { FAN } from './merge';
+import { allRows } from './postings';
 import type { TermBucket, TermTier, TierFiles, UsableTier } from './tiers';
 
 /** What maintenance needs of an index (a LexicalIndex). */
@@ -158,7 +159,7 @@ async function mergeTiers(index: TieredIndex, a: UsableTier, b: UsableTier): Pro
 				const had = t < tier.buckets ? wordRow(from) : ROW;
 				for (const [key, rows] of bucket) {
 					if (!homeOf(tier, key, t)) continue;
-					const moved = moveRows(rows, had, width, offset);
+					const moved = moveRows(allRows(rows), had, width, offset);
 					const before = out.get(key);
 					out.set(key, before ? concat(before, moved) : moved);
 				}

@@ -14,9 +14,11 @@ import type { LexicalSegment } from './segment';
 import { bucketKey, bucketOf, readBucket, ROW, sessionBucket, wordRow } from './tiers';
 import type { TierFiles, UsableTier } from './tiers';
 import { termCounts } from './tokenize';
+import { RowCursor } from './postings';
+import type { Postings } from './postings';
 
 /** Each tier's rows of each query term (absent: no document of the tier holds it). */
-export type TierRows = Array<Map<string, Uint32Array>>;
+export type TierRows = Array<Map<string, Postings>>;
 
 /** Buckets read at once. */
 const WINDOW = 4;
@@ -40,7 +42,7 @@ async function rowsOf(
 	const out: TierRows = [];
 	for (const { tier } of tiers) {
 		const wanted = [...new Set(keys.map((k) => bucket(tier, k)))];
-		const rows = new Map<string, Uint32Array>();
+		const rows = new Map<string, Postings>();
 		for (let i = 0; i < wanted.length; i += WINDOW) {
 			const group = wanted.slice(i, i + WINDOW);
 			const read = await Promise.all(group.map((b) => readBucket(files, tier, b)));
@@ -86,9 +88,10 @@ export async function tierSessionRows(
 	const rows = await rowsOf(files, tiers, sessions, sessionBucket, gone);
 	const out = new Map<string, SessionSpan[]>(sessions.map((s) => [s, []]));
 	tiers.forEach(({ refs }, i) => {
-		for (const [s, list] of rows[i])
-			for (let r = 0; r < list.length; r += ROW)
-				out.get(s)!.push({ key: refs[list[r]].key, from: list[r + 2], to: list[r + 3] });
+		for (const [s, postings] of rows[i])
+			for (const list of postings.blocks())
+				for (let r = 0; r < list.length; r += ROW)
+					out.get(s)!.push({ key: refs[list[r]].key, from: list[r + 2], to: list[r + 3] });
 	});
 	return out;
 }
@@ -188,26 +191,22 @@ function eachScored(
 	const avg = stats.total / stats.n || 1;
 	const used = terms.filter((t) => (stats.df.get(t) ?? 0) > 0);
 	const idf = used.map((t) => idfOf(stats.n, stats.df.get(t)!));
-	const none = new Uint32Array(0);
 	source.rows.forEach((rows, i) => {
 		const width = wordRow(source.tiers[i].tier);
-		const lists = used.map((t) => rows.get(t) ?? none);
-		const pos = lists.map(() => 0);
+		// Each list walked block by block: a common word's rows are never all decoded at once.
+		const lists = used.map((t) => new RowCursor(rows.get(t), width));
 		for (;;) {
 			let next = Infinity;
-			for (let j = 0; j < lists.length; j++)
-				if (pos[j] < lists[j].length)
-					next = Math.min(next, lists[j][pos[j]] * 2 ** 16 + lists[j][pos[j] + 1]);
+			for (const list of lists) if (!list.done) next = Math.min(next, list.place());
 			if (next === Infinity) return;
 			let score = 0;
 			let time = 0;
 			for (let j = 0; j < lists.length; j++) {
 				const list = lists[j];
-				const r = pos[j];
-				if (r >= list.length || list[r] * 2 ** 16 + list[r + 1] !== next) continue;
-				score += weigh(idf[j], list[r + 2], list[r + 3], avg);
-				if (width > ROW) time = list[r + 4];
-				pos[j] += width;
+				if (list.done || list.place() !== next) continue;
+				score += weigh(idf[j], list.value(2), list.value(3), avg);
+				if (width > ROW) time = list.value(4);
+				list.advance();
 			}
 			fn(i * 2 ** 32 + next, score, time);
 		}

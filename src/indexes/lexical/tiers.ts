@@ -23,6 +23,8 @@ import type { PartNames, TierList, TierPlace, Usable } from '../chunks/tiering';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef } from './segment';
 import { decodeRows, encodeRows } from './binary-rows';
+import { allRows, heldPostings } from './postings';
+import type { Postings } from './postings';
 
 /** A tier as the manifest lists it. */
 export interface TermTier {
@@ -60,6 +62,12 @@ export type { TierPlace };
  * ordinal, its chunks there, their lowest and highest message number).
  */
 export type TermBucket = Map<string, Uint32Array>;
+/** A bucket as read from storage: each term's rows walked block by block (postings.ts). */
+export type StoredBucket = Map<string, Postings>;
+
+/** Every row of a stored bucket at once (a tier merge or a Forget writes the bucket again). */
+export const bucketRows = (bucket: StoredBucket): TermBucket =>
+	new Map([...bucket].map(([key, postings]) => [key, allRows(postings)]));
 
 /** Values per row of conversations, and of words in a tier that is not timed. */
 export const ROW = 4;
@@ -148,7 +156,7 @@ export const homeOf = (tier: TermTier, key: string, b: number) =>
 const isBinary = (tier: TermTier, b: number) => b < tier.buckets && tier.timed === true;
 
 export function encodeBucket(bucket: TermBucket, tier: TermTier, b: number): Buffer {
-	if (isBinary(tier, b)) return encodeRows(bucket);
+	if (isBinary(tier, b)) return encodeRows(bucket, TIMED_ROW);
 	const terms: Record<string, string> = {};
 	for (const [term, rows] of bucket)
 		terms[term] = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('base64');
@@ -156,50 +164,73 @@ export function encodeBucket(bucket: TermBucket, tier: TermTier, b: number): Buf
 }
 
 /** A JSON bucket's rows (each term's base64 text as u32 rows), or `fail`. */
-function jsonRows(key: string, bytes: Uint8Array, fail: (detail: string) => never): TermBucket {
+function jsonRows(key: string, bytes: Uint8Array, fail: (detail: string) => never): StoredBucket {
 	const value = decodeJsonObject(key, bytes) as { kind?: unknown; terms?: unknown };
 	if (value.kind !== 'terms' || !isRecord(value.terms)) fail('not a term bucket');
-	const out: TermBucket = new Map();
+	const out: StoredBucket = new Map();
 	for (const [term, text] of Object.entries(value.terms as Record<string, unknown>)) {
 		if (typeof text !== 'string') fail(`postings of "${term}" are not text`);
 		const raw = Buffer.from(text as string, 'base64');
 		if (raw.byteLength % 4 !== 0) fail(`postings of "${term}" are not whole rows`);
 		const rows = new Uint32Array(raw.byteLength / 4);
 		Buffer.from(rows.buffer).set(raw);
-		out.set(term, rows);
+		out.set(term, heldPostings(rows));
 	}
 	return out;
 }
 
 /**
  * A stored bucket, checked: every term belongs in it, and its rows are whole and name segments of the
- * tier. Anything else is a CorruptDocumentError naming the key.
+ * tier (a blocked bucket's rows as a walk decodes each block). Anything else is a CorruptDocumentError
+ * naming the key.
  */
 export function decodeBucket(
 	key: string,
 	bytes: Uint8Array,
 	tier: TermTier,
 	b: number,
-): TermBucket {
+): StoredBucket {
 	const fail = (detail: string): never => {
 		throw new CorruptDocumentError(key, detail);
 	};
-	const out = isBinary(tier, b) ? decodeRows(bytes, fail) : jsonRows(key, bytes, fail);
+	const read = isBinary(tier, b) ? decodeRows(bytes, fail) : jsonRows(key, bytes, fail);
 	const width = b < tier.buckets ? wordRow(tier) : ROW;
-	for (const [term, rows] of out) {
+	const out: StoredBucket = new Map();
+	for (const [term, postings] of read) {
 		if (!homeOf(tier, term, b)) fail(`term "${term}" does not belong in this bucket`);
-		if (rows.length === 0 || rows.length % width !== 0)
+		if (postings.length === 0 || postings.length % width !== 0)
 			fail(`postings of "${term}" are not whole rows`);
-		for (let i = 0; i < rows.length; i += width)
-			if (rows[i] >= tier.segments) fail(`postings of "${term}" name a segment it does not hold`);
+		const check = (rows: Uint32Array) => {
+			if (rows.length % width !== 0) fail(`postings of "${term}" are not whole rows`);
+			for (let i = 0; i < rows.length; i += width)
+				if (rows[i] >= tier.segments) fail(`postings of "${term}" name a segment it does not hold`);
+			return rows;
+		};
+		out.set(term, checkedPostings(postings, check));
 	}
 	return out;
 }
 
-/** Bytes a decoded bucket takes in memory, about (for the cache). */
-export function bucketBytes(bucket: TermBucket): number {
+/** Postings whose every block passes `check` (at once for rows held, as a walk reaches it for blocks). */
+function checkedPostings(postings: Postings, check: (rows: Uint32Array) => Uint32Array): Postings {
+	if (postings.held) {
+		for (const rows of postings.blocks()) check(rows);
+		return postings;
+	}
+	return {
+		held: false,
+		length: postings.length,
+		bytes: postings.bytes,
+		*blocks() {
+			for (const rows of postings.blocks()) yield check(rows);
+		},
+	};
+}
+
+/** Bytes a bucket read takes in memory, about (for the cache). */
+export function bucketBytes(bucket: StoredBucket): number {
 	let bytes = 64;
-	for (const [term, rows] of bucket) bytes += 120 + 2 * term.length + rows.byteLength;
+	for (const [term, postings] of bucket) bytes += 120 + 2 * term.length + postings.bytes;
 	return bytes;
 }
 
@@ -228,7 +259,7 @@ export const LEXICAL_CACHE_BYTES =
 	(Number(process.env.LLM_MEMORY_LEXICAL_CACHE_MB) || 256) * 2 ** 20;
 
 /** Decoded buckets by storage and key (random names, never reused): a quarter of the word cache's bytes. */
-const bucketCache = new BoundedCache<TermBucket>({
+const bucketCache = new BoundedCache<StoredBucket>({
 	name: 'term buckets',
 	maxWeight: LEXICAL_CACHE_BYTES / 4,
 });
@@ -246,7 +277,7 @@ export async function readBucket(
 	files: TierFiles,
 	tier: TermTier,
 	b: number,
-): Promise<TermBucket | null> {
+): Promise<StoredBucket | null> {
 	const key = bucketKey(files.segmentsPrefix, tier, b);
 	const id = `${storageIdentity(files.storage)}\n${key}`;
 	const cached = bucketCache.get(id);
@@ -257,7 +288,7 @@ export async function readBucket(
 	return bucketCache.set(id, bucket, { weight: bucketBytes(bucket) });
 }
 
-/** Writes a new bucket (never over another) and keeps it decoded; returns its stored size. */
+/** Writes a new bucket (never over another) and keeps it as a read would; returns its stored size. */
 export async function writeBucket(
 	files: TierFiles,
 	tier: TermTier,
@@ -266,9 +297,11 @@ export async function writeBucket(
 ): Promise<number> {
 	const key = bucketKey(files.segmentsPrefix, tier, b);
 	const body = encodeBucket(bucket, tier, b);
-	await files.storage.put(key, body, { ifVersion: null, contentType: 'application/gzip' });
-	bucketCache.set(`${storageIdentity(files.storage)}\n${key}`, bucket, {
-		weight: bucketBytes(bucket),
-	});
+	const stored = isBinary(tier, b) ? 'application/octet-stream' : 'application/gzip';
+	await files.storage.put(key, body, { ifVersion: null, contentType: stored });
+	const kept = isBinary(tier, b)
+		? decodeBucket(key, body, tier, b)
+		: new Map([...bucket].map(([k, rows]) => [k, heldPostings(rows)]));
+	bucketCache.set(`${storageIdentity(files.storage)}\n${key}`, kept, { weight: bucketBytes(kept) });
 	return body.byteLength;
 }

@@ -1,0 +1,84 @@
+// A term's rows in a bucket read from storage, as a search walks them: in order, one block at a time.
+// A common word's rows run to millions at 100,000 users; a search merges them document after document
+// and never needs them all at once, so a bucket stored in blocks (binary-rows.ts) stays compressed in
+// memory and decodes each block as the walk reaches it.
+
+/** A term's rows: how many values (rows × the tier's width), and the rows in order, block after block. */
+export interface Postings {
+	/** Values, as a Uint32Array of every row would have (a term's document count is length ÷ width). */
+	readonly length: number;
+	/** Bytes held in memory, about (for the bucket cache). */
+	readonly bytes: number;
+	/** Whether the rows are held decoded (else each block is decoded as a walk reaches it). */
+	readonly held: boolean;
+	/** The rows in order, each block whole rows; a damaged block throws when the walk reaches it. */
+	blocks(): Iterable<Uint32Array>;
+}
+
+/** Rows already in memory. */
+export const heldPostings = (rows: Uint32Array): Postings => ({
+	length: rows.length,
+	bytes: rows.byteLength,
+	held: true,
+	blocks: () => [rows],
+});
+
+/** Every row at once (a tier merge or a Forget rewrites the whole list). */
+export function allRows(postings: Postings): Uint32Array {
+	const out = new Uint32Array(postings.length);
+	let at = 0;
+	for (const block of postings.blocks()) {
+		out.set(block, at);
+		at += block.length;
+	}
+	return out;
+}
+
+const EMPTY = new Uint32Array(0);
+
+/** A walk over one term's rows, a row at a time, decoding a block only when it reaches it. */
+export class RowCursor {
+	private readonly blocks: Iterator<Uint32Array>;
+	private rows: Uint32Array = EMPTY;
+	private at = 0;
+
+	constructor(
+		postings: Postings | undefined,
+		private readonly width: number,
+	) {
+		this.blocks = (postings?.blocks() ?? [])[Symbol.iterator]();
+		this.fill();
+	}
+
+	private fill(): void {
+		while (this.at >= this.rows.length) {
+			const next = this.blocks.next();
+			if (next.done) {
+				this.rows = EMPTY;
+				this.at = 0;
+				return;
+			}
+			this.rows = next.value;
+			this.at = 0;
+		}
+	}
+
+	get done(): boolean {
+		return this.at >= this.rows.length;
+	}
+
+	/** The current row's place: its segment's ordinal × 2^16 + its document. */
+	place(): number {
+		return this.rows[this.at] * 2 ** 16 + this.rows[this.at + 1];
+	}
+
+	/** Value `j` of the current row. */
+	value(j: number): number {
+		return this.rows[this.at + j];
+	}
+
+	advance(): void {
+		this.at += this.width;
+		if (this.at >= this.rows.length) this.fill();
+	}
+}

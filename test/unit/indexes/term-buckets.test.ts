@@ -1,0 +1,267 @@
+// The stored form of a timed tier's word buckets: each term's rows in blocks compressed one by one,
+// decoded as a search walks them. Rows must come back exactly (values near 2^32, capture seconds that
+// go back), every damage must be an error naming the bucket (never fewer rows), a damaged block must not
+// inflate past its size, and buckets written whole before must still be read.
+import assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+import { deflateRawSync, gzipSync } from 'node:zlib';
+
+import { BLOCK_ROWS, decodeRows, encodeRows } from '../../../src/indexes/lexical/binary-rows';
+import { allRows, RowCursor } from '../../../src/indexes/lexical/postings';
+import { streamedView } from '../../../src/indexes/lexical/stream';
+import {
+	bucketKey,
+	bucketOf,
+	decodeBucket,
+	encodeBucket,
+	TIMED_ROW,
+} from '../../../src/indexes/lexical/tiers';
+import type { TermTier } from '../../../src/indexes/lexical/tiers';
+import {
+	clearAllCaches,
+	CorruptDocumentError,
+	LocalDiskStorage,
+	settleTiers,
+	tiersOf,
+} from '../../../src/internal';
+import { seededRandom } from '../../support/embeddings';
+import { tempDir } from '../../support/storages';
+import { assertExact, docs, indexOn } from '../../support/term-tiers';
+
+const fail = (detail: string): never => {
+	throw new CorruptDocumentError('k/terms-0.trm', detail);
+};
+
+/** `n` rows of five values in (segment, document) order, times going up and back, some near 2^32. */
+function rowsOf(n: number, seed: number): Uint32Array {
+	const rand = seededRandom(seed);
+	const out = new Uint32Array(n * TIMED_ROW);
+	let seg = 0;
+	let doc = 0;
+	for (let i = 0; i < n; i++) {
+		if (rand() > 0.3) {
+			seg++;
+			doc = 0;
+		}
+		doc += 1 + Math.floor((rand() + 0.5) * 40);
+		const time = i % 7 === 3 ? 2 ** 32 - 1 - i : 1_700_000_000 + Math.floor((rand() + 0.5) * 9e6);
+		out.set([seg, doc, 1 + (i % 3), 2 ** 31 + i, time], i * TIMED_ROW);
+	}
+	return out;
+}
+
+/** A bucket written whole, as before blocks: gzip("LLMTRM01" | header | padding | u32 rows). */
+function writtenWhole(bucket: Map<string, Uint32Array>): Buffer {
+	const terms = [...bucket.keys()];
+	const header = Buffer.from(
+		JSON.stringify({ terms, counts: terms.map((t) => bucket.get(t)!.length) }),
+	);
+	const lead = Buffer.alloc(12 + header.length + ((4 - ((12 + header.length) % 4)) % 4));
+	lead.write('LLMTRM01', 0, 'latin1');
+	lead.writeUInt32LE(header.length, 8);
+	header.copy(lead, 12);
+	const rows = terms.map((t) => Buffer.from(bucket.get(t)!.buffer));
+	return gzipSync(Buffer.concat([lead, ...rows]));
+}
+
+/** The header and blocks of a blocked bucket, to damage one part of it. */
+function partsOf(bytes: Buffer) {
+	const length = bytes.readUInt32LE(8);
+	return {
+		header: JSON.parse(bytes.subarray(12, 12 + length).toString()),
+		blocks: bytes.subarray(12 + length),
+	};
+}
+
+/** Where block `i` of a term is in a blocked bucket (negative: from the end), as [start, start + 2]. */
+function blockOf(bytes: Buffer, term: string, i: number): [number, number] {
+	const { header } = partsOf(bytes);
+	let at = 12 + bytes.readUInt32LE(8);
+	for (let t = 0; t < header.terms.length; t++) {
+		const sizes: number[] = header.sizes[t];
+		const n = i < 0 ? sizes.length + i : i;
+		if (header.terms[t] === term) {
+			at += sizes.slice(0, n).reduce((a, b) => a + b, 0);
+			return [at, at + 2];
+		}
+		at += sizes.reduce((a, b) => a + b, 0);
+	}
+	throw new Error(`no ${term}`);
+}
+
+function withHeader(header: unknown, blocks: Buffer): Buffer {
+	const text = Buffer.from(JSON.stringify(header));
+	const lead = Buffer.alloc(12);
+	lead.write('LLMTRM02', 0, 'latin1');
+	lead.writeUInt32LE(text.length, 8);
+	return Buffer.concat([lead, text, blocks]);
+}
+
+const tier: TermTier = {
+	id: 'b'.repeat(18),
+	segments: 2 ** 16,
+	n: 10,
+	total: 10,
+	buckets: 1,
+	postings: 10,
+	sessionBuckets: 1,
+	sessionRows: 1,
+	bytes: 0,
+	timed: true,
+};
+
+beforeEach(() => clearAllCaches());
+
+describe('blocked word buckets', () => {
+	it('rows come back exactly, a block at a time, across every block boundary', () => {
+		const bucket = new Map<string, Uint32Array>([
+			['one', rowsOf(1, 1)],
+			['full', rowsOf(3, 2)],
+			['over', rowsOf(4, 3)],
+			['many', rowsOf(200, 4)],
+		]);
+		const read = decodeRows(encodeRows(bucket, TIMED_ROW, 3), fail);
+		assert.deepEqual([...read.keys()], [...bucket.keys()]);
+		for (const [term, rows] of bucket) {
+			const postings = read.get(term)!;
+			assert.equal(postings.held, false);
+			assert.equal(postings.length, rows.length);
+			const blocks = [...postings.blocks()];
+			assert.equal(blocks.length, Math.ceil(rows.length / TIMED_ROW / 3), term);
+			assert.ok(blocks.every((b) => b.length <= 3 * TIMED_ROW && b.length % TIMED_ROW === 0));
+			assert.deepEqual(allRows(postings), rows, term);
+			// A walk row by row gives the same rows in the same order.
+			const walk = new RowCursor(postings, TIMED_ROW);
+			const seen: number[] = [];
+			for (; !walk.done; walk.advance())
+				for (let j = 0; j < TIMED_ROW; j++) seen.push(walk.value(j));
+			assert.deepEqual(seen, [...rows], term);
+		}
+	});
+
+	it('a common word takes less room than its rows gzipped whole', () => {
+		const rows = rowsOf(50_000, 9);
+		const blocked = encodeRows(new Map([['w', rows]]), TIMED_ROW).length;
+		const whole = writtenWhole(new Map([['w', rows]])).length;
+		assert.ok(blocked < whole, `${blocked} bytes blocked, ${whole} whole`);
+		assert.equal(BLOCK_ROWS, 4096);
+	});
+
+	it('buckets written whole before blocks are still read, row for row', () => {
+		const bucket = new Map([['w0x', rowsOf(5, 5)]]);
+		const read = decodeBucket('k', writtenWhole(bucket), tier, 0);
+		assert.equal(read.get('w0x')!.held, true);
+		assert.deepEqual(allRows(read.get('w0x')!), bucket.get('w0x'));
+	});
+
+	it('a damaged header is an error when the bucket is read; a damaged block when a walk reaches it', () => {
+		const good = encodeRows(
+			new Map([
+				['w', rowsOf(10, 6)],
+				['v', rowsOf(2, 7)],
+			]),
+			TIMED_ROW,
+			4,
+		);
+		const { header, blocks } = partsOf(good);
+		const damaged: Array<[string, Buffer]> = [
+			['cut short', good.subarray(0, good.length - 1)],
+			['a byte after', Buffer.concat([good, Buffer.from([0])])],
+			[
+				'a block size lost',
+				withHeader({ ...header, sizes: [header.sizes[0].slice(1), header.sizes[1]] }, blocks),
+			],
+			[
+				'half a row',
+				withHeader({ ...header, counts: [header.counts[0] - 1, header.counts[1]] }, blocks),
+			],
+			['a term twice', withHeader({ ...header, terms: ['w', 'w'] }, blocks)],
+			[
+				'header not JSON',
+				Buffer.concat([
+					good.subarray(0, 12),
+					Buffer.from('x'.repeat(good.readUInt32LE(8))),
+					blocks,
+				]),
+			],
+		];
+		for (const [what, bytes] of damaged)
+			assert.throws(
+				() => decodeRows(bytes, fail),
+				(e: Error) => e instanceof CorruptDocumentError && e.message.includes('k/terms-0.trm'),
+				what,
+			);
+		// The last block of "w" damaged: the first blocks still walk, the damaged one is an error.
+		const bad = Buffer.from(good);
+		bad.fill(0xff, ...blockOf(good, 'w', -1));
+		const w = decodeRows(bad, fail).get('w')!;
+		const walk = w.blocks()[Symbol.iterator]();
+		assert.equal(walk.next().value!.length, 4 * TIMED_ROW);
+		walk.next();
+		assert.throws(() => walk.next(), CorruptDocumentError);
+		assert.deepEqual(allRows(decodeRows(bad, fail).get('v')!), rowsOf(2, 7));
+	});
+
+	it('a block that inflates past its rows is an error, not a larger allocation', () => {
+		const rows = rowsOf(8, 8);
+		const good = encodeRows(new Map([['w', rows]]), TIMED_ROW, 8);
+		const { header } = partsOf(good);
+		// One block claiming one row, holding a megabyte once inflated.
+		const bomb = deflateRawSync(Buffer.alloc(2 ** 20));
+		const bytes = withHeader({ ...header, counts: [TIMED_ROW], sizes: [[bomb.length]] }, bomb);
+		const w = decodeRows(bytes, fail).get('w')!;
+		assert.throws(
+			() => allRows(w),
+			(e: Error) => e instanceof CorruptDocumentError && /damaged|bytes/.test(e.message),
+		);
+	});
+
+	it('a row naming a segment the tier does not hold is an error when walked', () => {
+		const rows = rowsOf(6, 10);
+		const small = { ...tier, segments: rows[5 * TIMED_ROW] };
+		const term = 'w0x';
+		const b = bucketOf(term, small.buckets);
+		const read = decodeBucket(
+			'k/terms-0.trm',
+			encodeBucket(new Map([[term, rows]]), small, b),
+			small,
+			b,
+		);
+		assert.throws(() => allRows(read.get(term)!), /segment it does not hold/);
+		// Whole buckets are checked when read, as before.
+		assert.throws(
+			() => decodeBucket('k', writtenWhole(new Map([[term, rows]])), small, b),
+			/segment it does not hold/,
+		);
+	});
+
+	it('a word in more documents than a block holds: searches answer as every segment loaded; a damaged block of it is an error', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('blocked-common') });
+		const index = indexOn(storage);
+		// "cmnx" in 2 of 3 chunks: its rows in the tier fill two blocks and part of a third.
+		const all = docs(BLOCK_ROWS * 3 + 600, 17).map((d, i) =>
+			i % 3 === 2 ? d : { ...d, text: `${d.text} cmnx` },
+		);
+		await index.addOlder(all);
+		await settleTiers(index);
+		const { usable } = tiersOf((await index.readManifest(true)).doc);
+		const biggest = usable.reduce((a, b) => (a.tier.segments > b.tier.segments ? a : b)).tier;
+		const key = bucketKey(index.segmentsPrefix, biggest, bucketOf('cmnx', biggest.buckets));
+		const stored = (await storage.get(key))!.body;
+		const postings = decodeBucket(key, stored, biggest, bucketOf('cmnx', biggest.buckets)).get(
+			'cmnx',
+		)!;
+		assert.ok(postings.length / TIMED_ROW > BLOCK_ROWS, `${postings.length / TIMED_ROW} rows`);
+		await assertExact(index, ['cmnx', 'cmnx w0x', 'w5x cmnx w9x', 'cmnx cmnx w30x']);
+		// Its last block damaged: the search that walks it says so, naming the bucket.
+		const bad = Buffer.from(stored);
+		bad.fill(0xff, ...blockOf(bad, 'cmnx', -1));
+		await storage.put(key, bad);
+		clearAllCaches();
+		await assert.rejects(
+			async () => (await streamedView(index, {})).search('cmnx', 5),
+			(e: unknown) =>
+				e instanceof CorruptDocumentError && String((e as Error).message).includes(key),
+		);
+	});
+});
