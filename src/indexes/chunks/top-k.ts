@@ -22,6 +22,11 @@ export class TopK {
 		return this.scores.length < this.k ? -Infinity : this.scores[this.scores.length - 1];
 	}
 
+	/** The k-th best entry's `a` (undefined until k were seen). */
+	get minA(): number | undefined {
+		return this.scores.length < this.k ? undefined : this.refs[this.refs.length - 1][0];
+	}
+
 	/** Whether an entry of this score may be kept (one tying the k-th may go before it by `tie`). */
 	admits(score: number): boolean {
 		return this.tie ? score >= this.min : score > this.min;

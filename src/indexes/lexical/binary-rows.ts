@@ -1,10 +1,13 @@
 // The stored form of a timed tier's word buckets: the terms, their row counts and their blocks' sizes
-// in a small JSON header, then each term's rows in blocks of BLOCK_ROWS, each compressed on its own,
-// its values column by column, the ordered ones (segment, document, capture second) as differences
-// from the row before. A common word's 1.2 million rows take 2.6 MB this way (6.5 MB gzipped whole as u32),
-// and a search decodes one block at a time (postings.ts) instead of holding them all decoded.
+// in a small JSON header; then the rows of the terms in at most BLOCK_ROWS documents, compressed
+// together (decoded when the bucket is read, as most terms are rare); then each longer list in blocks
+// of BLOCK_ROWS rows, each compressed on its own, its values column by column, the ordered ones
+// (segment, document, capture second) as differences from the row before. A common word's 1.2 million
+// rows take 2.6 MB this way (6.5 MB gzipped whole as u32), and a search decodes one block at a time
+// (postings.ts) instead of holding them all decoded.
 //
-//   "LLMTRM02" | u32 header length | header JSON { terms, counts, width, block, sizes } | blocks
+//   "LLMTRM02" | u32 header length | header JSON { terms, counts, width, block, short, sizes }
+//   | deflate(u32 rows of the short lists) | blocks of the long lists
 //
 // Buckets written before are read too: gzip( "LLMTRM01" | u32 header length | header JSON
 // { terms, counts } | padding to 4 | u32 rows ), decoded whole.
@@ -58,26 +61,28 @@ function packBlock(rows: Uint32Array, width: number): Buffer {
 }
 
 function unpackBlock(bytes: Uint8Array, n: number, width: number, fail: Fail): Uint32Array {
+	const cols = inflated(bytes, n * width, fail);
+	const out = new Uint32Array(n * width);
+	for (let j = 0; j < width; j++) {
+		const from = j * n;
+		if (isDelta(j)) {
+			let v = 0;
+			for (let i = 0; i < n; i++) out[i * width + j] = v = (v + cols[from + i]) >>> 0;
+		} else for (let i = 0; i < n; i++) out[i * width + j] = cols[from + i];
+	}
+	return out;
+}
+
+/** `count` u32 values deflated; never more, whatever damaged bytes say. */
+function inflated(bytes: Uint8Array, count: number, fail: Fail): Uint32Array {
 	let raw: Buffer;
 	try {
-		// Never more than the block's rows, whatever a damaged block says.
-		raw = inflateRawSync(bytes, { maxOutputLength: 4 * n * width });
+		raw = inflateRawSync(bytes, { maxOutputLength: Math.max(1, 4 * count) });
 	} catch {
 		return fail('a block of rows is damaged');
 	}
-	if (raw.length !== 4 * n * width)
-		fail(`a block of ${raw.length} bytes, ${4 * n * width} expected`);
-	const cols = u32Of(raw, 0, n * width);
-	const out = new Uint32Array(n * width);
-	for (let j = 0; j < width; j++) {
-		let before = 0;
-		for (let i = 0; i < n; i++) {
-			const v = isDelta(j) ? (before + cols[j * n + i]) >>> 0 : cols[j * n + i];
-			out[i * width + j] = v;
-			before = v;
-		}
-	}
-	return out;
+	if (raw.length !== 4 * count) fail(`a block of ${raw.length} bytes, ${4 * count} expected`);
+	return u32Of(raw, 0, count);
 }
 
 /** These terms' rows (`width` values each) in the blocked form. */
@@ -87,23 +92,41 @@ export function encodeRows(
 	block = BLOCK_ROWS,
 ): Buffer {
 	const terms = [...bucket.keys()];
-	const parts: Buffer[] = [];
+	const isLong = (rows: Uint32Array) => rows.length > block * width;
+	const short = deflateRawSync(
+		u32Bytes(concatRows(terms.map((t) => bucket.get(t)!).filter((r) => !isLong(r)))),
+	);
+	const parts: Buffer[] = [short];
 	const sizes = terms.map((t) => {
 		const rows = bucket.get(t)!;
 		const out: number[] = [];
-		for (let at = 0; at < rows.length; at += block * width) {
-			const packed = packBlock(rows.subarray(at, at + block * width), width);
-			parts.push(packed);
-			out.push(packed.length);
-		}
+		if (isLong(rows))
+			for (let at = 0; at < rows.length; at += block * width) {
+				const packed = packBlock(rows.subarray(at, at + block * width), width);
+				parts.push(packed);
+				out.push(packed.length);
+			}
 		return out;
 	});
 	const counts = terms.map((t) => bucket.get(t)!.length);
-	const header = Buffer.from(JSON.stringify({ terms, counts, width, block, sizes }), 'utf8');
+	const header = Buffer.from(
+		JSON.stringify({ terms, counts, width, block, short: short.length, sizes }),
+		'utf8',
+	);
 	const lead = Buffer.alloc(BLOCKED.length + 4);
 	BLOCKED.copy(lead, 0);
 	lead.writeUInt32LE(header.length, BLOCKED.length);
 	return Buffer.concat([lead, header, ...parts]);
+}
+
+function concatRows(lists: Uint32Array[]): Uint32Array {
+	const out = new Uint32Array(lists.reduce((n, l) => n + l.length, 0));
+	let at = 0;
+	for (const l of lists) {
+		out.set(l, at);
+		at += l.length;
+	}
+	return out;
 }
 
 const whole = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;
@@ -157,22 +180,32 @@ function blockedPostings(
 	};
 }
 
-/** A blocked bucket: its header checked, each term's blocks left compressed. */
+/** A blocked bucket: its header checked, the short lists decoded, the long ones left in blocks. */
 function decodeBlocked(raw: Buffer, fail: Fail): Map<string, Postings> {
 	const { header, end } = headerOf(raw, fail);
 	const terms = header.terms as string[];
 	const counts = header.counts as number[];
-	const { width, block, sizes } = header;
-	if (!whole(width) || !whole(block)) return fail('width, block: not whole numbers');
+	const { width, block, short, sizes } = header;
+	if (!whole(width) || !whole(block) || !whole(short))
+		return fail('width, block, short: not whole numbers');
 	if (!Array.isArray(sizes) || sizes.length !== terms.length) fail('sizes: not one list per word');
+	const isLong = (count: number) => count > block * width;
+	const inShort = counts.filter((c) => !isLong(c)).reduce((a, b) => a + b, 0);
+	if (end + short > raw.length) fail('its short lists are cut short');
+	const held = inflated(raw.subarray(end, end + short), inShort, fail);
 	const out = new Map<string, Postings>();
-	let at = end;
+	let [at, from] = [end + short, 0];
 	terms.forEach((t, i) => {
 		const own = (sizes as unknown[])[i];
 		const rows = counts[i] / width;
 		if (!Number.isInteger(rows)) fail(`postings of "${t}" are not whole rows`);
-		if (!Array.isArray(own) || own.length !== Math.ceil(rows / block) || !own.every(whole))
+		const blocks = isLong(counts[i]) ? Math.ceil(rows / block) : 0;
+		if (!Array.isArray(own) || own.length !== blocks || !own.every(whole))
 			fail(`sizes of "${t}": not one size for each block`);
+		if (!isLong(counts[i])) {
+			out.set(t, heldPostings(held.subarray(from, (from += counts[i]))));
+			return;
+		}
 		const bytes = (own as number[]).reduce((a, b) => a + b, 0);
 		if (at + bytes > raw.length) fail(`blocks of "${t}" are cut short`);
 		const body = raw.subarray(at, (at += bytes));

@@ -15,13 +15,22 @@ export interface Postings {
 	blocks(): Iterable<Uint32Array>;
 }
 
-/** Rows already in memory. */
-export const heldPostings = (rows: Uint32Array): Postings => ({
-	length: rows.length,
-	bytes: rows.byteLength,
-	held: true,
-	blocks: () => [rows],
-});
+/** Rows already in memory (a class: a bucket of rare words holds thousands). */
+class HeldPostings implements Postings {
+	readonly held = true;
+	constructor(private readonly rows: Uint32Array) {}
+	get length(): number {
+		return this.rows.length;
+	}
+	get bytes(): number {
+		return this.rows.byteLength;
+	}
+	blocks(): Iterable<Uint32Array> {
+		return [this.rows];
+	}
+}
+
+export const heldPostings = (rows: Uint32Array): Postings => new HeldPostings(rows);
 
 /** Every row at once (a tier merge or a Forget rewrites the whole list). */
 export function allRows(postings: Postings): Uint32Array {

@@ -216,6 +216,53 @@ function eachScored(
 /** A capture second that orders last: a document whose time a tier row does not give (timeKey 0). */
 const UNKNOWN = 2 ** 32;
 
+/** Documents one walk keeps as it goes for the k best (a second walk when more would be kept). */
+const WALK_KEPT = 16_384;
+
+/**
+ * Where the k best of the tiers are (not `passed`), by segment: the documents scoring more than the
+ * k-th, and of those tying it only those of its capture second or earlier (chunkOrder starts with the
+ * capture time; a time the rows do not give orders last, and then every tied one is read).
+ */
+function placesOfBest(
+	source: TierSource,
+	terms: readonly string[],
+	stats: ScopeStats,
+	k: number,
+	passed: ReadonlySet<number>,
+): Map<string, Array<[number, number]>> {
+	const values = new TopK(k, (a1, _b1, a2) => a1 - a2);
+	// Every document wanted at the end was admitted when the walk met it (the k-th only gets better),
+	// so one walk keeps those admitted and a second walks only when they are too many.
+	let seen: number[] | null = [];
+	const walk = (fn: (at: number, score: number, time: number) => void) =>
+		eachScored(source, terms, stats, (at, score, time) => {
+			if (!passed.has(at)) fn(at, score, time);
+		});
+	walk((at, score, time) => {
+		// Tying the k-th with a later known second: the k-th at the end goes first too.
+		const later = score === values.min && time !== 0 && time > values.minA!;
+		if (!values.admits(score) || later) return;
+		values.push(score, time || UNKNOWN, 0);
+		if (seen && seen.length < 3 * WALK_KEPT) seen.push(at, score, time);
+		else seen = null;
+	});
+	const last = values.sorted().at(-1);
+	const kth = last?.score ?? Infinity;
+	const latest = last && last.a !== UNKNOWN ? last.a : Infinity;
+	const wanted = new Map<string, Array<[number, number]>>();
+	const want = (at: number, score: number, time: number) => {
+		if (score < kth || (score === kth && time > latest)) return;
+		const seg = `${Math.floor(at / 2 ** 16)}`;
+		const list = wanted.get(seg);
+		if (list) list.push([at, score]);
+		else wanted.set(seg, [[at, score]]);
+	};
+	if (seen) for (let i = 0; i < seen.length; i += 3) want(seen[i], seen[i + 1], seen[i + 2]);
+	else walk(want);
+	return wanted;
+}
+
 /**
  * The `k` best chunks of the tiers with their scores, best first (ties by the chunks), read from the
  * segments that hold them; a chunk a newer copy supersedes is passed over for the next best.
@@ -228,26 +275,7 @@ export async function tierBest(
 ): Promise<Array<{ chunk: IndexedChunk; score: number }>> {
 	const passed = new Set<number>();
 	for (;;) {
-		// The k best by score, then capture second (chunkOrder starts with the capture time; a time the
-		// rows do not give orders last). A document tying the k-th score with a later known second has k
-		// documents before it, so of the tied only those of that second or earlier are read (all of
-		// them when the k-th has no known second); then every document scoring more: two passes.
-		const values = new TopK(k, (a1, _b1, a2) => a1 - a2);
-		eachScored(source, terms, stats, (at, score, time) => {
-			if (!passed.has(at) && values.admits(score)) values.push(score, time || UNKNOWN, 0);
-		});
-		const last = values.sorted().at(-1);
-		const kth = last?.score ?? Infinity;
-		const latest = last && last.a !== UNKNOWN ? last.a : Infinity;
-		const wanted = new Map<string, Array<[number, number]>>();
-		eachScored(source, terms, stats, (at, score, time) => {
-			if (score < kth || passed.has(at)) return;
-			if (score === kth && time > latest) return;
-			const seg = `${Math.floor(at / 2 ** 16)}`;
-			const list = wanted.get(seg);
-			if (list) list.push([at, score]);
-			else wanted.set(seg, [[at, score]]);
-		});
+		const wanted = placesOfBest(source, terms, stats, k, passed);
 		const kept: IndexedChunk[] = [];
 		const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
 		const before = passed.size;

@@ -195,28 +195,29 @@ export function decodeBucket(
 	};
 	const read = isBinary(tier, b) ? decodeRows(bytes, fail) : jsonRows(key, bytes, fail);
 	const width = b < tier.buckets ? wordRow(tier) : ROW;
-	const out: StoredBucket = new Map();
+	const check = (term: string, rows: Uint32Array) => {
+		if (rows.length % width !== 0) fail(`postings of "${term}" are not whole rows`);
+		for (let i = 0; i < rows.length; i += width)
+			if (rows[i] >= tier.segments) fail(`postings of "${term}" name a segment it does not hold`);
+		return rows;
+	};
 	for (const [term, postings] of read) {
 		if (!homeOf(tier, term, b)) fail(`term "${term}" does not belong in this bucket`);
 		if (postings.length === 0 || postings.length % width !== 0)
 			fail(`postings of "${term}" are not whole rows`);
-		const check = (rows: Uint32Array) => {
-			if (rows.length % width !== 0) fail(`postings of "${term}" are not whole rows`);
-			for (let i = 0; i < rows.length; i += width)
-				if (rows[i] >= tier.segments) fail(`postings of "${term}" name a segment it does not hold`);
-			return rows;
-		};
-		out.set(term, checkedPostings(postings, check));
+		// Rows held are checked now; a long list's blocks as a walk decodes them.
+		if (postings.held) for (const rows of postings.blocks()) check(term, rows);
+		else
+			read.set(
+				term,
+				checkedBlocks(postings, (rows) => check(term, rows)),
+			);
 	}
-	return out;
+	return read;
 }
 
-/** Postings whose every block passes `check` (at once for rows held, as a walk reaches it for blocks). */
-function checkedPostings(postings: Postings, check: (rows: Uint32Array) => Uint32Array): Postings {
-	if (postings.held) {
-		for (const rows of postings.blocks()) check(rows);
-		return postings;
-	}
+/** Blocks that each pass `check` as a walk reaches them. */
+function checkedBlocks(postings: Postings, check: (rows: Uint32Array) => Uint32Array): Postings {
 	return {
 		held: false,
 		length: postings.length,

@@ -76,7 +76,7 @@ function partsOf(bytes: Buffer) {
 /** Where block `i` of a term is in a blocked bucket (negative: from the end), as [start, start + 2]. */
 function blockOf(bytes: Buffer, term: string, i: number): [number, number] {
 	const { header } = partsOf(bytes);
-	let at = 12 + bytes.readUInt32LE(8);
+	let at = 12 + bytes.readUInt32LE(8) + header.short;
 	for (let t = 0; t < header.terms.length; t++) {
 		const sizes: number[] = header.sizes[t];
 		const n = i < 0 ? sizes.length + i : i;
@@ -124,10 +124,12 @@ describe('blocked word buckets', () => {
 		assert.deepEqual([...read.keys()], [...bucket.keys()]);
 		for (const [term, rows] of bucket) {
 			const postings = read.get(term)!;
-			assert.equal(postings.held, false);
+			// Lists of a block or less are decoded with the bucket; longer ones block by block.
+			const long = rows.length > 3 * TIMED_ROW;
+			assert.equal(postings.held, !long, term);
 			assert.equal(postings.length, rows.length);
 			const blocks = [...postings.blocks()];
-			assert.equal(blocks.length, Math.ceil(rows.length / TIMED_ROW / 3), term);
+			assert.equal(blocks.length, long ? Math.ceil(rows.length / TIMED_ROW / 3) : 1, term);
 			assert.ok(blocks.every((b) => b.length <= 3 * TIMED_ROW && b.length % TIMED_ROW === 0));
 			assert.deepEqual(allRows(postings), rows, term);
 			// A walk row by row gives the same rows in the same order.
@@ -203,31 +205,44 @@ describe('blocked word buckets', () => {
 	});
 
 	it('a block that inflates past its rows is an error, not a larger allocation', () => {
-		const rows = rowsOf(8, 8);
-		const good = encodeRows(new Map([['w', rows]]), TIMED_ROW, 8);
-		const { header } = partsOf(good);
-		// One block claiming one row, holding a megabyte once inflated.
+		const short = deflateRawSync(Buffer.alloc(0));
+		// Two blocks of one row each, holding a megabyte each once inflated.
 		const bomb = deflateRawSync(Buffer.alloc(2 ** 20));
-		const bytes = withHeader({ ...header, counts: [TIMED_ROW], sizes: [[bomb.length]] }, bomb);
-		const w = decodeRows(bytes, fail).get('w')!;
-		assert.throws(
-			() => allRows(w),
-			(e: Error) => e instanceof CorruptDocumentError && /damaged|bytes/.test(e.message),
+		const header = { terms: ['w'], counts: [2 * TIMED_ROW], width: TIMED_ROW, block: 1 };
+		const bytes = withHeader(
+			{ ...header, short: short.length, sizes: [[bomb.length, bomb.length]] },
+			Buffer.concat([short, bomb, bomb]),
 		);
+		const w = decodeRows(bytes, fail).get('w')!;
+		const damaged = (e: Error) =>
+			e instanceof CorruptDocumentError && /damaged|bytes/.test(e.message);
+		assert.throws(() => allRows(w), damaged);
+		// The short lists' part too, when the bucket is read.
+		const shortBomb = withHeader(
+			{ ...header, counts: [TIMED_ROW], block: 4, short: bomb.length, sizes: [[]] },
+			bomb,
+		);
+		assert.throws(() => decodeRows(shortBomb, fail), damaged);
 	});
 
-	it('a row naming a segment the tier does not hold is an error when walked', () => {
-		const rows = rowsOf(6, 10);
-		const small = { ...tier, segments: rows[5 * TIMED_ROW] };
+	it('a row naming a segment the tier does not hold is an error: for a long list when walked, a short one when read', () => {
+		const rows = rowsOf(BLOCK_ROWS + 10, 10);
+		// A segment the second block names, and every one after it, is not in the tier.
+		const small = { ...tier, segments: rows[(BLOCK_ROWS + 5) * TIMED_ROW] };
 		const term = 'w0x';
 		const b = bucketOf(term, small.buckets);
-		const read = decodeBucket(
-			'k/terms-0.trm',
-			encodeBucket(new Map([[term, rows]]), small, b),
-			small,
-			b,
+		const key = 'k/terms-0.trm';
+		const read = decodeBucket(key, encodeBucket(new Map([[term, rows]]), small, b), small, b);
+		const walk = read.get(term)!.blocks()[Symbol.iterator]();
+		assert.equal(walk.next().value!.length, BLOCK_ROWS * TIMED_ROW);
+		assert.throws(() => walk.next(), /segment it does not hold/);
+		const short = rows
+			.subarray(0, 6 * TIMED_ROW)
+			.map((v, i) => (i % TIMED_ROW === 0 ? small.segments + v : v));
+		assert.throws(
+			() => decodeBucket(key, encodeBucket(new Map([[term, short]]), small, b), small, b),
+			/segment it does not hold/,
 		);
-		assert.throws(() => allRows(read.get(term)!), /segment it does not hold/);
 		// Whole buckets are checked when read, as before.
 		assert.throws(
 			() => decodeBucket('k', writtenWhole(new Map([[term, rows]])), small, b),

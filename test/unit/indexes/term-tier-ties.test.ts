@@ -25,6 +25,7 @@ import {
 	CorruptDocumentError,
 	LocalDiskStorage,
 	maintainTiers,
+	SETTLING,
 	settleTiers,
 	tiersOf,
 } from '../../../src/internal';
@@ -174,6 +175,32 @@ describe('ties at the k-th best score of a term tier', () => {
 		);
 		assert.ok(before.read > 20, `${before.read} of ${before.covered} segments read`);
 		await assertExact(index, ['tieword']);
+	});
+
+	it('every document ties, each one earlier than the last: too many for one walk to keep, a second walk answers as every segment', async () => {
+		const count = 17_000;
+		const all = docs(count, 8).map((d, i) => ({
+			...d,
+			text: `flatword w${i % 3}x`,
+			created_at: new Date(START + (count - i) * 1000).toISOString(),
+		}));
+		const root = tempDir('tier-ties-walks');
+		const index = indexOn(new LocalDiskStorage({ root }));
+		await index.addOlder(all);
+		// Newer chunks after them, so that every segment saying the word is in a tier.
+		await index.add(docs(40 * SETTLING, 9, count));
+		await settleTiers(index);
+		const { usable } = tiersOf((await index.readManifest(true)).doc);
+		assert.ok(usable.reduce((n, t) => n + t.refs.length, 0) * 40 >= count);
+		for (const k of [1, 30]) {
+			const { got, read } = await tierReads(root, 'flatword', k);
+			assert.deepEqual(
+				got.filter((m) => !m.context).map((m) => [m.id, m.score]),
+				await fullAnswer(index, 'flatword', k),
+				`k=${k}`,
+			);
+			assert.ok(read <= 3 * k, `k=${k}: ${read} segments read`);
+		}
 	});
 
 	it('times not in canonical form are read whenever they tie, and ordered as text', async () => {
