@@ -86,6 +86,7 @@ const manifestSchema = z.looseObject({
 				sessionRows: z.number().int().min(0),
 				bytes: z.number().int().min(0),
 				timed: z.boolean().optional(),
+				binarySessions: z.boolean().optional(),
 				versions: z
 					.record(z.string().regex(/^[0-9]{1,6}$/), z.string().regex(/^[0-9a-f]{12}$/))
 					.optional(),

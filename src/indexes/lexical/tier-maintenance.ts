@@ -67,7 +67,15 @@ const rowsIn = (lists: Map<string, number[]>, width: number) => {
 async function buildTier(index: TieredIndex, refs: LexicalRef[]): Promise<TermTier> {
 	const words = new Map<string, number[]>();
 	const sessions = new Map<string, number[]>();
-	const tier = { id: newTierId(), segments: refs.length, n: 0, total: 0, bytes: 0, timed: true };
+	const tier = {
+		id: newTierId(),
+		segments: refs.length,
+		n: 0,
+		total: 0,
+		bytes: 0,
+		timed: true,
+		binarySessions: true,
+	};
 	for (const [ord, ref] of refs.entries()) {
 		const seg = await index.readSegment(ref);
 		if (!seg) throw new IndexDamagedError(index.name, [ref.key]);
@@ -145,6 +153,8 @@ async function mergeTiers(index: TieredIndex, a: UsableTier, b: UsableTier): Pro
 		bytes: 0,
 		// Timed only when both are: a tier built before has no capture seconds to carry over.
 		...(a.tier.timed && b.tier.timed ? { timed: true } : {}),
+		// Its buckets are written anew: conversations in the binary form whatever the two had.
+		binarySessions: true,
 	};
 	return writeAll(index, tier, async (t) => {
 		const out: TermBucket = new Map();

@@ -50,6 +50,8 @@ export interface TermTier {
 	 * before have four, and a search reads every document that ties at its k-th best score in them.
 	 */
 	timed?: boolean;
+	/** Whether its buckets of conversations are in the binary form too (tiers built before: JSON). */
+	binarySessions?: boolean;
 	/** Buckets a Forget wrote again, by number: each one's version (chunks/tiering.ts: PartNames). */
 	versions?: PartNames['versions'];
 }
@@ -150,13 +152,15 @@ export const homeOf = (tier: TermTier, key: string, b: number) =>
 
 /**
  * Whether bucket `b` of a tier is stored in the binary form (binary-rows.ts): the word buckets of a
- * timed tier. The others are gzipped JSON, rows in base64, as before; a reader expecting one form
- * (an earlier version expects JSON) fails on the other instead of misreading its rows.
+ * timed tier, and the conversation buckets of a tier that says so. The others are gzipped JSON, rows
+ * in base64, as before; a reader expecting one form (an earlier version expects JSON) fails on the
+ * other instead of misreading its rows.
  */
-const isBinary = (tier: TermTier, b: number) => b < tier.buckets && tier.timed === true;
+const isBinary = (tier: TermTier, b: number) =>
+	b < tier.buckets ? tier.timed === true : tier.binarySessions === true;
 
 export function encodeBucket(bucket: TermBucket, tier: TermTier, b: number): Buffer {
-	if (isBinary(tier, b)) return encodeRows(bucket, TIMED_ROW);
+	if (isBinary(tier, b)) return encodeRows(bucket, b < tier.buckets ? TIMED_ROW : ROW);
 	const terms: Record<string, string> = {};
 	for (const [term, rows] of bucket)
 		terms[term] = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('base64');

@@ -12,6 +12,7 @@ import { streamedView } from '../../../src/indexes/lexical/stream';
 import {
 	bucketKey,
 	bucketOf,
+	bucketRows,
 	decodeBucket,
 	encodeBucket,
 	TIMED_ROW,
@@ -278,5 +279,30 @@ describe('blocked word buckets', () => {
 			(e: unknown) =>
 				e instanceof CorruptDocumentError && String((e as Error).message).includes(key),
 		);
+	});
+	it('tiers built now keep their conversations in the binary form; tiers built before (JSON) are still read', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('binary-sessions') });
+		const index = indexOn(storage);
+		await index.addOlder(docs(1200, 6));
+		await settleTiers(index);
+		const { usable } = tiersOf((await index.readManifest(true)).doc);
+		assert.ok(usable.length > 0 && usable.every((t) => t.tier.binarySessions === true));
+		for (const { tier: t } of usable)
+			for (let b = t.buckets; b < t.buckets + t.sessionBuckets; b++) {
+				const key = bucketKey(index.segmentsPrefix, t, b);
+				const body = (await storage.get(key))!.body;
+				assert.equal(Buffer.from(body).subarray(0, 8).toString('latin1'), 'LLMTRM02');
+				// Read as a tier whose conversations are JSON: an error, never rows misread.
+				const json = { ...t, binarySessions: false };
+				assert.throws(() => decodeBucket(key, body, json, b), CorruptDocumentError);
+				// Written again as before.
+				await storage.put(key, encodeBucket(bucketRows(decodeBucket(key, body, t, b)), json, b));
+			}
+		await index.update((cur) => ({
+			...cur.doc,
+			terms: cur.doc.terms?.map(({ binarySessions: _, ...t }) => t),
+		}));
+		clearAllCaches();
+		await assertExact(index);
 	});
 });
