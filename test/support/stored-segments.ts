@@ -1,7 +1,7 @@
 // Segments as stored in blocks (src/indexes/lexical/stored-segment.ts, src/indexes/vector/
 // stored-vectors.ts), opened for tests: every part expanded for byte scans, and edited part by part as
 // someone altering storage would, without the checks the engine's reader makes.
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
 
 const MAGIC = Buffer.from('LLMLEX02', 'latin1');
 
@@ -130,12 +130,19 @@ export function closeVectors(s: OpenedVectors, said: { parts?: number[] } = {}):
 }
 
 /**
- * A stored object's bytes as a byte scan must see them: gzip opened, and a segment in blocks with every
- * part opened (its header and table as they are).
+ * A stored object's bytes as a byte scan must see them: gzip opened, a segment in blocks with every
+ * part opened (its header and table as they are), a term bucket's header inflated.
  */
 export function expanded(body: Uint8Array): Buffer {
 	const buf = Buffer.from(body);
 	if (buf[0] === 0x1f && buf[1] === 0x8b) return gunzipSync(buf);
+	// A term tier's bucket in blocks: its header (the words or conversation IDs) and its short lists.
+	if (buf.subarray(0, 8).toString('latin1') === 'LLMTRM02') {
+		const end = 12 + buf.readUInt32LE(8);
+		const header = inflateRawSync(buf.subarray(12, end));
+		const { short } = JSON.parse(header.toString()) as { short: number };
+		return Buffer.concat([header, inflateRawSync(buf.subarray(end, end + short))]);
+	}
 	if (isVectorBlocks(buf)) {
 		const v = openVectors(buf);
 		return Buffer.concat([

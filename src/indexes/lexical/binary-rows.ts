@@ -6,7 +6,7 @@
 // rows take 2.6 MB this way (6.5 MB gzipped whole as u32), and a search decodes one block at a time
 // (postings.ts) instead of holding them all decoded.
 //
-//   "LLMTRM02" | u32 header length | header JSON { terms, counts, width, block, short, sizes }
+//   "LLMTRM02" | u32 header length | deflate(header JSON { terms, counts, width, block, short, sizes })
 //   | deflate(u32 rows of the short lists) | blocks of the long lists
 //
 // Buckets written before are read too: gzip( "LLMTRM01" | u32 header length | header JSON
@@ -109,9 +109,12 @@ export function encodeRows(
 		return out;
 	});
 	const counts = terms.map((t) => bucket.get(t)!.length);
-	const header = Buffer.from(
-		JSON.stringify({ terms, counts, width, block, short: short.length, sizes }),
-		'utf8',
+	// Deflated: a bucket of conversations lists thousands of conversation IDs.
+	const header = deflateRawSync(
+		Buffer.from(
+			JSON.stringify({ terms, counts, width, block, short: short.length, sizes }),
+			'utf8',
+		),
 	);
 	const lead = Buffer.alloc(BLOCKED.length + 4);
 	BLOCKED.copy(lead, 0);
@@ -131,13 +134,22 @@ function concatRows(lists: Uint32Array[]): Uint32Array {
 
 const whole = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;
 
-/** The header after a magic: the parsed JSON and where it ends. */
-function headerOf(raw: Buffer, fail: Fail): { header: Record<string, unknown>; end: number } {
+/** Bytes a blocked bucket's header may take once inflated (a damaged one says more). */
+const HEADER_BYTES = 64 * 2 ** 20;
+
+/** The header after a magic (deflated in a blocked bucket): the parsed JSON and where it ends. */
+function headerOf(
+	raw: Buffer,
+	fail: Fail,
+	deflated: boolean,
+): { header: Record<string, unknown>; end: number } {
 	const end = BLOCKED.length + 4 + raw.readUInt32LE(BLOCKED.length);
 	if (end > raw.length) fail('its header is cut short');
 	let header: unknown;
 	try {
-		header = JSON.parse(raw.subarray(BLOCKED.length + 4, end).toString('utf8'));
+		const bytes = raw.subarray(BLOCKED.length + 4, end);
+		const text = deflated ? inflateRawSync(bytes, { maxOutputLength: HEADER_BYTES }) : bytes;
+		header = JSON.parse(text.toString('utf8'));
 	} catch {
 		fail('its header is not JSON');
 	}
@@ -182,7 +194,7 @@ function blockedPostings(
 
 /** A blocked bucket: its header checked, the short lists decoded, the long ones left in blocks. */
 function decodeBlocked(raw: Buffer, fail: Fail): Map<string, Postings> {
-	const { header, end } = headerOf(raw, fail);
+	const { header, end } = headerOf(raw, fail, true);
 	const terms = header.terms as string[];
 	const counts = header.counts as number[];
 	const { width, block, short, sizes } = header;
@@ -225,7 +237,7 @@ function decodeWhole(bytes: Uint8Array, fail: Fail): Map<string, Postings> {
 	}
 	if (raw.length < WHOLE.length + 4 || !raw.subarray(0, WHOLE.length).equals(WHOLE))
 		fail('not a bucket of rows');
-	const { header, end } = headerOf(raw, fail);
+	const { header, end } = headerOf(raw, fail, false);
 	const counts = header.counts as number[];
 	const at = end + ((4 - (end % 4)) % 4);
 	const total = counts.reduce((a, b) => a + b, 0);

@@ -4,7 +4,7 @@
 // inflate past its size, and buckets written whole before must still be read.
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import { deflateRawSync, gzipSync } from 'node:zlib';
+import { deflateRawSync, gzipSync, inflateRawSync } from 'node:zlib';
 
 import { BLOCK_ROWS, decodeRows, encodeRows } from '../../../src/indexes/lexical/binary-rows';
 import { allRows, RowCursor } from '../../../src/indexes/lexical/postings';
@@ -27,6 +27,7 @@ import {
 } from '../../../src/internal';
 import { seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
+import { expanded } from '../../support/stored-segments';
 import { assertExact, docs, indexOn } from '../../support/term-tiers';
 
 const fail = (detail: string): never => {
@@ -68,16 +69,14 @@ function writtenWhole(bucket: Map<string, Uint32Array>): Buffer {
 /** The header and blocks of a blocked bucket, to damage one part of it. */
 function partsOf(bytes: Buffer) {
 	const length = bytes.readUInt32LE(8);
-	return {
-		header: JSON.parse(bytes.subarray(12, 12 + length).toString()),
-		blocks: bytes.subarray(12 + length),
-	};
+	const header = JSON.parse(inflateRawSync(bytes.subarray(12, 12 + length)).toString());
+	return { header, length, blocks: bytes.subarray(12 + length) };
 }
 
 /** Where block `i` of a term is in a blocked bucket (negative: from the end), as [start, start + 2]. */
 function blockOf(bytes: Buffer, term: string, i: number): [number, number] {
-	const { header } = partsOf(bytes);
-	let at = 12 + bytes.readUInt32LE(8) + header.short;
+	const { header, length } = partsOf(bytes);
+	let at = 12 + length + header.short;
 	for (let t = 0; t < header.terms.length; t++) {
 		const sizes: number[] = header.sizes[t];
 		const n = i < 0 ? sizes.length + i : i;
@@ -91,7 +90,7 @@ function blockOf(bytes: Buffer, term: string, i: number): [number, number] {
 }
 
 function withHeader(header: unknown, blocks: Buffer): Buffer {
-	const text = Buffer.from(JSON.stringify(header));
+	const text = deflateRawSync(Buffer.from(JSON.stringify(header)));
 	const lead = Buffer.alloc(12);
 	lead.write('LLMTRM02', 0, 'latin1');
 	lead.writeUInt32LE(text.length, 8);
@@ -148,6 +147,20 @@ describe('blocked word buckets', () => {
 		const whole = writtenWhole(new Map([['w', rows]])).length;
 		assert.ok(blocked < whole, `${blocked} bytes blocked, ${whole} whole`);
 		assert.equal(BLOCK_ROWS, 4096);
+	});
+
+	it('a byte scan of a stored bucket sees its words (the Forget tests scan for them)', () => {
+		const body = encodeRows(
+			new Map([
+				['zebraword', rowsOf(3, 11)],
+				['s-chat-42', rowsOf(9, 12)],
+			]),
+			TIMED_ROW,
+			4,
+		);
+		assert.ok(!body.includes('zebraword'), 'the header is stored deflated');
+		const seen = expanded(body).toString('latin1');
+		assert.ok(seen.includes('zebraword') && seen.includes('s-chat-42'));
 	});
 
 	it('buckets written whole before blocks are still read, row for row', () => {
