@@ -1,10 +1,11 @@
-// The stored form of a timed tier's word buckets: the terms, their row counts and their blocks' sizes
-// in a small JSON header; then the rows of the terms in at most BLOCK_ROWS documents, compressed
-// together (decoded when the bucket is read, as most terms are rare); then each longer list in blocks
-// of BLOCK_ROWS rows, each compressed on its own, its values column by column, the ordered ones
-// (segment, document, capture second) as differences from the row before. A common word's 1.2 million
-// rows take 2.6 MB this way (6.5 MB gzipped whole as u32), and a search decodes one block at a time
-// (postings.ts) instead of holding them all decoded.
+// The stored form of a tier's buckets in binary (every bucket of a tier built now): the terms (words
+// or conversation IDs), their row counts and their blocks' sizes in a deflated JSON header; then the
+// rows of the terms in at most BLOCK_ROWS documents, compressed together (decoded when the bucket is
+// read, as most terms are rare); then each longer list in blocks of BLOCK_ROWS rows, each compressed on
+// its own, its values column by column, the ordered ones (segment, document, capture second) as
+// differences from the row before. A common word's 1.2 million rows take 2.6 MB this way (6.5 MB
+// gzipped whole as u32), and a search decodes one block at a time (postings.ts) instead of holding
+// them all decoded.
 //
 //   "LLMTRM02" | u32 header length | deflate(header JSON { terms, counts, width, block, short, sizes })
 //   | deflate(u32 rows of the short lists) | blocks of the long lists

@@ -23,6 +23,7 @@ import {
 	CorruptDocumentError,
 	LocalDiskStorage,
 	settleTiers,
+	TIER_SEGMENTS,
 	tiersOf,
 } from '../../../src/internal';
 import { seededRandom } from '../../support/embeddings';
@@ -316,6 +317,13 @@ describe('blocked word buckets', () => {
 			terms: cur.doc.terms?.map(({ binarySessions: _, ...t }) => t),
 		}));
 		clearAllCaches();
+		await assertExact(index);
+		// Tiers built since merge with them: every tier then keeps its conversations in the binary form.
+		const before = new Set(usable.map((t) => t.tier.id));
+		await index.add(docs(40 * TIER_SEGMENTS * 4, 7, 5000));
+		await settleTiers(index);
+		const after = tiersOf((await index.readManifest(true)).doc).usable;
+		assert.ok(after.every((t) => !before.has(t.tier.id) && t.tier.binarySessions === true));
 		await assertExact(index);
 	});
 });
