@@ -80,6 +80,8 @@ export interface LexicalIndexOptions {
 	segmentChunks?: number;
 	/** Keeps term tiers over its settled segments (tiers.ts), for searches of an index too large to read. */
 	tiers?: boolean;
+	/** Rows of a tier's bucket of conversations (default SESSION_BUCKET_ROWS; tests split them sooner). */
+	sessionBucketRows?: number;
 }
 
 export class LexicalIndex {
@@ -89,6 +91,7 @@ export class LexicalIndex {
 	private readonly manifests: DocumentStore<LexicalManifest>;
 	private readonly reads?: ManifestReads;
 	readonly segmentChunks: number;
+	readonly sessionBucketRows?: number;
 	private readonly tiered: boolean;
 
 	/** `name` is for errors; `prefix` the folder of its manifest and segments (its owner's choice). */
@@ -109,6 +112,7 @@ export class LexicalIndex {
 		this.reads = options.reads;
 		this.segmentChunks = options.segmentChunks ?? Infinity;
 		this.tiered = options.tiers ?? false;
+		this.sessionBucketRows = options.sessionBucketRows;
 	}
 
 	private cacheId(key: string): string {

@@ -17,6 +17,7 @@ import {
 	bucketKeys,
 	bucketOf,
 	bucketsFor,
+	SESSION_BUCKET_ROWS,
 	homeOf,
 	newTierId,
 	readBucket,
@@ -42,6 +43,8 @@ export interface TieredIndex extends TierFiles {
 	readonly retiring: RetirePolicy;
 	/** Chunks a segment holds at most (a merge's cap). */
 	readonly segmentChunks: number;
+	/** Rows of a new tier's bucket of conversations, about (SESSION_BUCKET_ROWS unless a test says). */
+	readonly sessionBucketRows?: number;
 	update(
 		fn: (
 			cur: Versioned<LexicalManifest>,
@@ -99,7 +102,7 @@ async function buildTier(index: TieredIndex, refs: LexicalRef[]): Promise<TermTi
 		...tier,
 		buckets: bucketsFor(postings),
 		postings,
-		sessionBuckets: bucketsFor(sessionRows),
+		sessionBuckets: bucketsFor(sessionRows, index.sessionBucketRows ?? SESSION_BUCKET_ROWS),
 		sessionRows,
 	};
 	const groups = [
@@ -148,7 +151,7 @@ async function mergeTiers(index: TieredIndex, a: UsableTier, b: UsableTier): Pro
 		total: a.tier.total + b.tier.total,
 		buckets: bucketsFor(postings),
 		postings,
-		sessionBuckets: bucketsFor(sessionRows),
+		sessionBuckets: bucketsFor(sessionRows, index.sessionBucketRows ?? SESSION_BUCKET_ROWS),
 		sessionRows,
 		bytes: 0,
 		// Timed only when both are: a tier built before has no capture seconds to carry over.

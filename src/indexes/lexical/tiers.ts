@@ -100,13 +100,19 @@ export function bucketOf(term: string, buckets: number): number {
 	return bits === 0 ? 0 : fnv1a32(term) >>> (32 - bits);
 }
 
-/** Buckets for a tier of `postings`: about BUCKET_ROWS rows each, a power of two. */
+/** Buckets for `rows` rows of a tier: about `per` rows each (BUCKET_ROWS for words), a power of two. */
 export const BUCKET_ROWS = 4096;
-export function bucketsFor(postings: number): number {
+export function bucketsFor(rows: number, per = BUCKET_ROWS): number {
 	let b = 1;
-	while (b * BUCKET_ROWS < postings && b < 1 << 16) b *= 2;
+	while (b * per < rows && b < 1 << 16) b *= 2;
 	return b;
 }
+
+/**
+ * Rows of a bucket of conversations: a search reads the buckets of its best matches' conversations
+ * (up to 50, in as many buckets of a large tier), so they are larger than a word's.
+ */
+export const SESSION_BUCKET_ROWS = 32_768;
 
 export const newTierId = () => randomBytes(9).toString('hex');
 

@@ -8,6 +8,7 @@ import { deflateRawSync, gzipSync, inflateRawSync } from 'node:zlib';
 
 import { BLOCK_ROWS, decodeRows, encodeRows } from '../../../src/indexes/lexical/binary-rows';
 import { allRows, RowCursor } from '../../../src/indexes/lexical/postings';
+import { LexicalIndex } from '../../../src/indexes/lexical/lexical-index';
 import { streamedView } from '../../../src/indexes/lexical/stream';
 import {
 	bucketKey,
@@ -29,7 +30,15 @@ import {
 import { seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 import { expanded } from '../../support/stored-segments';
-import { assertExact, docs, indexOn } from '../../support/term-tiers';
+import { assertExact, chunk, docs, indexOn, QUERIES } from '../../support/term-tiers';
+
+/** Every stored object of the index as a byte scan sees it. */
+async function storedText(storage: LocalDiskStorage): Promise<string> {
+	const out: string[] = [];
+	for (const o of await storage.list('kb/'))
+		out.push(expanded((await storage.get(o.key))!.body).toString('latin1'));
+	return out.join('\n');
+}
 
 const fail = (detail: string): never => {
 	throw new CorruptDocumentError('k/terms-0.trm', detail);
@@ -325,5 +334,30 @@ describe('blocked word buckets', () => {
 		const after = tiersOf((await index.readManifest(true)).doc).usable;
 		assert.ok(after.every((t) => !before.has(t.tier.id) && t.tier.binarySessions === true));
 		await assertExact(index);
+	});
+	it('a tier of more conversations than a bucket holds splits them over buckets: searches, a Forget and merges keep them', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('session-buckets') });
+		// Buckets of 16 conversation rows (a test's size; SESSION_BUCKET_ROWS otherwise).
+		const options = { segmentChunks: 40, tiers: true, sessionBucketRows: 16 };
+		const index = new LexicalIndex(storage, 'test', 'kb/lexical/', 12, async () => [], options);
+		const all = docs(3000, 23);
+		for (let i = 0; i < 600; i += 40) all[i] = chunk(i, 'quokkaword w0x', 'secret-talk');
+		await index.addOlder(all);
+		await settleTiers(index);
+		const split = () =>
+			index
+				.readManifest(true)
+				.then((m) => tiersOf(m.doc).usable.filter((t) => t.tier.sessionBuckets > 1));
+		assert.ok((await split()).length > 0, 'a tier with its conversations over several buckets');
+		await assertExact(index, [...QUERIES, 'quokkaword']);
+		assert.equal(await index.forgetSession('secret-talk'), 15);
+		await assertExact(index, [...QUERIES, 'quokkaword']);
+		assert.doesNotMatch(await storedText(storage), /quokkaword|secret-talk/);
+		// Merged with tiers built since (more rows: more buckets), nothing comes back.
+		await index.addOlder(docs(2400, 29, 9000));
+		await settleTiers(index);
+		assert.ok((await split()).some((t) => t.tier.sessionBuckets >= 8));
+		await assertExact(index, [...QUERIES, 'quokkaword']);
+		assert.doesNotMatch(await storedText(storage), /quokkaword|secret-talk/);
 	});
 });
