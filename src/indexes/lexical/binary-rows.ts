@@ -216,7 +216,7 @@ function decodeBlocked(raw: Buffer, fail: Fail): Map<string, Postings> {
 		if (!Array.isArray(own) || own.length !== blocks || !own.every(whole))
 			fail(`sizes of "${t}": not one size for each block`);
 		if (!isLong(counts[i])) {
-			out.set(t, heldPostings(held.subarray(from, (from += counts[i]))));
+			out.set(t, heldPostings(held, from, (from += counts[i])));
 			return;
 		}
 		const bytes = (own as number[]).reduce((a, b) => a + b, 0);
@@ -248,7 +248,7 @@ function decodeWhole(bytes: Uint8Array, fail: Fail): Map<string, Postings> {
 	const out = new Map<string, Postings>();
 	let from = 0;
 	(header.terms as string[]).forEach((t, i) => {
-		out.set(t, heldPostings(all.subarray(from, (from += counts[i]))));
+		out.set(t, heldPostings(all, from, (from += counts[i])));
 	});
 	return out;
 }

@@ -15,22 +15,31 @@ export interface Postings {
 	blocks(): Iterable<Uint32Array>;
 }
 
-/** Rows already in memory (a class: a bucket of rare words holds thousands). */
+/**
+ * Rows already in memory: `from` to `to` of a bucket's rows (a class, and no view until asked: a bucket
+ * of rare words or of conversations holds tens of thousands).
+ */
 class HeldPostings implements Postings {
 	readonly held = true;
-	constructor(private readonly rows: Uint32Array) {}
+	constructor(
+		private readonly all: Uint32Array,
+		private readonly from: number,
+		private readonly to: number,
+	) {}
 	get length(): number {
-		return this.rows.length;
+		return this.to - this.from;
 	}
 	get bytes(): number {
-		return this.rows.byteLength;
+		return 4 * (this.to - this.from);
 	}
 	blocks(): Iterable<Uint32Array> {
-		return [this.rows];
+		return [this.all.subarray(this.from, this.to)];
 	}
 }
 
-export const heldPostings = (rows: Uint32Array): Postings => new HeldPostings(rows);
+/** Rows held: `rows`, or values `from` to `to` of it. */
+export const heldPostings = (rows: Uint32Array, from = 0, to = rows.length): Postings =>
+	new HeldPostings(rows, from, to);
 
 /** Every row at once (a tier merge or a Forget rewrites the whole list). */
 export function allRows(postings: Postings): Uint32Array {

@@ -43,17 +43,17 @@ async function rowsOf(
 	for (const { tier } of tiers) {
 		const wanted = [...new Set(keys.map((k) => bucket(tier, k)))];
 		const rows = new Map<string, Postings>();
-		for (let i = 0; i < wanted.length; i += WINDOW) {
-			const group = wanted.slice(i, i + WINDOW);
-			const read = await Promise.all(group.map((b) => readBucket(files, tier, b)));
-			for (const [j, got] of read.entries()) {
-				if (!got) throw gone(bucketKey(files.segmentsPrefix, tier, group[j]));
-				for (const k of keys) {
-					const list = got.get(k);
-					if (list) rows.set(k, list);
-				}
+		// Each bucket's rows taken as it comes: a bucket of conversations decoded holds megabytes.
+		const take = async (b: number) => {
+			const got = await readBucket(files, tier, b);
+			if (!got) throw gone(bucketKey(files.segmentsPrefix, tier, b));
+			for (const k of keys) {
+				const list = got.get(k);
+				if (list) rows.set(k, list);
 			}
-		}
+		};
+		for (let i = 0; i < wanted.length; i += WINDOW)
+			await Promise.all(wanted.slice(i, i + WINDOW).map(take));
 		out.push(rows);
 	}
 	return out;

@@ -110,9 +110,10 @@ export function bucketsFor(rows: number, per = BUCKET_ROWS): number {
 
 /**
  * Rows of a bucket of conversations: a search reads the buckets of its best matches' conversations
- * (up to 50, in as many buckets of a large tier), so they are larger than a word's.
+ * (up to 50, in as many buckets of a large tier), so they are larger than a word's; not so large that
+ * one decoded (about 140 bytes a conversation) weighs more than a few megabytes.
  */
-export const SESSION_BUCKET_ROWS = 32_768;
+export const SESSION_BUCKET_ROWS = 16_384;
 
 export const newTierId = () => randomBytes(9).toString('hex');
 
