@@ -8,6 +8,7 @@ import { streamedView } from '../../src/indexes/lexical/stream';
 import { lexicalView } from '../../src/indexes/lexical/view';
 import { clearAllCaches, tiersOf } from '../../src/internal';
 import type { MemoryStorage } from '../../src/internal';
+import { expanded } from './stored-segments';
 import { MeteredStorage } from './wide-base';
 import { seededRandom } from './embeddings';
 
@@ -92,4 +93,14 @@ export async function countedSearch(disk: MemoryStorage, query: string, k: numbe
 	metered.take();
 	const got = await (await streamedView(index, {})).search(query, k);
 	return { index, m, covered, got, gets: metered.take().gets };
+}
+
+/** Every stored object under `kb/` as a byte scan sees it (buckets and segments opened). */
+export async function storedText(storage: MemoryStorage): Promise<string> {
+	const out: string[] = [];
+	for (const o of await storage.list('kb/')) {
+		const got = await storage.get(o.key);
+		out.push(expanded(got!.body).toString('utf8'));
+	}
+	return out.join('\n');
 }

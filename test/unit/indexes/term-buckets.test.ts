@@ -30,15 +30,7 @@ import {
 import { seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 import { expanded } from '../../support/stored-segments';
-import { assertExact, chunk, docs, indexOn, QUERIES } from '../../support/term-tiers';
-
-/** Every stored object of the index as a byte scan sees it. */
-async function storedText(storage: LocalDiskStorage): Promise<string> {
-	const out: string[] = [];
-	for (const o of await storage.list('kb/'))
-		out.push(expanded((await storage.get(o.key))!.body).toString('latin1'));
-	return out.join('\n');
-}
+import { assertExact, chunk, docs, indexOn, QUERIES, storedText } from '../../support/term-tiers';
 
 const fail = (detail: string): never => {
 	throw new CorruptDocumentError('k/terms-0.trm', detail);

@@ -26,7 +26,6 @@ import {
 } from '../../../src/internal';
 import { bloomMayHave, bloomPositions } from '../../../src/store/bloom';
 import { tempDir } from '../../support/storages';
-import { expanded } from '../../support/stored-segments';
 import {
 	assertExact,
 	chunk,
@@ -34,18 +33,8 @@ import {
 	docs,
 	indexOn,
 	QUERIES,
+	storedText,
 } from '../../support/term-tiers';
-
-/** Every stored object of the index, as text (buckets and segments gunzipped). */
-async function storedText(storage: LocalDiskStorage): Promise<string> {
-	const out: string[] = [];
-	for (const o of await storage.list('kb/')) {
-		const got = await storage.get(o.key);
-		const body = Buffer.from(got!.body);
-		out.push(expanded(body).toString('utf8'));
-	}
-	return out.join('\n');
-}
 
 /** Chunks written and their tiers settled, then one search of everything with its reads counted. */
 async function searchCounted(
