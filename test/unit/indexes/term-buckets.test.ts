@@ -295,6 +295,7 @@ describe('blocked word buckets', () => {
 				e instanceof CorruptDocumentError && String((e as Error).message).includes(key),
 		);
 	});
+
 	it('tiers built now keep their conversations in the binary form; tiers built before (JSON) are still read', async () => {
 		const storage = new LocalDiskStorage({ root: tempDir('binary-sessions') });
 		const index = indexOn(storage);
@@ -327,6 +328,7 @@ describe('blocked word buckets', () => {
 		assert.ok(after.every((t) => !before.has(t.tier.id) && t.tier.binarySessions === true));
 		await assertExact(index);
 	});
+
 	it('a tier of more conversations than a bucket holds splits them over buckets: searches, a Forget and merges keep them', async () => {
 		const storage = new LocalDiskStorage({ root: tempDir('session-buckets') });
 		// Buckets of 16 conversation rows (a test's size; SESSION_BUCKET_ROWS otherwise).
