@@ -194,13 +194,14 @@ function blockedPostings(
 }
 
 /** A blocked bucket: its header checked, the short lists decoded, the long ones left in blocks. */
-function decodeBlocked(raw: Buffer, fail: Fail): Map<string, Postings> {
+function decodeBlocked(raw: Buffer, fail: Fail, expected: number): Map<string, Postings> {
 	const { header, end } = headerOf(raw, fail, true);
 	const terms = header.terms as string[];
 	const counts = header.counts as number[];
 	const { width, block, short, sizes } = header;
 	if (!whole(width) || !whole(block) || !whole(short))
 		return fail('width, block, short: not whole numbers');
+	if (width !== expected) fail(`rows of ${width} values, ${expected} expected`);
 	if (!Array.isArray(sizes) || sizes.length !== terms.length) fail('sizes: not one list per word');
 	const isLong = (count: number) => count > block * width;
 	const inShort = counts.filter((c) => !isLong(c)).reduce((a, b) => a + b, 0);
@@ -253,10 +254,13 @@ function decodeWhole(bytes: Uint8Array, fail: Fail): Map<string, Postings> {
 	return out;
 }
 
-/** The terms' rows of a bucket in a binary form, or `fail` saying what is wrong. */
-export function decodeRows(bytes: Uint8Array, fail: Fail): Map<string, Postings> {
+/**
+ * The terms' rows of a bucket in a binary form, rows of `width` values (a blocked bucket that says
+ * otherwise is refused), or `fail` saying what is wrong.
+ */
+export function decodeRows(bytes: Uint8Array, fail: Fail, width: number): Map<string, Postings> {
 	const raw = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 	if (raw.length >= BLOCKED.length + 4 && raw.subarray(0, BLOCKED.length).equals(BLOCKED))
-		return decodeBlocked(raw, fail);
+		return decodeBlocked(raw, fail, width);
 	return decodeWhole(bytes, fail);
 }

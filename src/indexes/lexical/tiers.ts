@@ -204,8 +204,8 @@ export function decodeBucket(
 	const fail = (detail: string): never => {
 		throw new CorruptDocumentError(key, detail);
 	};
-	const read = isBinary(tier, b) ? decodeRows(bytes, fail) : jsonRows(key, bytes, fail);
 	const width = b < tier.buckets ? wordRow(tier) : ROW;
+	const read = isBinary(tier, b) ? decodeRows(bytes, fail, width) : jsonRows(key, bytes, fail);
 	const check = (term: string, rows: Uint32Array) => {
 		if (rows.length % width !== 0) fail(`postings of "${term}" are not whole rows`);
 		for (let i = 0; i < rows.length; i += width)

@@ -16,6 +16,7 @@ import {
 	bucketRows,
 	decodeBucket,
 	encodeBucket,
+	ROW,
 	TIMED_ROW,
 } from '../../../src/indexes/lexical/tiers';
 import type { TermTier } from '../../../src/indexes/lexical/tiers';
@@ -122,7 +123,7 @@ describe('blocked word buckets', () => {
 			['over', rowsOf(4, 3)],
 			['many', rowsOf(200, 4)],
 		]);
-		const read = decodeRows(encodeRows(bucket, TIMED_ROW, 3), fail);
+		const read = decodeRows(encodeRows(bucket, TIMED_ROW, 3), fail, TIMED_ROW);
 		assert.deepEqual([...read.keys()], [...bucket.keys()]);
 		for (const [term, rows] of bucket) {
 			const postings = read.get(term)!;
@@ -205,19 +206,24 @@ describe('blocked word buckets', () => {
 		];
 		for (const [what, bytes] of damaged)
 			assert.throws(
-				() => decodeRows(bytes, fail),
+				() => decodeRows(bytes, fail, TIMED_ROW),
 				(e: Error) => e instanceof CorruptDocumentError && e.message.includes('k/terms-0.trm'),
 				what,
 			);
+		// A bucket of rows of another width than its tier's (five values a word row): refused, never
+		// its rows decoded at the wrong width.
+		const four = encodeRows(new Map([['w', rowsOf(10, 6).subarray(0, 40)]]), ROW, 4);
+		assert.throws(() => decodeRows(four, fail, TIMED_ROW), /rows of 4 values, 5 expected/);
+		assert.equal(allRows(decodeRows(four, fail, ROW).get('w')!).length, 40);
 		// The last block of "w" damaged: the first blocks still walk, the damaged one is an error.
 		const bad = Buffer.from(good);
 		bad.fill(0xff, ...blockOf(good, 'w', -1));
-		const w = decodeRows(bad, fail).get('w')!;
+		const w = decodeRows(bad, fail, TIMED_ROW).get('w')!;
 		const walk = w.blocks()[Symbol.iterator]();
 		assert.equal(walk.next().value!.length, 4 * TIMED_ROW);
 		walk.next();
 		assert.throws(() => walk.next(), CorruptDocumentError);
-		assert.deepEqual(allRows(decodeRows(bad, fail).get('v')!), rowsOf(2, 7));
+		assert.deepEqual(allRows(decodeRows(bad, fail, TIMED_ROW).get('v')!), rowsOf(2, 7));
 	});
 
 	it('a block that inflates past its rows is an error, not a larger allocation', () => {
@@ -229,7 +235,7 @@ describe('blocked word buckets', () => {
 			{ ...header, short: short.length, sizes: [[bomb.length, bomb.length]] },
 			Buffer.concat([short, bomb, bomb]),
 		);
-		const w = decodeRows(bytes, fail).get('w')!;
+		const w = decodeRows(bytes, fail, TIMED_ROW).get('w')!;
 		const damaged = (e: Error) =>
 			e instanceof CorruptDocumentError && /damaged|bytes/.test(e.message);
 		assert.throws(() => allRows(w), damaged);
@@ -238,7 +244,7 @@ describe('blocked word buckets', () => {
 			{ ...header, counts: [TIMED_ROW], block: 4, short: bomb.length, sizes: [[]] },
 			bomb,
 		);
-		assert.throws(() => decodeRows(shortBomb, fail), damaged);
+		assert.throws(() => decodeRows(shortBomb, fail, TIMED_ROW), damaged);
 	});
 
 	it('a row naming a segment the tier does not hold is an error: for a long list when walked, a short one when read', () => {
