@@ -89,6 +89,15 @@ export class IndexDamagedError extends MemoryError {
 	}
 }
 
+/** Tier upkeep took many more steps than settling needs: its merges keep failing and undoing each other. */
+export class TiersUnsettledError extends MemoryError {
+	constructor(readonly steps: number) {
+		super(
+			`The index's tiers did not settle after ${steps} steps of upkeep (a merge keeps failing); its segments still hold everything. Run Regenerate if this repeats.`,
+		);
+	}
+}
+
 /**
  * A search found the index missing, or holding less than the capture log says was indexed: it
  * would answer from part of what was captured, so it refuses instead of returning too little.

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 
 import { deleteParts } from '../../common/parallel';
-import { CorruptDocumentError, IndexDamagedError } from '../../errors';
+import { CorruptDocumentError, IndexDamagedError, TiersUnsettledError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
 import { retireParts } from './retiring';
 import type { RetirePolicy, Retiring } from './retiring';
@@ -346,13 +346,23 @@ export async function upkeepAfterAdd<D extends Listing<R>, R extends Placed, T e
 	}
 }
 
-/** Upkeep until nothing is left to do (after an upgrade's copy, or a bulk load). */
+/**
+ * Upkeep until nothing is left to do (after an upgrade's copy, or a bulk load). Settling takes about
+ * a build and a merge per batch of segments, plus a rebuild for each tier a failed merge dropped: past
+ * a few times that, the steps undo each other (a merge that fails every time), and it stops with an
+ * error rather than rebuilding the same tiers for ever.
+ */
 export async function settleTiers<D extends Listing<R>, R extends Placed, T extends Tier>(
 	up: TierUpkeep<D, R, T>,
 	read: () => Promise<Versioned<D>>,
 ): Promise<void> {
-	for (let step = 0; step < 100_000; step++) {
+	let budget: number | undefined;
+	for (let step = 0; ; step++) {
 		const m = await read();
-		if (m.version === null || !(await maintainTiers(up, m.doc))) return;
+		if (m.version === null) return;
+		budget ??=
+			4 * (Math.ceil(m.doc.segments.length / TIER_SEGMENTS) + up.list.of(m.doc).length) + 16;
+		if (step >= budget) throw new TiersUnsettledError(step);
+		if (!(await maintainTiers(up, m.doc))) return;
 	}
 }

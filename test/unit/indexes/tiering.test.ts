@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
+import { TiersUnsettledError } from '../../../src/errors';
 import { settleTiers, SETTLING, TIER_SEGMENTS } from '../../../src/indexes/chunks/tiering';
 import type { Placed, Tier, TierUpkeep } from '../../../src/indexes/chunks/tiering';
 import type { Versioned } from '../../../src/store/document-store';
@@ -47,11 +48,26 @@ function upkeep(state: { doc: Doc; version: number }): TierUpkeep<Doc, Ref, Tier
 const refs = (counts: number[], from = 0): Ref[] =>
 	counts.map((count, i) => ({ key: `seg-${from + i}`, count }));
 
-async function settle(segments: Ref[]) {
+/** A merge's error that drops both tiers (a part of one lost). */
+class Gone extends Error {}
+
+/** Settles `segments`; `failing` merges (the first ones) throw a lost part. Counts the steps taken. */
+async function settle(segments: Ref[], failing = 0) {
 	const state = { doc: { segments, tiers: [] } as Doc, version: 1 };
 	const up = upkeep(state);
-	await settleTiers(up, async () => ({ doc: state.doc, version: String(state.version) }));
-	return state.doc;
+	const merge = up.merge;
+	let merges = 0;
+	let reads = 0;
+	up.merge = async (a, b) => {
+		if (merges++ < failing) throw new Gone();
+		return merge(a, b);
+	};
+	up.gone = (e) => e instanceof Gone;
+	await settleTiers(up, async () => {
+		reads++;
+		return { doc: state.doc, version: String(state.version) };
+	});
+	return Object.assign(state.doc, { reads, merges });
 }
 
 const tiered = (doc: Doc) => doc.segments.filter((r) => r.tier).map((r) => r.key);
@@ -88,5 +104,32 @@ describe('which segments go into tiers', () => {
 			...segments.slice(SETTLING).map((r) => r.key),
 		]);
 		assert.equal(doc.tiers.length, 1, 'two tiers of one size class merged into one');
+	});
+
+	it('a merge that loses a part drops both tiers, and upkeep rebuilds and settles them', async () => {
+		const segments = refs(Array(SETTLING + 4 * TIER_SEGMENTS).fill(10));
+		const plain = await settle(segments.map((r) => ({ ...r })));
+		const doc = await settle(segments, 2);
+		assert.deepEqual(tiered(doc), tiered(plain), 'the same segments end in tiers');
+		assert.equal(doc.tiers.length, plain.tiers.length);
+		assert.ok(
+			doc.reads > plain.reads,
+			`more steps (${doc.reads}) than without failures (${plain.reads})`,
+		);
+	});
+
+	it('a merge that fails every time stops upkeep with an error after a bounded number of steps', async () => {
+		const segments = refs(Array(SETTLING + 4 * TIER_SEGMENTS).fill(10));
+		const bound = 4 * Math.ceil(segments.length / TIER_SEGMENTS) + 16;
+		let reads = 0;
+		await assert.rejects(
+			settle(segments, Infinity).catch((e) => {
+				reads = e instanceof TiersUnsettledError ? e.steps : -1;
+				throw e;
+			}),
+			(e: unknown) =>
+				e instanceof TiersUnsettledError && /did not settle after \d+ steps/.test(e.message),
+		);
+		assert.equal(reads, bound, 'it stops at the bound, not later');
 	});
 });
