@@ -16,7 +16,7 @@ import { endianness } from 'node:os';
 import { deflateRawSync, gunzipSync, inflateRawSync } from 'node:zlib';
 
 import { isRecord } from '../chunks/chunk';
-import { heldPostings } from './postings';
+import { heldPostings, joinRows } from './postings';
 import type { Postings } from './postings';
 
 const WHOLE = Buffer.from('LLMTRM01', 'latin1');
@@ -95,7 +95,7 @@ export function encodeRows(
 	const terms = [...bucket.keys()];
 	const isLong = (rows: Uint32Array) => rows.length > block * width;
 	const short = deflateRawSync(
-		u32Bytes(concatRows(terms.map((t) => bucket.get(t)!).filter((r) => !isLong(r)))),
+		u32Bytes(joinRows(terms.map((t) => bucket.get(t)!).filter((r) => !isLong(r)))),
 	);
 	const parts: Buffer[] = [short];
 	const sizes = terms.map((t) => {
@@ -121,16 +121,6 @@ export function encodeRows(
 	BLOCKED.copy(lead, 0);
 	lead.writeUInt32LE(header.length, BLOCKED.length);
 	return Buffer.concat([lead, header, ...parts]);
-}
-
-function concatRows(lists: Uint32Array[]): Uint32Array {
-	const out = new Uint32Array(lists.reduce((n, l) => n + l.length, 0));
-	let at = 0;
-	for (const l of lists) {
-		out.set(l, at);
-		at += l.length;
-	}
-	return out;
 }
 
 const whole = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) > 0;

@@ -41,16 +41,21 @@ class HeldPostings implements Postings {
 export const heldPostings = (rows: Uint32Array, from = 0, to = rows.length): Postings =>
 	new HeldPostings(rows, from, to);
 
-/** Every row at once (a tier merge or a Forget rewrites the whole list). */
-export function allRows(postings: Postings): Uint32Array {
-	const out = new Uint32Array(postings.length);
+/** Lists of rows one after another, in one array (`length`: their rows in all, when known). */
+export function joinRows(lists: Iterable<Uint32Array>, length?: number): Uint32Array {
+	const all = length === undefined ? [...lists] : lists;
+	const out = new Uint32Array(length ?? (all as Uint32Array[]).reduce((n, l) => n + l.length, 0));
 	let at = 0;
-	for (const block of postings.blocks()) {
-		out.set(block, at);
-		at += block.length;
+	for (const l of all) {
+		out.set(l, at);
+		at += l.length;
 	}
 	return out;
 }
+
+/** Every row at once (a tier merge or a Forget rewrites the whole list). */
+export const allRows = (postings: Postings): Uint32Array =>
+	joinRows(postings.blocks(), postings.length);
 
 const EMPTY = new Uint32Array(0);
 

@@ -32,7 +32,7 @@ import {
 } from './tiers';
 import type { RetirePolicy } from '../chunks/retiring';
 import { FAN } from './merge';
-import { allRows } from './postings';
+import { allRows, joinRows } from './postings';
 import type { TermBucket, TermTier, TierFiles, UsableTier } from './tiers';
 
 /** What maintenance needs of an index (a LexicalIndex). */
@@ -174,7 +174,7 @@ async function mergeTiers(index: TieredIndex, a: UsableTier, b: UsableTier): Pro
 					if (!homeOf(tier, key, t)) continue;
 					const moved = moveRows(allRows(rows), had, width, offset);
 					const before = out.get(key);
-					out.set(key, before ? concat(before, moved) : moved);
+					out.set(key, before ? joinRows([before, moved]) : moved);
 				}
 			}
 		return out;
@@ -188,13 +188,6 @@ function moveRows(rows: Uint32Array, had: number, width: number, offset: number)
 		out.set(rows.subarray(i, i + width), j);
 		out[j] += offset;
 	}
-	return out;
-}
-
-function concat(x: Uint32Array, y: Uint32Array): Uint32Array {
-	const out = new Uint32Array(x.length + y.length);
-	out.set(x);
-	out.set(y, x.length);
 	return out;
 }
 
