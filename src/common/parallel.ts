@@ -17,7 +17,9 @@ export async function mapLimit<T, R>(
 			out[i] = await fn(items[i]);
 		}
 	};
-	await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+	// At least one worker, whatever `limit` says (a NaN would run nothing and return holes).
+	const workers = Math.min(Math.max(1, Math.floor(limit) || 1), items.length);
+	await Promise.all(Array.from({ length: workers }, worker));
 	return out;
 }
 
@@ -33,7 +35,7 @@ export async function deleteParts(
 }
 
 /**
- * Runs `fn` over items MAX_PARALLEL at a time, every one settled before it returns (nothing still
+ * Runs `fn` over items MAX_PARALLEL (or `limit`) at a time, every one settled before it returns (nothing still
  * writing once it has); if any failed, `undo` is given the results of those that did not, and the
  * first error is thrown. Results in the items' order.
  */
@@ -41,8 +43,9 @@ export async function mapOrUndo<T, R>(
 	items: readonly T[],
 	fn: (item: T) => Promise<R>,
 	undo: (done: R[]) => Promise<void>,
+	limit = MAX_PARALLEL,
 ): Promise<R[]> {
-	const results = await mapLimit(items, MAX_PARALLEL, (item) =>
+	const results = await mapLimit(items, limit, (item) =>
 		fn(item).then(
 			(ok) => ({ ok }),
 			(error: unknown) => ({ error }),

@@ -16,8 +16,8 @@ import { endianness } from 'node:os';
 import { deflateRawSync, gunzipSync, inflateRawSync } from 'node:zlib';
 
 import { isRecord } from '../chunks/chunk';
-import { heldPostings, joinRows } from './postings';
-import type { Postings } from './postings';
+import { heldPostings, joinRows, postingsOf } from './postings';
+import type { Postings, Rows } from './postings';
 
 const WHOLE = Buffer.from('LLMTRM01', 'latin1');
 const BLOCKED = Buffer.from('LLMTRM02', 'latin1');
@@ -46,6 +46,30 @@ function u32Of(raw: Buffer, at: number, count: number): Uint32Array {
 
 /** Whether column `j` is stored as differences: the values rows are ordered by, and capture seconds. */
 const isDelta = (j: number) => j < 2 || j >= 4;
+
+/** Rows in blocks of `size` values (the last one shorter), however the blocks given are cut. */
+function* reblocked(blocks: Iterable<Uint32Array>, size: number): Generator<Uint32Array> {
+	let buf = new Uint32Array(size);
+	let at = 0;
+	for (const rows of blocks) {
+		if (at === 0 && rows.length === size) {
+			yield rows;
+			continue;
+		}
+		for (let i = 0; i < rows.length;) {
+			const n = Math.min(size - at, rows.length - i);
+			buf.set(rows.subarray(i, i + n), at);
+			at += n;
+			i += n;
+			if (at === size) {
+				yield buf;
+				buf = new Uint32Array(size);
+				at = 0;
+			}
+		}
+	}
+	if (at > 0) yield buf.subarray(0, at);
+}
 
 function packBlock(rows: Uint32Array, width: number): Buffer {
 	const n = rows.length / width;
@@ -86,30 +110,34 @@ function inflated(bytes: Uint8Array, count: number, fail: Fail): Uint32Array {
 	return u32Of(raw, 0, count);
 }
 
-/** These terms' rows (`width` values each) in the blocked form. */
+/** These terms' rows (`width` values each) in the blocked form; a long list is walked a block at a time. */
 export function encodeRows(
-	bucket: ReadonlyMap<string, Uint32Array>,
+	bucket: ReadonlyMap<string, Rows>,
 	width: number,
 	block = BLOCK_ROWS,
 ): Buffer {
 	const terms = [...bucket.keys()];
-	const isLong = (rows: Uint32Array) => rows.length > block * width;
+	const lists = terms.map((t) => postingsOf(bucket.get(t)!));
+	const isLong = (p: Postings) => p.length > block * width;
 	const short = deflateRawSync(
-		u32Bytes(joinRows(terms.map((t) => bucket.get(t)!).filter((r) => !isLong(r)))),
+		u32Bytes(joinRows(lists.filter((p) => !isLong(p)).flatMap((p) => [...p.blocks()]))),
 	);
 	const parts: Buffer[] = [short];
-	const sizes = terms.map((t) => {
-		const rows = bucket.get(t)!;
+	const sizes = lists.map((p, t) => {
 		const out: number[] = [];
-		if (isLong(rows))
-			for (let at = 0; at < rows.length; at += block * width) {
-				const packed = packBlock(rows.subarray(at, at + block * width), width);
-				parts.push(packed);
-				out.push(packed.length);
-			}
+		if (!isLong(p)) return out;
+		let values = 0;
+		for (const rows of reblocked(p.blocks(), block * width)) {
+			const packed = packBlock(rows, width);
+			parts.push(packed);
+			out.push(packed.length);
+			values += rows.length;
+		}
+		if (values !== p.length)
+			throw new Error(`rows of "${terms[t]}": ${values} values walked, ${p.length} expected`);
 		return out;
 	});
-	const counts = terms.map((t) => bucket.get(t)!.length);
+	const counts = lists.map((p) => p.length);
 	// Deflated: a bucket of conversations lists thousands of conversation IDs.
 	const header = deflateRawSync(
 		Buffer.from(

@@ -53,9 +53,65 @@ export function joinRows(lists: Iterable<Uint32Array>, length?: number): Uint32A
 	return out;
 }
 
-/** Every row at once (a tier merge or a Forget rewrites the whole list). */
+/** Every row at once (a short list, or a bucket written in the form from before blocks). */
 export const allRows = (postings: Postings): Uint32Array =>
 	joinRows(postings.blocks(), postings.length);
+
+/** A term's rows to write: in memory, or as read or derived (each block made when the writer reaches it). */
+export type Rows = Uint32Array | Postings;
+export const postingsOf = (rows: Rows): Postings =>
+	rows instanceof Uint32Array ? heldPostings(rows) : rows;
+
+/**
+ * Rows made from others a block at a time as the writer walks them (a tier merge, a Forget): a common
+ * word's millions of rows are never all in memory, only its compressed blocks. `length` must be what
+ * the blocks give (the writer checks).
+ */
+const derived = (length: number, bytes: number, blocks: () => Iterable<Uint32Array>): Postings => ({
+	length,
+	bytes,
+	held: false,
+	blocks,
+});
+
+/** `a`'s rows, then `b`'s. */
+export const chained = (a: Postings, b: Postings): Postings =>
+	a.held && b.held
+		? heldPostings(joinRows([...a.blocks(), ...b.blocks()], a.length + b.length))
+		: derived(a.length + b.length, a.bytes + b.bytes, function* () {
+				yield* a.blocks();
+				yield* b.blocks();
+			});
+
+/** Each block of `p` through `fn`, `length` values in all. */
+export const mapped = (p: Postings, length: number, fn: (rows: Uint32Array) => Uint32Array) =>
+	p.held
+		? heldPostings(fn(allRows(p)))
+		: derived(length, p.bytes, function* () {
+				for (const rows of p.blocks()) yield fn(rows);
+			});
+
+/** `p` without the rows (of `width` values) that `drop` names; a list in blocks is walked once to count them. */
+export function without(
+	p: Postings,
+	width: number,
+	drop: (rows: Uint32Array, at: number) => boolean,
+): Postings {
+	const keep = (rows: Uint32Array) => {
+		const out = new Uint32Array(rows.length);
+		let n = 0;
+		for (let i = 0; i < rows.length; i += width)
+			if (!drop(rows, i)) {
+				out.set(rows.subarray(i, i + width), n);
+				n += width;
+			}
+		return out.subarray(0, n);
+	};
+	if (p.held) return heldPostings(keep(allRows(p)).slice());
+	let length = 0;
+	for (const rows of p.blocks()) length += keep(rows).length;
+	return mapped(p, length, keep);
+}
 
 const EMPTY = new Uint32Array(0);
 

@@ -13,7 +13,6 @@ import type { LexicalSegment } from './segment';
 import {
 	bucketKey,
 	bucketOf,
-	bucketRows,
 	readBucket,
 	ROW,
 	wordRow,
@@ -21,7 +20,9 @@ import {
 	conversationRows,
 	writeBucket,
 } from './tiers';
-import type { TermBucket, TermTier, TierFiles } from './tiers';
+import { allRows, without } from './postings';
+import type { Postings, Rows } from './postings';
+import type { StoredBucket, TermTier, TierFiles } from './tiers';
 
 /** Documents taken out of one segment of a tier: its place, the segment as it was, which documents. */
 export interface TakenDocs {
@@ -78,34 +79,36 @@ function plan(tier: TermTier, taken: readonly TakenDocs[]) {
 	return { words, sessions, n, total };
 }
 
-/** A word bucket without the rows of the taken documents. */
+/**
+ * A word bucket without the rows of the taken documents. A common word's list stays in its compressed
+ * blocks: the rows kept are made a block at a time as the bucket is written.
+ */
 function withoutWords(
-	bucket: TermBucket,
+	bucket: StoredBucket,
 	terms: ReadonlySet<string>,
 	gone: Map<number, Set<number>>,
 	width: number,
 ) {
-	const out: TermBucket = new Map(bucket);
+	const out = new Map<string, Postings>(bucket);
 	let removed = 0;
 	for (const term of terms) {
 		const rows = bucket.get(term);
 		if (!rows) continue;
-		const kept: number[] = [];
-		for (let i = 0; i < rows.length; i += width)
-			if (gone.get(rows[i])?.has(rows[i + 1])) removed++;
-			else kept.push(...rows.subarray(i, i + width));
+		const kept = without(rows, width, (r, i) => gone.get(r[i])?.has(r[i + 1]) === true);
+		removed += (rows.length - kept.length) / width;
 		if (kept.length === 0) out.delete(term);
-		else out.set(term, Uint32Array.from(kept));
+		else out.set(term, kept);
 	}
 	return { bucket: out, removed };
 }
 
 /** A bucket of conversations with their rows of the changed segments replaced (or taken out). */
-function withSessions(bucket: TermBucket, changes: Map<string, Map<number, number[] | null>>) {
-	const out: TermBucket = new Map(bucket);
+function withSessions(bucket: StoredBucket, changes: Map<string, Map<number, number[] | null>>) {
+	const out = new Map<string, Rows>(bucket);
 	let delta = 0;
 	for (const [session, byOrd] of changes) {
-		const rows = bucket.get(session) ?? new Uint32Array(0);
+		const had = bucket.get(session);
+		const rows = had ? allRows(had) : new Uint32Array(0);
 		const kept: number[] = [];
 		for (let i = 0; i < rows.length; i += ROW) {
 			if (!byOrd.has(rows[i])) kept.push(...rows.subarray(i, i + ROW));
@@ -149,11 +152,10 @@ export async function rewriteTermTier(
 	const one = async (b: number) => {
 		const stored = await readBucket(files, tier, b);
 		if (!stored) throw new TermBucketGone(bucketKey(files.segmentsPrefix, tier, b));
-		const old = bucketRows(stored);
 		const terms = words.get(b);
 		const changed = terms
-			? { ...withoutWords(old, terms, gone, wordRow(tier)), delta: 0 }
-			: { ...withSessions(old, sessions.get(b)!), removed: 0 };
+			? { ...withoutWords(stored, terms, gone, wordRow(tier)), delta: 0 }
+			: { ...withSessions(stored, sessions.get(b)!), removed: 0 };
 		await writeBucket(files, next, b, changed.bucket);
 		return { ...changed, key: bucketKey(files.segmentsPrefix, next, b) };
 	};

@@ -32,8 +32,9 @@ import {
 } from './tiers';
 import type { RetirePolicy } from '../chunks/retiring';
 import { FAN } from './merge';
-import { allRows, joinRows } from './postings';
-import type { TermBucket, TermTier, TierFiles, UsableTier } from './tiers';
+import { chained, mapped } from './postings';
+import type { Postings } from './postings';
+import type { BucketToWrite, TermBucket, TermTier, TierFiles, UsableTier } from './tiers';
 
 /** What maintenance needs of an index (a LexicalIndex). */
 export interface TieredIndex extends TierFiles {
@@ -116,7 +117,7 @@ async function buildTier(index: TieredIndex, refs: LexicalRef[]): Promise<TermTi
 async function writeAll(
 	index: TieredIndex,
 	tier: TermTier,
-	bucket: (b: number) => Promise<TermBucket>,
+	bucket: (b: number) => Promise<BucketToWrite>,
 ): Promise<TermTier> {
 	const write = async (b: number) => writeBucket(index, tier, b, await bucket(b));
 	const keys = bucketKeys(index.segmentsPrefix, tier);
@@ -159,8 +160,10 @@ async function mergeTiers(index: TieredIndex, a: UsableTier, b: UsableTier): Pro
 		// Its buckets are written anew: conversations in the binary form whatever the two had.
 		binarySessions: true,
 	};
+	// A common word's rows stay in their source buckets' compressed blocks, moved a block at a time as
+	// the new bucket is written: never all in memory.
 	return writeAll(index, tier, async (t) => {
-		const out: TermBucket = new Map();
+		const out = new Map<string, Postings>();
 		const width = t < tier.buckets ? wordRow(tier) : ROW;
 		for (const [from, offset] of [
 			[a.tier, 0],
@@ -172,9 +175,11 @@ async function mergeTiers(index: TieredIndex, a: UsableTier, b: UsableTier): Pro
 				const had = t < tier.buckets ? wordRow(from) : ROW;
 				for (const [key, rows] of bucket) {
 					if (!homeOf(tier, key, t)) continue;
-					const moved = moveRows(allRows(rows), had, width, offset);
+					const moved = mapped(rows, (rows.length / had) * width, (r) =>
+						moveRows(r, had, width, offset),
+					);
 					const before = out.get(key);
-					out.set(key, before ? joinRows([before, moved]) : moved);
+					out.set(key, before ? chained(before, moved) : moved);
 				}
 			}
 		return out;

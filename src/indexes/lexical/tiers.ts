@@ -23,8 +23,8 @@ import type { PartNames, TierList, TierPlace, Usable } from '../chunks/tiering';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef } from './segment';
 import { decodeRows, encodeRows } from './binary-rows';
-import { allRows, heldPostings } from './postings';
-import type { Postings } from './postings';
+import { allRows, heldPostings, postingsOf } from './postings';
+import type { Postings, Rows } from './postings';
 
 /** A tier as the manifest lists it. */
 export interface TermTier {
@@ -66,10 +66,6 @@ export type { TierPlace };
 export type TermBucket = Map<string, Uint32Array>;
 /** A bucket as read from storage: each term's rows walked block by block (postings.ts). */
 export type StoredBucket = Map<string, Postings>;
-
-/** Every row of a stored bucket at once (a tier merge or a Forget writes the bucket again). */
-export const bucketRows = (bucket: StoredBucket): TermBucket =>
-	new Map([...bucket].map(([key, postings]) => [key, allRows(postings)]));
 
 /** Values per row of conversations, and of words in a tier that is not timed. */
 export const ROW = 4;
@@ -166,11 +162,16 @@ export const homeOf = (tier: TermTier, key: string, b: number) =>
 const isBinary = (tier: TermTier, b: number) =>
 	b < tier.buckets ? tier.timed === true : tier.binarySessions === true;
 
-export function encodeBucket(bucket: TermBucket, tier: TermTier, b: number): Buffer {
+/** A bucket as written: each term's rows in memory, or walked a block at a time (binary form only). */
+export type BucketToWrite = ReadonlyMap<string, Rows>;
+
+export function encodeBucket(bucket: BucketToWrite, tier: TermTier, b: number): Buffer {
 	if (isBinary(tier, b)) return encodeRows(bucket, b < tier.buckets ? TIMED_ROW : ROW);
 	const terms: Record<string, string> = {};
-	for (const [term, rows] of bucket)
+	for (const [term, r] of bucket) {
+		const rows = allRows(postingsOf(r));
 		terms[term] = Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength).toString('base64');
+	}
 	return encodeJson({ kind: 'terms', terms }, { gzip: true });
 }
 
@@ -305,7 +306,7 @@ export async function writeBucket(
 	files: TierFiles,
 	tier: TermTier,
 	b: number,
-	bucket: TermBucket,
+	bucket: BucketToWrite,
 ): Promise<number> {
 	const key = bucketKey(files.segmentsPrefix, tier, b);
 	const body = encodeBucket(bucket, tier, b);
@@ -313,7 +314,7 @@ export async function writeBucket(
 	await files.storage.put(key, body, { ifVersion: null, contentType: stored });
 	const kept = isBinary(tier, b)
 		? decodeBucket(key, body, tier, b)
-		: new Map([...bucket].map(([k, rows]) => [k, heldPostings(rows)]));
+		: new Map([...bucket].map(([k, rows]) => [k, heldPostings(allRows(postingsOf(rows)))]));
 	bucketCache.set(`${storageIdentity(files.storage)}\n${key}`, kept, { weight: bucketBytes(kept) });
 	return body.byteLength;
 }

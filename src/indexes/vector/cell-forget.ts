@@ -2,7 +2,7 @@
 // buckets that hold those rows are found by placing the rows with the tier's codebook, and only they
 // are written again, each as a new version (a new key) listed in the tier. Dropping the tier instead
 // would make every search of the index read its segments until later syncs regrouped them.
-import { deleteParts, mapOrUndo } from '../../common/parallel';
+import { deleteParts, MAX_PARALLEL, mapOrUndo } from '../../common/parallel';
 import type { IndexedChunk } from '../chunks/chunk';
 import { listedAsRead, newPartVersion } from '../chunks/tiering';
 import {
@@ -50,6 +50,18 @@ export function bucketsHolding(
 	return out;
 }
 
+/** Bytes the buckets rewritten at once may hold, about: each is read, decoded, and written again. */
+const REWRITE_BYTES = 12 * 2 ** 20;
+
+/**
+ * How many of a tier's buckets a rewrite takes at once: a bucket of a large tier (millions of rows)
+ * is megabytes stored and several times that decoded, so fewer than MAX_PARALLEL of those.
+ */
+function rewritesAtOnce(tier: CellTier): number {
+	const n = Math.floor(REWRITE_BYTES / ((4 * tier.bytes) / Math.max(1, tier.buckets)));
+	return Number.isFinite(n) ? Math.max(1, Math.min(MAX_PARALLEL, n)) : MAX_PARALLEL;
+}
+
 /**
  * New versions of the tier's buckets `buckets`, without the rows whose chunk `drop` names; listed
  * nowhere yet (the caller's swap lists the returned entry). On a failure, what it wrote is deleted.
@@ -67,7 +79,12 @@ export async function rewriteBuckets(
 			done.flatMap((d) => (d ? [d.fresh] : [])),
 			(k) => files.storage.delete(k),
 		);
-	const results = await mapOrUndo(numbers, (b) => rewriteOne(files, cb, tier, b, drop), undo);
+	const results = await mapOrUndo(
+		numbers,
+		(b) => rewriteOne(files, cb, tier, b, drop),
+		undo,
+		rewritesAtOnce(tier),
+	);
 	const written = results.flatMap((r) => (r ? [r.fresh] : []));
 	const out: RewrittenTier = { was: tier, tier: { ...tier }, written, replaced: [], removed: 0 };
 	const versions = { ...tier.versions };

@@ -7,13 +7,20 @@ import { beforeEach, describe, it } from 'node:test';
 import { deflateRawSync, gzipSync, inflateRawSync } from 'node:zlib';
 
 import { BLOCK_ROWS, decodeRows, encodeRows } from '../../../src/indexes/lexical/binary-rows';
-import { allRows, RowCursor } from '../../../src/indexes/lexical/postings';
+import {
+	allRows,
+	chained,
+	joinRows,
+	mapped,
+	RowCursor,
+	without,
+} from '../../../src/indexes/lexical/postings';
+import type { Rows } from '../../../src/indexes/lexical/postings';
 import { LexicalIndex } from '../../../src/indexes/lexical/lexical-index';
 import { streamedView } from '../../../src/indexes/lexical/stream';
 import {
 	bucketKey,
 	bucketOf,
-	bucketRows,
 	decodeBucket,
 	encodeBucket,
 	ROW,
@@ -302,6 +309,60 @@ describe('blocked word buckets', () => {
 		);
 	});
 
+	it('a common word’s list rewritten without some rows, or moved and joined (a Forget, a merge), is made a block at a time and stored as if made whole', () => {
+		const rows = rowsOf(3 * 7 + 2, 21);
+		const encode = (r: Rows) => encodeRows(new Map([['w', r]]), TIMED_ROW, 3);
+		const stored = decodeRows(encode(rows), fail, TIMED_ROW).get('w')!;
+		assert.equal(stored.held, false);
+		const drop = (r: Uint32Array, i: number) => r[i + 1] % 3 === 0;
+		const kept = without(stored, TIMED_ROW, drop);
+		assert.equal(kept.held, false, 'left in its blocks, made as written');
+		const keptRows: number[] = [];
+		for (let i = 0; i < rows.length; i += TIMED_ROW)
+			if (!drop(rows, i)) keptRows.push(...rows.subarray(i, i + TIMED_ROW));
+		assert.ok(keptRows.length > 0 && keptRows.length < rows.length);
+		assert.deepEqual(allRows(kept), Uint32Array.from(keptRows));
+		assert.deepEqual(encode(kept), encode(Uint32Array.from(keptRows)), 'full blocks, as if whole');
+		const shift = (r: Uint32Array) => r.map((v, i) => (i % TIMED_ROW === 0 ? v + 5 : v));
+		const joined = chained(kept, mapped(stored, rows.length, shift));
+		assert.equal(joined.held, false);
+		const whole = joinRows([Uint32Array.from(keptRows), shift(rows)]);
+		assert.deepEqual(encode(joined), encode(whole));
+		assert.throws(
+			() => encode(mapped(stored, rows.length + TIMED_ROW, (r) => r)),
+			/values walked, \d+ expected/,
+			'a list that gives fewer rows than it says is never written',
+		);
+	});
+
+	it('a Forget of documents holding a common word: its list is rewritten in blocks, and searches answer as every segment', async () => {
+		const storage = new LocalDiskStorage({ root: tempDir('blocked-forget') });
+		const index = indexOn(storage);
+		const all = docs(BLOCK_ROWS * 3 + 600, 23).map((d, i) =>
+			i % 3 === 2 ? d : { ...d, text: `${d.text} cmnx` },
+		);
+		await index.addOlder(all);
+		await settleTiers(index);
+		const rowsOfWord = async () => {
+			const { usable } = tiersOf((await index.readManifest(true)).doc);
+			const biggest = usable.reduce((a, b) => (a.tier.segments > b.tier.segments ? a : b)).tier;
+			const b = bucketOf('cmnx', biggest.buckets);
+			const key = bucketKey(index.segmentsPrefix, biggest, b);
+			return decodeBucket(key, (await storage.get(key))!.body, biggest, b).get('cmnx')!;
+		};
+		const before = await rowsOfWord();
+		assert.equal(before.held, false, 'in blocks');
+		assert.ok((await storedText(storage)).includes('c-95"'), 'a chunk of s-3, stored');
+		// Two conversations of 30 chunks each, 20 of them with the word: one early, one late.
+		for (const s of ['s-3', 's-300']) assert.equal(await index.forgetSession(s), 30);
+		clearAllCaches();
+		const after = await rowsOfWord();
+		assert.equal(after.held, false);
+		assert.equal((before.length - after.length) / TIMED_ROW, 40, 'the 40 forgotten rows, no more');
+		await assertExact(index, ['cmnx', 'cmnx w0x', 'w5x cmnx w9x']);
+		assert.ok(!(await storedText(storage)).includes('c-95"'), 'the forgotten chunks are gone');
+	});
+
 	it('tiers built now keep their conversations in the binary form; tiers built before (JSON) are still read', async () => {
 		const storage = new LocalDiskStorage({ root: tempDir('binary-sessions') });
 		const index = indexOn(storage);
@@ -318,7 +379,7 @@ describe('blocked word buckets', () => {
 				const json = { ...t, binarySessions: false };
 				assert.throws(() => decodeBucket(key, body, json, b), CorruptDocumentError);
 				// Written again as before.
-				await storage.put(key, encodeBucket(bucketRows(decodeBucket(key, body, t, b)), json, b));
+				await storage.put(key, encodeBucket(decodeBucket(key, body, t, b), json, b));
 			}
 		await index.update((cur) => ({
 			...cur.doc,

@@ -11,7 +11,6 @@ import type { LexicalIndex } from '../../../src/indexes/lexical/lexical-index';
 import { allRows } from '../../../src/indexes/lexical/postings';
 import {
 	bucketKey,
-	bucketRows,
 	decodeBucket,
 	encodeBucket,
 	ROW,
@@ -75,8 +74,9 @@ async function untimed(storage: LocalDiskStorage, index: LexicalIndex) {
 		for (let b = 0; b < tier.buckets; b++) {
 			const key = bucketKey(index.segmentsPrefix, tier, b);
 			const got = await storage.get(key);
-			const bucket = bucketRows(decodeBucket(key, got!.body, tier, b));
-			for (const [term, rows] of bucket) {
+			const bucket = new Map<string, Uint32Array>();
+			for (const [term, postings] of decodeBucket(key, got!.body, tier, b)) {
+				const rows = allRows(postings);
 				const four: number[] = [];
 				for (let i = 0; i < rows.length; i += TIMED_ROW) four.push(...rows.subarray(i, i + ROW));
 				bucket.set(term, Uint32Array.from(four));
