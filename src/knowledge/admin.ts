@@ -13,6 +13,7 @@ import type {
 	MemoryAdmin,
 } from '../store/memory-admin';
 import { arrayAt, invalid, isRecord } from '../store/parse';
+import { folderNames } from '../store/storage';
 import type { MemoryStorage } from '../store/storage';
 import { captureLogKey, MEMORY_BASE_ROOT } from './keys';
 import { listMemoryBases } from './listing';
@@ -62,13 +63,7 @@ export class KnowledgeAdmin implements MemoryAdmin<ExportedCaptures[], number> {
 	private everyFolder(): Promise<MemoryBase[]> {
 		this.folders ??= (async () => {
 			const root = `${validateKeyPrefix('key prefix', this.keyPrefix)}${MEMORY_BASE_ROOT}/`;
-			const ids = new Set<string>();
-			for (const o of await this.storage.list(root))
-				ids.add(o.key.slice(root.length).split('/')[0]);
-			return [...ids]
-				.filter(Boolean)
-				.sort()
-				.map((id) => this.base(id));
+			return (await folderNames(this.storage, root)).map((id) => this.base(id));
 		})();
 		return this.folders;
 	}

@@ -3,6 +3,7 @@ import { CorruptDocumentError } from '../errors';
 import { validateKeyPrefix } from '../keys/ids';
 import { KNOWLEDGE_BASE_ROOT } from './keys';
 import { DocumentStore } from '../store/document-store';
+import { folderNames } from '../store/storage';
 import type { MemoryStorage } from '../store/storage';
 import { metadataCodec } from './records';
 import type { KnowledgeBaseMetadata } from './records';
@@ -28,13 +29,10 @@ export async function listKnowledgeBases(
 ): Promise<KnowledgeBaseMetadata[]> {
 	const root = `${validateKeyPrefix('key prefix', options.keyPrefix)}${KNOWLEDGE_BASE_ROOT}/`;
 	const store = new DocumentStore(storage, metadataCodec);
-	const keys = (await storage.list(root))
-		.map((o) => o.key)
-		.filter((k) => {
-			const parts = k.slice(root.length).split('/');
-			return parts.length === 2 && parts[1] === 'embedding_metadata.json';
-		})
-		.sort();
+	// Each folder's metadata is read (a folder without is skipped): never a listing of every key.
+	const keys = (await folderNames(storage, root)).map(
+		(id) => `${root}${id}/embedding_metadata.json`,
+	);
 	const out: KnowledgeBaseMetadata[] = [];
 	for (const key of keys) {
 		try {

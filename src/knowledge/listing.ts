@@ -3,6 +3,8 @@
 import { InvalidInputError } from '../errors';
 import { validateId, validateKeyPrefix } from '../keys/ids';
 import { MEMORY_BASE_ROOT } from './keys';
+import { MAX_PARALLEL, mapLimit } from '../common/parallel';
+import { folderNames } from '../store/storage';
 import type { MemoryStorage } from '../store/storage';
 import { listSessions, readLog, readMessages } from './capture-log';
 import type { BaseParts } from './parts';
@@ -26,18 +28,21 @@ export interface CapturedPage {
 	nextOffset: number | null;
 }
 
-/** Every memory base on a storage, by ID (one listing of the memory bases' folder). */
+/**
+ * Every memory base on a storage, by ID: the folders of the memory bases' folder that hold a
+ * configuration (one listing of the folders, and one of each configuration's key, never every key).
+ */
 export async function listMemoryBases(
 	storage: MemoryStorage,
 	options: { keyPrefix?: string } = {},
 ): Promise<string[]> {
 	const prefix = `${validateKeyPrefix('key prefix', options.keyPrefix)}${MEMORY_BASE_ROOT}/`;
-	const ids = new Set<string>();
-	for (const o of await storage.list(prefix)) {
-		const rest = o.key.slice(prefix.length).split('/');
-		if (rest.length === 2 && rest[1] === 'config.json') ids.add(rest[0]);
-	}
-	return [...ids].sort();
+	const folders = await folderNames(storage, prefix);
+	const configured = await mapLimit(folders, MAX_PARALLEL, async (id) => {
+		const key = `${prefix}${id}/config.json`;
+		return (await storage.list(key)).some((o) => o.key === key);
+	});
+	return folders.filter((_, i) => configured[i]);
 }
 
 function checkPage(offset: number, limit: number): void {

@@ -5,7 +5,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 import { CorruptDocumentError, EncryptionKeyError, InvalidOptionError } from '../errors';
-import { storageIdentity } from './storage';
+import { folderNames, storageIdentity } from './storage';
 import type {
 	DeleteOptions,
 	GetOptions,
@@ -169,6 +169,10 @@ export class EncryptedStorage implements MemoryStorage {
 
 	list(prefix: string): Promise<ListedObject[]> {
 		return this.inner.list(prefix);
+	}
+
+	listFolders(prefix: string): Promise<string[]> {
+		return folderNames(this.inner, prefix);
 	}
 
 	sweep(prefix: string, olderThanMs: number): Promise<string[]> {

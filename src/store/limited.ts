@@ -4,7 +4,7 @@
 // flooded, and its client's connection pool is not outgrown (a request waiting for a connection
 // times out like one the server never answered). Each request takes its turn alone, so a holder never
 // waits for another turn while keeping one: nothing can deadlock.
-import { storageIdentity } from './storage';
+import { folderNames, storageIdentity } from './storage';
 import type {
 	DeleteOptions,
 	GetOptions,
@@ -60,6 +60,10 @@ export class LimitedStorage implements MemoryStorage {
 
 	list(prefix: string): Promise<ListedObject[]> {
 		return this.turn(() => this.inner.list(prefix));
+	}
+
+	listFolders(prefix: string): Promise<string[]> {
+		return this.turn(() => folderNames(this.inner, prefix));
 	}
 
 	describe(): string {

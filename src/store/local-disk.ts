@@ -215,6 +215,44 @@ export class LocalDiskStorage implements MemoryStorage {
 		}
 	}
 
+	/** A folder's entries; none when it does not exist. */
+	private async entries(dir: string): Promise<import('node:fs').Dirent[]> {
+		try {
+			return await fs.readdir(dir, { withFileTypes: true });
+		} catch (error) {
+			if (code(error) === 'ENOENT') return [];
+			throw new StorageError(
+				`Could not list ${this.describe()}: ${code(error) ?? error}`,
+				undefined,
+				{
+					cause: error,
+				},
+			);
+		}
+	}
+
+	/** Whether a folder holds an object, at any depth (stops at the first; lock and temporary files are not objects). */
+	private async holdsObject(dir: string): Promise<boolean> {
+		const entries = await this.entries(dir);
+		if (entries.some((e) => e.isFile() && !RESERVED.test(e.name))) return true;
+		for (const e of entries)
+			if (e.isDirectory() && (await this.holdsObject(path.join(dir, e.name)))) return true;
+		return false;
+	}
+
+	/** The folders directly under `prefix` ("…/" or "") that hold an object: one folder read, not a walk. */
+	async listFolders(prefix: string): Promise<string[]> {
+		if (prefix !== '' && !prefix.endsWith('/'))
+			throw new StorageError(`Not a folder to list: "${prefix}" does not end in "/"`, prefix);
+		const dirKey = prefix.slice(0, -1);
+		if (dirKey) assertStorageKey(dirKey);
+		const dir = dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root;
+		const out: string[] = [];
+		for (const e of await this.entries(dir))
+			if (e.isDirectory() && (await this.holdsObject(path.join(dir, e.name)))) out.push(e.name);
+		return out;
+	}
+
 	/** Visits every file under the folder holding `prefix`, with its key (reserved names included). */
 	private async walk(
 		prefix: string,
@@ -224,18 +262,7 @@ export class LocalDiskStorage implements MemoryStorage {
 		const dirKey = slash >= 0 ? prefix.slice(0, slash) : '';
 		if (dirKey) assertStorageKey(dirKey);
 		const walkDir = async (dir: string, keyBase: string): Promise<void> => {
-			let entries: import('node:fs').Dirent[];
-			try {
-				entries = await fs.readdir(dir, { withFileTypes: true });
-			} catch (error) {
-				if (code(error) === 'ENOENT') return;
-				throw new StorageError(
-					`Could not list ${this.describe()}: ${code(error) ?? error}`,
-					undefined,
-					{ cause: error },
-				);
-			}
-			for (const e of entries) {
+			for (const e of await this.entries(dir)) {
 				const key = keyBase ? `${keyBase}/${e.name}` : e.name;
 				if (e.isDirectory()) {
 					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`))

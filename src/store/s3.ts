@@ -309,6 +309,35 @@ export class S3Storage implements MemoryStorage {
 		return out;
 	}
 
+	/** The folders directly under `prefix` ("…/" or ""): the listing's common prefixes, page by page. */
+	async listFolders(prefix: string): Promise<string[]> {
+		if (prefix !== '' && !prefix.endsWith('/'))
+			throw new StorageError(`Not a folder to list: "${prefix}" does not end in "/"`, prefix);
+		const from = this.prefix + prefix;
+		const out: string[] = [];
+		let token: string | undefined;
+		try {
+			do {
+				const page = await this.client.send(
+					new ListObjectsV2Command({
+						Bucket: this.bucket,
+						Prefix: from,
+						Delimiter: '/',
+						ContinuationToken: token,
+					}),
+				);
+				for (const p of page.CommonPrefixes ?? []) {
+					const name = p.Prefix?.slice(from.length, -1);
+					if (name && `${from}${name}/` !== `${this.prefix}.llm-memory-probe/`) out.push(name);
+				}
+				token = page.IsTruncated ? page.NextContinuationToken : undefined;
+			} while (token);
+		} catch (error) {
+			throw this.fail('ListObjectsV2', undefined, error);
+		}
+		return out;
+	}
+
 	/** Reaches the bucket (one small list) and checks conditional writes; for credential tests. */
 	async checkAccess(): Promise<ConditionalWriteSupport> {
 		try {

@@ -54,6 +54,12 @@ export interface MemoryStorage {
 	delete(key: string, options?: DeleteOptions): Promise<void>;
 	/** Every key that starts with the prefix, in no particular order. */
 	list(prefix: string): Promise<ListedObject[]>;
+	/**
+	 * The names of the folders directly under `prefix` (a folder: "…/", or "" for the top), each one
+	 * holding at least one key, in no particular order; without listing the keys inside them (a base of
+	 * 100,000 users holds millions). Stores without it are listed whole (folderNames).
+	 */
+	listFolders?(prefix: string): Promise<string[]>;
 	/** A short description without secrets, for messages ("local disk /data", "s3://bucket/prefix"). */
 	describe(): string;
 	/**
@@ -67,6 +73,17 @@ export interface MemoryStorage {
 	 * what it removed. Only stores that can leave such files have it (S3 writes are atomic).
 	 */
 	sweep?(prefix: string, olderThanMs: number): Promise<string[]>;
+}
+
+/** The folders directly under `prefix` ("…/"), sorted: the store's own listing of folders, or every key's. */
+export async function folderNames(storage: MemoryStorage, prefix: string): Promise<string[]> {
+	const names = storage.listFolders
+		? await storage.listFolders(prefix)
+		: (await storage.list(prefix))
+				.map((o) => o.key.slice(prefix.length))
+				.filter((rest) => rest.includes('/'))
+				.map((rest) => rest.split('/')[0]);
+	return [...new Set(names)].filter(Boolean).sort();
 }
 
 /** The key in-process caches use for a storage (see MemoryStorage.identity). */

@@ -6,6 +6,7 @@ import {
 	ConflictError,
 	conversationMemoryKey,
 	deleteConversationMemory,
+	folderNames,
 	listAppKeys,
 	listConversationKeys,
 	nodeMemoryKey,
@@ -133,6 +134,26 @@ function contract(name: string, make: () => Promise<MemoryStorage>) {
 				'l/x2/4.json',
 			]);
 			assert.deepEqual(await s.list('l/none/'), []);
+		});
+
+		it('lists the folders directly under a folder, each holding a key, without their keys', async () => {
+			await s.put('f/a/1.json', bytes('1'));
+			await s.put('f/a/deep/2.json', bytes('2'));
+			await s.put('f/b/c/d/3.json', bytes('3'));
+			await s.put('f/top.json', bytes('4'));
+			await s.put('f/gone/5.json', bytes('5'));
+			await s.delete('f/gone/5.json');
+			await s.put('fx/6.json', bytes('6'));
+			assert.deepEqual((await s.listFolders!('f/')).sort(), ['a', 'b']);
+			assert.deepEqual((await s.listFolders!('f/b/')).sort(), ['c']);
+			assert.deepEqual(await s.listFolders!('f/none/'), []);
+			assert.ok((await s.listFolders!('')).includes('f'));
+			assert.ok(!(await s.listFolders!('')).some((n) => n.startsWith('.')), 'no probe folder');
+			await assert.rejects(s.listFolders!('f/a'), StorageError, 'not a folder');
+			// The same as the names taken from every key (what a store without it falls back to).
+			const listOnly = { list: (p: string) => s.list(p) } as unknown as MemoryStorage;
+			assert.deepEqual(await folderNames(listOnly, 'f/'), ['a', 'b']);
+			assert.deepEqual(await folderNames(s, 'f/'), ['a', 'b']);
 		});
 
 		it('refuses unsafe keys', async () => {

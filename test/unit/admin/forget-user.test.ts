@@ -11,6 +11,7 @@ import {
 	EncryptedStorage,
 	forgetUser,
 	InvalidInputError,
+	listMemoryBases,
 	LocalDiskStorage,
 	parseEncryptionKey,
 	StorageError,
@@ -124,5 +125,32 @@ describe('Forget User', () => {
 		await assert.rejects(forgetUser(storage, {}), InvalidInputError);
 		await assert.rejects(forgetUser(storage, { userId: '../x' }), /user_id/);
 		await assert.rejects(forgetUser(storage, { conversationId: 7 as never }), /conversation_id/);
+	});
+
+	it('finds the bases by their folders, never by listing every key under them (a large base holds millions)', async () => {
+		const disk = new LocalDiskStorage({ root: tempDir('forget-folders') });
+		const lists: string[] = [];
+		const folders: string[] = [];
+		const recorded = new Proxy(disk, {
+			get(target, name) {
+				const v = Reflect.get(target, name, target) as unknown;
+				if (typeof v !== 'function') return v;
+				return (...args: unknown[]) => {
+					if (name === 'list') lists.push(String(args[0]));
+					if (name === 'listFolders') folders.push(String(args[0]));
+					return (v as (...a: unknown[]) => unknown).apply(target, args);
+				};
+			},
+		});
+		await plant(recorded);
+		lists.length = 0;
+		const r = await forgetUser(recorded, { userId: 'alice' });
+		assert.deepEqual(r.conversationIds, ['a1', 'a2']);
+		assert.ok(folders.includes('memory_base/'), JSON.stringify(folders));
+		for (const root of ['memory_base/', 'knowledge_base/'])
+			assert.ok(!lists.includes(root), `no listing of every key under ${root}: ${lists}`);
+		assert.deepEqual(await listMemoryBases(recorded), await listMemoryBases(disk));
+		assert.ok((await listMemoryBases(disk)).length >= 2, 'the planted bases are listed');
+		assert.ok(!lists.includes('memory_base/'));
 	});
 });
