@@ -280,32 +280,39 @@ export class S3Storage implements MemoryStorage {
 		}
 	}
 
-	async list(prefix: string): Promise<ListedObject[]> {
-		const out: ListedObject[] = [];
+	/** The pages of a listing under `prefix` (with `/` as delimiter: the folders as common prefixes). */
+	private async *pages(prefix: string, folders = false) {
 		let token: string | undefined;
 		try {
 			do {
 				const page = await this.client.send(
 					new ListObjectsV2Command({
 						Bucket: this.bucket,
-						Prefix: this.prefix + prefix,
+						Prefix: prefix,
 						ContinuationToken: token,
+						...(folders ? { Delimiter: '/' } : {}),
 					}),
 				);
-				for (const o of page.Contents ?? []) {
-					if (!o.Key || o.Key.startsWith(`${this.prefix}.llm-memory-probe/`)) continue;
-					out.push({
-						key: o.Key.slice(this.prefix.length),
-						version: unquote(o.ETag),
-						size: o.Size ?? 0,
-						lastModified: o.LastModified ?? new Date(0),
-					});
-				}
+				yield page;
 				token = page.IsTruncated ? page.NextContinuationToken : undefined;
 			} while (token);
 		} catch (error) {
 			throw this.fail('ListObjectsV2', undefined, error);
 		}
+	}
+
+	async list(prefix: string): Promise<ListedObject[]> {
+		const out: ListedObject[] = [];
+		for await (const page of this.pages(this.prefix + prefix))
+			for (const o of page.Contents ?? []) {
+				if (!o.Key || o.Key.startsWith(`${this.prefix}.llm-memory-probe/`)) continue;
+				out.push({
+					key: o.Key.slice(this.prefix.length),
+					version: unquote(o.ETag),
+					size: o.Size ?? 0,
+					lastModified: o.LastModified ?? new Date(0),
+				});
+			}
 		return out;
 	}
 
@@ -315,26 +322,11 @@ export class S3Storage implements MemoryStorage {
 			throw new StorageError(`Not a folder to list: "${prefix}" does not end in "/"`, prefix);
 		const from = this.prefix + prefix;
 		const out: string[] = [];
-		let token: string | undefined;
-		try {
-			do {
-				const page = await this.client.send(
-					new ListObjectsV2Command({
-						Bucket: this.bucket,
-						Prefix: from,
-						Delimiter: '/',
-						ContinuationToken: token,
-					}),
-				);
-				for (const p of page.CommonPrefixes ?? []) {
-					const name = p.Prefix?.slice(from.length, -1);
-					if (name && `${from}${name}/` !== `${this.prefix}.llm-memory-probe/`) out.push(name);
-				}
-				token = page.IsTruncated ? page.NextContinuationToken : undefined;
-			} while (token);
-		} catch (error) {
-			throw this.fail('ListObjectsV2', undefined, error);
-		}
+		for await (const page of this.pages(from, true))
+			for (const p of page.CommonPrefixes ?? []) {
+				const name = p.Prefix?.slice(from.length, -1);
+				if (name && `${from}${name}/` !== `${this.prefix}.llm-memory-probe/`) out.push(name);
+			}
 		return out;
 	}
 

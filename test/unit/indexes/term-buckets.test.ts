@@ -107,6 +107,29 @@ function withHeader(header: unknown, blocks: Buffer): Buffer {
 	return Buffer.concat([lead, text, blocks]);
 }
 
+/**
+ * A word index with "cmnx" in 2 of 3 of its chunks, its tiers settled: the word's rows in the largest
+ * tier fill two blocks and part of a third. `wordBucket` reads that bucket as stored now.
+ */
+async function commonWordIndex(name: string, seed: number) {
+	const storage = new LocalDiskStorage({ root: tempDir(name) });
+	const index = indexOn(storage);
+	const all = docs(BLOCK_ROWS * 3 + 600, seed).map((d, i) =>
+		i % 3 === 2 ? d : { ...d, text: `${d.text} cmnx` },
+	);
+	await index.addOlder(all);
+	await settleTiers(index);
+	const wordBucket = async () => {
+		const { usable } = tiersOf((await index.readManifest(true)).doc);
+		const biggest = usable.reduce((a, b) => (a.tier.segments > b.tier.segments ? a : b)).tier;
+		const b = bucketOf('cmnx', biggest.buckets);
+		const key = bucketKey(index.segmentsPrefix, biggest, b);
+		const stored = (await storage.get(key))!.body;
+		return { key, stored, postings: decodeBucket(key, stored, biggest, b).get('cmnx')! };
+	};
+	return { storage, index, wordBucket };
+}
+
 const tier: TermTier = {
 	id: 'b'.repeat(18),
 	segments: 2 ** 16,
@@ -280,21 +303,8 @@ describe('blocked word buckets', () => {
 	});
 
 	it('a word in more documents than a block holds: searches answer as every segment loaded; a damaged block of it is an error', async () => {
-		const storage = new LocalDiskStorage({ root: tempDir('blocked-common') });
-		const index = indexOn(storage);
-		// "cmnx" in 2 of 3 chunks: its rows in the tier fill two blocks and part of a third.
-		const all = docs(BLOCK_ROWS * 3 + 600, 17).map((d, i) =>
-			i % 3 === 2 ? d : { ...d, text: `${d.text} cmnx` },
-		);
-		await index.addOlder(all);
-		await settleTiers(index);
-		const { usable } = tiersOf((await index.readManifest(true)).doc);
-		const biggest = usable.reduce((a, b) => (a.tier.segments > b.tier.segments ? a : b)).tier;
-		const key = bucketKey(index.segmentsPrefix, biggest, bucketOf('cmnx', biggest.buckets));
-		const stored = (await storage.get(key))!.body;
-		const postings = decodeBucket(key, stored, biggest, bucketOf('cmnx', biggest.buckets)).get(
-			'cmnx',
-		)!;
+		const { storage, index, wordBucket } = await commonWordIndex('blocked-common', 17);
+		const { key, stored, postings } = await wordBucket();
 		assert.ok(postings.length / TIMED_ROW > BLOCK_ROWS, `${postings.length / TIMED_ROW} rows`);
 		await assertExact(index, ['cmnx', 'cmnx w0x', 'w5x cmnx w9x', 'cmnx cmnx w30x']);
 		// Its last block damaged: the search that walks it says so, naming the bucket.
@@ -336,20 +346,8 @@ describe('blocked word buckets', () => {
 	});
 
 	it('a Forget of documents holding a common word: its list is rewritten in blocks, and searches answer as every segment', async () => {
-		const storage = new LocalDiskStorage({ root: tempDir('blocked-forget') });
-		const index = indexOn(storage);
-		const all = docs(BLOCK_ROWS * 3 + 600, 23).map((d, i) =>
-			i % 3 === 2 ? d : { ...d, text: `${d.text} cmnx` },
-		);
-		await index.addOlder(all);
-		await settleTiers(index);
-		const rowsOfWord = async () => {
-			const { usable } = tiersOf((await index.readManifest(true)).doc);
-			const biggest = usable.reduce((a, b) => (a.tier.segments > b.tier.segments ? a : b)).tier;
-			const b = bucketOf('cmnx', biggest.buckets);
-			const key = bucketKey(index.segmentsPrefix, biggest, b);
-			return decodeBucket(key, (await storage.get(key))!.body, biggest, b).get('cmnx')!;
-		};
+		const { storage, index, wordBucket } = await commonWordIndex('blocked-forget', 23);
+		const rowsOfWord = async () => (await wordBucket()).postings;
 		const before = await rowsOfWord();
 		assert.equal(before.held, false, 'in blocks');
 		assert.ok((await storedText(storage)).includes('c-95"'), 'a chunk of s-3, stored');
