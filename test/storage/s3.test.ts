@@ -165,6 +165,19 @@ describe('S3Storage specifics', () => {
 			(await s.list('')).map((o) => o.key),
 			['conversation_memory/wf/conv.json'],
 		);
+		assert.deepEqual(await s.listFolders(''), ['conversation_memory']);
+		assert.deepEqual(await s.listFolders('conversation_memory/'), ['wf']);
+	});
+
+	it('lists more folders than a page of the listing holds (1,000), each once, and not their keys', async () => {
+		const s = await rgwStorage();
+		const names = Array.from({ length: 1_005 }, (_, i) => `f${String(i).padStart(4, '0')}`);
+		for (let i = 0; i < names.length; i += 50)
+			await Promise.all(
+				names.slice(i, i + 50).map((n) => s.put(`many/${n}/a/b.json`, Buffer.from('1'))),
+			);
+		await s.put('many/f0001/c.json', Buffer.from('2'));
+		assert.deepEqual((await s.listFolders('many/')).sort(), names);
 	});
 });
 
