@@ -157,7 +157,9 @@ export async function rewriteTermTier(
 			? { ...withoutWords(stored, terms, gone, wordRow(tier)), delta: 0 }
 			: { ...withSessions(stored, sessions.get(b)!), removed: 0 };
 		await writeBucket(files, next, b, changed.bucket);
-		return { ...changed, key: bucketKey(files.segmentsPrefix, next, b) };
+		// Not the bucket itself: a Forget rewrites hundreds, and only their counts are needed after.
+		const { removed, delta } = changed;
+		return { removed, delta, key: bucketKey(files.segmentsPrefix, next, b) };
 	};
 	const results = await mapOrUndo(numbers, one, (done) =>
 		deleteParts(
