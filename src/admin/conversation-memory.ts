@@ -11,7 +11,7 @@ import { MessageLog } from '../store/message-log';
 import { sealedCountOf } from '../store/schema';
 import type { HeadDocument, StoredMessage } from '../store/schema';
 import type { MemoryStorage } from '../store/storage';
-import { documentStored } from '../history/objects';
+import { documentStored } from '../store/storage';
 import type { ScopeOptions } from './housekeeping';
 import { memoriesOf } from './memories';
 

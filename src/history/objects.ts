@@ -92,11 +92,6 @@ export async function listChatObjects(
 	return (await Promise.all(prefixes.map((prefix) => storage.list(prefix)))).flat();
 }
 
-/** Whether a memory document is stored: one listing of its key (its body is not read). */
-export async function documentStored(storage: MemoryStorage, key: string): Promise<boolean> {
-	return (await storage.list(key)).some((o) => o.key === key);
-}
-
 /** A node with Node-mode memory in an app, over all its conversations. */
 export interface NodeWithMemory {
 	nodeId: string;

@@ -4,7 +4,7 @@ import { InvalidInputError } from '../errors';
 import { validateId, validateKeyPrefix } from '../keys/ids';
 import { MEMORY_BASE_ROOT } from './keys';
 import { MAX_PARALLEL, mapLimit } from '../common/parallel';
-import { folderNames } from '../store/storage';
+import { documentStored, folderNames } from '../store/storage';
 import type { MemoryStorage } from '../store/storage';
 import { listSessions, readLog, readMessages } from './capture-log';
 import type { BaseParts } from './parts';
@@ -38,10 +38,9 @@ export async function listMemoryBases(
 ): Promise<string[]> {
 	const prefix = `${validateKeyPrefix('key prefix', options.keyPrefix)}${MEMORY_BASE_ROOT}/`;
 	const folders = await folderNames(storage, prefix);
-	const configured = await mapLimit(folders, MAX_PARALLEL, async (id) => {
-		const key = `${prefix}${id}/config.json`;
-		return (await storage.list(key)).some((o) => o.key === key);
-	});
+	const configured = await mapLimit(folders, MAX_PARALLEL, (id) =>
+		documentStored(storage, `${prefix}${id}/config.json`),
+	);
 	return folders.filter((_, i) => configured[i]);
 }
 

@@ -75,6 +75,11 @@ export interface MemoryStorage {
 	sweep?(prefix: string, olderThanMs: number): Promise<string[]>;
 }
 
+/** Whether a memory document is stored: one listing of its key (its body is not read). */
+export async function documentStored(storage: MemoryStorage, key: string): Promise<boolean> {
+	return (await storage.list(key)).some((o) => o.key === key);
+}
+
 /** The folders directly under `prefix` ("…/"), sorted: the store's own listing of folders, or every key's. */
 export async function folderNames(storage: MemoryStorage, prefix: string): Promise<string[]> {
 	const names = storage.listFolders
