@@ -177,7 +177,7 @@ export type {
 	PutOptions,
 	StoredObject,
 } from './store/storage';
-export { folderNames, storageIdentity } from './store/storage';
+export { folderAfter, folderNames, sortFolders, storageIdentity } from './store/storage';
 export { LimitedStorage, limitRequests } from './store/limited';
 export { forgetUser } from './admin/forget-user';
 export { reencrypt } from './admin/reencrypt';

@@ -8,6 +8,7 @@ import { CorruptDocumentError, EncryptionKeyError, InvalidOptionError } from '..
 import { folderNames, storageIdentity } from './storage';
 import type {
 	DeleteOptions,
+	FolderPage,
 	GetOptions,
 	ListedObject,
 	MemoryStorage,
@@ -171,8 +172,8 @@ export class EncryptedStorage implements MemoryStorage {
 		return this.inner.list(prefix);
 	}
 
-	listFolders(prefix: string): Promise<string[]> {
-		return folderNames(this.inner, prefix);
+	listFolders(prefix: string, page?: FolderPage): Promise<string[]> {
+		return folderNames(this.inner, prefix, page);
 	}
 
 	sweep(prefix: string, olderThanMs: number): Promise<string[]> {

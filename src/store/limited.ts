@@ -7,6 +7,7 @@
 import { folderNames, storageIdentity } from './storage';
 import type {
 	DeleteOptions,
+	FolderPage,
 	GetOptions,
 	ListedObject,
 	MemoryStorage,
@@ -62,8 +63,8 @@ export class LimitedStorage implements MemoryStorage {
 		return this.turn(() => this.inner.list(prefix));
 	}
 
-	listFolders(prefix: string): Promise<string[]> {
-		return this.turn(() => folderNames(this.inner, prefix));
+	listFolders(prefix: string, page?: FolderPage): Promise<string[]> {
+		return this.turn(() => folderNames(this.inner, prefix, page));
 	}
 
 	describe(): string {

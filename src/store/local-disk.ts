@@ -9,6 +9,7 @@ import { acquireFileLock } from './file-lock';
 import { assertStorageKey } from './key-check';
 import type {
 	DeleteOptions,
+	FolderPage,
 	GetOptions,
 	ListedObject,
 	MemoryStorage,
@@ -16,6 +17,7 @@ import type {
 	PutOptions,
 	StoredObject,
 } from './storage';
+import { folderAfter, sortFolders } from './storage';
 
 export interface LocalDiskStorageOptions {
 	/** Folder that holds every key. Created on first write. */
@@ -241,15 +243,22 @@ export class LocalDiskStorage implements MemoryStorage {
 	}
 
 	/** The folders directly under `prefix` ("…/" or "") that hold an object: one folder read, not a walk. */
-	async listFolders(prefix: string): Promise<string[]> {
+	async listFolders(prefix: string, page: FolderPage = {}): Promise<string[]> {
 		if (prefix !== '' && !prefix.endsWith('/'))
 			throw new StorageError(`Not a folder to list: "${prefix}" does not end in "/"`, prefix);
 		const dirKey = prefix.slice(0, -1);
 		if (dirKey) assertStorageKey(dirKey);
 		const dir = dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root;
+		const after = page.after;
+		const names = (await this.entries(dir))
+			.filter((e) => e.isDirectory() && (after === undefined || folderAfter(e.name, after)))
+			.map((e) => e.name);
+		// Only the page's folders are looked into (whether each holds an object), in order.
 		const out: string[] = [];
-		for (const e of await this.entries(dir))
-			if (e.isDirectory() && (await this.holdsObject(path.join(dir, e.name)))) out.push(e.name);
+		for (const name of sortFolders(names)) {
+			if (page.limit !== undefined && out.length >= page.limit) break;
+			if (await this.holdsObject(path.join(dir, name))) out.push(name);
+		}
 		return out;
 	}
 

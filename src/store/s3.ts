@@ -16,6 +16,7 @@ import { validateKeyPrefix } from '../keys/ids';
 import { assertStorageKey } from './key-check';
 import type {
 	DeleteOptions,
+	FolderPage,
 	GetOptions,
 	ListedObject,
 	MemoryStorage,
@@ -281,7 +282,7 @@ export class S3Storage implements MemoryStorage {
 	}
 
 	/** The pages of a listing under `prefix` (with `/` as delimiter: the folders as common prefixes). */
-	private async *pages(prefix: string, folders = false) {
+	private async *pages(prefix: string, folders?: { startAfter?: string; maxKeys?: number }) {
 		let token: string | undefined;
 		try {
 			do {
@@ -290,7 +291,9 @@ export class S3Storage implements MemoryStorage {
 						Bucket: this.bucket,
 						Prefix: prefix,
 						ContinuationToken: token,
-						...(folders ? { Delimiter: '/' } : {}),
+						...(folders
+							? { Delimiter: '/', StartAfter: folders.startAfter, MaxKeys: folders.maxKeys }
+							: {}),
 					}),
 				);
 				yield page;
@@ -317,16 +320,22 @@ export class S3Storage implements MemoryStorage {
 	}
 
 	/** The folders directly under `prefix` ("…/" or ""): the listing's common prefixes, page by page. */
-	async listFolders(prefix: string): Promise<string[]> {
+	async listFolders(prefix: string, page: FolderPage = {}): Promise<string[]> {
 		if (prefix !== '' && !prefix.endsWith('/'))
 			throw new StorageError(`Not a folder to list: "${prefix}" does not end in "/"`, prefix);
 		const from = this.prefix + prefix;
+		const { after, limit } = page;
+		// After every key of folder `after` (engine-made names, never above U+10FFFF).
+		const startAfter = after === undefined ? undefined : `${from}${after}/\u{10FFFF}`;
+		const maxKeys = limit === undefined ? undefined : Math.min(1000, limit + 1);
 		const out: string[] = [];
-		for await (const page of this.pages(from, true))
-			for (const p of page.CommonPrefixes ?? []) {
+		for await (const listed of this.pages(from, { startAfter, maxKeys })) {
+			for (const p of listed.CommonPrefixes ?? []) {
 				const name = p.Prefix?.slice(from.length, -1);
 				if (name && `${from}${name}/` !== `${this.prefix}.llm-memory-probe/`) out.push(name);
 			}
+			if (limit !== undefined && out.length >= limit) return out.slice(0, limit);
+		}
 		return out;
 	}
 

@@ -1,3 +1,5 @@
+import { StorageError } from '../errors';
+
 /** A stored object with the version a conditional write must name to replace it. */
 export interface StoredObject {
 	body: Uint8Array;
@@ -56,10 +58,11 @@ export interface MemoryStorage {
 	list(prefix: string): Promise<ListedObject[]>;
 	/**
 	 * The names of the folders directly under `prefix` (a folder: "…/", or "" for the top), each one
-	 * holding at least one key, in no particular order; without listing the keys inside them (a base of
-	 * 100,000 users holds millions). Stores without it are listed whole (folderNames).
+	 * holding at least one key, in folder order (sortFolders); without listing the keys inside them (a
+	 * base of 100,000 users holds millions). With `page`: only the names after `page.after`, at most
+	 * `page.limit` of them. Stores without it are listed whole (folderNames).
 	 */
-	listFolders?(prefix: string): Promise<string[]>;
+	listFolders?(prefix: string, page?: FolderPage): Promise<string[]>;
 	/** A short description without secrets, for messages ("local disk /data", "s3://bucket/prefix"). */
 	describe(): string;
 	/**
@@ -80,15 +83,53 @@ export async function documentStored(storage: MemoryStorage, key: string): Promi
 	return (await storage.list(key)).some((o) => o.key === key);
 }
 
-/** The folders directly under `prefix` ("…/"), sorted: the store's own listing of folders, or every key's. */
-export async function folderNames(storage: MemoryStorage, prefix: string): Promise<string[]> {
-	const names = storage.listFolders
-		? await storage.listFolders(prefix)
-		: (await storage.list(prefix))
-				.map((o) => o.key.slice(prefix.length))
-				.filter((rest) => rest.includes('/'))
-				.map((rest) => rest.split('/')[0]);
-	return [...new Set(names)].filter(Boolean).sort();
+/** A page of a folder listing: the folders after `after` in folder order, at most `limit` of them. */
+export interface FolderPage {
+	after?: string;
+	limit?: number;
+}
+
+/**
+ * Folder names in folder order: the order S3 lists their keys in (the UTF-8 bytes of "name/"), so a
+ * page that starts after a name continues the same way on every store.
+ */
+export function sortFolders(names: readonly string[]): string[] {
+	return names
+		.map((name) => ({ name, at: Buffer.from(`${name}/`, 'utf8') }))
+		.sort((a, b) => Buffer.compare(a.at, b.at))
+		.map((x) => x.name);
+}
+
+/** Whether folder `name` comes after folder `after` in folder order. */
+export function folderAfter(name: string, after: string): boolean {
+	return Buffer.compare(Buffer.from(`${name}/`, 'utf8'), Buffer.from(`${after}/`, 'utf8')) > 0;
+}
+
+/** The names of a page (`page`) of sorted folder names. */
+export function pageOfFolders(sorted: readonly string[], page: FolderPage = {}): string[] {
+	const after = page.after;
+	const from = after === undefined ? 0 : sorted.findIndex((n) => folderAfter(n, after));
+	if (from < 0) return [];
+	return sorted.slice(from, page.limit === undefined ? undefined : from + page.limit);
+}
+
+/**
+ * The folders directly under `prefix` ("…/"), in folder order, or a page of them: the store's own
+ * listing of folders, or every key's.
+ */
+export async function folderNames(
+	storage: MemoryStorage,
+	prefix: string,
+	page: FolderPage = {},
+): Promise<string[]> {
+	if (page.limit !== undefined && (!Number.isSafeInteger(page.limit) || page.limit < 1))
+		throw new StorageError(`A page of folders must hold at least one, not ${page.limit}`, prefix);
+	if (storage.listFolders) return sortFolders(await storage.listFolders(prefix, page));
+	const names = (await storage.list(prefix))
+		.map((o) => o.key.slice(prefix.length))
+		.filter((rest) => rest.includes('/'))
+		.map((rest) => rest.split('/')[0]);
+	return pageOfFolders(sortFolders([...new Set(names)].filter(Boolean)), page);
 }
 
 /** The key in-process caches use for a storage (see MemoryStorage.identity). */

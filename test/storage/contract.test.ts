@@ -6,12 +6,14 @@ import {
 	ConflictError,
 	conversationMemoryKey,
 	deleteConversationMemory,
+	folderAfter,
 	folderNames,
 	listAppKeys,
 	listConversationKeys,
 	nodeMemoryKey,
 	NodeTokenBufferMemory,
 	pruneMemory,
+	sortFolders,
 	StorageError,
 	TokenBufferMemory,
 } from '../../src/internal';
@@ -154,6 +156,38 @@ function contract(name: string, make: () => Promise<MemoryStorage>) {
 			const listOnly = { list: (p: string) => s.list(p) } as unknown as MemoryStorage;
 			assert.deepEqual(await folderNames(listOnly, 'f/'), ['a', 'b']);
 			assert.deepEqual(await folderNames(s, 'f/'), ['a', 'b']);
+		});
+
+		it('lists folders a page at a time, after a name, in the order S3 lists their keys', async () => {
+			const names = ['a', 'a-b', 'a.c', 'ab', 'b', 'z', 'Z', 'é', '中', '😀', 'a b'];
+			for (const n of names) await s.put(`pg/${n}/x/1.json`, bytes('1'));
+			await s.put('pg/a/2.json', bytes('2'));
+			await s.put('pg/gone/1.json', bytes('3'));
+			await s.delete('pg/gone/1.json');
+			await s.put('pg/top.json', bytes('4'));
+			const all = await s.listFolders!('pg/');
+			// "name/" byte by byte: "-", "." and " " sort before "/", so "a-b" comes before "a".
+			assert.deepEqual(all, ['Z', 'a b', 'a-b', 'a.c', 'a', 'ab', 'b', 'z', 'é', '中', '😀']);
+			assert.deepEqual(sortFolders(names), all);
+			const listOnly = { list: (p: string) => s.list(p) } as unknown as MemoryStorage;
+			for (const limit of [1, 2, 3, 100]) {
+				const seen: string[] = [];
+				let after: string | undefined;
+				for (let page = await s.listFolders!('pg/', { limit }); page.length > 0;) {
+					assert.ok(page.length <= limit, `a page of at most ${limit}`);
+					assert.deepEqual(await folderNames(listOnly, 'pg/', { after, limit }), page);
+					seen.push(...page);
+					assert.ok(seen.length <= all.length, 'no folder twice');
+					after = page[page.length - 1];
+					page = await s.listFolders!('pg/', { after, limit });
+				}
+				assert.deepEqual(seen, all, `pages of ${limit}: every folder once, in order`);
+			}
+			assert.deepEqual(await s.listFolders!('pg/', { after: 'a' }), all.slice(5));
+			assert.deepEqual(await s.listFolders!('pg/', { after: 'aa', limit: 2 }), ['ab', 'b']);
+			assert.deepEqual(await s.listFolders!('pg/', { after: '😀' }), []);
+			assert.ok(folderAfter('a', 'a-b') && !folderAfter('a-b', 'a'));
+			await assert.rejects(folderNames(s, 'pg/', { limit: 0 }), StorageError);
 		});
 
 		it('refuses unsafe keys', async () => {

@@ -177,7 +177,20 @@ describe('S3Storage specifics', () => {
 				names.slice(i, i + 50).map((n) => s.put(`many/${n}/a/b.json`, Buffer.from('1'))),
 			);
 		await s.put('many/f0001/c.json', Buffer.from('2'));
-		assert.deepEqual((await s.listFolders('many/')).sort(), names);
+		assert.deepEqual(await s.listFolders('many/'), names);
+		// A page at a time across the server's pages: each folder once, in order.
+		const paged: string[] = [];
+		for (let page = await s.listFolders('many/', { limit: 400 }); page.length > 0;) {
+			assert.ok(page.length <= 400);
+			paged.push(...page);
+			assert.ok(paged.length <= names.length, 'no folder twice');
+			page = await s.listFolders('many/', { after: page[page.length - 1], limit: 400 });
+		}
+		assert.deepEqual(paged, names);
+		assert.deepEqual(await s.listFolders('many/', { after: 'f0001', limit: 2 }), [
+			'f0002',
+			'f0003',
+		]);
 	});
 });
 
