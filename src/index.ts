@@ -8,7 +8,7 @@ export type { LocalDiskStorageOptions } from './store/local-disk';
 export { S3Storage } from './store/s3';
 export type { S3StorageOptions } from './store/s3';
 export { EncryptedStorage, encryptionKeyId, parseEncryptionKey } from './store/encrypted';
-export type { MemoryStorage } from './store/storage';
+export type { FolderPage, MemoryStorage } from './store/storage';
 
 // Chat memory, per conversation or per node, and a turn assembled across every memory.
 export {

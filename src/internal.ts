@@ -170,6 +170,7 @@ export type {
 } from './history/chat-history';
 export type {
 	DeleteOptions,
+	FolderPage,
 	GetOptions,
 	ListedObject,
 	MemoryStorage,
@@ -180,6 +181,7 @@ export type {
 export { folderAfter, folderNames, sortFolders, storageIdentity } from './store/storage';
 export { LimitedStorage, limitRequests } from './store/limited';
 export { forgetUser } from './admin/forget-user';
+export { STATUS_PAGE, STATUS_PAGE_MAX } from './knowledge/status';
 export { reencrypt } from './admin/reencrypt';
 export type { ReencryptResult, ReencryptScope } from './admin/reencrypt';
 export type { ForgetUserResult, ForgetUserTarget } from './admin/forget-user';
@@ -388,6 +390,7 @@ export {
 } from './knowledge/types';
 export type {
 	BaseStatus,
+	StatusOptions,
 	CaptureInput,
 	CaptureMessageInput,
 	CaptureMetadata,

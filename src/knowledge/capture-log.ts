@@ -6,6 +6,8 @@ import { CorruptDocumentError } from '../errors';
 import type { IndexedChunk } from '../indexes';
 import { captureSealedKey, memoryBaseSessionsPrefix } from './keys';
 import { encodeJson } from '../store/codec';
+import { folderNames } from '../store/storage';
+import { validateId } from '../keys/ids';
 import { chunkId, chunkText } from './chunking';
 import type { BaseParts } from './parts';
 import { decodeSealedMessages, emptyLog, usersOf } from './records';
@@ -164,6 +166,24 @@ export async function sessionUsers(p: BaseParts, sessionId: string): Promise<str
 	if (version === null) return [];
 	if (log.users !== undefined) return log.users;
 	return usersOf(await readMessages(p, log, 1, log.next_seq - 1));
+}
+
+/**
+ * A page of the conversations a base captured, in folder order (sortFolders), after `after`: one
+ * listing of at most `limit` + 1 folders, never the whole folder. `next` is the last of the page
+ * when more follow (pass it as `after`), else null. A folder may hold no log yet (a capture that
+ * stopped before writing it): readers skip those.
+ */
+export async function sessionsPage(
+	p: BaseParts,
+	after: string | undefined,
+	limit: number,
+): Promise<{ ids: string[]; next: string | null }> {
+	const prefix = memoryBaseSessionsPrefix(p.baseId, p.keyPrefix);
+	const from = after === undefined ? undefined : validateId('after', after);
+	const names = await folderNames(p.storage, prefix, { after: from, limit: limit + 1 });
+	const ids = names.slice(0, limit);
+	return { ids, next: names.length > limit ? ids[ids.length - 1] : null };
 }
 
 /** Every session with a capture log, by ID. One listing of the sessions folder. */

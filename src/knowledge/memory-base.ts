@@ -25,6 +25,7 @@ import { conversationsOfUser, deleteUserPartitions } from './users';
 import { holdsNothing } from './wide';
 import type {
 	BaseStatus,
+	StatusOptions,
 	CaptureInput,
 	CaptureResult,
 	DeleteResult,
@@ -166,8 +167,11 @@ export class MemoryBase {
 		return recallCandidates(this.parts, options);
 	}
 
-	/** Where each session stands, and whether the index holds what the logs say (see status.ts). */
-	status(options: { sessionId?: string } = {}): Promise<BaseStatus> {
+	/**
+	 * Where each conversation stands, and whether the indexes hold what the logs say (see status.ts):
+	 * of one conversation, or of a page of them (`after`, `limit`: 100 by default) with the base's figures.
+	 */
+	status(options: StatusOptions = {}): Promise<BaseStatus> {
 		return status(this.parts, options);
 	}
 

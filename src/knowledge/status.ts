@@ -1,171 +1,60 @@
-// Status: where each session's sync stands, whether a sync runs, and whether the index still holds
-// what the logs say was processed (a mismatch that Regenerate repairs).
-import { lexicalStats } from '../indexes';
-import type { EmbeddedIndex, IndexStats, LexicalStats } from '../indexes';
-import { BaseIndexes } from './base-indexes';
-import { knowledgeBaseMetadataKey } from './keys';
+// Status: where each conversation's sync stands, whether a sync runs, and whether the indexes still
+// hold what the logs say was processed (a mismatch that Regenerate repairs). A Status of the whole
+// base checks a page of its conversations (each against its own partitions) and reads the base's
+// figures from the base-wide index's manifests, so what it reads does not grow with the base.
+import { InvalidInputError } from '../errors';
 import { validateId } from '../keys/ids';
 import { isFresh, readLease } from '../store/lease';
-import { listSessions, sessionUsers } from './capture-log';
+import { BaseIndexes } from './base-indexes';
+import { sessionsPage } from './capture-log';
 import type { BaseParts } from './parts';
 import { emptyLog } from './records';
 import type { MemoryBaseConfig, SessionLog } from './records';
-import { inBatches, PARALLEL } from './types';
-import type { BaseStatus, SessionStatus } from './types';
-import type { ChunkFilter } from '../indexes';
+import {
+	indexFigures,
+	indexHealth,
+	lexicalFigures,
+	lexicalHealth,
+	mismatchReason,
+} from './status-health';
+import type { IndexHealth } from './status-health';
+import { inBatches } from './types';
+import type { BaseStatus, SessionStatus, StatusOptions } from './types';
+import type { LexicalStats } from '../indexes';
 import { wideHealth } from './wide';
 
+/** Conversations a Status of the whole base checks by default, and at most. */
+export const STATUS_PAGE = 100;
+export const STATUS_PAGE_MAX = 1_000;
+
+interface Found {
+	sessionId: string;
+	log: SessionLog | null;
+	running: boolean;
+}
+
 /** Each session's log (null when it has none) and whether a sync of it runs. */
-async function readSessions(p: BaseParts, ids: string[]) {
-	const out: Array<{ log: SessionLog | null; running: boolean }> = [];
-	for (let i = 0; i < ids.length; i += PARALLEL) {
-		const batch = ids.slice(i, i + PARALLEL);
-		const read = await Promise.all(
-			batch.map(async (s) => {
-				const [log, lease] = await Promise.all([
-					p.logs.read(p.logKey(s)),
-					readLease(p.storage, p.sessionLeaseKey(s)),
-				]);
-				return {
-					log: log.version === null ? null : log.doc,
-					running: !!lease && isFresh(lease.lease),
-				};
-			}),
-		);
-		out.push(...read);
-	}
-	return out;
-}
-
-/** What the index holds against what the logs say was processed. */
-interface IndexHealth {
-	stats?: IndexStats;
-	/** A connected store that holds nothing of this base although messages were processed. */
-	externalEmpty: boolean;
-	/** Sessions with rows in segments storage lost, or none of their chunks in the connected store. */
-	missingSessions: Set<string>;
-	dims: number | null;
-}
-
-/** What the vector indexes hold together, and the sessions with rows in segments storage lost. */
-async function vectorStats(indexes: EmbeddedIndex[]) {
-	const all = await inBatches(
-		indexes,
-		async (i) => [await i.stats(), await i.readManifest()] as const,
-	);
-	const stats: IndexStats = {
-		dimensions: all.find(([s]) => s.dimensions !== null)?.[0].dimensions ?? null,
-		segments: 0,
-		vectors: 0,
-		bySession: {},
-		missing: [],
-		exists: all.some(([s]) => s.exists),
-	};
-	const missingSessions = new Set<string>();
-	for (const [one, manifest] of all) {
-		stats.segments += one.segments;
-		stats.vectors += one.vectors;
-		stats.missing.push(...one.missing);
-		for (const [s, n] of Object.entries(one.bySession))
-			stats.bySession[s] = (stats.bySession[s] ?? 0) + n;
-		const missing = new Set(one.missing);
-		for (const ref of manifest.version === null ? [] : manifest.doc.segments)
-			if (missing.has(ref.key)) ref.sessions.forEach((s) => missingSessions.add(s));
-	}
-	return { stats, missingSessions };
-}
-
-/**
- * The indexes a Status reads: one conversation's partitions, or all of them (what searches of a user
- * or a conversation read; the base-wide index is checked apart, wideHealth).
- */
-async function inScope<T>(
-	p: BaseParts,
-	sessionId: string | undefined,
-	of: (filter: ChunkFilter, users: string[]) => Promise<T[]>,
-	all: () => Promise<T[]>,
-): Promise<T[]> {
-	if (sessionId === undefined) return all();
-	return of({ sessionId }, await sessionUsers(p, sessionId));
-}
-
-async function indexHealth(
-	p: BaseParts,
-	indexes: BaseIndexes,
-	logs: Array<SessionLog | null>,
-	sessionId: string | undefined,
-): Promise<IndexHealth> {
-	const processed = logs.reduce((n, l) => n + (l?.total_processed ?? 0), 0);
-	const meta = await p.metadata.read(knowledgeBaseMetadataKey(indexes.kbId, p.keyPrefix));
-	const dims = meta.version === null ? null : meta.doc.dimensions;
-	const external = p.external();
-	if (external) {
-		const missingSessions = new Set<string>();
-		const externalEmpty = processed > 0 && (dims === null || !(await external.holdsAny(dims)));
-		if (!externalEmpty && dims !== null)
-			await probeSessions(logs, missingSessions, (s) => external.holdsAny(dims, s));
-		return { externalEmpty, missingSessions, dims };
-	}
-	const scoped = await inScope(
-		p,
-		sessionId,
-		(f, u) => indexes.vectorsFor(f, u),
-		() => indexes.partsVectors(),
-	);
-	const { stats, missingSessions } = await vectorStats(scoped);
-	return { stats, externalEmpty: false, missingSessions, dims };
-}
-
-/**
- * One nearest-neighbour query per conversation with embedded messages, filtered to it, a few side by
- * side: the conversations a connected store holds none of (rows deleted behind the base's back).
- */
-async function probeSessions(
-	logs: Array<SessionLog | null>,
-	missing: Set<string>,
-	holds: (sessionId: string) => Promise<boolean>,
-): Promise<void> {
-	const embedded = logs.filter((l): l is SessionLog => !!l && l.total_processed > 0);
-	for (let i = 0; i < embedded.length; i += PARALLEL) {
-		const batch = embedded.slice(i, i + PARALLEL);
-		const held = await Promise.all(batch.map((l) => holds(l.session_id)));
-		batch.forEach((l, j) => held[j] || missing.add(l.session_id));
-	}
-}
-
-/** The lexical index against the capture logs: what it holds, and why it cannot be trusted (or null). */
-async function lexicalHealth(
-	p: BaseParts,
-	config: MemoryBaseConfig | null,
-	indexes: BaseIndexes,
-	captured: number,
-	sessionId: string | undefined,
-): Promise<{ stats: LexicalStats | null; reason: string | null }> {
-	if (!config) return { stats: null, reason: null };
-	const scoped = await inScope(
-		p,
-		sessionId,
-		(f, u) => indexes.lexicalFor(f, u),
-		() => indexes.partsLexical(),
-	);
-	const stats = await lexicalStats(scoped);
-	let reason: string | null = null;
-	if (captured > 0 && config.lexical_since === undefined)
-		reason = `the base was created before captures went into a lexical index: it holds none of its ${captured} older message(s)`;
-	else if (captured > 0 && !stats.exists)
-		reason = `${captured} message(s) were captured, but the lexical index is missing`;
-	else if (stats.missing.length > 0)
-		reason = `the lexical index lost ${stats.missing.length} of its ${stats.segments} segment(s)`;
-	return { stats, reason };
+async function readSessions(p: BaseParts, ids: string[]): Promise<Found[]> {
+	return inBatches(ids, async (sessionId) => {
+		const [log, lease] = await Promise.all([
+			p.logs.read(p.logKey(sessionId)),
+			readLease(p.storage, p.sessionLeaseKey(sessionId)),
+		]);
+		return {
+			sessionId,
+			log: log.version === null ? null : log.doc,
+			running: !!lease && isFresh(lease.lease),
+		};
+	});
 }
 
 function sessionStatus(
 	p: BaseParts,
-	sessionId: string,
-	found: { log: SessionLog | null; running: boolean },
+	found: Found,
 	health: IndexHealth,
 	lexical: LexicalStats | null,
 ): SessionStatus {
+	const { sessionId } = found;
 	const log = found.log ?? emptyLog(sessionId, '');
 	const vectorsLacking = p.external()
 		? health.externalEmpty || health.missingSessions.has(sessionId)
@@ -186,60 +75,97 @@ function sessionStatus(
 	};
 }
 
-/** Why the index does not hold what metadata says was processed; null when it does. */
-function mismatchReason(processed: number, health: IndexHealth): string | null {
-	const { stats } = health;
-	if (processed === 0) return null;
-	const said = `metadata says ${processed} message(s) were processed, but`;
-	if (health.externalEmpty) return `${said} the vector store holds none of this base`;
-	if (stats && !stats.exists) return `${said} the vector index is missing`;
-	if (stats && stats.missing.length > 0)
-		return `the vector index lost ${stats.missing.length} of its ${stats.segments} segment(s)`;
-	if (stats && stats.vectors === 0) return `${said} the vector index is empty`;
-	return null;
+/** What a Status found: the conversations checked, the figures it gives, and why not to trust them. */
+interface Checked {
+	sessions: SessionStatus[];
+	index: BaseStatus['index'];
+	lexical: BaseStatus['lexical'];
+	dims: number | null;
+	/** Why the indexes cannot be trusted, or null. */
+	reason: string | null;
+	/** Which conversations an index holds nothing of, or null. */
+	lacking: string | null;
+}
+
+const sum = (found: Found[], of: (log: SessionLog) => number) =>
+	found.reduce((n, f) => n + (f.log ? of(f.log) : 0), 0);
+
+function lackingReason(sessions: SessionStatus[], processed: number): string | null {
+	const lacking = sessions.filter((s) => s.mismatch).map((s) => JSON.stringify(s.sessionId));
+	if (lacking.length === 0) return null;
+	const said = processed > 0 ? 'were processed' : 'were captured';
+	return `an index holds nothing of session(s) ${lacking.join(', ')}, which the capture log says ${said}`;
 }
 
 /**
- * Per session: cursor, total processed, last sync time, pending count, whether a sync runs; and a
- * mismatch flag when metadata says messages were processed but the index is missing, empty, lost
- * segments, or holds none of a session's chunks (Regenerate rebuilds it).
+ * The conversations found, checked against the indexes that hold them: the partitions of those
+ * `sessions` (each once), or, when undefined, every index but the base-wide one (a base without a
+ * base-wide index: its single index, or its partitions while an upgrade moves them).
  */
-export async function status(
+async function check(
 	p: BaseParts,
-	options: { sessionId?: string } = {},
-): Promise<BaseStatus> {
+	config: MemoryBaseConfig | null,
+	indexes: BaseIndexes,
+	found: Found[],
+	sessions: string[] | undefined,
+): Promise<Checked> {
+	const processed = sum(found, (l) => l.total_processed);
+	const captured = sum(found, (l) => l.next_seq - 1);
+	const logs = found.map((f) => f.log);
+	const health = await indexHealth(p, indexes, logs, sessions);
+	const lexical = await lexicalHealth(p, config, indexes, captured, sessions);
+	const checked = found.map((f) => sessionStatus(p, f, health, lexical.stats));
+	return {
+		sessions: checked,
+		index: health.stats ? indexFigures(health.stats) : null,
+		lexical: lexical.stats ? lexicalFigures(lexical.stats) : null,
+		dims: health.dims,
+		reason: mismatchReason(processed, health) ?? lexical.reason,
+		lacking: lackingReason(checked, processed),
+	};
+}
+
+function pageLimit(limit: number | undefined): number {
+	const n = limit ?? STATUS_PAGE;
+	if (!Number.isSafeInteger(n) || n < 1 || n > STATUS_PAGE_MAX)
+		throw new InvalidInputError('limit', `must be a whole number from 1 to ${STATUS_PAGE_MAX}`);
+	return n;
+}
+
+/**
+ * Per conversation: cursor, total processed, last sync time, pending count, whether a sync runs; and
+ * a mismatch flag when metadata says messages were processed but an index is missing, empty, lost
+ * segments, or holds none of a conversation's chunks (Regenerate rebuilds it). Of one conversation,
+ * or of a page of the base's conversations (`after`, `limit`) with the whole base's figures.
+ */
+export async function status(p: BaseParts, options: StatusOptions = {}): Promise<BaseStatus> {
 	const config = await p.config();
 	const kbId = await p.knowledgeBaseId(config);
-	const ids =
-		options.sessionId !== undefined
-			? [validateId('session_id', options.sessionId)]
-			: await listSessions(p);
-	const found = await readSessions(p, ids);
-	const baseLease = await readLease(p.storage, p.baseLeaseKey);
-	const processed = found.reduce((n, f) => n + (f.log?.total_processed ?? 0), 0);
-	const captured = found.reduce((n, f) => n + (f.log ? f.log.next_seq - 1 : 0), 0);
 	const indexes = await BaseIndexes.open(p, config);
-	const health = await indexHealth(
+	const one = options.sessionId !== undefined;
+	const page = one
+		? { ids: [validateId('session_id', options.sessionId)], next: null }
+		: await sessionsPage(p, options.after, pageLimit(options.limit));
+	// A folder without a log (a capture that stopped before writing it) is not a conversation yet.
+	const found = (await readSessions(p, page.ids)).filter((f) => one || f.log !== null);
+	// Each conversation against its own partitions once the base-wide index holds the whole base.
+	const own = one || (indexes.kind === 'partitioned' && indexes.wide === 'ready');
+	const checked = await check(
 		p,
+		config,
 		indexes,
-		found.map((f) => f.log),
-		options.sessionId,
+		found,
+		own ? found.map((f) => f.sessionId) : undefined,
 	);
-	const lexical = await lexicalHealth(p, config, indexes, captured, options.sessionId);
-	const wide =
-		options.sessionId === undefined
-			? await wideHealth(p, indexes, config, { processed, captured, logs: found.map((f) => f.log) })
-			: undefined;
-	const sessions = ids.map((id, i) => sessionStatus(p, id, found[i], health, lexical.stats));
-	const lacking = sessions.filter((s) => s.mismatch).map((s) => JSON.stringify(s.sessionId));
-	const reason =
-		mismatchReason(processed, health) ??
-		lexical.reason ??
-		wide?.reason ??
-		(lacking.length
-			? `an index holds nothing of session(s) ${lacking.join(', ')}, which the capture log says ${processed > 0 ? 'were processed' : 'were captured'}`
-			: null);
-	const { stats } = health;
+	const wide = one
+		? undefined
+		: await wideHealth(p, indexes, config, {
+				processed: sum(found, (l) => l.total_processed),
+				captured: sum(found, (l) => l.next_seq - 1),
+				logs: found.map((f) => f.log),
+			});
+	const reason = checked.reason ?? wide?.reason ?? checked.lacking;
+	const baseLease = await readLease(p.storage, p.baseLeaseKey);
 	return {
 		baseId: p.baseId,
 		knowledgeBaseId: kbId,
@@ -247,27 +173,14 @@ export async function status(
 		threshold: config?.threshold ?? null,
 		autoCapture: config?.auto_capture ?? null,
 		vectorStore: p.vectorStoreKind,
-		index: stats ? indexFigures(stats) : null,
-		lexical: lexical.stats ? lexicalFigures(lexical.stats) : null,
-		dimensions: health.dims,
+		index: checked.index,
+		lexical: checked.lexical,
+		dimensions: checked.dims,
 		syncRunning: (!!baseLease && isFresh(baseLease.lease)) || found.some((f) => f.running),
 		mismatch: reason !== null,
 		mismatchReason: reason,
 		wide: wide?.coverage ?? null,
-		sessions,
+		sessions: checked.sessions,
+		nextAfter: page.next,
 	};
 }
-
-const indexFigures = (stats: IndexStats) => ({
-	exists: stats.exists,
-	vectors: stats.vectors,
-	segments: stats.segments,
-	missingSegments: stats.missing.length,
-});
-
-const lexicalFigures = (stats: LexicalStats) => ({
-	exists: stats.exists,
-	chunks: stats.chunks,
-	segments: stats.segments,
-	missingSegments: stats.missing.length,
-});

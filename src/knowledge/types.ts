@@ -317,17 +317,46 @@ export interface BaseStatus {
 	threshold: number | null;
 	autoCapture: boolean | null;
 	vectorStore: 'embedded' | 'external';
-	/** Embedded index only (an external store is not counted). */
-	index: { exists: boolean; vectors: number; segments: number; missingSegments: number } | null;
-	/** The lexical index (null when the base does not exist). */
-	lexical: { exists: boolean; chunks: number; segments: number; missingSegments: number } | null;
+	/**
+	 * The embedded vector index (an external store is not counted): of the conversation for one
+	 * conversation's Status; of the whole base otherwise (the base-wide index once built).
+	 */
+	index: IndexFigures | null;
+	/** The lexical index, likewise (null when the base does not exist). */
+	lexical: LexicalFigures | null;
 	dimensions: number | null;
 	syncRunning: boolean;
 	mismatch: boolean;
 	mismatchReason: string | null;
 	/** The base-wide index a search of every conversation reads, as a search reports it (null for one conversation's Status). */
 	wide: WideCoverage | null;
+	/** The conversations checked: the one asked for, or a page of the base's, in folder order. */
 	sessions: SessionStatus[];
+	/** The last conversation of this page when more follow: pass it as `after` for the next page. */
+	nextAfter: string | null;
+}
+
+/** What a vector index holds, as Status gives it. */
+export interface IndexFigures {
+	exists: boolean;
+	vectors: number;
+	segments: number;
+	missingSegments: number;
+}
+
+/** What a word index holds, as Status gives it. */
+export interface LexicalFigures {
+	exists: boolean;
+	chunks: number;
+	segments: number;
+	missingSegments: number;
+}
+
+/** Which conversations a Status checks: one, or a page of the base's (`after`, `limit`). */
+export interface StatusOptions {
+	sessionId?: string;
+	after?: string;
+	limit?: number;
 }
 
 export interface DeleteResult {

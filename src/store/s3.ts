@@ -8,6 +8,7 @@ import {
 	PutObjectCommand,
 	S3Client,
 } from '@aws-sdk/client-s3';
+import type { ListObjectsV2CommandInput } from '@aws-sdk/client-s3';
 
 import { BoundedCache } from '../common/bounded-cache';
 import { defaultWarn } from '../common/warn';
@@ -282,18 +283,16 @@ export class S3Storage implements MemoryStorage {
 	}
 
 	/** The pages of a listing under `prefix` (with `/` as delimiter: the folders as common prefixes). */
-	private async *pages(prefix: string, folders?: { startAfter?: string; maxKeys?: number }) {
+	private async *pages(prefix: string, more: Omit<ListObjectsV2CommandInput, 'Bucket'> = {}) {
 		let token: string | undefined;
 		try {
 			do {
 				const page = await this.client.send(
 					new ListObjectsV2Command({
+						...more,
 						Bucket: this.bucket,
 						Prefix: prefix,
 						ContinuationToken: token,
-						...(folders
-							? { Delimiter: '/', StartAfter: folders.startAfter, MaxKeys: folders.maxKeys }
-							: {}),
 					}),
 				);
 				yield page;
@@ -326,10 +325,10 @@ export class S3Storage implements MemoryStorage {
 		const from = this.prefix + prefix;
 		const { after, limit } = page;
 		// After every key of folder `after` (engine-made names, never above U+10FFFF).
-		const startAfter = after === undefined ? undefined : `${from}${after}/\u{10FFFF}`;
-		const maxKeys = limit === undefined ? undefined : Math.min(1000, limit + 1);
+		const StartAfter = after === undefined ? undefined : `${from}${after}/\u{10FFFF}`;
+		const MaxKeys = limit && Math.min(1000, limit + 1);
 		const out: string[] = [];
-		for await (const listed of this.pages(from, { startAfter, maxKeys })) {
+		for await (const listed of this.pages(from, { Delimiter: '/', StartAfter, MaxKeys })) {
 			for (const p of listed.CommonPrefixes ?? []) {
 				const name = p.Prefix?.slice(from.length, -1);
 				if (name && `${from}${name}/` !== `${this.prefix}.llm-memory-probe/`) out.push(name);

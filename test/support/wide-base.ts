@@ -3,6 +3,7 @@
 // a sync of the whole base holds it), and a base of many users' conversations to search.
 import {
 	acquireLease,
+	folderNames,
 	LocalDiskStorage,
 	MemoryBase,
 	memoryBaseConfigKey,
@@ -10,6 +11,7 @@ import {
 } from '../../src/internal';
 import type {
 	DeleteOptions,
+	FolderPage,
 	GetOptions,
 	ListedObject,
 	MemoryStorage,
@@ -67,8 +69,16 @@ export class MeteredStorage implements MemoryStorage {
 		return this.count('delete', () => this.inner.delete(key, options));
 	}
 
+	/** The prefixes listed whole (list), in order. */
+	listed: string[] = [];
+
 	list(prefix: string): Promise<ListedObject[]> {
+		this.listed.push(prefix);
 		return this.count('list', () => this.inner.list(prefix));
+	}
+
+	listFolders(prefix: string, page?: FolderPage): Promise<string[]> {
+		return this.count('list', () => folderNames(this.inner, prefix, page));
 	}
 
 	/** Requests since the last reset, and resets. */
@@ -82,6 +92,7 @@ export class MeteredStorage implements MemoryStorage {
 		this.counts = { get: 0, put: 0, delete: 0, list: 0 };
 		this.gets = new Map();
 		this.bytesRead = 0;
+		this.listed = [];
 		return out;
 	}
 }

@@ -355,6 +355,32 @@ describe('Memory Base node (in-process n8n)', () => {
 		assert.equal(hits[0].text, FACTS[0]);
 	});
 
+	it('Status of all conversations pages with Conversations per Page and After Conversation', async () => {
+		for (const s of ['s1', 's2', 's3']) ok(await say(s, FACTS[0]));
+		const first = ok(await run({ operation: 'status', statusLimit: 2 }))[0];
+		assert.deepEqual(
+			[first.sessions.map((s: { sessionId: string }) => s.sessionId), first.nextAfter],
+			[['s1', 's2'], 's2'],
+		);
+		// The next page as a loop would ask for it: After Conversation from the output, by expression.
+		const next = ok(
+			await run({ operation: 'status', statusLimit: 2, statusAfter: '={{ $json.nextAfter }}' }, [
+				first,
+			]),
+		)[0];
+		assert.deepEqual(
+			[next.sessions.map((s: { sessionId: string }) => s.sessionId), next.nextAfter],
+			[['s3'], null],
+		);
+		assert.equal(next.wide?.chunks, first.wide?.chunks, 'the whole base’s index on each page');
+		const bad = await run({ operation: 'status', statusAfter: 'a/b' });
+		assert.equal(bad.status, 'error');
+		assert.match(bad.error?.message ?? '', /After Conversation|after/);
+		const tooMany = await run({ operation: 'status', statusLimit: 5000 });
+		assert.equal(tooMany.status, 'error');
+		assert.match(tooMany.error?.message ?? '', /1 to 1000/);
+	});
+
 	it('a threshold change while messages are pending takes effect at the next capture', async () => {
 		for (const f of FACTS.slice(0, 3)) ok(await say('s1', f, { threshold: 10 }));
 		// The workflow is edited to threshold 2: nothing happens until the next capture, which ingests all.

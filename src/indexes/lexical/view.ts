@@ -3,6 +3,7 @@
 // segments and the open sources in scope are loaded once, a later copy of a chunk ID supersedes an
 // earlier one across all of them (the indexes are given oldest first), and BM25 ranks over the union.
 import { BoundedCache } from '../../common/bounded-cache';
+import { MAX_PARALLEL, mapLimit } from '../../common/parallel';
 import { isGone } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
@@ -144,7 +145,12 @@ export async function lexicalStats(indexes: LexicalIndex[]): Promise<LexicalStat
 	const none = { exists: false, chunks: 0, bySession: {}, segments: 0, missing: [] };
 	if (indexes.length === 0) return none;
 	const { segments: sources, stale } = await openSources(indexes, {}); // as lexicalView
-	const parts = await Promise.all(indexes.map((i, n) => i.loadAll(stale[n])));
+	// A few at a time: a Status may check the partitions of a hundred conversations.
+	const parts = await mapLimit(
+		indexes.map((index, n) => ({ index, n })),
+		MAX_PARALLEL,
+		({ index, n }) => index.loadAll(stale[n]),
+	);
 	if (parts.every((p) => p.manifest.version === null)) return none;
 	const loaded = [...parts.flatMap((p) => p.loaded), ...sources];
 	const live = liveOf([...parts.map((p) => p.id), ...sources.map((s) => s.key)].join('\n'), loaded);
