@@ -6,8 +6,10 @@ import { MEMORY_BASE_ROOT } from './keys';
 import { MAX_PARALLEL, mapLimit } from '../common/parallel';
 import { documentStored, folderNames } from '../store/storage';
 import type { MemoryStorage } from '../store/storage';
-import { listSessions, readLog, readMessages } from './capture-log';
+import { readLog, readMessages, sessionsPage } from './capture-log';
 import type { BaseParts } from './parts';
+import { inBatches, PARALLEL } from './types';
+import { conversationsOfUser } from './users';
 import type { CapturedMessage } from './records';
 
 /** Which captured messages to list: of one conversation, of one user, or of all (`allUsers`); a page. */
@@ -22,8 +24,11 @@ export interface CapturedQuery {
 export interface CapturedPage {
 	/** The messages of this page, oldest first, each with the conversation it belongs to. */
 	messages: Array<CapturedMessage & { session_id: string }>;
-	/** Messages in all (of the conversation, or of the user across conversations). */
-	total: number;
+	/**
+	 * Messages in all, of the conversation or of the user across conversations; null for every
+	 * conversation (counting them would read every conversation's log).
+	 */
+	total: number | null;
 	/** Pass as `offset` for the next page; null after the last. */
 	nextOffset: number | null;
 }
@@ -65,24 +70,65 @@ async function sessionPage(p: BaseParts, sessionId: string, offset: number, limi
 	};
 }
 
+/** Conversations listed at a time, and their logs read side by side, by a listing of every conversation. */
+const LISTED = 100;
+
 /**
- * Every conversation's captured messages, a page: the conversations in order of their IDs, each log
- * read for its count, and only the blocks the page needs.
+ * Every conversation's captured messages, a page: the conversations in folder order, a hundred
+ * listed at a time, each log read for its count until the page is full, and only the blocks the page
+ * needs. What it reads follows the offset and the page, never the size of the base; so it does not
+ * count every conversation's messages (total null).
  */
 async function allPage(p: BaseParts, offset: number, limit: number): Promise<CapturedPage> {
 	const messages: CapturedPage['messages'] = [];
-	let total = 0;
-	for (const s of await listSessions(p)) {
+	let before = 0; // messages of the conversations passed
+	let after: string | undefined;
+	do {
+		const page = await sessionsPage(p, after, LISTED);
+		for (let i = 0; i < page.ids.length; i += PARALLEL) {
+			const ids = page.ids.slice(i, i + PARALLEL);
+			const logs = await inBatches(ids, async (s) => (await readLog(p, s)).log);
+			for (const log of logs) {
+				const count = log.next_seq - 1;
+				if (count === 0) continue;
+				// The page is full and another message follows.
+				if (messages.length === limit) return { messages, total: null, nextOffset: offset + limit };
+				const from = Math.max(offset - before, 0) + 1;
+				const to = Math.min(count, from + (limit - messages.length) - 1);
+				if (from <= to)
+					for (const m of await readMessages(p, log, from, to))
+						messages.push({ ...m, session_id: log.session_id });
+				if (to < count && messages.length === limit)
+					return { messages, total: null, nextOffset: offset + limit };
+				before += count;
+			}
+		}
+		after = page.next ?? undefined;
+	} while (after !== undefined);
+	return { messages, total: null, nextOffset: null };
+}
+
+/** One user's captured messages, a page: the conversations their partition names, oldest first each. */
+async function userPage(
+	p: BaseParts,
+	userId: string,
+	offset: number,
+	limit: number,
+): Promise<CapturedPage> {
+	const all: CapturedPage['messages'] = [];
+	for (const s of await conversationsOfUser(p, userId)) {
 		const { log } = await readLog(p, s);
-		const count = log.next_seq - 1;
-		const from = Math.max(offset - total, 0) + 1;
-		const to = Math.min(count, offset + limit - total);
-		if (from <= to && messages.length < limit)
-			for (const m of await readMessages(p, log, from, to)) messages.push({ ...m, session_id: s });
-		total += count;
+		const mine = (await readMessages(p, log, 1, log.next_seq - 1)).filter(
+			(m) => m.user_id === userId,
+		);
+		all.push(...mine.map((m) => ({ ...m, session_id: s })));
 	}
-	const end = Math.min(total, offset + limit);
-	return { messages, total, nextOffset: end < total ? end : null };
+	const end = Math.min(all.length, offset + limit);
+	return {
+		messages: all.slice(offset, end),
+		total: all.length,
+		nextOffset: end < all.length ? end : null,
+	};
 }
 
 /**
@@ -102,19 +148,5 @@ export async function listCaptured(p: BaseParts, options: CapturedQuery): Promis
 			'sessionId',
 			'name a conversation or a user to list, or ask for every conversation (allUsers)',
 		);
-	const userId = validateId('user_id', options.userId);
-	const all: Array<CapturedMessage & { session_id: string }> = [];
-	for (const s of await listSessions(p)) {
-		const { log } = await readLog(p, s);
-		const mine = (await readMessages(p, log, 1, log.next_seq - 1)).filter(
-			(m) => m.user_id === userId,
-		);
-		all.push(...mine.map((m) => ({ ...m, session_id: s })));
-	}
-	const end = Math.min(all.length, offset + limit);
-	return {
-		messages: all.slice(offset, end),
-		total: all.length,
-		nextOffset: end < all.length ? end : null,
-	};
+	return userPage(p, validateId('user_id', options.userId), offset, limit);
 }

@@ -267,7 +267,18 @@ describe('Memory Base node (in-process n8n)', () => {
 				['bob', 'two'],
 			],
 		);
-		assert.deepEqual([page[0].total, page[0].nextOffset], [3, 2]);
+		// Not counted across every conversation: that would read every conversation's log.
+		assert.deepEqual([page[0].total, page[0].nextOffset], [null, 2]);
+		const next = ok(
+			await run(
+				{ operation: 'listMessages', sessionScope: 'all', limit: 2, options: { offset: 2 } },
+				[{}],
+			),
+		);
+		assert.deepEqual(
+			next.map((m) => [m.session_id, m.text, m.nextOffset]),
+			[['carol', 'three', null]],
+		);
 		const all = ok(
 			await run({ operation: 'listMessages', sessionScope: 'all', returnAll: true }, [{}]),
 		);
