@@ -53,6 +53,7 @@ import {
 	acquireLease,
 	cacheStats,
 	DEFAULT_THRESHOLD,
+	folderNames,
 	LEXICAL_CACHE_BYTES,
 	LocalDiskStorage,
 	MemoryBase,
@@ -69,6 +70,7 @@ import type {
 	CapturedMessage,
 	DeleteOptions,
 	Embedder,
+	FolderPage,
 	GetOptions,
 	IndexedChunk,
 	ListedObject,
@@ -130,7 +132,7 @@ export const BASE_ID = 'scale';
 /** The base's threshold (the default): a capture that brings the pending count to it syncs. */
 const THRESHOLD = DEFAULT_THRESHOLD;
 
-const f = (x: number, d = 2) => x.toFixed(d);
+export const f = (x: number, d = 2) => x.toFixed(d);
 export const n = (x: number) => Math.round(x).toLocaleString('en');
 const mib = (bytes: number) => `${f(bytes / 2 ** 20, 1)} MiB`;
 export function size(bytes: number): string {
@@ -191,6 +193,11 @@ export class Counted implements MemoryStorage {
 	async list(prefix: string): Promise<ListedObject[]> {
 		this.c.list++;
 		return this.inner.list(prefix);
+	}
+
+	async listFolders(prefix: string, page?: FolderPage): Promise<string[]> {
+		this.c.list++;
+		return folderNames(this.inner, prefix, page);
 	}
 
 	/** The counts since the last call. */
@@ -894,7 +901,7 @@ async function whileSyncing(
  * The bytes the process holds beyond its caches while `fn` runs: sampled every 25 ms after two garbage
  * collections (heap and external memory, less what the caches say they hold), from where it started.
  */
-async function heldDuring<T>(fn: () => Promise<T>): Promise<{ out: T; held: number }> {
+export async function heldDuring<T>(fn: () => Promise<T>): Promise<{ out: T; held: number }> {
 	const gc = (globalThis as { gc?: () => void }).gc;
 	const state = () => {
 		// Twice: buffers let go are freed by a collection after the one that found them unreachable, so

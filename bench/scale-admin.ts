@@ -1,0 +1,112 @@
+/**
+ * Admin pages at scale (not a test): prints a markdown table. What the Memory Base's listings cost as
+ * the base grows: Status of the whole base (a page of 100 conversations, the first and one further
+ * on), List Captured Messages of every conversation (the first page of 50, and one at offset 5,000),
+ * and one user's messages; beside the plain baseline on the same base, every capture log read once
+ * (what Status and the listing of every conversation read before they went by pages).
+ *
+ * Bases: those `bench/scale.ts` keeps (SCALE_BENCH_KEEP=1 prints their folders), given as
+ * SCALE_ADMIN_ROOTS, comma-separated `users=folder` (local disk), say
+ * `1000=/tmp/scale-bench-a,100000=/tmp/scale-bench-b`. Each base is measured in this process,
+ * one operation after the other, the process's caches emptied before each; held: the bytes the
+ * process held beyond its caches while the operation ran (heldDuring, with --expose-gc).
+ * SCALE_ADMIN_BASELINE=0 leaves the baseline out (at 100,000 users it reads for minutes).
+ */
+import { performance } from 'node:perf_hooks';
+
+import { clearAllCaches, LocalDiskStorage, MemoryBase } from '../src/internal';
+import { listSessions, readLog } from '../src/knowledge/capture-log';
+import { BASE_ID, Counted, f, HashEmbedder, heldDuring, n, requests, size } from './scale';
+import { loadLine, machineLine } from './stats';
+
+interface Row {
+	users: number;
+	op: string;
+	ms: number;
+	requests: number;
+	held: number;
+	out: string;
+}
+
+/** Every capture log read once, a few side by side: what the whole-base admin reads cost before pages. */
+async function everyLog(base: MemoryBase): Promise<string> {
+	const p = (base as unknown as { parts: Parameters<typeof readLog>[0] }).parts;
+	const ids = await listSessions(p);
+	let captured = 0;
+	for (let i = 0; i < ids.length; i += 16) {
+		const logs = await Promise.all(ids.slice(i, i + 16).map((s) => readLog(p, s)));
+		captured += logs.reduce((sum, l) => sum + l.log.next_seq - 1, 0);
+	}
+	return `${n(ids.length)} conversations, ${n(captured)} messages`;
+}
+
+async function measureBase(users: number, root: string, baseline: boolean): Promise<Row[]> {
+	const counted = new Counted(new LocalDiskStorage({ root }));
+	const base = new MemoryBase({ storage: counted, baseId: BASE_ID, embedder: new HashEmbedder() });
+	const ops: Array<[string, () => Promise<string>]> = [
+		[
+			'Status, first page (100)',
+			async () => `${(await base.status()).sessions.length} conversations`,
+		],
+		[
+			'Status, a page further on',
+			async () => `${(await base.status({ after: 'chat-user-5' })).sessions.length} conversations`,
+		],
+		[
+			'List Captured, every conversation, first 50',
+			async () => `${(await base.listMessages({ allUsers: true, limit: 50 })).messages.length}`,
+		],
+		[
+			'List Captured, every conversation, offset 5,000',
+			async () =>
+				`${(await base.listMessages({ allUsers: true, offset: 5000, limit: 50 })).messages.length}`,
+		],
+		[
+			'List Captured, one user (user-500)',
+			async () => `${(await base.listMessages({ userId: 'user-500', limit: 50 })).total}`,
+		],
+	];
+	if (baseline) ops.push(['baseline: every capture log read', () => everyLog(base)]);
+	const rows: Row[] = [];
+	for (const [op, run] of ops) {
+		clearAllCaches();
+		counted.take();
+		const t0 = performance.now();
+		const { out, held } = await heldDuring(run);
+		const took = performance.now() - t0;
+		rows.push({ users, op, ms: took, requests: requests(counted.take()), held, out });
+		console.error(`  ${n(users)} users: ${op}: ${f(took / 1000, 2)} s`);
+	}
+	return rows;
+}
+
+async function main(): Promise<void> {
+	const roots = (process.env.SCALE_ADMIN_ROOTS ?? '').split(',').filter(Boolean);
+	if (roots.length === 0)
+		throw new Error('SCALE_ADMIN_ROOTS: the folders of bases bench/scale.ts kept');
+	const baseline = process.env.SCALE_ADMIN_BASELINE !== '0';
+	const rows: Row[] = [];
+	for (const entry of roots) {
+		const [users, root] = entry.split('=');
+		rows.push(...(await measureBase(Number(users), root, baseline)));
+	}
+	const out = [
+		'## Admin pages at scale (local disk)',
+		'',
+		machineLine(),
+		loadLine(),
+		'',
+		'| users | operation | time | requests | held beyond caches | answer |',
+		'|---:|---|---:|---:|---:|---|',
+		...rows.map(
+			(r) =>
+				`| ${n(r.users)} | ${r.op} | ${f(r.ms / 1000, 2)} s | ${n(r.requests)} | ${size(r.held)} | ${r.out} |`,
+		),
+	];
+	console.log(out.join('\n'));
+}
+
+main().catch((error) => {
+	console.error(error);
+	process.exit(1);
+});
