@@ -229,7 +229,20 @@ describe('The first day with long-term memory on a real n8n', () => {
 		const items = Array.isArray(r.json) ? r.json : [r.json];
 		const sessions = new Set(items.map((m: Json) => m.session_id));
 		assert.ok(sessions.has('fd-1') && sessions.has('fd-2'), JSON.stringify([...sessions]));
-		assert.equal(items[0].total, items.length);
+		// Return All: every message of every conversation, each once and none skipped (seq 1, 2, … in
+		// each); not counted ahead (total null), and no page after it.
+		const seqs = new Map<string, number[]>();
+		for (const m of items) seqs.set(m.session_id, [...(seqs.get(m.session_id) ?? []), m.seq]);
+		for (const [s, list] of seqs)
+			assert.deepEqual(
+				list,
+				list.map((_, i) => i + 1),
+				s,
+			);
+		assert.ok(
+			items.every((m: Json) => m.total === null && m.nextOffset === null),
+			JSON.stringify(items[0]),
+		);
 	});
 
 	it('Forget User names every object it deleted or rewrote, checked against the storage', async () => {
