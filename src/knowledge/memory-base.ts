@@ -169,7 +169,8 @@ export class MemoryBase {
 
 	/**
 	 * Where each conversation stands, and whether the indexes hold what the logs say (see status.ts):
-	 * of one conversation, or of a page of them (`after`, `limit`: 100 by default) with the base's figures.
+	 * of one conversation, or of a page of them (`after`, `limit`: 100 by default) and the base-wide
+	 * index.
 	 */
 	status(options: StatusOptions = {}): Promise<BaseStatus> {
 		return status(this.parts, options);

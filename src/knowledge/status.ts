@@ -1,7 +1,7 @@
 // Status: where each conversation's sync stands, whether a sync runs, and whether the indexes still
 // hold what the logs say was processed (a mismatch that Regenerate repairs). A Status of the whole
-// base checks a page of its conversations (each against its own partitions) and reads the base's
-// figures from the base-wide index's manifests, so what it reads does not grow with the base.
+// base checks a page of its conversations against their own partitions, and the base-wide index
+// (which holds every conversation) from its manifests: what it reads does not grow with the base.
 import { InvalidInputError } from '../errors';
 import { validateId } from '../keys/ids';
 import { isFresh, readLease } from '../store/lease';
@@ -136,7 +136,7 @@ function pageLimit(limit: number | undefined): number {
  * Per conversation: cursor, total processed, last sync time, pending count, whether a sync runs; and
  * a mismatch flag when metadata says messages were processed but an index is missing, empty, lost
  * segments, or holds none of a conversation's chunks (Regenerate rebuilds it). Of one conversation,
- * or of a page of the base's conversations (`after`, `limit`) with the whole base's figures.
+ * or of a page of the base's conversations (`after`, `limit`), with the base-wide index's coverage.
  */
 export async function status(p: BaseParts, options: StatusOptions = {}): Promise<BaseStatus> {
 	const config = await p.config();

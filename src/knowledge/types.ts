@@ -318,8 +318,8 @@ export interface BaseStatus {
 	autoCapture: boolean | null;
 	vectorStore: 'embedded' | 'external';
 	/**
-	 * The embedded vector index (an external store is not counted): of the conversation for one
-	 * conversation's Status; of the whole base otherwise (the base-wide index once built).
+	 * The embedded vector index (an external store is not counted): the partitions of the conversations
+	 * checked (the whole base's when they all fit on one page; a base with one index: that index).
 	 */
 	index: IndexFigures | null;
 	/** The lexical index, likewise (null when the base does not exist). */
