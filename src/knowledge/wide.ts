@@ -243,8 +243,12 @@ async function wideVectorsLacking(indexes: BaseIndexes, logged: Logged): Promise
 		return `the base-wide vector index lost ${missing.length - cells} of its ${manifest.doc.segments.length} segment(s)`;
 	if (cells > 0)
 		return `the base-wide vector index lost ${cells} part(s) of its cell tiers (Regenerate rebuilds them)`;
-	const held = new Set(manifest.doc.segments.flatMap((r) => r.sessions));
-	const absent = logged.logs.filter((l) => l && l.total_processed > 0 && !held.has(l.session_id));
+	// Only the conversations asked about are looked for: the manifest names every conversation.
+	const lacking = new Set(
+		logged.logs.flatMap((l) => (l && l.total_processed > 0 ? [l.session_id] : [])),
+	);
+	for (const r of manifest.doc.segments) for (const s of r.sessions) lacking.delete(s);
+	const absent = logged.logs.filter((l) => l && lacking.has(l.session_id));
 	if (absent.length === 0) return null;
 	const names = absent.map((l) => JSON.stringify(l!.session_id)).join(', ');
 	return `the base-wide vector index holds nothing of conversation(s) ${names}, which the capture log says were processed`;

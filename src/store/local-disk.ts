@@ -262,10 +262,14 @@ export class LocalDiskStorage implements MemoryStorage {
 		return out;
 	}
 
-	/** Visits every file under the folder holding `prefix`, with its key (reserved names included). */
+	/**
+	 * Visits every file under the folder holding `prefix` (with `matching`, only those whose key starts
+	 * with it), with its key (reserved names included).
+	 */
 	private async walk(
 		prefix: string,
 		visit: (key: string, file: string, name: string) => Promise<void>,
+		matching = false,
 	): Promise<void> {
 		const slash = prefix.lastIndexOf('/');
 		const dirKey = slash >= 0 ? prefix.slice(0, slash) : '';
@@ -276,7 +280,7 @@ export class LocalDiskStorage implements MemoryStorage {
 				if (e.isDirectory()) {
 					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`))
 						await walkDir(path.join(dir, e.name), key);
-				} else if (e.isFile()) {
+				} else if (e.isFile() && (!matching || key.startsWith(prefix))) {
 					await visit(key, path.join(dir, e.name), e.name);
 				}
 			}
@@ -286,17 +290,21 @@ export class LocalDiskStorage implements MemoryStorage {
 
 	async list(prefix: string): Promise<ListedObject[]> {
 		const out: ListedObject[] = [];
-		await this.walk(prefix, async (key, file, name) => {
-			if (!key.startsWith(prefix) || RESERVED.test(name)) return;
-			const st = await fs.stat(file, { bigint: true }).catch(() => undefined);
-			if (st)
-				out.push({
-					key,
-					version: versionOf(st),
-					size: Number(st.size),
-					lastModified: new Date(Number(st.mtimeMs)),
-				});
-		});
+		await this.walk(
+			prefix,
+			async (key, file, name) => {
+				if (RESERVED.test(name)) return;
+				const st = await fs.stat(file, { bigint: true }).catch(() => undefined);
+				if (st)
+					out.push({
+						key,
+						version: versionOf(st),
+						size: Number(st.size),
+						lastModified: new Date(Number(st.mtimeMs)),
+					});
+			},
+			true,
+		);
 		return out;
 	}
 
