@@ -56,7 +56,9 @@ export async function regenerate(p: BaseParts): Promise<SyncResult> {
 		);
 		const results: SessionSyncResult[] = [];
 		for (const s of sessions)
-			results.push(await ingest(p, s, kbId, embedder, leases.parts.get(s) as HeldLease));
+			results.push(
+				await ingest(p, s, kbId, embedder, leases.whole ?? (leases.parts.get(s) as HeldLease)),
+			);
 		await finishMove(p, indexes);
 		return summary(p, results);
 	});

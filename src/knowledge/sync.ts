@@ -50,7 +50,9 @@ export async function sync(
 		if (sessionId === undefined) await foldListed(p);
 		const results: SessionSyncResult[] = [];
 		for (const s of sessions)
-			results.push(await ingest(p, s, kbId, embedder, leases.parts.get(s) as HeldLease));
+			results.push(
+				await ingest(p, s, kbId, embedder, leases.whole ?? (leases.parts.get(s) as HeldLease)),
+			);
 		return summary(p, results);
 	});
 }

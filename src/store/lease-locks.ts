@@ -23,7 +23,10 @@ export interface LeaseLocks {
 	held(part: string | null, lease: Lease | undefined): Error;
 }
 
-/** The leases a locked function holds. */
+/**
+ * The leases a locked function holds. Holding the whole, check and confirm the whole's lease: the
+ * parts' leases are not renewed after they are taken.
+ */
 export interface HeldLocks {
 	whole?: HeldLease;
 	parts: Map<string, HeldLease>;
@@ -81,7 +84,11 @@ export async function locked<T>(
 			const batch = parts.slice(i, i + locks.parallel);
 			const taken = await Promise.allSettled(batch.map((s) => takePart(locks, s, operation)));
 			taken.forEach((t, j) => {
-				if (t.status === 'fulfilled') held.parts.set(batch[j], t.value);
+				if (t.status !== 'fulfilled') return;
+				// From here the whole's lease guards the part: a part's lock, taken once this one
+				// expires, checks the whole's next and gives way (above).
+				t.value.stopRenewing();
+				held.parts.set(batch[j], t.value);
 			});
 			const failed = taken.find((t) => t.status === 'rejected');
 			if (failed) throw (failed as PromiseRejectedResult).reason;

@@ -79,4 +79,30 @@ describe('locks of a whole and its parts', () => {
 		});
 		assert.deepEqual(await heldLocks(locks), []);
 	});
+
+	it('the whole renews its own lease only: a part whose lease expired meanwhile still gives way to it', async () => {
+		const locks = { ...locksOn(['a', 'b', 'c']), ttlMs: 300 };
+		const puts = new Map<string, number>();
+		const inner = locks.storage;
+		const storage = Object.create(inner) as typeof inner;
+		storage.put = (key, body, options) => {
+			puts.set(key, (puts.get(key) ?? 0) + 1);
+			return inner.put(key, body, options);
+		};
+		const counted = { ...locks, storage };
+		await locked(counted, undefined, 'regenerate', async (_parts, held) => {
+			// Six renewal periods: the whole's lease renewed about six times, each part's taken once.
+			await new Promise((r) => setTimeout(r, 600));
+			assert.ok((puts.get('whole.json') ?? 0) >= 3, `whole: ${puts.get('whole.json')} writes`);
+			for (const part of ['a', 'b', 'c']) assert.equal(puts.get(`parts/${part}.json`), 1, part);
+			// The part's lease has expired: its lock is taken, finds the whole held, and gives way.
+			await assert.rejects(
+				locked(counted, 'b', 'sync', async () => assert.fail('ran beside the whole')),
+				/held: whole by regenerate/,
+			);
+			await held.whole!.confirm(); // the whole's lease still ours
+		});
+		assert.deepEqual(await heldLocks(locks), []);
+		await locked(locks, 'b', 'sync', async () => {}); // free again after
+	});
 });
