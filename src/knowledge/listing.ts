@@ -88,7 +88,7 @@ async function allPage(p: BaseParts, offset: number, limit: number): Promise<Cap
 		for (let i = 0; i < page.ids.length; i += PARALLEL) {
 			const ids = page.ids.slice(i, i + PARALLEL);
 			const logs = await inBatches(ids, async (s) => (await readLog(p, s)).log);
-			for (const log of logs) {
+			for (const [j, log] of logs.entries()) {
 				const count = log.next_seq - 1;
 				if (count === 0) continue;
 				// The page is full and another message follows.
@@ -97,7 +97,7 @@ async function allPage(p: BaseParts, offset: number, limit: number): Promise<Cap
 				const to = Math.min(count, from + (limit - messages.length) - 1);
 				if (from <= to)
 					for (const m of await readMessages(p, log, from, to))
-						messages.push({ ...m, session_id: log.session_id });
+						messages.push({ ...m, session_id: ids[j] });
 				if (to < count && messages.length === limit)
 					return { messages, total: null, nextOffset: offset + limit };
 				before += count;
