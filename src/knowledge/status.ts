@@ -87,6 +87,13 @@ interface Checked {
 	lacking: string | null;
 }
 
+/** What the capture logs found say: messages processed and captured, and the logs. */
+interface Logged {
+	processed: number;
+	captured: number;
+	logs: Array<SessionLog | null>;
+}
+
 const sum = (found: Found[], of: (log: SessionLog) => number) =>
 	found.reduce((n, f) => n + (f.log ? of(f.log) : 0), 0);
 
@@ -108,10 +115,8 @@ async function check(
 	indexes: BaseIndexes,
 	found: Found[],
 	sessions: string[] | undefined,
+	{ processed, captured, logs }: Logged,
 ): Promise<Checked> {
-	const processed = sum(found, (l) => l.total_processed);
-	const captured = sum(found, (l) => l.next_seq - 1);
-	const logs = found.map((f) => f.log);
 	const health = await indexHealth(p, indexes, logs, sessions);
 	const lexical = await lexicalHealth(p, config, indexes, captured, sessions);
 	const checked = found.map((f) => sessionStatus(p, f, health, lexical.stats));
@@ -150,20 +155,14 @@ export async function status(p: BaseParts, options: StatusOptions = {}): Promise
 	const found = (await readSessions(p, page.ids)).filter((f) => one || f.log !== null);
 	// Each conversation against its own partitions once the base-wide index holds the whole base.
 	const own = one || (indexes.kind === 'partitioned' && indexes.wide === 'ready');
-	const checked = await check(
-		p,
-		config,
-		indexes,
-		found,
-		own ? found.map((f) => f.sessionId) : undefined,
-	);
-	const wide = one
-		? undefined
-		: await wideHealth(p, indexes, config, {
-				processed: sum(found, (l) => l.total_processed),
-				captured: sum(found, (l) => l.next_seq - 1),
-				logs: found.map((f) => f.log),
-			});
+	const logged: Logged = {
+		processed: sum(found, (l) => l.total_processed),
+		captured: sum(found, (l) => l.next_seq - 1),
+		logs: found.map((f) => f.log),
+	};
+	const sessions = own ? found.map((f) => f.sessionId) : undefined;
+	const checked = await check(p, config, indexes, found, sessions, logged);
+	const wide = one ? undefined : await wideHealth(p, indexes, config, logged);
 	const reason = checked.reason ?? wide?.reason ?? checked.lacking;
 	const baseLease = await readLease(p.storage, p.baseLeaseKey);
 	return {

@@ -89,20 +89,23 @@ export interface FolderPage {
 	limit?: number;
 }
 
+/** What orders a folder among others: the UTF-8 bytes of "name/", as its keys begin. */
+const folderKey = (name: string) => Buffer.from(`${name}/`, 'utf8');
+
 /**
  * Folder names in folder order: the order S3 lists their keys in (the UTF-8 bytes of "name/"), so a
  * page that starts after a name continues the same way on every store.
  */
 export function sortFolders(names: readonly string[]): string[] {
 	return names
-		.map((name) => ({ name, at: Buffer.from(`${name}/`, 'utf8') }))
+		.map((name) => ({ name, at: folderKey(name) }))
 		.sort((a, b) => Buffer.compare(a.at, b.at))
 		.map((x) => x.name);
 }
 
 /** Whether folder `name` comes after folder `after` in folder order. */
 export function folderAfter(name: string, after: string): boolean {
-	return Buffer.compare(Buffer.from(`${name}/`, 'utf8'), Buffer.from(`${after}/`, 'utf8')) > 0;
+	return Buffer.compare(folderKey(name), folderKey(after)) > 0;
 }
 
 /** The names of a page (`page`) of sorted folder names. */
