@@ -11,6 +11,8 @@
  * one operation after the other, the process's caches emptied before each; held: the bytes the
  * process held beyond its caches while the operation ran (heldDuring, with --expose-gc).
  * SCALE_ADMIN_BASELINE=0 leaves the baseline out (at 100,000 users it reads for minutes).
+ * SCALE_ADMIN_REGENERATE=1 adds Regenerate, last (it embeds every message again: 2 minutes at 1,000
+ * users here, longer beyond), with the writes of the base-wide manifests it made.
  */
 import { performance } from 'node:perf_hooks';
 
@@ -40,6 +42,24 @@ async function everyLog(base: MemoryBase): Promise<string> {
 	return `${n(ids.length)} conversations, ${n(captured)} messages`;
 }
 
+/** Regenerate, and how often it wrote the base-wide manifests (each lists every segment). */
+async function regenerated(base: MemoryBase, counted: Counted): Promise<string> {
+	const writes = new Map<string, number>();
+	const put = counted.put.bind(counted);
+	counted.put = (key, body, options) => {
+		if (key.endsWith('/manifest.json') && key.includes('/wide'))
+			writes.set(key, (writes.get(key) ?? 0) + 1);
+		return put(key, body, options);
+	};
+	try {
+		const result = await base.regenerate();
+		const manifests = [...writes.values()].join(' + ') || '0';
+		return `${n(result.sessions.length)} conversations, ${n(result.chunks)} chunks; base-wide manifests written ${manifests} times`;
+	} finally {
+		counted.put = put;
+	}
+}
+
 async function measureBase(users: number, root: string, baseline: boolean): Promise<Row[]> {
 	const counted = new Counted(new LocalDiskStorage({ root }));
 	const base = new MemoryBase({ storage: counted, baseId: BASE_ID, embedder: new HashEmbedder() });
@@ -67,6 +87,8 @@ async function measureBase(users: number, root: string, baseline: boolean): Prom
 		],
 	];
 	if (baseline) ops.push(['baseline: every capture log read', () => everyLog(base)]);
+	if (process.env.SCALE_ADMIN_REGENERATE === '1')
+		ops.push(['Regenerate', () => regenerated(base, counted)]);
 	const rows: Row[] = [];
 	for (const [op, run] of ops) {
 		clearAllCaches();

@@ -34,8 +34,9 @@ import {
 	vectorPartFolder,
 	partsOfFilter,
 	partsOfSession,
+	wideState,
 } from './partitions';
-import type { LayoutKind } from './partitions';
+import type { LayoutKind, WideState } from './partitions';
 import { addCarrying } from './closings';
 import { partListings, singleListing } from './listings';
 import type { PartListing } from './listings';
@@ -43,15 +44,6 @@ import type { MemoryBaseConfig } from './records';
 import { register } from './registry';
 import type { PartKind } from './registry';
 import { inBatches } from './types';
-
-/** Where the base-wide index stands (records.ts): none yet, taking every write, or searched. */
-export type WideState = 'none' | 'building' | 'ready';
-
-/** The base-wide index's state: a base not created yet is created with it. */
-export function wideState(config: MemoryBaseConfig | null): WideState {
-	if (config === null) return 'ready';
-	return config.wide?.state ?? 'none';
-}
 
 /** The owner the base-wide manifests name (no partition's: theirs are "u:…" and "s:…"). */
 export const WIDE_OWNER = '*';
@@ -94,6 +86,9 @@ export class BaseIndexes {
 		/** The manifest reads of the search these indexes are opened for. */
 		private readonly reads?: ManifestReads,
 	) {}
+
+	/** Writes that skip the base-wide index: Regenerate refills it once at the end (refill.ts). */
+	readonly deferred = new Set<'lexical' | 'vector'>();
 
 	/** The base's indexes, in the layout its configuration (read now unless given) says. */
 	static async open(
@@ -182,8 +177,8 @@ export class BaseIndexes {
 	 * since (the configuration read again). If so, the write goes there too: the upgrade that begins it
 	 * copies the partitions after it says so, and may have read this partition before the write.
 	 */
-	private async wideBegunSince(): Promise<boolean> {
-		if (this.wide !== 'none') return false;
+	private async wideBegunSince(kind: 'lexical' | 'vector'): Promise<boolean> {
+		if (this.wide !== 'none' || this.deferred.has(kind)) return false;
 		const config = await this.p.config();
 		this.wide = config === null ? 'none' : wideState(config);
 		return this.wide !== 'none';
@@ -214,14 +209,14 @@ export class BaseIndexes {
 			inBatches(parts, (part) =>
 				this.lexicalPart(part).add(groups.get(part) ?? [], listings.get(part)),
 			),
-			this.wide !== 'none' ? wide() : undefined,
+			this.wide !== 'none' && !this.deferred.has('lexical') ? wide() : undefined,
 		]);
 		await this.made(
 			'lexical',
 			parts,
 			written.map((w) => w.created),
 		);
-		const late = alongside ?? ((await this.wideBegunSince()) ? await wide() : undefined);
+		const late = alongside ?? ((await this.wideBegunSince('lexical')) ? await wide() : undefined);
 		return [...written.map((m) => m.doc), ...(late ? [late.doc] : [])];
 	}
 
@@ -241,7 +236,8 @@ export class BaseIndexes {
 		}
 		await this.made('vector', parts, created);
 		// After the partitions: a retry (same chunk IDs) adds again what a failure left out here.
-		if (this.wide !== 'none' || (await this.wideBegunSince()))
+		if (this.deferred.has('vector')) return;
+		if (this.wide !== 'none' || (await this.wideBegunSince('vector')))
 			await this.wideVectors().add(chunks, rows);
 	}
 

@@ -57,7 +57,8 @@ export async function checkIndexes(
 		if (meta.doc.vector_store !== p.vectorStoreKind)
 			throw vectorsElsewhere(p, meta.doc.vector_store);
 	if (!meta || !manifests) return;
-	checkVectors(p, { single, filter, manifests, log: session?.doc }, meta);
+	const refilling = config.wide?.refill !== undefined;
+	checkVectors(p, { single, filter, manifests, log: session?.doc, refilling }, meta);
 }
 
 /** The vector side: an index gone, or a conversation's processed messages nowhere in it. */
@@ -68,6 +69,8 @@ function checkVectors(
 		filter: ChunkFilter;
 		manifests: Array<Versioned<VectorManifest>>;
 		log: SessionLog | undefined;
+		/** Regenerate refills the base-wide index: its vectors come at the end (refill.ts). */
+		refilling: boolean;
 	},
 	meta: Versioned<KnowledgeBaseMetadata>,
 ): void {
@@ -75,7 +78,8 @@ function checkVectors(
 	const ingested = meta.version !== null && meta.doc.dimensions !== null;
 	// The base's one index, or (a search of every user) every partition: gone while metadata says
 	// something was embedded. A user's partition may be absent because the user has nothing yet.
-	const everything = single || (filter.userId === undefined && filter.sessionId === undefined);
+	const everything =
+		single || (filter.userId === undefined && filter.sessionId === undefined && !read.refilling);
 	if (everything && ingested && manifests.every((m) => m.version === null))
 		throw new IndexMismatchError(
 			p.baseId,

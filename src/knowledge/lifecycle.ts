@@ -10,8 +10,8 @@ import { capturedChunks, chunksOf, lexicalChunks, readLog, readMessages } from '
 import { FOLD_BATCH, settle } from './log-folding';
 import { BaseIndexes } from './base-indexes';
 import { runningError } from './parts';
-import { beginMove, copyVectors, finishMove } from './upgrade';
-import { copyVectorsToWide } from './wide';
+import { beginRefill, endRefill, refillWords } from './refill';
+import { beginMove, copyVectors } from './upgrade';
 import type { ExternalIndex } from '../indexes';
 import type { BaseParts } from './parts';
 import type { SessionLog } from './records';
@@ -34,14 +34,18 @@ export async function regenerate(p: BaseParts): Promise<SyncResult> {
 	return locked(p.locks, undefined, 'regenerate', async (sessions, leases) => {
 		const kbId = config?.kb_id ?? (await configure(p)).kb_id;
 		await ensureKnowledgeBase(p, kbId);
-		// A base in an older layout is rebuilt into the current one (upgrade.ts: moving meanwhile).
+		// A base in an older layout is rebuilt into the current one (upgrade.ts: moving meanwhile); the
+		// base-wide index is refilled from the partitions, once (refill.ts).
 		const indexes = await beginMove(p);
+		const vectorsMove = indexes.kind === 'moving' || indexes.wide === 'building';
+		await beginRefill(p, indexes);
 		const lexical = await rebuildLexical(p, indexes, sessions);
+		await refillWords(p, indexes);
 		// Without an embedding model only the lexical index can be rebuilt; the vectors stay as they
 		// are (copied into the partitions and the base-wide index when the base moves).
 		if (!p.options.embedder) {
-			await keepVectors(p, indexes);
-			await finishMove(p, indexes);
+			if (indexes.kind === 'moving' && !p.external()) await copyVectors(indexes);
+			await endRefill(p, indexes, vectorsMove);
 			return summary(p, lexical);
 		}
 		const embedder = p.embedder('Regenerate');
@@ -55,21 +59,13 @@ export async function regenerate(p: BaseParts): Promise<SyncResult> {
 				: { ...cur.doc, dimensions: null, updated_at: new Date().toISOString() },
 		);
 		const results: SessionSyncResult[] = [];
-		for (const s of sessions)
-			results.push(
-				await ingest(p, s, kbId, embedder, leases.whole ?? (leases.parts.get(s) as HeldLease)),
-			);
-		await finishMove(p, indexes);
+		for (const s of sessions) {
+			const lease = leases.whole ?? (leases.parts.get(s) as HeldLease);
+			results.push(await ingest(p, s, kbId, embedder, lease, async () => indexes));
+		}
+		await endRefill(p, indexes, true);
 		return summary(p, results);
 	});
-}
-
-/** The vectors as they are, into the layout being upgraded to: the partitions, the base-wide index. */
-async function keepVectors(p: BaseParts, indexes: BaseIndexes): Promise<void> {
-	if (p.external() || (indexes.kind !== 'moving' && indexes.wide !== 'building')) return;
-	if (indexes.kind === 'moving') await copyVectors(indexes);
-	await indexes.wideVectors().clear(); // what a cut-short upgrade copied, copied again
-	await copyVectorsToWide(p, indexes);
 }
 
 /** Empties every vector index of the base (a moved single one keeps its marker). */

@@ -17,6 +17,15 @@ export function layoutKind(config: MemoryBaseConfig | null): LayoutKind {
 	return config.layout ?? 'single';
 }
 
+/** Where the base-wide index stands (records.ts): none yet, taking every write, or searched. */
+export type WideState = 'none' | 'building' | 'ready';
+
+/** The base-wide index's state: a base not created yet is created with it. */
+export function wideState(config: MemoryBaseConfig | null): WideState {
+	if (config === null) return 'ready';
+	return config.wide?.state ?? 'none';
+}
+
 /** The partition of a user's messages. */
 export const userPart = (userId: string) => `u:${userId}`;
 /** The partition of a conversation's messages captured without a user. */

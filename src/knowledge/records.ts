@@ -33,8 +33,10 @@ export interface MemoryBaseConfig {
 	 * The base-wide index beside the partitions (base-indexes.ts): every write of a partition also goes
 	 * into it once it is "building" (an upgrade copies what was there before), and searches of every
 	 * conversation read it once it is "ready". Bases from before it have none until their upgrade.
+	 * `refill`: since when Regenerate refills it from the partitions (refill.ts); left by a Regenerate
+	 * cut short, the next upgrade copies it anew.
 	 */
-	wide?: { state: 'building' | 'ready'; since: string };
+	wide?: { state: 'building' | 'ready'; since: string; refill?: string };
 }
 
 /** One captured output: one message of a stride (one execution's outputs for one session). */
@@ -162,7 +164,13 @@ const configSchema = z.looseObject({
 	lexical_since: timestamp.optional(),
 	expiring: z.boolean().optional(),
 	layout: z.enum(['moving', 'partitioned']).optional(),
-	wide: z.looseObject({ state: z.enum(['building', 'ready']), since: timestamp }).optional(),
+	wide: z
+		.looseObject({
+			state: z.enum(['building', 'ready']),
+			since: timestamp,
+			refill: timestamp.optional(),
+		})
+		.optional(),
 });
 
 const messageSchema = z.looseObject({

@@ -72,9 +72,10 @@ async function embedAll(
 	chunks: IndexedChunk[],
 	embedder: Embedder,
 	lease: HeldLease,
+	open: () => Promise<BaseIndexes>,
 ): Promise<void> {
 	const external = p.external();
-	const indexes = external ? undefined : await BaseIndexes.open(p);
+	const indexes = external ? undefined : await open();
 	let dims: number | undefined;
 	let held: IndexedChunk[] = [];
 	let heldRows: number[][] = [];
@@ -159,6 +160,7 @@ function advanced(
  * One session's sync, its lock held. Takes the range (cursor, last captured] at its start; messages
  * captured meanwhile wait for the next sync. Only once the index confirmed every chunk is the cursor
  * moved (one compare-and-swap of the log, the last write), and only if nobody moved it meanwhile.
+ * `open` gives the indexes it writes to (Regenerate's defer the base-wide index: refill.ts).
  */
 export async function ingest(
 	p: BaseParts,
@@ -166,6 +168,7 @@ export async function ingest(
 	kbId: string,
 	embedder: Embedder,
 	lease: HeldLease,
+	open: () => Promise<BaseIndexes> = () => BaseIndexes.open(p),
 ): Promise<SessionSyncResult> {
 	const key = p.logKey(sessionId);
 	const start = await p.logs.read(key);
@@ -185,7 +188,7 @@ export async function ingest(
 	if (to <= from) return result(0, 0, log);
 	const messages = await readMessages(p, log, from + 1, to);
 	const chunks = chunksOf(p, kbId, sessionId, messages);
-	await embedAll(p, sessionId, kbId, chunks, embedder, lease);
+	await embedAll(p, sessionId, kbId, chunks, embedder, lease, open);
 	// The unfolded ones into the lexical index's manifest (a search read them from the log until now),
 	// so the log may seal them. A log without a lexical state gets all of them again (its captures
 	// indexed them before their numbers were final). Idempotent: a chunk's copy replaces the earlier one.
@@ -197,7 +200,7 @@ export async function ingest(
 		: [];
 	if (lexical.length > 0)
 		await (
-			await BaseIndexes.open(p)
+			await open()
 		).addLexical(lexicalChunks(p, sessionId, lexical), {
 			moved: listed,
 		});

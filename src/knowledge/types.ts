@@ -284,6 +284,8 @@ export interface WideCoverage {
 	state: 'none' | 'building' | 'ready';
 	/** Since when the base-wide index takes every write. */
 	since?: string | null;
+	/** Since when Regenerate refills it: its vectors are missing until Regenerate ends. */
+	refill?: string;
 	/** Chunks the base-wide word index holds, and the newest capture time among them. */
 	chunks: number | null;
 	newestCapture: string | null;

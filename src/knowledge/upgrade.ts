@@ -23,15 +23,20 @@ import type { IndexedChunk } from '../indexes';
 import { BoundedCache } from '../common/bounded-cache';
 import { locked } from '../store/lease-locks';
 import { storageIdentity } from '../store/storage';
-import { BaseIndexes, wideState } from './base-indexes';
+import { BaseIndexes } from './base-indexes';
 import type { BaseParts } from './parts';
-import { byPart, layoutKind } from './partitions';
+import { byPart, layoutKind, wideState } from './partitions';
 import type { MemoryBaseConfig } from './records';
 import { copyVectorsToWide, copyWordsToWide, rowsOf } from './wide';
 
 /** Whether a base is in an older layout than the one bases are created in now. */
 export function needsUpgrade(config: MemoryBaseConfig | null): boolean {
-	return config !== null && (layoutKind(config) !== 'partitioned' || wideState(config) !== 'ready');
+	return (
+		config !== null &&
+		(layoutKind(config) !== 'partitioned' ||
+			wideState(config) !== 'ready' ||
+			config.wide?.refill !== undefined)
+	);
 }
 
 /** Step 1 (and 2 for a single base); returns the base's indexes as such (unchanged if up to date). */
@@ -40,7 +45,11 @@ export async function beginMove(p: BaseParts): Promise<BaseIndexes> {
 		if (cur.version === null || !needsUpgrade(cur.doc)) return undefined;
 		const since = new Date().toISOString();
 		const layout = cur.doc.layout ?? 'moving';
-		const wide = cur.doc.wide ?? { state: 'building' as const, since };
+		// A refill cut short (a Regenerate's) is copied anew, as a base-wide index being built.
+		const wide =
+			cur.doc.wide?.refill === undefined
+				? (cur.doc.wide ?? { state: 'building' as const, since })
+				: { state: 'building' as const, since: cur.doc.wide.since };
 		// Begun already (an upgrade cut short): resumed as it stands.
 		if (layout === cur.doc.layout && wide === cur.doc.wide) return undefined;
 		return { ...cur.doc, layout, wide, updated_at: since };

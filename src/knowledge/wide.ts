@@ -133,7 +133,6 @@ export async function copyWordsToWide(
 	await batches.flush();
 	// The copied segments regrouped by word now, not one tier per later sync.
 	await settleTiers(indexes.wideLexical());
-	await settleCellTiers(indexes.wideVectors());
 	// Folded after the copy: what they add goes in once (and a fold lists nothing in partitions only).
 	const ids = [...open];
 	for (let i = 0; i < ids.length; i += FOLD_BATCH) await fold(p, ids.slice(i, i + FOLD_BATCH));
@@ -156,6 +155,8 @@ export async function copyVectorsToWide(p: BaseParts, indexes: BaseIndexes): Pro
 		);
 	}
 	await batches.flush();
+	// Regrouped by cell now, once they are all there (not one tier per later sync).
+	await settleCellTiers(indexes.wideVectors());
 	return copied;
 }
 
@@ -206,6 +207,7 @@ export async function coverageOf(
 		source: 'base-wide index',
 		state: 'ready',
 		since: config?.wide?.since ?? null,
+		...(config?.wide?.refill ? { refill: config.wide.refill } : {}),
 		chunks: words.chunks,
 		newestCapture: words.newest,
 		recentConversations: lexical.version === null ? 0 : (lexical.doc.open?.length ?? 0),
@@ -270,7 +272,8 @@ export async function wideHealth(
 	if (indexes.wide !== 'ready') return { reason: null, coverage };
 	const reason =
 		(await wideWordsLacking(indexes, logged.captured)) ??
-		(vectors ? await wideVectorsLacking(indexes, logged) : null);
+		// While Regenerate refills it, its vectors come at the end (coverage.refill says since when).
+		(vectors && !config.wide?.refill ? await wideVectorsLacking(indexes, logged) : null);
 	return { reason, coverage };
 }
 

@@ -61,7 +61,11 @@ export class MeteredStorage implements MemoryStorage {
 		return got;
 	}
 
+	/** Writes by key since the last reset. */
+	puts = new Map<string, number>();
+
 	put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ version: string }> {
+		this.puts.set(key, (this.puts.get(key) ?? 0) + 1);
 		return this.count('put', () => this.inner.put(key, body, options));
 	}
 
@@ -82,15 +86,22 @@ export class MeteredStorage implements MemoryStorage {
 	}
 
 	/** Requests since the last reset, and resets. */
-	take(): { requests: number; gets: Map<string, number>; bytes: number } {
+	take(): {
+		requests: number;
+		gets: Map<string, number>;
+		puts: Map<string, number>;
+		bytes: number;
+	} {
 		const c = this.counts;
 		const out = {
 			requests: c.get + c.put + c.delete + c.list,
 			gets: this.gets,
+			puts: this.puts,
 			bytes: this.bytesRead,
 		};
 		this.counts = { get: 0, put: 0, delete: 0, list: 0 };
 		this.gets = new Map();
+		this.puts = new Map();
 		this.bytesRead = 0;
 		this.listed = [];
 		return out;
