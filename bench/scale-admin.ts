@@ -11,12 +11,16 @@
  * one operation after the other, the process's caches emptied before each; held: the bytes the
  * process held beyond its caches while the operation ran (heldDuring, with --expose-gc).
  * SCALE_ADMIN_BASELINE=0 leaves the baseline out (at 100,000 users it reads for minutes).
- * SCALE_ADMIN_REGENERATE=1 adds Regenerate, last (it embeds every message again: 2 minutes at 1,000
- * users here, longer beyond), with the writes of the base-wide manifests it made.
+ * SCALE_ADMIN_FORGET=1 adds Forget User of one filler user (user-777: it changes the base, so run it
+ * on a copy); SCALE_ADMIN_REGENERATE=1 adds Regenerate, last (it embeds every message again: 2 minutes
+ * at 1,000 users here, longer beyond), with the writes of the base-wide manifests it made. Three
+ * listings come first: every conversation (what a whole-base lock takes), every partition of each
+ * index (what a user's Status and Forget look through): what each holds is what it keeps.
  */
 import { performance } from 'node:perf_hooks';
 
-import { clearAllCaches, LocalDiskStorage, MemoryBase } from '../src/internal';
+import { clearAllCaches, forgetUser, LocalDiskStorage, MemoryBase } from '../src/internal';
+import { BaseIndexes } from '../src/knowledge/base-indexes';
 import { listSessions, readLog } from '../src/knowledge/capture-log';
 import { BASE_ID, Counted, f, HashEmbedder, heldDuring, n, requests, size } from './scale';
 import { loadLine, machineLine } from './stats';
@@ -63,7 +67,13 @@ async function regenerated(base: MemoryBase, counted: Counted): Promise<string> 
 async function measureBase(users: number, root: string, baseline: boolean): Promise<Row[]> {
 	const counted = new Counted(new LocalDiskStorage({ root }));
 	const base = new MemoryBase({ storage: counted, baseId: BASE_ID, embedder: new HashEmbedder() });
+	const parts = (base as unknown as { parts: Parameters<typeof BaseIndexes.open>[0] }).parts;
+	const partitions = async (kind: 'lexical' | 'vector') =>
+		`${n((await (await BaseIndexes.open(parts)).partHashes(kind)).length)} partitions`;
 	const ops: Array<[string, () => Promise<string>]> = [
+		['every conversation listed', async () => `${n((await base.sessions()).length)} conversations`],
+		['every word partition listed', () => partitions('lexical')],
+		['every vector partition listed', () => partitions('vector')],
 		[
 			'Status, first page (100)',
 			async () => `${(await base.status()).sessions.length} conversations`,
@@ -87,6 +97,14 @@ async function measureBase(users: number, root: string, baseline: boolean): Prom
 		],
 	];
 	if (baseline) ops.push(['baseline: every capture log read', () => everyLog(base)]);
+	if (process.env.SCALE_ADMIN_FORGET === '1')
+		ops.push([
+			'Forget User (user-777)',
+			async () => {
+				const r = await forgetUser(counted, { userId: 'user-777' });
+				return `${r.conversationIds.length} conversations, ${n(r.deleted.length)} deleted, ${n(r.rewritten.length)} rewritten`;
+			},
+		]);
 	if (process.env.SCALE_ADMIN_REGENERATE === '1')
 		ops.push(['Regenerate', () => regenerated(base, counted)]);
 	const rows: Row[] = [];

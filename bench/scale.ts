@@ -54,6 +54,7 @@ import {
 	cacheStats,
 	DEFAULT_THRESHOLD,
 	folderNames,
+	listedPages,
 	LEXICAL_CACHE_BYTES,
 	LocalDiskStorage,
 	MemoryBase,
@@ -193,6 +194,14 @@ export class Counted implements MemoryStorage {
 	async list(prefix: string): Promise<ListedObject[]> {
 		this.c.list++;
 		return this.inner.list(prefix);
+	}
+
+	/** The inner store's pages, each one a list request (as each is one ListObjectsV2 on S3). */
+	async *listPages(prefix: string): AsyncGenerator<ListedObject[]> {
+		for await (const page of listedPages(this.inner, prefix)) {
+			this.c.list++;
+			yield page;
+		}
 	}
 
 	async listFolders(prefix: string, page?: FolderPage): Promise<string[]> {

@@ -178,7 +178,14 @@ export type {
 	PutOptions,
 	StoredObject,
 } from './store/storage';
-export { folderAfter, folderNames, sortFolders, storageIdentity } from './store/storage';
+export {
+	folderAfter,
+	folderNames,
+	forEachListed,
+	listedPages,
+	sortFolders,
+	storageIdentity,
+} from './store/storage';
 export { LimitedStorage, limitRequests } from './store/limited';
 export { forgetUser } from './admin/forget-user';
 export { STATUS_PAGE, STATUS_PAGE_MAX } from './knowledge/status';

@@ -10,6 +10,7 @@ import { DocumentStore } from '../store/document-store';
 import { MessageLog } from '../store/message-log';
 import { sealedCountOf } from '../store/schema';
 import type { HeadDocument, StoredMessage } from '../store/schema';
+import type { HeldObject } from '../store/memory-admin';
 import type { MemoryStorage } from '../store/storage';
 import { documentStored } from '../store/storage';
 import type { ScopeOptions } from './housekeeping';
@@ -215,7 +216,7 @@ export interface ConversationList {
 
 /**
  * The conversations an app (n8n workflow) has stored, the most recently written first (ties by ID),
- * one page of them. Built from one listing of what each memory keeps of the app.
+ * one page of them. Built from one listing of what each memory keeps of the app, read page by page.
  */
 export async function listConversations(
 	storage: MemoryStorage,
@@ -226,9 +227,9 @@ export async function listConversations(
 	const page = pageOf(options);
 	const byId = new Map<string, ConversationSummary>();
 	const { all: memories } = memoriesOf(storage, options.keyPrefix);
-	const held = await Promise.all(memories.map((m) => m.listWorkflow(appId)));
-	for (const h of held.flat()) {
-		if (h.kind === undefined) continue;
+	// Page by page: only each conversation's summary is kept, not every object it holds.
+	const summarize = (h: HeldObject) => {
+		if (h.kind === undefined) return;
 		const o = h.object;
 		let c = byId.get(h.conversationId);
 		if (!c) {
@@ -249,7 +250,8 @@ export async function listConversations(
 		if (h.kind === 'conversation') c.conversationMemory = true;
 		else if (h.kind === 'node') c.nodeIds.push(h.nodeId as string);
 		else if (h.kind === 'file') c.files++;
-	}
+	};
+	for (const m of memories) await m.eachInWorkflow(appId, summarize);
 	const all = [...byId.values()].sort(
 		(a, b) =>
 			b.lastModified.getTime() - a.lastModified.getTime() ||

@@ -3,7 +3,8 @@
 // spaces in scope (by default the one whose ID is the workflow's), a user's in every space. Forget
 // deletes a user's facts and a forgotten conversation's own, and takes what was learned in a forgotten
 // conversation out of every other subject's facts, older versions included (redact.ts).
-import { validateId } from '../keys/ids';
+import { StorageError } from '../errors';
+import { isValidId, validateId } from '../keys/ids';
 import { deleteListed, reportExpiry } from '../store/memory-admin';
 import type {
 	AdminScope,
@@ -14,6 +15,7 @@ import type {
 	MemoryAdmin,
 } from '../store/memory-admin';
 import { arrayAt, invalid, isRecord, at } from '../store/parse';
+import { folderNames, forEachListed } from '../store/storage';
 import type { ListedObject, MemoryStorage } from '../store/storage';
 import { purgeIfExpired } from '../snapshots/retention';
 import type { VersionedDataExport } from '../snapshots/transfer';
@@ -42,9 +44,6 @@ const conversation = (id: string): SubjectRef => ({ kind: 'conversation', id });
 const isHead = (f: Folder, o: ListedObject) => o.key.startsWith(`${f.prefix}branches/`);
 
 export class FactsAdmin implements MemoryAdmin<ExportedFacts[], number> {
-	/** Every subject folder of the storage, listed once per pass (Forget User looks, then deletes). */
-	private folders?: Promise<Folder[]>;
-
 	constructor(
 		readonly storage: MemoryStorage,
 		readonly keyPrefix?: string,
@@ -57,26 +56,44 @@ export class FactsAdmin implements MemoryAdmin<ExportedFacts[], number> {
 
 	/** The subject folders under `prefix`, heads first in each (what refers to versions goes first). */
 	private async foldersUnder(prefix: string): Promise<Folder[]> {
-		const byPrefix = new Map<string, Folder>();
-		for (const o of await this.storage.list(prefix)) {
-			const k = parseFactsKey(o.key, this.keyPrefix);
-			if (!k) continue;
-			const f = byPrefix.get(k.prefix) ?? { ...k, objects: [] };
-			f.objects.push(o);
-			byPrefix.set(k.prefix, f);
-		}
-		return [...byPrefix.values()].map((f) => ({
-			...f,
-			objects: [
-				...f.objects.filter((o) => isHead(f, o)),
-				...f.objects.filter((o) => !isHead(f, o)),
-			],
-		}));
+		const out: Folder[] = [];
+		await this.eachFolder(prefix, async (f) => {
+			out.push(f);
+		});
+		return out;
 	}
 
-	private everyFolder(): Promise<Folder[]> {
-		this.folders ??= this.foldersUnder(factsRoot(this.keyPrefix));
-		return this.folders;
+	/**
+	 * Visits the subject folders under `prefix` one at a time, heads first in each, from a listing read
+	 * page by page: a storage of many users' facts lists millions of keys, and only one folder's are
+	 * held. A listing gives a folder's keys together (in key order on S3, folder by folder on disk).
+	 */
+	private async eachFolder(prefix: string, visit: (f: Folder) => Promise<void>): Promise<void> {
+		const done = new Set<string>();
+		let open: Folder | undefined;
+		const close = async () => {
+			if (!open) return;
+			const f = open;
+			open = undefined;
+			done.add(f.prefix);
+			const heads = f.objects.filter((o) => isHead(f, o));
+			await visit({ ...f, objects: [...heads, ...f.objects.filter((o) => !isHead(f, o))] });
+		};
+		await forEachListed(this.storage, prefix, async (o) => {
+			const k = parseFactsKey(o.key, this.keyPrefix);
+			if (!k) return;
+			if (open?.prefix !== k.prefix) {
+				await close();
+				if (done.has(k.prefix))
+					throw new StorageError(
+						`The listing of ${prefix} did not give ${k.prefix} together`,
+						o.key,
+					);
+				open = { space: k.space, subject: k.subject, prefix: k.prefix, objects: [] };
+			}
+			open.objects.push(o);
+		});
+		await close();
 	}
 
 	private spacesOf(ref: { appId: string; memoryBaseIds?: readonly string[] }): string[] {
@@ -88,6 +105,8 @@ export class FactsAdmin implements MemoryAdmin<ExportedFacts[], number> {
 	async listWorkflow(): Promise<HeldObject[]> {
 		return [];
 	}
+
+	async eachInWorkflow(): Promise<void> {}
 
 	/** The conversation's own facts (kept without a User ID) in each space of the scope. */
 	async listConversation(ref: ConversationRef): Promise<HeldObject[]> {
@@ -169,37 +188,39 @@ export class FactsAdmin implements MemoryAdmin<ExportedFacts[], number> {
 	async expire(scope: AdminScope, options: { now: Date; dryRun?: boolean }): Promise<ExpiryReport> {
 		const report: ExpiryReport = { ids: [], deleted: [], skipped: [] };
 		const spaces = scope.memoryBaseIds ?? (scope.appId !== undefined ? [scope.appId] : undefined);
-		const folders = spaces
-			? (
-					await Promise.all(
-						spaces.map((s) => this.foldersUnder(factsSpacePrefix(s, this.keyPrefix))),
-					)
-				).flat()
-			: await this.everyFolder();
-		for (const f of folders) {
-			if (!f.objects.some((o) => isHead(f, o))) continue;
-			const id = `${f.space}/${f.subject.kind}:${f.subject.id}`;
-			await reportExpiry(
-				report,
-				id,
-				'the facts changed since they were judged expired',
-				async () =>
-					await purgeIfExpired(this.store(f.space, f.subject).versions, options.now, {
-						dryRun: options.dryRun,
-					}),
-			);
-		}
+		const prefixes = spaces
+			? spaces.map((s) => factsSpacePrefix(s, this.keyPrefix))
+			: [factsRoot(this.keyPrefix)];
+		for (const prefix of prefixes)
+			await this.eachFolder(prefix, (f) => this.expireFolder(f, report, options));
 		return report;
+	}
+
+	private async expireFolder(
+		f: Folder,
+		report: ExpiryReport,
+		options: { now: Date; dryRun?: boolean },
+	): Promise<void> {
+		if (!f.objects.some((o) => isHead(f, o))) return;
+		const id = `${f.space}/${f.subject.kind}:${f.subject.id}`;
+		await reportExpiry(report, id, 'the facts changed since they were judged expired', () =>
+			purgeIfExpired(this.store(f.space, f.subject).versions, options.now, {
+				dryRun: options.dryRun,
+			}),
+		);
 	}
 
 	/** The conversations a user's facts were learned in (their read positions), in every space. */
 	async conversationsOfUser(userId: string): Promise<string[]> {
 		const found = new Set<string>();
-		for (const f of await this.everyFolder()) {
-			if (f.subject.kind !== 'user' || f.subject.id !== userId) continue;
-			const { doc } = await this.store(f.space, f.subject).read();
-			for (const c of doc.cursors) found.add(c.conversation_id);
-		}
+		const user: SubjectRef = { kind: 'user', id: validateId('user_id', userId) };
+		// The user's folder in each space (the spaces: one listing of folder names), not every folder.
+		const spaces = (await folderNames(this.storage, factsRoot(this.keyPrefix))).filter(isValidId);
+		for (const space of spaces)
+			for (const f of await this.foldersUnder(factsPrefix(space, user, this.keyPrefix))) {
+				const { doc } = await this.store(f.space, f.subject).read();
+				for (const c of doc.cursors) found.add(c.conversation_id);
+			}
 		return [...found];
 	}
 
@@ -213,20 +234,20 @@ export class FactsAdmin implements MemoryAdmin<ExportedFacts[], number> {
 	): Promise<ForgetReport> {
 		const deleted: string[] = [];
 		const rewritten: string[] = [];
-		for (const f of await this.everyFolder()) {
+		await this.eachFolder(factsRoot(this.keyPrefix), async (f) => {
 			const whole =
 				(f.subject.kind === 'user' && f.subject.id === target.userId) ||
 				(f.subject.kind === 'conversation' && conversationIds.has(f.subject.id));
 			if (whole) {
 				const held = f.objects.map((object) => ({ object, conversationId: f.subject.id }));
 				deleted.push(...(await deleteListed(this.storage, held, [f.prefix])));
-				continue;
+				return;
 			}
 			const pending = f.objects.some((o) => o.key === `${f.prefix}${FORGETTING}`);
-			if (conversationIds.size === 0 && !pending) continue;
+			if (conversationIds.size === 0 && !pending) return;
 			const store = this.store(f.space, f.subject);
 			rewritten.push(...(await forgetInFacts(store, conversationIds, { pending })));
-		}
+		});
 		return { workflows: [], deleted, rewritten, counts: { facts: deleted.length } };
 	}
 }

@@ -14,6 +14,7 @@ import type {
 	MemoryAdmin,
 } from '../store/memory-admin';
 import { at, invalid } from '../store/parse';
+import { forEachListed } from '../store/storage';
 import type { MemoryStorage } from '../store/storage';
 import { expireChat, pruneChat } from './housekeeping';
 import { chatAppPrefixes, FILES_ROOT } from './keys';
@@ -27,6 +28,7 @@ import {
 	chatConversationPrefixes,
 	holdChat,
 	listChatConversation,
+	eachChatObject,
 	listChatObjects,
 } from './objects';
 
@@ -42,6 +44,11 @@ export class HistoryAdmin implements MemoryAdmin<ChatExport, ImportResult | null
 	async listWorkflow(appId: string): Promise<HeldObject[]> {
 		const objects = await listChatObjects(this.storage, appId, this.keyPrefix);
 		return objects.map((o) => holdChat(o, this.keyPrefix));
+	}
+
+	async eachInWorkflow(appId: string, visit: (h: HeldObject) => void): Promise<void> {
+		for (const prefix of chatAppPrefixes(appId, this.keyPrefix))
+			await forEachListed(this.storage, prefix, (o) => visit(holdChat(o, this.keyPrefix)));
 	}
 
 	listConversation(ref: ConversationRef): Promise<HeldObject[]> {
@@ -105,15 +112,19 @@ export class HistoryAdmin implements MemoryAdmin<ChatExport, ImportResult | null
 		return [];
 	}
 
-	/** The conversations found in one listing of each root, deleted in every workflow that holds them. */
+	/** The conversations found in one listing of each root (page by page), deleted in every workflow that holds them. */
 	async forget(conversationIds: ReadonlySet<string>): Promise<ForgetReport> {
 		const held = new Map<string, Set<string>>();
-		for (const o of await listChatObjects(this.storage, undefined, this.keyPrefix)) {
-			const { appId, conversationId } = holdChat(o, this.keyPrefix);
-			if (appId === undefined || !conversationIds.has(conversationId)) continue;
-			if (!held.has(appId)) held.set(appId, new Set());
-			held.get(appId)?.add(conversationId);
-		}
+		await eachChatObject(
+			this.storage,
+			(o) => {
+				const { appId, conversationId } = holdChat(o, this.keyPrefix);
+				if (appId === undefined || !conversationIds.has(conversationId)) return;
+				if (!held.has(appId)) held.set(appId, new Set());
+				held.get(appId)?.add(conversationId);
+			},
+			this.keyPrefix,
+		);
 		const deleted: string[] = [];
 		for (const [appId, ids] of held)
 			for (const conversationId of ids)

@@ -3,6 +3,7 @@
 import { validateId, validateKeyPrefix } from '../keys/ids';
 import { sealedPrefix } from '../store/log-keys';
 import type { HeldObject } from '../store/memory-admin';
+import { forEachListed } from '../store/storage';
 import type { ListedObject, MemoryStorage } from '../store/storage';
 import {
 	CHAT_ROOTS,
@@ -90,6 +91,19 @@ export async function listChatObjects(
 			? chatAppPrefixes(appId, keyPrefix)
 			: CHAT_ROOTS.map((root) => `${p}${root}/`);
 	return (await Promise.all(prefixes.map((prefix) => storage.list(prefix)))).flat();
+}
+
+/**
+ * Visits every chat object of every app, a page of each root's listing at a time (a storage of many
+ * conversations lists millions of keys: only what `visit` keeps is held).
+ */
+export async function eachChatObject(
+	storage: MemoryStorage,
+	visit: (o: ListedObject) => void,
+	keyPrefix?: string,
+): Promise<void> {
+	const p = validateKeyPrefix('key prefix', keyPrefix);
+	for (const root of CHAT_ROOTS) await forEachListed(storage, `${p}${root}/`, visit);
 }
 
 /** A node with Node-mode memory in an app, over all its conversations. */

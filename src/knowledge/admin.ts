@@ -73,6 +73,8 @@ export class KnowledgeAdmin implements MemoryAdmin<ExportedCaptures[], number> {
 		return [];
 	}
 
+	async eachInWorkflow(): Promise<void> {}
+
 	/** The conversation's capture log in each base of the scope that has one. */
 	async listConversation(ref: ConversationRef): Promise<HeldObject[]> {
 		const out: HeldObject[] = [];

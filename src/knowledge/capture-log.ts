@@ -6,7 +6,7 @@ import { CorruptDocumentError } from '../errors';
 import type { IndexedChunk } from '../indexes';
 import { captureSealedKey, memoryBaseSessionsPrefix } from './keys';
 import { encodeJson } from '../store/codec';
-import { folderNames } from '../store/storage';
+import { folderNames, forEachListed } from '../store/storage';
 import { validateId } from '../keys/ids';
 import { chunkId, chunkText } from './chunking';
 import type { BaseParts } from './parts';
@@ -190,9 +190,9 @@ export async function sessionsPage(
 export async function listSessions(p: BaseParts): Promise<string[]> {
 	const prefix = memoryBaseSessionsPrefix(p.baseId, p.keyPrefix);
 	const ids = new Set<string>();
-	for (const o of await p.storage.list(prefix)) {
+	await forEachListed(p.storage, prefix, (o) => {
 		const rest = o.key.slice(prefix.length).split('/');
 		if (rest.length === 2 && rest[1] === 'log.json') ids.add(rest[0]);
-	}
+	});
 	return [...ids].sort();
 }

@@ -3,6 +3,7 @@
 import { IndexMismatchError } from '../errors';
 import type { ChunkFilter, VectorManifest } from '../indexes';
 import type { Versioned } from '../store/document-store';
+import { listedPages } from '../store/storage';
 import type { BaseIndexes } from './base-indexes';
 import { knowledgeBaseMetadataKey, memoryBaseSessionsPrefix } from './keys';
 import type { BaseParts } from './parts';
@@ -119,8 +120,10 @@ async function lexicalManifests(
 	if (filter.sessionId !== undefined)
 		return Promise.all((await indexes.lexicalFor(filter, users)).map((i) => i.readManifest()));
 	if ((await indexes.lexicalFor(filter, users)).length > 0) return undefined;
-	const logs = await p.storage.list(memoryBaseSessionsPrefix(p.baseId, p.keyPrefix));
-	return logs.some((o) => o.key.endsWith('/log.json')) ? [{ version: null }] : undefined;
+	// Stops at the first page holding a log.
+	for await (const page of listedPages(p.storage, memoryBaseSessionsPrefix(p.baseId, p.keyPrefix)))
+		if (page.some((o) => o.key.endsWith('/log.json'))) return [{ version: null }];
+	return undefined;
 }
 
 /**

@@ -6,6 +6,7 @@ import { validateId } from '../keys/ids';
 import { sleep } from '../common/sleep';
 import type { HeldLease } from '../store/lease';
 import { heldLocks, locked } from '../store/lease-locks';
+import { forEachListed } from '../store/storage';
 import { capturedChunks, chunksOf, lexicalChunks, readLog, readMessages } from './capture-log';
 import { FOLD_BATCH, settle } from './log-folding';
 import { BaseIndexes } from './base-indexes';
@@ -318,14 +319,16 @@ async function refuseAnotherStore(
  * copies there. Returns the keys deleted.
  */
 async function deleteUnder(p: BaseParts, prefix: string, keep: Set<string>): Promise<string[]> {
-	const objects = (await p.storage.list(prefix)).filter((o) => !keep.has(o.key));
-	objects.sort((a, b) => Number(b.key.endsWith('/log.json')) - Number(a.key.endsWith('/log.json')));
 	const deleted: string[] = [];
-	for (const o of objects) {
-		if (o.key.endsWith('/log.json')) await p.logs.delete(o.key);
-		else await p.blocks.deleteWriteOnce(o.key);
-		deleted.push(o.key);
-	}
+	const isLog = (key: string) => key.endsWith('/log.json');
+	// Two listings, page by page (a base of many conversations lists millions of keys): logs, then the rest.
+	for (const logs of [true, false])
+		await forEachListed(p.storage, prefix, async (o) => {
+			if (keep.has(o.key) || isLog(o.key) !== logs) return;
+			if (logs) await p.logs.delete(o.key);
+			else await p.blocks.deleteWriteOnce(o.key);
+			deleted.push(o.key);
+		});
 	deleted.push(...((await p.storage.sweep?.(prefix, 0)) ?? []));
 	return deleted;
 }
@@ -344,10 +347,10 @@ async function deleteAll(p: BaseParts, kbId: string, sessions: string[]): Promis
 	deleted.push(...(await p.index(kbId).clear()));
 	deleted.push(...(await p.lexical().clear()));
 	const kbPrefix = knowledgeBasePrefix(kbId, p.keyPrefix);
-	for (const o of await p.storage.list(kbPrefix)) {
+	await forEachListed(p.storage, kbPrefix, async (o) => {
 		await p.metadata.delete(o.key);
 		deleted.push(o.key);
-	}
+	});
 	const prefix = memoryBasePrefix(p.baseId, p.keyPrefix);
 	const leaseKeys = new Set([p.baseLeaseKey, ...sessions.map((s) => p.sessionLeaseKey(s))]);
 	deleted.push(...(await deleteUnder(p, prefix, leaseKeys)));

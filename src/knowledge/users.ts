@@ -3,6 +3,7 @@
 // those conversations were forgotten (a partition's manifests name its owner: nothing of the user may
 // stay). A base in an older layout, or a partition that is gone or damaged, is searched the long way:
 // every conversation's log.
+import { forEachListed } from '../store/storage';
 import { listSessions, sessionUsers } from './capture-log';
 import { BaseIndexes } from './base-indexes';
 import type { BaseParts } from './parts';
@@ -55,7 +56,10 @@ export async function deleteUserPartitions(
 	const deleted: string[] = [];
 	for (const index of [indexes.lexicalPart(part), indexes.vectorPart(part)]) {
 		const folder = index.manifestKey.slice(0, -'manifest.json'.length);
-		const held = new Set((await p.storage.list(folder)).map((o) => o.key));
+		const held = new Set<string>();
+		await forEachListed(p.storage, folder, (o) => {
+			held.add(o.key);
+		});
 		if (held.size > 0) deleted.push(...(await index.clear()).filter((k) => held.has(k)));
 	}
 	const rewritten = [

@@ -13,6 +13,7 @@ import type {
 	MemoryAdmin,
 } from '../store/memory-admin';
 import { deleteIfUnchanged } from '../store/retention';
+import { forEachListed } from '../store/storage';
 import type { ListedObject, MemoryStorage } from '../store/storage';
 import {
 	parseVersionedDataKey,
@@ -63,6 +64,11 @@ export class SnapshotsAdmin implements MemoryAdmin<VersionedDataExport, Versione
 
 	listWorkflow(appId: string): Promise<HeldObject[]> {
 		return this.listAll(appId);
+	}
+
+	eachInWorkflow(appId: string, visit: (h: HeldObject) => void): Promise<void> {
+		const prefix = versionedDataAppPrefix(appId, this.keyPrefix);
+		return forEachListed(this.storage, prefix, (o) => visit(this.hold(o)));
 	}
 
 	/** Branch heads and the counter first, then the versions they point to. */
@@ -164,14 +170,17 @@ export class SnapshotsAdmin implements MemoryAdmin<VersionedDataExport, Versione
 		return [];
 	}
 
-	/** The conversations found in one listing, deleted in every workflow that holds them. */
+	/** The conversations found in one listing (page by page), deleted in every workflow that holds them. */
 	async forget(conversationIds: ReadonlySet<string>): Promise<ForgetReport> {
 		const held = new Map<string, Set<string>>();
-		for (const { appId, conversationId } of await this.listAll(undefined)) {
-			if (appId === undefined || !conversationIds.has(conversationId)) continue;
+		// Page by page: only the conversations named are kept of what every workflow holds.
+		const root = `${validateKeyPrefix('key prefix', this.keyPrefix)}${VERSIONED_DATA_ROOT}/`;
+		await forEachListed(this.storage, root, (o) => {
+			const { appId, conversationId } = this.hold(o);
+			if (appId === undefined || !conversationIds.has(conversationId)) return;
 			if (!held.has(appId)) held.set(appId, new Set());
 			held.get(appId)?.add(conversationId);
-		}
+		});
 		const deleted: string[] = [];
 		for (const [appId, ids] of held)
 			for (const conversationId of ids)

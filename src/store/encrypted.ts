@@ -5,7 +5,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 import { CorruptDocumentError, EncryptionKeyError, InvalidOptionError } from '../errors';
-import { folderNames, storageIdentity } from './storage';
+import { folderNames, listedPages, storageIdentity } from './storage';
 import type {
 	DeleteOptions,
 	FolderPage,
@@ -170,6 +170,10 @@ export class EncryptedStorage implements MemoryStorage {
 
 	list(prefix: string): Promise<ListedObject[]> {
 		return this.inner.list(prefix);
+	}
+
+	listPages(prefix: string): AsyncIterable<ListedObject[]> {
+		return listedPages(this.inner, prefix);
 	}
 
 	listFolders(prefix: string, page?: FolderPage): Promise<string[]> {

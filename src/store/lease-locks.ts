@@ -24,8 +24,8 @@ export interface LeaseLocks {
 }
 
 /**
- * The leases a locked function holds. Holding the whole, check and confirm the whole's lease: the
- * parts' leases are not renewed after they are taken.
+ * The leases a locked function holds: one part's, or the whole's (whose lock took every part's lease
+ * and let it go: see locked). Holding the whole, check and confirm the whole's lease.
  */
 export interface HeldLocks {
 	whole?: HeldLease;
@@ -56,8 +56,9 @@ async function release(held: HeldLocks, parallel: number): Promise<void> {
 
 /**
  * Runs `fn` holding the locks it needs: for one part, that part's lock (and no whole lock held by
- * anyone); for the whole (`part` undefined), the whole's lock and every part's. Any of them held by
- * another holder: the error `held` gives, with nothing changed. Released when `fn` ends.
+ * anyone); for the whole (`part` undefined), the whole's lock, once every part's lease was taken (no
+ * part is held by another) and given back. Any of them held by another holder: the error `held`
+ * gives, with nothing changed. Released when `fn` ends.
  */
 export async function locked<T>(
 	locks: LeaseLocks,
@@ -83,13 +84,12 @@ export async function locked<T>(
 		for (let i = 0; i < parts.length; i += locks.parallel) {
 			const batch = parts.slice(i, i + locks.parallel);
 			const taken = await Promise.allSettled(batch.map((s) => takePart(locks, s, operation)));
-			taken.forEach((t, j) => {
-				if (t.status !== 'fulfilled') return;
-				// From here the whole's lease guards the part: a part's lock, taken once this one
-				// expires, checks the whole's next and gives way (above).
-				t.value.stopRenewing();
-				held.parts.set(batch[j], t.value);
-			});
+			// Taken, a part is free of other holders: from here the whole's lease guards it (a part's
+			// lock checks the whole's after taking its own, and gives way: above), so its lease goes at
+			// once and none is held for the run (a base of 100,000 conversations would hold them all).
+			await Promise.all(
+				taken.map((t) => (t.status === 'fulfilled' ? t.value.release().catch(() => {}) : null)),
+			);
 			const failed = taken.find((t) => t.status === 'rejected');
 			if (failed) throw (failed as PromiseRejectedResult).reason;
 		}

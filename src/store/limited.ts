@@ -4,7 +4,7 @@
 // flooded, and its client's connection pool is not outgrown (a request waiting for a connection
 // times out like one the server never answered). Each request takes its turn alone, so a holder never
 // waits for another turn while keeping one: nothing can deadlock.
-import { folderNames, storageIdentity } from './storage';
+import { folderNames, listedPages, storageIdentity } from './storage';
 import type {
 	DeleteOptions,
 	FolderPage,
@@ -65,6 +65,20 @@ export class LimitedStorage implements MemoryStorage {
 
 	listFolders(prefix: string, page?: FolderPage): Promise<string[]> {
 		return this.turn(() => folderNames(this.inner, prefix, page));
+	}
+
+	/** The inner store's pages, each read in a turn of its own (a caller works on a page between turns). */
+	async *listPages(prefix: string): AsyncGenerator<ListedObject[]> {
+		const pages = listedPages(this.inner, prefix);
+		try {
+			for (;;) {
+				const next = await this.turn(() => pages.next());
+				if (next.done) return;
+				yield next.value;
+			}
+		} finally {
+			await pages.return(undefined);
+		}
 	}
 
 	describe(): string {

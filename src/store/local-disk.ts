@@ -30,6 +30,9 @@ export interface LocalDiskStorageOptions {
 	durable?: boolean;
 }
 
+/** Objects per page of a listing (as S3 gives them). */
+const LIST_PAGE = 1000;
+
 const RESERVED = /\.(lock|tmp)$|\.lock\.(stale|new)-|\.lock\.break($|\.)/;
 /**
  * Leftovers of interrupted writers, with the key they belonged to: `.<name>.<pid>.<hex>.tmp`, lock files
@@ -263,49 +266,73 @@ export class LocalDiskStorage implements MemoryStorage {
 	}
 
 	/**
-	 * Visits every file under the folder holding `prefix` (with `matching`, only those whose key starts
-	 * with it), with its key (reserved names included).
+	 * Every file under the folder holding `prefix` (with `matching`, only those whose key starts with
+	 * it), with its key (reserved names included), one folder entry at a time.
 	 */
+	private async *files(
+		prefix: string,
+		matching: boolean,
+	): AsyncGenerator<{ key: string; file: string; name: string }> {
+		const slash = prefix.lastIndexOf('/');
+		const dirKey = slash >= 0 ? prefix.slice(0, slash) : '';
+		if (dirKey) assertStorageKey(dirKey);
+		const walkDir = async function* (
+			this: LocalDiskStorage,
+			dir: string,
+			keyBase: string,
+		): AsyncGenerator<{ key: string; file: string; name: string }> {
+			// One folder's entries at a time, sorted as readdir gives them (and as S3 lists keys).
+			for (const e of await this.entries(dir)) {
+				const key = keyBase ? `${keyBase}/${e.name}` : e.name;
+				if (e.isDirectory()) {
+					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`))
+						yield* walkDir.call(this, path.join(dir, e.name), key);
+				} else if (e.isFile() && (!matching || key.startsWith(prefix))) {
+					yield { key, file: path.join(dir, e.name), name: e.name };
+				}
+			}
+		};
+		yield* walkDir.call(
+			this,
+			dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root,
+			dirKey,
+		);
+	}
+
+	/** Visits every file `files` gives. */
 	private async walk(
 		prefix: string,
 		visit: (key: string, file: string, name: string) => Promise<void>,
 		matching = false,
 	): Promise<void> {
-		const slash = prefix.lastIndexOf('/');
-		const dirKey = slash >= 0 ? prefix.slice(0, slash) : '';
-		if (dirKey) assertStorageKey(dirKey);
-		const walkDir = async (dir: string, keyBase: string): Promise<void> => {
-			for (const e of await this.entries(dir)) {
-				const key = keyBase ? `${keyBase}/${e.name}` : e.name;
-				if (e.isDirectory()) {
-					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`))
-						await walkDir(path.join(dir, e.name), key);
-				} else if (e.isFile() && (!matching || key.startsWith(prefix))) {
-					await visit(key, path.join(dir, e.name), e.name);
-				}
-			}
-		};
-		await walkDir(dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root, dirKey);
+		for await (const f of this.files(prefix, matching)) await visit(f.key, f.file, f.name);
 	}
 
 	async list(prefix: string): Promise<ListedObject[]> {
 		const out: ListedObject[] = [];
-		await this.walk(
-			prefix,
-			async (key, file, name) => {
-				if (RESERVED.test(name)) return;
-				const st = await fs.stat(file, { bigint: true }).catch(() => undefined);
-				if (st)
-					out.push({
-						key,
-						version: versionOf(st),
-						size: Number(st.size),
-						lastModified: new Date(Number(st.mtimeMs)),
-					});
-			},
-			true,
-		);
+		for await (const page of this.listPages(prefix)) out.push(...page);
 		return out;
+	}
+
+	/** The listing in pages of at most LIST_PAGE objects, read as the folders are walked. */
+	async *listPages(prefix: string): AsyncGenerator<ListedObject[]> {
+		let page: ListedObject[] = [];
+		for await (const { key, file, name } of this.files(prefix, true)) {
+			if (RESERVED.test(name)) continue;
+			const st = await fs.stat(file, { bigint: true }).catch(() => undefined);
+			if (!st) continue;
+			page.push({
+				key,
+				version: versionOf(st),
+				size: Number(st.size),
+				lastModified: new Date(Number(st.mtimeMs)),
+			});
+			if (page.length >= LIST_PAGE) {
+				yield page;
+				page = [];
+			}
+		}
+		if (page.length > 0) yield page;
 	}
 
 	/**

@@ -94,6 +94,8 @@ export interface ForgetReport {
 export interface MemoryAdmin<Export = unknown, Imported = unknown> {
 	/** Every object of one workflow (one listing of each of the memory's folders of it). */
 	listWorkflow(appId: string): Promise<HeldObject[]>;
+	/** The same, visited a page of the listing at a time (a workflow of many conversations lists many keys). */
+	eachInWorkflow(appId: string, visit: (h: HeldObject) => void): Promise<void>;
 	/** One conversation's objects, in the order they are deleted: what refers to others first. */
 	listConversation(ref: ConversationRef): Promise<HeldObject[]>;
 	/**

@@ -15,6 +15,8 @@ import { defaultWarn } from '../common/warn';
 import { ConflictError, StorageError, StorageTimeoutError, UnsafeStorageError } from '../errors';
 import { validateKeyPrefix } from '../keys/ids';
 import { assertStorageKey } from './key-check';
+import { isConflict, isNotFound, status, virtualHostHint } from './s3-errors';
+import type { SdkError } from './s3-errors';
 import type {
 	DeleteOptions,
 	FolderPage,
@@ -52,66 +54,6 @@ export interface ConditionalWriteSupport {
 	enforced: boolean;
 	/** Whether If-Match must carry the ETag without quotes (Ceph RGW) or with them. */
 	quoteIfMatch: boolean;
-}
-
-interface SdkError {
-	name?: string;
-	Code?: string;
-	message?: string;
-	$metadata?: { httpStatusCode?: number };
-}
-
-function status(error: unknown): number | undefined {
-	return (error as SdkError)?.$metadata?.httpStatusCode;
-}
-
-/** The object is absent. A missing bucket (NoSuchBucket, also a 404) is an error, never "empty". */
-function isNotFound(error: unknown): boolean {
-	const e = error as SdkError;
-	if (e?.name === 'NoSuchBucket' || e?.Code === 'NoSuchBucket') return false;
-	return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || status(error) === 404;
-}
-
-function isConflict(error: unknown): boolean {
-	const s = status(error);
-	return s === 412 || s === 409 || (error as SdkError)?.name === 'PreconditionFailed';
-}
-
-interface NetError {
-	code?: string;
-	hostname?: string;
-	message?: string;
-	cause?: unknown;
-}
-
-/** The host name an error (or an error it wraps) says does not resolve (getaddrinfo ENOTFOUND). */
-function unresolvedHost(error: unknown): string | undefined {
-	for (let e = error as NetError | undefined, depth = 0; e && depth < 5; depth++) {
-		if (e.code === 'ENOTFOUND') return e.hostname ?? /ENOTFOUND (\S+)/.exec(e.message ?? '')?.[1];
-		e = e.cause as NetError | undefined;
-	}
-	return undefined;
-}
-
-/**
- * A hint for an error that says the bucket's virtual-host name (`<bucket>.<host>`, how S3 addresses a
- * bucket unless forcePathStyle is on) does not resolve: most S3-compatible servers are reached by their
- * own host name only, so the bucket must go in the path. Empty for any other error.
- */
-function virtualHostHint(
-	error: unknown,
-	bucket: string,
-	forcePathStyle: boolean,
-	endpoint: string | undefined,
-): string {
-	const hostname = forcePathStyle ? undefined : unresolvedHost(error);
-	if (!hostname?.startsWith(`${bucket}.`)) return '';
-	const pathStyle = `${(endpoint ?? hostname.slice(bucket.length + 1)).replace(/\/+$/, '')}/${bucket}`;
-	return (
-		`The bucket's virtual-host name ${hostname} does not resolve: with Force Path Style ` +
-		`(forcePathStyle) off, requests go to <bucket>.<host>. Turn on Force Path Style to send them to ` +
-		`${pathStyle} instead, as most S3-compatible servers need.`
-	);
 }
 
 const unquote = (etag: string | undefined) =>
@@ -305,7 +247,14 @@ export class S3Storage implements MemoryStorage {
 
 	async list(prefix: string): Promise<ListedObject[]> {
 		const out: ListedObject[] = [];
-		for await (const page of this.pages(this.prefix + prefix))
+		for await (const page of this.listPages(prefix)) out.push(...page);
+		return out;
+	}
+
+	/** The listing one ListObjectsV2 page (up to 1,000 keys) at a time. */
+	async *listPages(prefix: string): AsyncGenerator<ListedObject[]> {
+		for await (const page of this.pages(this.prefix + prefix)) {
+			const out: ListedObject[] = [];
 			for (const o of page.Contents ?? []) {
 				if (!o.Key || o.Key.startsWith(`${this.prefix}.llm-memory-probe/`)) continue;
 				out.push({
@@ -315,7 +264,8 @@ export class S3Storage implements MemoryStorage {
 					lastModified: o.LastModified ?? new Date(0),
 				});
 			}
-		return out;
+			if (out.length > 0) yield out;
+		}
 	}
 
 	/** The folders directly under `prefix` ("…/" or ""): the listing's common prefixes, page by page. */

@@ -57,6 +57,12 @@ export interface MemoryStorage {
 	/** Every key that starts with the prefix, in no particular order. */
 	list(prefix: string): Promise<ListedObject[]>;
 	/**
+	 * The same listing a page at a time (S3: one ListObjectsV2 page each; disk: a bounded batch of a
+	 * folder walk), so a caller that keeps only what it derives holds one page, not the whole listing.
+	 * Stores without it are listed whole, as one page (listedPages).
+	 */
+	listPages?(prefix: string): AsyncIterable<ListedObject[]>;
+	/**
 	 * The names of the folders directly under `prefix` (a folder: "…/", or "" for the top), each one
 	 * holding at least one key, in folder order (sortFolders); without listing the keys inside them (a
 	 * base of 100,000 users holds millions). With `page`: only the names after `page.after`, at most
@@ -76,6 +82,27 @@ export interface MemoryStorage {
 	 * what it removed. Only stores that can leave such files have it (S3 writes are atomic).
 	 */
 	sweep?(prefix: string, olderThanMs: number): Promise<string[]>;
+}
+
+/**
+ * Every key under `prefix`, page by page: the store's own pages, or its whole listing as one page.
+ * What a base of 100,000 users lists runs to millions of keys; a page is a thousand or so.
+ */
+export async function* listedPages(
+	storage: MemoryStorage,
+	prefix: string,
+): AsyncGenerator<ListedObject[]> {
+	if (storage.listPages) yield* storage.listPages(prefix);
+	else yield await storage.list(prefix);
+}
+
+/** Calls `visit` on every key under `prefix`, one page at a time (see listedPages). */
+export async function forEachListed(
+	storage: MemoryStorage,
+	prefix: string,
+	visit: (o: ListedObject) => void | Promise<void>,
+): Promise<void> {
+	for await (const page of listedPages(storage, prefix)) for (const o of page) await visit(o);
 }
 
 /** Whether a memory document is stored: one listing of its key (its body is not read). */

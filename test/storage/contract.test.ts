@@ -8,7 +8,9 @@ import {
 	deleteConversationMemory,
 	folderAfter,
 	folderNames,
+	forEachListed,
 	listAppKeys,
+	listedPages,
 	listConversationKeys,
 	nodeMemoryKey,
 	NodeTokenBufferMemory,
@@ -17,7 +19,7 @@ import {
 	StorageError,
 	TokenBufferMemory,
 } from '../../src/internal';
-import type { MemoryStorage } from '../../src/internal';
+import type { ListedObject, MemoryStorage } from '../../src/internal';
 import { ensureRgw, rgwStorage } from '../support/rgw';
 import { tempDisk } from '../support/storages';
 
@@ -156,6 +158,46 @@ function contract(name: string, make: () => Promise<MemoryStorage>) {
 			const listOnly = { list: (p: string) => s.list(p) } as unknown as MemoryStorage;
 			assert.deepEqual(await folderNames(listOnly, 'f/'), ['a', 'b']);
 			assert.deepEqual(await folderNames(s, 'f/'), ['a', 'b']);
+		});
+
+		it('lists a prefix page by page: pages of at most 1,000, together what one listing gives, each key once', async () => {
+			const keys = Array.from({ length: 1_203 }, (_, i) => `lp/${i % 3}/k${i}.json`);
+			for (let i = 0; i < keys.length; i += 50)
+				await Promise.all(keys.slice(i, i + 50).map((k) => s.put(k, bytes('x'))));
+			await s.put('lp2/other.json', bytes('y'));
+			const pages: ListedObject[][] = [];
+			for await (const page of s.listPages!('lp/')) pages.push(page);
+			assert.ok(pages.length >= 2, `more than one page (${pages.length})`);
+			assert.ok(pages.every((p) => p.length > 0 && p.length <= 1_000));
+			const paged = pages.flat().map((o) => o.key);
+			assert.equal(new Set(paged).size, paged.length, 'no key twice');
+			assert.deepEqual([...paged].sort(), [...keys].sort());
+			const whole = (await s.list('lp/')).map((o) => o.key);
+			assert.deepEqual([...whole].sort(), [...paged].sort());
+			const first = pages.flat().find((o) => o.key === 'lp/0/k0.json')!;
+			assert.equal(first.version, (await s.get('lp/0/k0.json'))!.version);
+			assert.equal(first.size, 1);
+			// A partial name, a missing folder; a store without pages gives its listing as one.
+			const partial: string[] = [];
+			await forEachListed(s, 'lp/1/k10', (o) => {
+				partial.push(o.key);
+			});
+			assert.deepEqual(partial.sort(), keys.filter((k) => k.startsWith('lp/1/k10')).sort());
+			assert.ok(partial.length > 3 && partial.length < 401);
+			for await (const page of s.listPages!('lp/none/')) assert.fail(`a page of ${page.length}`);
+			const listOnly = { list: (p: string) => s.list(p) } as unknown as MemoryStorage;
+			const onePage: ListedObject[][] = [];
+			for await (const page of listedPages(listOnly, 'lp/2/')) onePage.push(page);
+			assert.equal(onePage.length, 1);
+			assert.equal(onePage[0].length, 401);
+			// Deleting what a page gave, between pages, loses nothing still there.
+			const seen: string[] = [];
+			await forEachListed(s, 'lp/', async (o) => {
+				seen.push(o.key);
+				await s.delete(o.key);
+			});
+			assert.deepEqual(seen.sort(), [...keys].sort());
+			assert.deepEqual(await s.list('lp/'), []);
 		});
 
 		it('lists folders a page at a time, after a name, in the order S3 lists their keys', async () => {

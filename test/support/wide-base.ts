@@ -4,6 +4,7 @@
 import {
 	acquireLease,
 	folderNames,
+	listedPages,
 	LocalDiskStorage,
 	MemoryBase,
 	memoryBaseConfigKey,
@@ -85,6 +86,20 @@ export class MeteredStorage implements MemoryStorage {
 		return this.count('list', () => folderNames(this.inner, prefix, page));
 	}
 
+	/** The prefixes listed page by page (listPages), in order. */
+	paged: string[] = [];
+
+	/** The inner store's pages, each one a list request. */
+	async *listPages(prefix: string): AsyncGenerator<ListedObject[]> {
+		this.paged.push(prefix);
+		const pages = listedPages(this.inner, prefix);
+		for (;;) {
+			const next = await this.count('list', () => pages.next());
+			if (next.done) return;
+			yield next.value;
+		}
+	}
+
 	/** Requests since the last reset, and resets. */
 	take(): {
 		requests: number;
@@ -104,6 +119,7 @@ export class MeteredStorage implements MemoryStorage {
 		this.puts = new Map();
 		this.bytesRead = 0;
 		this.listed = [];
+		this.paged = [];
 		return out;
 	}
 }

@@ -1,6 +1,7 @@
 // Segments as a manifest lists them: which ones storage no longer holds (one listing of the segments
 // folder), and whether one read is the one listed.
 import { CorruptDocumentError } from '../../errors';
+import { forEachListed } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 
 /** What a manifest says of a segment it lists (both indexes' refs have these). */
@@ -32,6 +33,10 @@ export async function missingFrom(
 	refs: ReadonlyArray<{ key: string }>,
 ): Promise<string[]> {
 	if (refs.length === 0) return [];
-	const present = new Set((await storage.list(prefix)).map((o) => o.key));
-	return refs.filter((r) => !present.has(r.key)).map((r) => r.key);
+	// Only the keys listed are held, not the listing (a base-wide index keeps tens of thousands).
+	const unseen = new Set(refs.map((r) => r.key));
+	await forEachListed(storage, prefix, (o) => {
+		unseen.delete(o.key);
+	});
+	return refs.filter((r) => unseen.has(r.key)).map((r) => r.key);
 }

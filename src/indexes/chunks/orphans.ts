@@ -2,6 +2,7 @@
 // listing it (or between a swap and its deletes) left behind. Both indexes sweep them the same way.
 import { ConflictError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
+import { forEachListed } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import { retiredKeys } from './retiring';
 import type { Retiring } from './retiring';
@@ -49,18 +50,18 @@ export async function sweepUnlisted<D extends Listing>(
 	]);
 	const now = Date.now();
 	const swept: string[] = [];
-	for (const o of await index.storage.list(index.segmentsPrefix)) {
+	await forEachListed(index.storage, index.segmentsPrefix, async (o) => {
 		const age = tiers.isTierPart(o.key) ? Math.max(olderThanMs, TIER_PART_SWEEP_MS) : olderThanMs;
 		const cutoff = new Date(now - age);
-		if (listed.has(o.key) || o.lastModified > cutoff) continue;
+		if (listed.has(o.key) || o.lastModified > cutoff) return;
 		try {
 			await index.storage.delete(o.key, { ifUnmodifiedSince: cutoff });
 		} catch (error) {
-			if (error instanceof ConflictError) continue;
+			if (error instanceof ConflictError) return;
 			throw error;
 		}
 		index.uncacheSegment(o.key);
 		swept.push(o.key);
-	}
+	});
 	return swept;
 }

@@ -1,5 +1,6 @@
 // Emptying a lexical index in one compare-and-swap, then deleting what it held: a moved index for
 // good, or any index for a rebuild. What it lists as retired (chunks/retiring.ts) goes too.
+import { forEachListed } from '../../store/storage';
 import { retiredKeys } from '../chunks/retiring';
 import type { LexicalIndex } from './lexical-index';
 import { emptyManifest } from './manifest';
@@ -36,7 +37,9 @@ export async function resetIndex(index: LexicalIndex): Promise<void> {
 		return { ...emptyManifest(), ...(cur.doc.open ? { open: cur.doc.open } : {}) };
 	});
 	const old = Date.now() - OPEN_STALE_MS;
-	const all = await index.storage.list(index.segmentsPrefix);
-	const stale = all.filter((o) => o.lastModified.getTime() < old).map((o) => o.key);
+	const stale: string[] = [];
+	await forEachListed(index.storage, index.segmentsPrefix, (o) => {
+		if (o.lastModified.getTime() < old) stale.push(o.key);
+	});
 	for (const key of new Set([...listed, ...stale])) await index.deleteSegment(key);
 }

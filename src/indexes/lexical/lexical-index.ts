@@ -12,7 +12,7 @@ import { validateKeyPrefix } from '../../keys/ids';
 import { bloomMayHave, bloomPositions } from '../../store/bloom';
 import { DocumentStore } from '../../store/document-store';
 import type { Versioned } from '../../store/document-store';
-import { storageIdentity } from '../../store/storage';
+import { forEachListed, storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
@@ -346,11 +346,11 @@ export class LexicalIndex {
 		if (manifest.version === null)
 			return { manifest, loaded: [], id: this.manifestKey, missing: [], segments: 0 };
 		const refs = manifest.doc.segments;
-		const present = new Set((await this.storage.list(this.segmentsPrefix)).map((o) => o.key));
-		const missing = refs.filter((r) => !present.has(r.key)).map((r) => r.key);
+		const missing = await missingFrom(this.storage, this.segmentsPrefix, refs);
+		const lost = new Set(missing);
 		const loaded: LexicalSegment[] = [];
 		for (const r of refs) {
-			const seg = present.has(r.key) ? await this.readSegment(r) : null;
+			const seg = lost.has(r.key) ? null : await this.readSegment(r);
 			if (seg) loaded.push(seg);
 		}
 		loaded.push(this.tailOf(manifest));
@@ -381,9 +381,12 @@ export class LexicalIndex {
 	/** Deletes the whole index: the manifest first (a writer holding it then fails its swap), then every segment. */
 	async clear(): Promise<string[]> {
 		await this.manifests.delete(this.manifestKey);
-		const listed = await this.storage.list(this.segmentsPrefix);
-		for (const o of listed) await this.deleteSegment(o.key);
-		return [this.manifestKey, ...listed.map((o) => o.key)];
+		const deleted = [this.manifestKey];
+		await forEachListed(this.storage, this.segmentsPrefix, async (o) => {
+			await this.deleteSegment(o.key);
+			deleted.push(o.key);
+		});
+		return deleted;
 	}
 
 	/** The `k` chunks that best match `query` (BM25), best first, among those the filter allows. */

@@ -8,7 +8,7 @@ import { DimensionMismatchError, IndexDamagedError } from '../../errors';
 import { validateKeyPrefix } from '../../keys/ids';
 import { DocumentStore } from '../../store/document-store';
 import type { Versioned } from '../../store/document-store';
-import { storageIdentity } from '../../store/storage';
+import { forEachListed, storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
@@ -355,10 +355,10 @@ export class EmbeddedIndex {
 				exists: false,
 			};
 		const refs = manifest.doc.segments;
-		const present = new Set((await this.storage.list(this.segmentsPrefix)).map((o) => o.key));
-		const missing = refs.filter((r) => !present.has(r.key)).map((r) => r.key);
+		const missing = await missingFrom(this.storage, this.segmentsPrefix, refs);
+		const lost = new Set(missing);
 		const loaded: Array<Segment | null> = [];
-		for (const r of refs) loaded.push(present.has(r.key) ? await this.readSegment(r) : null);
+		for (const r of refs) loaded.push(lost.has(r.key) ? null : await this.readSegment(r));
 		const masks = liveMask(this.cacheId(this.manifestKey), manifest.version, refs, loaded, 'stats');
 		const bySession: Record<string, number> = {};
 		let vectors = 0;
@@ -383,12 +383,13 @@ export class EmbeddedIndex {
 	/** Deletes the whole index: the manifest first (a writer holding it then fails its swap), then every segment. */
 	async clear(): Promise<string[]> {
 		await this.manifests.delete(this.manifestKey);
-		const listed = await this.storage.list(this.prefix);
-		for (const o of listed) {
+		const deleted = [this.manifestKey];
+		await forEachListed(this.storage, this.prefix, async (o) => {
 			this.uncacheSegment(o.key);
 			await this.storage.delete(o.key);
-		}
-		return [this.manifestKey, ...listed.map((o) => o.key).filter((k) => k !== this.manifestKey)];
+			if (o.key !== this.manifestKey) deleted.push(o.key);
+		});
+		return deleted;
 	}
 
 	/** See forgetSessionRows. */

@@ -20,6 +20,7 @@ import {
 } from '../../../src/internal';
 import type { LocalDiskStorage } from '../../../src/internal';
 import { InstrumentedStorage, tempDisk } from '../../support/storages';
+import { MeteredStorage } from '../../support/wide-base';
 import { contents, options, turns } from './support';
 
 const positions = (page: { messages: Array<{ position: number }> }) =>
@@ -241,5 +242,10 @@ describe('listConversations', () => {
 		assert.equal(second.nextOffset, null);
 		assert.deepEqual((await listConversations(disk, 'nothing-here')).conversations, []);
 		await assert.rejects(listConversations(disk, ''), InvalidIdError);
+		// The workflow's folders are read page by page, none listed whole.
+		const metered = new MeteredStorage(disk);
+		assert.deepEqual(await listConversations(metered, 'wf'), all);
+		assert.deepEqual(metered.listed, []);
+		assert.ok(metered.paged.includes('conversation_memory/wf/'), metered.paged.join(', '));
 	});
 });

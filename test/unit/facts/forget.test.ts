@@ -19,6 +19,7 @@ import {
 } from '../../../src/internal';
 import type { MemoryStorage } from '../../../src/internal';
 import { standInExtractor } from '../../support/fact-extractor';
+import { MeteredStorage } from '../../support/wide-base';
 import { tempDir } from '../../support/storages';
 import { expanded } from '../../support/stored-segments';
 import { turn } from './support';
@@ -197,5 +198,40 @@ describe('Forget and facts', () => {
 		await forgetUser(storage, { conversationId: 'x1' });
 		const [car] = (await bob.get({ all: true })).facts;
 		assert.deepEqual([car.text, car.status], ['Has a red car', 'current']);
+	});
+
+	it('Forget User reads facts a folder at a time from a paged listing; a listing that splits a folder is an error', async () => {
+		const root = tempDir('facts-pages');
+		const metered = new MeteredStorage(new LocalDiskStorage({ root }));
+		await plant(metered);
+		metered.take();
+		await forgetUser(metered, { userId: 'alice' });
+		// One conversation's folders are listed whole (a few keys); no root of every conversation's or subject's.
+		assert.deepEqual(
+			metered.listed.filter((p) => /^[^/]+\/$/.test(p)),
+			[],
+			'no root listed whole',
+		);
+		assert.ok(metered.paged.includes('facts/'), metered.paged.join(', '));
+		await forgetUser(metered, { conversationId: 'n1' });
+		assert.equal(holds(root, ALICE), false);
+		// A store whose pages give one of Bob's keys apart from its folder: refused, not half-read.
+		const disk = new LocalDiskStorage({ root: tempDir('facts-split') });
+		await plant(disk);
+		const split: MemoryStorage = Object.assign(Object.create(disk) as MemoryStorage, {
+			listPages: async function* (prefix: string) {
+				const all = await disk.list(prefix);
+				const i = all.findIndex((o) => o.key.includes('/users/bob/'));
+				if (i >= 0) all.push(...all.splice(i, 1));
+				yield all;
+			},
+		});
+		await assert.rejects(forgetUser(split, { conversationId: 'x1' }), (error: unknown) => {
+			assert.ok(error instanceof StorageError);
+			assert.match(error.message, /did not give .*users\/bob\/ together/);
+			return true;
+		});
+		await forgetUser(disk, { conversationId: 'x1' });
+		assert.equal(holds(disk.root, SHARED), false, 'the next run finishes it');
 	});
 });

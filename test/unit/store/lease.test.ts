@@ -69,13 +69,18 @@ describe('locks of a whole and its parts', () => {
 		});
 		await locked(locks, undefined, 'regenerate', async (parts, held) => {
 			assert.deepEqual(parts, ['a', 'b', 'c']);
-			assert.deepEqual([...held.parts.keys()].sort(), ['a', 'b', 'c']);
+			// Every part's lease was taken (none held by another) and given back: the whole guards them.
+			assert.deepEqual([...held.parts.keys()], []);
 			assert.ok(held.whole);
 			await assert.rejects(
-				locked(locks, 'c', 'sync', async () => {}),
-				/held: c by regenerate/,
+				locked(locks, 'c', 'sync', async () => assert.fail('ran beside the whole')),
+				/held: whole by regenerate/,
 			);
-			assert.equal((await heldLocks(locks))[0].part, null);
+			assert.deepEqual(
+				(await heldLocks(locks)).map((f) => f.part),
+				[null],
+				'no part lease held for the run',
+			);
 		});
 		assert.deepEqual(await heldLocks(locks), []);
 	});
@@ -95,7 +100,7 @@ describe('locks of a whole and its parts', () => {
 			await new Promise((r) => setTimeout(r, 600));
 			assert.ok((puts.get('whole.json') ?? 0) >= 3, `whole: ${puts.get('whole.json')} writes`);
 			for (const part of ['a', 'b', 'c']) assert.equal(puts.get(`parts/${part}.json`), 1, part);
-			// The part's lease has expired: its lock is taken, finds the whole held, and gives way.
+			// The part's lease is gone: its lock is taken, finds the whole held, and gives way.
 			await assert.rejects(
 				locked(counted, 'b', 'sync', async () => assert.fail('ran beside the whole')),
 				/held: whole by regenerate/,

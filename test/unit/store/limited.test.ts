@@ -66,4 +66,29 @@ describe('LimitedStorage', () => {
 		const bare = new MeteredStorage(disk);
 		assert.equal(new LimitedStorage(bare, 2).sweep, undefined);
 	});
+
+	it('lists page by page, each page in a turn of its own: a caller working on a page between turns never blocks the store', async () => {
+		const disk = new LocalDiskStorage({ root: tempDir('limited') });
+		for (let i = 0; i < 2_500; i += 100)
+			await Promise.all(
+				Array.from({ length: 100 }, (_, j) => disk.put(`p/${i + j}`, Buffer.from('x'))),
+			);
+		const metered = new MeteredStorage(disk);
+		const limited = new LimitedStorage(metered, 1);
+		const seen: string[] = [];
+		let pages = 0;
+		for await (const page of limited.listPages('p/')) {
+			pages++;
+			// With a limit of one, these would wait forever if the listing kept its turn between pages.
+			for (const o of page.slice(0, 3)) await limited.delete(o.key);
+			seen.push(...page.map((o) => o.key));
+		}
+		assert.equal(pages, 3, 'pages of 1,000');
+		assert.equal(new Set(seen).size, 2_500);
+		assert.equal(metered.peak, 1);
+		assert.equal((await disk.list('p/')).length, 2_500 - 9);
+		// Stopped early, the inner listing is let go (no turn is kept).
+		for await (const page of limited.listPages('p/')) if (page.length > 0) break;
+		assert.ok(await limited.get('p/100'));
+	});
 });
