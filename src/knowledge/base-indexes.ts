@@ -178,6 +178,11 @@ export class BaseIndexes {
 	 * since (the configuration read again). If so, the write goes there too: the upgrade that begins it
 	 * copies the partitions after it says so, and may have read this partition before the write.
 	 */
+	/** Whether a write of `kind` goes to the base-wide index now (a Regenerate's refill defers it). */
+	private takesWide(kind: 'lexical' | 'vector'): boolean {
+		return this.wide !== 'none' && !this.deferred.has(kind);
+	}
+
 	private async wideBegunSince(kind: 'lexical' | 'vector'): Promise<boolean> {
 		if (this.wide !== 'none' || this.deferred.has(kind)) return false;
 		const config = await this.p.config();
@@ -210,7 +215,7 @@ export class BaseIndexes {
 			inBatches(parts, (part) =>
 				this.lexicalPart(part).add(groups.get(part) ?? [], listings.get(part)),
 			),
-			this.wide !== 'none' && !this.deferred.has('lexical') ? wide() : undefined,
+			this.takesWide('lexical') ? wide() : undefined,
 		]);
 		await this.made(
 			'lexical',
@@ -237,8 +242,7 @@ export class BaseIndexes {
 		}
 		await this.made('vector', parts, created);
 		// After the partitions: a retry (same chunk IDs) adds again what a failure left out here.
-		if (this.deferred.has('vector')) return;
-		if (this.wide !== 'none' || (await this.wideBegunSince('vector')))
+		if (this.takesWide('vector') || (await this.wideBegunSince('vector')))
 			await this.wideVectors().add(chunks, rows);
 	}
 
