@@ -59,6 +59,7 @@ export interface MemoryStorage {
 	/**
 	 * The same listing a page at a time (S3: one ListObjectsV2 page each; disk: a bounded batch of a
 	 * folder walk), so a caller that keeps only what it derives holds one page, not the whole listing.
+	 * The keys of one folder come together (S3 lists in key order; disk walks one folder at a time).
 	 * Stores without it are listed whole, as one page (listedPages).
 	 */
 	listPages?(prefix: string): AsyncIterable<ListedObject[]>;
