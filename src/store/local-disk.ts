@@ -281,7 +281,7 @@ export class LocalDiskStorage implements MemoryStorage {
 			dir: string,
 			keyBase: string,
 		): AsyncGenerator<{ key: string; file: string; name: string }> {
-			// One folder's entries at a time, sorted as readdir gives them (and as S3 lists keys).
+			// One folder read at a time, in readdir's sorted order: a folder's keys come together.
 			for (const e of await this.entries(dir)) {
 				const key = keyBase ? `${keyBase}/${e.name}` : e.name;
 				if (e.isDirectory()) {
