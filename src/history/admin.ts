@@ -14,7 +14,6 @@ import type {
 	MemoryAdmin,
 } from '../store/memory-admin';
 import { at, invalid } from '../store/parse';
-import { forEachListed } from '../store/storage';
 import type { MemoryStorage } from '../store/storage';
 import { expireChat, pruneChat } from './housekeeping';
 import { chatAppPrefixes, FILES_ROOT } from './keys';
@@ -47,8 +46,12 @@ export class HistoryAdmin implements MemoryAdmin<ChatExport, ImportResult | null
 	}
 
 	async eachInWorkflow(appId: string, visit: (h: HeldObject) => void): Promise<void> {
-		for (const prefix of chatAppPrefixes(appId, this.keyPrefix))
-			await forEachListed(this.storage, prefix, (o) => visit(holdChat(o, this.keyPrefix)));
+		await eachChatObject(
+			this.storage,
+			appId,
+			(o) => visit(holdChat(o, this.keyPrefix)),
+			this.keyPrefix,
+		);
 	}
 
 	listConversation(ref: ConversationRef): Promise<HeldObject[]> {
@@ -117,6 +120,7 @@ export class HistoryAdmin implements MemoryAdmin<ChatExport, ImportResult | null
 		const held = new Map<string, Set<string>>();
 		await eachChatObject(
 			this.storage,
+			undefined,
 			(o) => {
 				const { appId, conversationId } = holdChat(o, this.keyPrefix);
 				if (appId === undefined || !conversationIds.has(conversationId)) return;

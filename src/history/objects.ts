@@ -79,31 +79,35 @@ export async function listChatConversation(
 	];
 }
 
+/** The folders chat objects of one app, or of every app, live under. */
+function chatPrefixes(appId: string | undefined, keyPrefix?: string): string[] {
+	const p = validateKeyPrefix('key prefix', keyPrefix);
+	return appId !== undefined
+		? chatAppPrefixes(appId, keyPrefix)
+		: CHAT_ROOTS.map((root) => `${p}${root}/`);
+}
+
 /** Every chat object of one app, or of every app: one listing of each root. */
 export async function listChatObjects(
 	storage: MemoryStorage,
 	appId: string | undefined,
 	keyPrefix?: string,
 ): Promise<ListedObject[]> {
-	const p = validateKeyPrefix('key prefix', keyPrefix);
-	const prefixes =
-		appId !== undefined
-			? chatAppPrefixes(appId, keyPrefix)
-			: CHAT_ROOTS.map((root) => `${p}${root}/`);
+	const prefixes = chatPrefixes(appId, keyPrefix);
 	return (await Promise.all(prefixes.map((prefix) => storage.list(prefix)))).flat();
 }
 
 /**
- * Visits every chat object of every app, a page of each root's listing at a time (a storage of many
- * conversations lists millions of keys: only what `visit` keeps is held).
+ * Visits the same objects a page of each listing at a time (a storage of many conversations lists
+ * millions of keys: only what `visit` keeps is held).
  */
 export async function eachChatObject(
 	storage: MemoryStorage,
+	appId: string | undefined,
 	visit: (o: ListedObject) => void,
 	keyPrefix?: string,
 ): Promise<void> {
-	const p = validateKeyPrefix('key prefix', keyPrefix);
-	for (const root of CHAT_ROOTS) await forEachListed(storage, `${p}${root}/`, visit);
+	for (const prefix of chatPrefixes(appId, keyPrefix)) await forEachListed(storage, prefix, visit);
 }
 
 /** A node with Node-mode memory in an app, over all its conversations. */

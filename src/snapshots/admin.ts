@@ -55,11 +55,14 @@ export class SnapshotsAdmin implements MemoryAdmin<VersionedDataExport, Versione
 
 	/** Every object of one app, or of every app: one listing. */
 	private async listAll(appId: string | undefined): Promise<HeldObject[]> {
-		const prefix =
-			appId !== undefined
-				? versionedDataAppPrefix(appId, this.keyPrefix)
-				: `${validateKeyPrefix('key prefix', this.keyPrefix)}${VERSIONED_DATA_ROOT}/`;
-		return (await this.storage.list(prefix)).map((o) => this.hold(o));
+		return (await this.storage.list(this.prefixOf(appId))).map((o) => this.hold(o));
+	}
+
+	/** The folder of one app's versioned data, or of every app's. */
+	private prefixOf(appId: string | undefined): string {
+		return appId !== undefined
+			? versionedDataAppPrefix(appId, this.keyPrefix)
+			: `${validateKeyPrefix('key prefix', this.keyPrefix)}${VERSIONED_DATA_ROOT}/`;
 	}
 
 	listWorkflow(appId: string): Promise<HeldObject[]> {
@@ -67,8 +70,7 @@ export class SnapshotsAdmin implements MemoryAdmin<VersionedDataExport, Versione
 	}
 
 	eachInWorkflow(appId: string, visit: (h: HeldObject) => void): Promise<void> {
-		const prefix = versionedDataAppPrefix(appId, this.keyPrefix);
-		return forEachListed(this.storage, prefix, (o) => visit(this.hold(o)));
+		return forEachListed(this.storage, this.prefixOf(appId), (o) => visit(this.hold(o)));
 	}
 
 	/** Branch heads and the counter first, then the versions they point to. */
@@ -174,8 +176,7 @@ export class SnapshotsAdmin implements MemoryAdmin<VersionedDataExport, Versione
 	async forget(conversationIds: ReadonlySet<string>): Promise<ForgetReport> {
 		const held = new Map<string, Set<string>>();
 		// Page by page: only the conversations named are kept of what every workflow holds.
-		const root = `${validateKeyPrefix('key prefix', this.keyPrefix)}${VERSIONED_DATA_ROOT}/`;
-		await forEachListed(this.storage, root, (o) => {
+		await forEachListed(this.storage, this.prefixOf(undefined), (o) => {
 			const { appId, conversationId } = this.hold(o);
 			if (appId === undefined || !conversationIds.has(conversationId)) return;
 			if (!held.has(appId)) held.set(appId, new Set());
