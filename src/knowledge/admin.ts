@@ -159,21 +159,22 @@ export class KnowledgeAdmin implements MemoryAdmin<ExportedCaptures[], number> {
 				: await listMemoryBases(this.storage, { keyPrefix: this.keyPrefix }));
 		for (const baseId of [...new Set(ids.map((id) => validateId('memory_base_id', id)))]) {
 			const base = this.base(baseId);
-			for (const sessionId of await base.sessions()) {
-				const id = `${baseId}/${sessionId}`;
-				try {
-					const r = await base.expire(sessionId, options);
-					if (r.skipped) report.skipped.push({ id, reason: r.skipped });
-					if (!r.expired) continue;
-					report.ids.push(id);
-					report.messages = (report.messages ?? 0) + r.messages;
-					report.deleted.push(...r.deleted);
-				} catch (error) {
-					// A base whose vectors are in a connected vector store is refused by name, as by Forget.
-					if (!(error instanceof MemoryError)) throw error;
-					report.skipped.push({ id, reason: error.message });
+			for await (const page of base.sessionPages())
+				for (const sessionId of page) {
+					const id = `${baseId}/${sessionId}`;
+					try {
+						const r = await base.expire(sessionId, options);
+						if (r.skipped) report.skipped.push({ id, reason: r.skipped });
+						if (!r.expired) continue;
+						report.ids.push(id);
+						report.messages = (report.messages ?? 0) + r.messages;
+						report.deleted.push(...r.deleted);
+					} catch (error) {
+						// A base whose vectors are in a connected vector store is refused by name, as by Forget.
+						if (!(error instanceof MemoryError)) throw error;
+						report.skipped.push({ id, reason: error.message });
+					}
 				}
-			}
 		}
 		return report;
 	}

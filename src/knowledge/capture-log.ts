@@ -6,7 +6,7 @@ import { CorruptDocumentError } from '../errors';
 import type { IndexedChunk } from '../indexes';
 import { captureSealedKey, memoryBaseSessionsPrefix } from './keys';
 import { encodeJson } from '../store/codec';
-import { folderNames, forEachListed } from '../store/storage';
+import { folderNames, listedPages } from '../store/storage';
 import { validateId } from '../keys/ids';
 import { chunkId, chunkText } from './chunking';
 import type { BaseParts } from './parts';
@@ -186,13 +186,22 @@ export async function sessionsPage(
 	return { ids, next: names.length > limit ? ids[ids.length - 1] : null };
 }
 
+/** The sessions with a capture log, a page of the sessions folder's listing at a time (each once). */
+export async function* sessionPages(p: BaseParts): AsyncGenerator<string[]> {
+	const prefix = memoryBaseSessionsPrefix(p.baseId, p.keyPrefix);
+	for await (const page of listedPages(p.storage, prefix)) {
+		const ids: string[] = [];
+		for (const o of page) {
+			const rest = o.key.slice(prefix.length).split('/');
+			if (rest.length === 2 && rest[1] === 'log.json') ids.push(rest[0]);
+		}
+		if (ids.length > 0) yield ids;
+	}
+}
+
 /** Every session with a capture log, by ID. One listing of the sessions folder. */
 export async function listSessions(p: BaseParts): Promise<string[]> {
-	const prefix = memoryBaseSessionsPrefix(p.baseId, p.keyPrefix);
-	const ids = new Set<string>();
-	await forEachListed(p.storage, prefix, (o) => {
-		const rest = o.key.slice(prefix.length).split('/');
-		if (rest.length === 2 && rest[1] === 'log.json') ids.add(rest[0]);
-	});
-	return [...ids].sort();
+	const ids: string[] = [];
+	for await (const page of sessionPages(p)) ids.push(...page);
+	return ids.sort();
 }

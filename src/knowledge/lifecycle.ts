@@ -6,7 +6,8 @@ import { validateId } from '../keys/ids';
 import { sleep } from '../common/sleep';
 import type { HeldLease } from '../store/lease';
 import { heldLocks, locked } from '../store/lease-locks';
-import { forEachListed } from '../store/storage';
+import type { Parts } from '../store/lease-locks';
+import { documentStored, forEachListed } from '../store/storage';
 import { capturedChunks, chunksOf, lexicalChunks, readLog, readMessages } from './capture-log';
 import { FOLD_BATCH, settle } from './log-folding';
 import { BaseIndexes } from './base-indexes';
@@ -17,8 +18,8 @@ import type { ExternalIndex } from '../indexes';
 import type { BaseParts } from './parts';
 import type { SessionLog } from './records';
 import { configure, ensureKnowledgeBase, markLexical } from './settings';
-import { ingest, summary } from './sync';
-import type { DeleteResult, ForgetResult, SessionSyncResult, SyncResult } from './types';
+import { ingest, SyncTally } from './sync';
+import type { DeleteResult, ForgetResult, SyncResult } from './types';
 
 /** Chunks per lexical add when a whole base is re-indexed. */
 const LEXICAL_BATCH = 4096;
@@ -47,25 +48,24 @@ export async function regenerate(p: BaseParts): Promise<SyncResult> {
 		if (!p.options.embedder) {
 			if (indexes.kind === 'moving' && !p.external()) await copyVectors(indexes);
 			await endRefill(p, indexes, vectorsMove);
-			return summary(p, lexical);
+			return lexical;
 		}
 		const embedder = p.embedder('Regenerate');
-		const ids = await resetCursors(p, sessions);
 		const external = p.external();
-		if (external) await external.remove(ids);
-		else await clearVectors(indexes);
+		await resetCursors(p, sessions, external);
+		if (!external) await clearVectors(indexes);
 		await p.metadata.update(knowledgeBaseMetadataKey(kbId, p.keyPrefix), (cur) =>
 			cur.version === null
 				? undefined
 				: { ...cur.doc, dimensions: null, updated_at: new Date().toISOString() },
 		);
-		const results: SessionSyncResult[] = [];
-		for (const s of sessions) {
+		const tally = new SyncTally(p.baseId);
+		for await (const s of sessions) {
 			const lease = leases.whole ?? (leases.parts.get(s) as HeldLease);
-			results.push(await ingest(p, s, kbId, embedder, lease, async () => indexes));
+			tally.add(await ingest(p, s, kbId, embedder, lease, async () => indexes));
 		}
 		await endRefill(p, indexes, true);
-		return summary(p, results);
+		return tally.done;
 	});
 }
 
@@ -85,15 +85,15 @@ async function clearVectors(indexes: BaseIndexes): Promise<void> {
 async function rebuildLexical(
 	p: BaseParts,
 	indexes: BaseIndexes,
-	sessions: string[],
-): Promise<SessionSyncResult[]> {
+	sessions: Parts,
+): Promise<SyncResult> {
 	const since = new Date().toISOString();
 	for (const index of await indexes.allLexical())
 		if (index.manifestKey !== indexes.single().manifestKey || indexes.kind === 'single')
 			await index.reset();
-	const out: SessionSyncResult[] = [];
+	const out = new SyncTally(p.baseId);
 	const logs: SessionLog[] = [];
-	for (const s of sessions) {
+	for await (const s of sessions) {
 		const { log } = await readLog(p, s);
 		const all = await readMessages(p, log, 1, log.next_seq - 1);
 		const chunks = lexicalChunks(p, s, all);
@@ -101,7 +101,7 @@ async function rebuildLexical(
 			await indexes.addLexical(chunks.slice(i, i + LEXICAL_BATCH));
 		logs.push(log);
 		if (logs.length >= FOLD_BATCH) await settle(p, logs.splice(0), indexes);
-		out.push({
+		out.add({
 			sessionId: s,
 			messages: all.length,
 			chunks: chunks.length,
@@ -115,14 +115,24 @@ async function rebuildLexical(
 	await settle(p, logs, indexes);
 	// Captures since `since` went into the index as they came: it holds everything from now on.
 	await markLexical(p, since);
-	return out;
+	return out.done;
 }
 
-/** Sets every session's cursor to 0 (epoch + 1); returns the chunk IDs the sessions had ingested. */
-async function resetCursors(p: BaseParts, sessions: string[]): Promise<string[]> {
+/** Chunk IDs a connected store is asked to remove at once. */
+const REMOVE_BATCH = 4096;
+
+/**
+ * Sets every session's cursor to 0 (epoch + 1); a connected store is asked to remove the chunks the
+ * sessions had ingested, a batch at a time.
+ */
+async function resetCursors(
+	p: BaseParts,
+	sessions: Parts,
+	external: ExternalIndex | undefined,
+): Promise<void> {
 	const kbId = await p.knowledgeBaseId();
 	const ids: string[] = [];
-	for (const s of sessions) {
+	for await (const s of sessions) {
 		const result = await p.logs.update(p.logKey(s), (cur) =>
 			cur.version === null
 				? undefined
@@ -135,13 +145,14 @@ async function resetCursors(p: BaseParts, sessions: string[]): Promise<string[]>
 						updated_at: new Date().toISOString(),
 					},
 		);
-		if (p.options.vectorStore && result.current.version !== null) {
+		if (external && result.current.version !== null) {
 			const log = result.current.doc;
 			const all = await readMessages(p, log, 1, log.next_seq - 1);
 			ids.push(...chunksOf(p, kbId, s, all).map((c) => c.id));
+			if (ids.length >= REMOVE_BATCH) await external.remove(ids.splice(0));
 		}
 	}
-	return ids;
+	if (external) await external.remove(ids);
 }
 
 /**
@@ -187,7 +198,7 @@ export async function deleteBase(
 				const deleted = await locked(p.locks, undefined, 'delete', async (sessions) =>
 					deleteAll(p, kbId, sessions),
 				);
-				return { baseId: p.baseId, deleted: deleted.length, waitedFor };
+				return { baseId: p.baseId, deleted, waitedFor };
 			} catch (error) {
 				if (!(error instanceof SyncRunningError)) {
 					if (marked.written) await unmark();
@@ -284,7 +295,7 @@ export async function forget(
 		result.lexical = await indexes.forgetLexical(id, users, undefined, result, sweep);
 		const folder = p.sessionPrefix(id);
 		const lease = p.sessionLeaseKey(id);
-		result.deleted.push(...(await deleteUnder(p, folder, new Set([lease]))));
+		await deleteUnder(p, folder, lease, (key) => result.deleted.push(key));
 		// A fold or a seal that read the log before it went may have put its chunks back meanwhile (it
 		// takes out again what it put back once it finds the log gone, which it may not have yet).
 		result.lexical += await indexes.forgetLexical(id, users, undefined, result);
@@ -314,47 +325,64 @@ async function refuseAnotherStore(
 }
 
 /**
- * Deletes every object under a folder of the base except `keep` (the leases its caller holds), logs
+ * Deletes every object under a folder of the base except `keep` (the lease its caller holds), logs
  * before their sealed blocks so a reader never finds a log naming a missing block, then any temporary
- * copies there. Returns the keys deleted.
+ * copies there; `deleted` hears of each key deleted (a base of many conversations deletes millions).
  */
-async function deleteUnder(p: BaseParts, prefix: string, keep: Set<string>): Promise<string[]> {
-	const deleted: string[] = [];
+async function deleteUnder(
+	p: BaseParts,
+	prefix: string,
+	keep: string,
+	deleted: (key: string) => void,
+): Promise<void> {
 	const isLog = (key: string) => key.endsWith('/log.json');
-	// Two listings, page by page (a base of many conversations lists millions of keys): logs, then the rest.
+	// Two listings, page by page: logs, then the rest.
 	for (const logs of [true, false])
 		await forEachListed(p.storage, prefix, async (o) => {
-			if (keep.has(o.key) || isLog(o.key) !== logs) return;
+			if (o.key === keep || isLog(o.key) !== logs) return;
 			if (logs) await p.logs.delete(o.key);
 			else await p.blocks.deleteWriteOnce(o.key);
-			deleted.push(o.key);
+			deleted(o.key);
 		});
-	deleted.push(...((await p.storage.sweep?.(prefix, 0)) ?? []));
-	return deleted;
+	for (const key of (await p.storage.sweep?.(prefix, 0)) ?? []) deleted(key);
 }
 
-async function deleteAll(p: BaseParts, kbId: string, sessions: string[]): Promise<string[]> {
-	const deleted: string[] = [];
+/** Clears an index; returns how many objects went (its manifest only if it was stored). */
+async function cleared(
+	p: BaseParts,
+	index: { manifestKey: string; clear(): Promise<string[]> },
+): Promise<number> {
+	const had = await documentStored(p.storage, index.manifestKey);
+	return (await index.clear()).length - (had ? 0 : 1);
+}
+
+/**
+ * Deletes everything of the base but the lease its caller holds (released after); returns how many
+ * objects went, that lease included.
+ */
+async function deleteAll(p: BaseParts, kbId: string, sessions: Parts): Promise<number> {
+	let deleted = 0;
+	const count = () => void deleted++;
 	const external = p.external();
 	if (external) {
 		const ids: string[] = [];
-		for (const s of sessions) ids.push(...(await capturedChunks(p, kbId, s)).chunkIds);
+		for await (const s of sessions) {
+			ids.push(...(await capturedChunks(p, kbId, s)).chunkIds);
+			if (ids.length >= REMOVE_BATCH) await external.remove(ids.splice(0));
+		}
 		await external.remove(ids);
 	}
 	// Configuration first: a capture or sync that still holds it fails its compare-and-swap.
 	await p.configs.delete(p.configKey);
-	deleted.push(p.configKey);
-	deleted.push(...(await p.index(kbId).clear()));
-	deleted.push(...(await p.lexical().clear()));
+	deleted++;
+	deleted += await cleared(p, p.index(kbId));
+	deleted += await cleared(p, p.lexical());
 	const kbPrefix = knowledgeBasePrefix(kbId, p.keyPrefix);
 	await forEachListed(p.storage, kbPrefix, async (o) => {
 		await p.metadata.delete(o.key);
-		deleted.push(o.key);
+		count();
 	});
-	const prefix = memoryBasePrefix(p.baseId, p.keyPrefix);
-	const leaseKeys = new Set([p.baseLeaseKey, ...sessions.map((s) => p.sessionLeaseKey(s))]);
-	deleted.push(...(await deleteUnder(p, prefix, leaseKeys)));
-	deleted.push(...((await p.storage.sweep?.(kbPrefix, 0)) ?? []));
-	deleted.push(...leaseKeys);
-	return deleted;
+	await deleteUnder(p, memoryBasePrefix(p.baseId, p.keyPrefix), p.baseLeaseKey, count);
+	deleted += ((await p.storage.sweep?.(kbPrefix, 0)) ?? []).length;
+	return deleted + 1;
 }

@@ -3,7 +3,7 @@
 // This class is the front; each job lives in its own file (see src/README.md, "Memory Base").
 import { capture } from './capture';
 import { validateId } from '../keys/ids';
-import { listSessions, readLog } from './capture-log';
+import { listSessions, readLog, sessionPages } from './capture-log';
 import { clockOf, expireSession } from './expiry';
 import { attachEvidence } from './evidence';
 import type { WithEvidence } from './evidence';
@@ -110,6 +110,11 @@ export class MemoryBase {
 	/** Every session with a capture log, by ID. */
 	sessions(): Promise<string[]> {
 		return listSessions(this.parts);
+	}
+
+	/** The same, a page of the listing at a time (a base of many conversations is never held whole). */
+	sessionPages(): AsyncIterable<string[]> {
+		return sessionPages(this.parts);
 	}
 
 	/**

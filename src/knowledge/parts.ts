@@ -18,7 +18,7 @@ import type { Lease } from '../store/lease';
 import type { LeaseLocks } from '../store/lease-locks';
 import { limitRequests } from '../store/limited';
 import type { MemoryStorage } from '../store/storage';
-import { listSessions } from './capture-log';
+import { sessionPages } from './capture-log';
 import { checkChunking, DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE } from './chunking';
 import { configCodec, logCodec, metadataCodec } from './records';
 import type { KnowledgeBaseMetadata, MemoryBaseConfig, SessionLog } from './records';
@@ -96,7 +96,7 @@ export class BaseParts {
 			storage: this.storage,
 			wholeKey: this.baseLeaseKey,
 			partKey: (s) => this.sessionLeaseKey(s),
-			parts: () => listSessions(this),
+			partPages: () => sessionPages(this),
 			ttlMs: this.leaseMs,
 			parallel: PARALLEL,
 			held: (s, lease) => runningError(this, s, lease),

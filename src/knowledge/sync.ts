@@ -18,13 +18,31 @@ import { configure, ensureKnowledgeBase, recordDimensions } from './settings';
 import { upgradeIfIdle } from './upgrade';
 import type { Embedder, SessionSyncResult, SyncResult } from './types';
 
-export function summary(p: BaseParts, sessions: SessionSyncResult[]): SyncResult {
-	return {
-		baseId: p.baseId,
-		sessions,
-		messages: sessions.reduce((n, s) => n + s.messages, 0),
-		chunks: sessions.reduce((n, s) => n + s.chunks, 0),
-	};
+/** Conversations a whole-base result lists one by one, at most; the rest are counted. */
+export const LISTED_SESSIONS = 1000;
+
+/**
+ * A sync's result as it goes: every conversation counted, the first LISTED_SESSIONS listed (a result
+ * of 100,000 conversations would hold them all).
+ */
+export class SyncTally {
+	private readonly result: SyncResult;
+
+	constructor(baseId: string) {
+		this.result = { baseId, sessions: [], messages: 0, chunks: 0, conversations: 0 };
+	}
+
+	add(s: SessionSyncResult): void {
+		const r = this.result;
+		if (r.sessions.length < LISTED_SESSIONS) r.sessions.push(s);
+		r.messages += s.messages;
+		r.chunks += s.chunks;
+		r.conversations++;
+	}
+
+	get done(): SyncResult {
+		return this.result;
+	}
 }
 
 /**
@@ -48,12 +66,12 @@ export async function sync(
 		await ensureKnowledgeBase(p, kbId);
 		// A whole-base sync also folds the open logs, so searches read none until captures open them.
 		if (sessionId === undefined) await foldListed(p);
-		const results: SessionSyncResult[] = [];
-		for (const s of sessions)
-			results.push(
+		const tally = new SyncTally(p.baseId);
+		for await (const s of sessions)
+			tally.add(
 				await ingest(p, s, kbId, embedder, leases.whole ?? (leases.parts.get(s) as HeldLease)),
 			);
-		return summary(p, results);
+		return tally.done;
 	});
 }
 

@@ -154,9 +154,12 @@ export interface SessionSyncResult {
 
 export interface SyncResult {
 	baseId: string;
+	/** Each conversation's result, in the order synced: the first thousand of a whole base. */
 	sessions: SessionSyncResult[];
 	messages: number;
 	chunks: number;
+	/** Conversations synced (sessions lists the first thousand of them). */
+	conversations: number;
 }
 
 export interface CaptureResult {

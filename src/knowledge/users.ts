@@ -4,7 +4,7 @@
 // stay). A base in an older layout, or a partition that is gone or damaged, is searched the long way:
 // every conversation's log.
 import { forEachListed } from '../store/storage';
-import { listSessions, sessionUsers } from './capture-log';
+import { sessionPages, sessionUsers } from './capture-log';
 import { BaseIndexes } from './base-indexes';
 import type { BaseParts } from './parts';
 import { userPart } from './partitions';
@@ -37,9 +37,12 @@ async function fromPartition(p: BaseParts, userId: string): Promise<string[] | u
 export async function conversationsOfUser(p: BaseParts, userId: string): Promise<string[]> {
 	const known = await fromPartition(p, userId);
 	if (known) return known;
-	const sessions = await listSessions(p);
-	const users = await inBatches(sessions, (s) => sessionUsers(p, s));
-	return sessions.filter((_, i) => users[i].includes(userId));
+	const out: string[] = [];
+	for await (const page of sessionPages(p)) {
+		const users = await inBatches(page, (s) => sessionUsers(p, s));
+		out.push(...page.filter((_, i) => users[i].includes(userId)));
+	}
+	return out.sort();
 }
 
 /**

@@ -13,8 +13,11 @@ export interface LeaseLocks {
 	wholeKey: string;
 	/** A part's lease. */
 	partKey(part: string): string;
-	/** Every part there is now: the whole's lock takes each one's. */
-	parts(): Promise<string[]>;
+	/**
+	 * Every part there is now, a page at a time (a whole of 100,000 parts is never held as one list):
+	 * the whole's lock takes each one's.
+	 */
+	partPages(): AsyncIterable<string[]>;
 	/** How long a lease lasts without renewal (renewed every third of it while held). */
 	ttlMs: number;
 	/** How many parts' leases are taken or read side by side. */
@@ -55,6 +58,25 @@ async function release(held: HeldLocks, parallel: number): Promise<void> {
 }
 
 /**
+ * The parts a locked function works on: the one part, or every part of the whole, listed again page
+ * by page each time it is walked (a part added meanwhile is walked too: its own lock gives way to the
+ * whole's, see locked).
+ */
+export type Parts = AsyncIterable<string>;
+
+const onePart = (part: string): Parts => ({
+	async *[Symbol.asyncIterator]() {
+		yield part;
+	},
+});
+
+const everyPart = (locks: LeaseLocks): Parts => ({
+	async *[Symbol.asyncIterator]() {
+		for await (const page of locks.partPages()) yield* page;
+	},
+});
+
+/**
  * Runs `fn` holding the locks it needs: for one part, that part's lock (and no whole lock held by
  * anyone); for the whole (`part` undefined), the whole's lock, once every part's lease was taken (no
  * part is held by another) and given back. Any of them held by another holder: the error `held`
@@ -64,7 +86,7 @@ export async function locked<T>(
 	locks: LeaseLocks,
 	part: string | undefined,
 	operation: string,
-	fn: (parts: string[], held: HeldLocks) => Promise<T>,
+	fn: (parts: Parts, held: HeldLocks) => Promise<T>,
 ): Promise<T> {
 	const held: HeldLocks = { parts: new Map() };
 	try {
@@ -72,7 +94,7 @@ export async function locked<T>(
 			held.parts.set(part, await takePart(locks, part, operation));
 			const whole = await readLease(locks.storage, locks.wholeKey);
 			if (whole && isFresh(whole.lease)) throw locks.held(null, whole.lease);
-			return await fn([part], held);
+			return await fn(onePart(part), held);
 		}
 		held.whole = await acquireLease(
 			locks.storage,
@@ -80,20 +102,20 @@ export async function locked<T>(
 			{ ttlMs: locks.ttlMs, operation },
 			(lease) => locks.held(null, lease),
 		);
-		const parts = await locks.parts();
-		for (let i = 0; i < parts.length; i += locks.parallel) {
-			const batch = parts.slice(i, i + locks.parallel);
-			const taken = await Promise.allSettled(batch.map((s) => takePart(locks, s, operation)));
-			// Taken, a part is free of other holders: from here the whole's lease guards it (a part's
-			// lock checks the whole's after taking its own, and gives way: above), so its lease goes at
-			// once and none is held for the run (a base of 100,000 conversations would hold them all).
-			await Promise.all(
-				taken.map((t) => (t.status === 'fulfilled' ? t.value.release().catch(() => {}) : null)),
-			);
-			const failed = taken.find((t) => t.status === 'rejected');
-			if (failed) throw (failed as PromiseRejectedResult).reason;
-		}
-		return await fn(parts, held);
+		for await (const page of locks.partPages())
+			for (let i = 0; i < page.length; i += locks.parallel) {
+				const batch = page.slice(i, i + locks.parallel);
+				const taken = await Promise.allSettled(batch.map((s) => takePart(locks, s, operation)));
+				// Taken, a part is free of other holders: from here the whole's lease guards it (a part's
+				// lock checks the whole's after taking its own, and gives way: above), so its lease goes
+				// at once and none is held for the run (a base of 100,000 conversations would hold them all).
+				await Promise.all(
+					taken.map((t) => (t.status === 'fulfilled' ? t.value.release().catch(() => {}) : null)),
+				);
+				const failed = taken.find((t) => t.status === 'rejected');
+				if (failed) throw (failed as PromiseRejectedResult).reason;
+			}
+		return await fn(everyPart(locks), held);
 	} finally {
 		await release(held, locks.parallel);
 	}
@@ -104,13 +126,13 @@ export async function heldLocks(locks: LeaseLocks): Promise<FoundLock[]> {
 	const out: FoundLock[] = [];
 	const whole = await readLease(locks.storage, locks.wholeKey);
 	if (whole && isFresh(whole.lease)) out.push({ part: null, lease: whole.lease });
-	const parts = await locks.parts();
-	for (let i = 0; i < parts.length; i += locks.parallel) {
-		const batch = parts.slice(i, i + locks.parallel);
-		const found = await Promise.all(batch.map((s) => readLease(locks.storage, locks.partKey(s))));
-		found.forEach((l, j) => {
-			if (l && isFresh(l.lease)) out.push({ part: batch[j], lease: l.lease });
-		});
-	}
+	for await (const page of locks.partPages())
+		for (let i = 0; i < page.length; i += locks.parallel) {
+			const batch = page.slice(i, i + locks.parallel);
+			const found = await Promise.all(batch.map((s) => readLease(locks.storage, locks.partKey(s))));
+			found.forEach((l, j) => {
+				if (l && isFresh(l.lease)) out.push({ part: batch[j], lease: l.lease });
+			});
+		}
 	return out;
 }

@@ -10,6 +10,7 @@ export function syncOutput(result: SyncResult): IDataObject {
 		baseId: result.baseId,
 		messages: result.messages,
 		chunks: result.chunks,
+		conversations: result.conversations,
 		sessions: result.sessions as unknown as IDataObject[],
 	};
 }

@@ -526,8 +526,15 @@ describe('Memory Base: delete', () => {
 			threshold: 1,
 		});
 		await other.capture({ sessionId: 's1', runId: 'r', texts: ['keep me'] });
+		const stored = [
+			...filesUnder(root, 'memory_base/wf1'),
+			...filesUnder(root, 'knowledge_base/wf1'),
+		];
+		assert.ok(stored.length >= 6, stored.join(', '));
 		const result = await base.delete();
-		assert.ok(result.deleted >= 6);
+		// Every object counted once (not listed: a base of many conversations deletes millions), and the
+		// lease the delete held.
+		assert.equal(result.deleted, stored.length + 1);
 		assert.deepEqual(filesUnder(root, 'memory_base/wf1'), []);
 		assert.deepEqual(filesUnder(root, 'knowledge_base/wf1'), []);
 		assert.ok(filesUnder(root, 'memory_base/wf2').length > 0);
@@ -654,6 +661,7 @@ describe('Memory Base: knowledge base, keys and inputs', () => {
 				['b', 2, 2],
 			],
 		);
+		assert.deepEqual([result.conversations, result.messages], [2, 3]);
 		assert.deepEqual(await base.sessions(), ['a', 'b']);
 	});
 });

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 
 import { clearAllCaches, forgetUser } from '../../../src/internal';
+import { LISTED_SESSIONS, SyncTally } from '../../../src/knowledge/sync';
+import type { SessionSyncResult } from '../../../src/knowledge/types';
 import { manyUsers } from '../../support/wide-base';
 
 afterEach(() => clearAllCaches());
@@ -41,5 +43,39 @@ describe('whole-base operations list page by page', () => {
 				`a folder under ${folder} was listed by pages: ${[...pagedAny].join(', ')}`,
 			);
 		assert.deepEqual(await storage.inner.list(''), [], 'Delete left nothing');
+	});
+});
+
+describe('a whole-base result', () => {
+	const one = (n: number): SessionSyncResult => ({
+		sessionId: `s-${n}`,
+		messages: 2,
+		chunks: 1,
+		from: 0,
+		cursor: 2,
+		totalProcessed: 2,
+		lastSyncAt: null,
+		pending: 0,
+	});
+
+	it('counts every conversation and lists the first thousand', () => {
+		const tally = new SyncTally('b');
+		for (let n = 0; n < LISTED_SESSIONS + 5; n++) tally.add(one(n));
+		const r = tally.done;
+		assert.equal(r.sessions.length, LISTED_SESSIONS);
+		assert.deepEqual([r.sessions[0].sessionId, r.sessions.at(-1)?.sessionId], ['s-0', 's-999']);
+		assert.deepEqual([r.conversations, r.messages, r.chunks], [1005, 2010, 1005]);
+	});
+
+	it('sync and Regenerate of a whole base count each conversation once', async () => {
+		const { base } = await manyUsers({ users: 5, turns: 3 });
+		const synced = await base.sync();
+		const regenerated = await base.regenerate();
+		for (const r of [synced, regenerated]) {
+			assert.equal(r.conversations, r.sessions.length);
+			assert.equal(new Set(r.sessions.map((s) => s.sessionId)).size, r.sessions.length);
+			assert.deepEqual(r.sessions.map((s) => s.sessionId).sort(), (await base.sessions()).sort());
+		}
+		assert.ok(regenerated.messages > 0 && regenerated.messages >= synced.messages);
 	});
 });
