@@ -19,7 +19,7 @@ import type {
 } from '../indexes';
 import type { Versioned } from '../store/document-store';
 import { BaseIndexes, WIDE_SEGMENT_CHUNKS } from './base-indexes';
-import { listSessions } from './capture-log';
+import { sessionPages } from './capture-log';
 import { fold, FOLD_BATCH } from './log-folding';
 import type { BaseParts } from './parts';
 import type { MemoryBaseConfig, SessionLog } from './records';
@@ -277,10 +277,16 @@ export async function wideHealth(
 	return { reason, coverage };
 }
 
+/** Whether a base captured any conversation: its first page of them (never the whole listing). */
+async function anySession(p: BaseParts): Promise<boolean> {
+	for await (const page of sessionPages(p)) if (page.length > 0) return true;
+	return false;
+}
+
 /** Whether a base holds no captured message (see MemoryBase.isEmpty). */
 export async function holdsNothing(p: BaseParts): Promise<boolean> {
 	const indexes = await BaseIndexes.open(p);
-	if (indexes.wide !== 'ready') return (await listSessions(p)).length === 0;
+	if (indexes.wide !== 'ready') return !(await anySession(p));
 	const m = await indexes.wideLexical().readManifest();
 	if (m.version === null) return true;
 	return m.doc.tail.length === 0 && m.doc.segments.length === 0 && !m.doc.open?.length;

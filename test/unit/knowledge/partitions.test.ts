@@ -242,6 +242,15 @@ describe('a base from before partitions', () => {
 		assert.equal(status.wide?.vectors, 3);
 	});
 
+	it('a base not yet moved is empty until a conversation is captured (its first page of them read)', async () => {
+		const { base, storage } = setup();
+		await legacyBase(storage);
+		assert.equal(await base.isEmpty(), true);
+		await whileBusy(storage, () => say(base, 'c1', 'user1 keeps a heron', 'user1'));
+		assert.equal((await configOf(storage)).layout, undefined, 'not moved: a sync was running');
+		assert.equal(await base.isEmpty(), false);
+	});
+
 	it('the first capture that finds it idle moves it too; searches of every conversation then read the base-wide index', async () => {
 		const { base, storage } = setup();
 		await legacyBase(storage);
