@@ -13,7 +13,9 @@
  * SCALE_ADMIN_BASELINE=0 leaves the baseline out (at 100,000 users it reads for minutes).
  * SCALE_ADMIN_FORGET=1 adds Forget User of one filler user (user-777: it changes the base, so run it
  * on a copy); SCALE_ADMIN_REGENERATE=1 adds Regenerate, last (it embeds every message again: 2 minutes
- * at 1,000 users here, longer beyond), with the writes of the base-wide manifests it made. Three
+ * at 1,000 users here, longer beyond), with the writes of the base-wide manifests it made;
+ * SCALE_ADMIN_WHOLE=1 adds a whole-base Sync Now (before Regenerate: nothing is pending, but it takes
+ * every conversation's lease and reads every log) and Delete of the base, last (run it on a copy). Three
  * listings come first: every conversation (what a whole-base lock takes), every partition of each
  * index (what a user's Status and Forget look through): what each holds is what it keeps.
  */
@@ -58,7 +60,7 @@ async function regenerated(base: MemoryBase, counted: Counted): Promise<string> 
 	try {
 		const result = await base.regenerate();
 		const manifests = [...writes.values()].join(' + ') || '0';
-		return `${n(result.sessions.length)} conversations, ${n(result.chunks)} chunks; base-wide manifests written ${manifests} times`;
+		return `${n(result.conversations)} conversations, ${n(result.chunks)} chunks; base-wide manifests written ${manifests} times`;
 	} finally {
 		counted.put = put;
 	}
@@ -105,8 +107,19 @@ async function measureBase(users: number, root: string, baseline: boolean): Prom
 				return `${r.conversationIds.length} conversations, ${n(r.deleted.length)} deleted, ${n(r.rewritten.length)} rewritten`;
 			},
 		]);
+	const whole = process.env.SCALE_ADMIN_WHOLE === '1';
+	if (whole)
+		ops.push([
+			'Sync Now, whole base (nothing pending)',
+			async () => {
+				const r = await base.sync();
+				return `${n(r.conversations)} conversations (${n(r.sessions.length)} listed), ${n(r.messages)} messages`;
+			},
+		]);
 	if (process.env.SCALE_ADMIN_REGENERATE === '1')
 		ops.push(['Regenerate', () => regenerated(base, counted)]);
+	if (whole)
+		ops.push(['Delete', async () => `${n((await base.delete()).deleted)} objects deleted`]);
 	const rows: Row[] = [];
 	for (const [op, run] of ops) {
 		clearAllCaches();
