@@ -122,6 +122,23 @@ async function rebuildLexical(
 const REMOVE_BATCH = 4096;
 
 /**
+ * Removals from a connected store (or none), REMOVE_BATCH chunk IDs at a time: a whole base's would
+ * be millions. `done` removes the rest.
+ */
+function batchedRemoval(external: ExternalIndex | undefined) {
+	const ids: string[] = [];
+	return {
+		add: async (more: string[]) => {
+			ids.push(...more);
+			if (external && ids.length >= REMOVE_BATCH) await external.remove(ids.splice(0));
+		},
+		done: async () => {
+			if (external) await external.remove(ids.splice(0));
+		},
+	};
+}
+
+/**
  * Sets every session's cursor to 0 (epoch + 1); a connected store is asked to remove the chunks the
  * sessions had ingested, a batch at a time.
  */
@@ -131,7 +148,7 @@ async function resetCursors(
 	external: ExternalIndex | undefined,
 ): Promise<void> {
 	const kbId = await p.knowledgeBaseId();
-	const ids: string[] = [];
+	const removal = batchedRemoval(external);
 	for await (const s of sessions) {
 		const result = await p.logs.update(p.logKey(s), (cur) =>
 			cur.version === null
@@ -148,11 +165,10 @@ async function resetCursors(
 		if (external && result.current.version !== null) {
 			const log = result.current.doc;
 			const all = await readMessages(p, log, 1, log.next_seq - 1);
-			ids.push(...chunksOf(p, kbId, s, all).map((c) => c.id));
-			if (ids.length >= REMOVE_BATCH) await external.remove(ids.splice(0));
+			await removal.add(chunksOf(p, kbId, s, all).map((c) => c.id));
 		}
 	}
-	if (external) await external.remove(ids);
+	await removal.done();
 }
 
 /**
@@ -365,12 +381,9 @@ async function deleteAll(p: BaseParts, kbId: string, sessions: Parts): Promise<n
 	const count = () => void deleted++;
 	const external = p.external();
 	if (external) {
-		const ids: string[] = [];
-		for await (const s of sessions) {
-			ids.push(...(await capturedChunks(p, kbId, s)).chunkIds);
-			if (ids.length >= REMOVE_BATCH) await external.remove(ids.splice(0));
-		}
-		await external.remove(ids);
+		const removal = batchedRemoval(external);
+		for await (const s of sessions) await removal.add((await capturedChunks(p, kbId, s)).chunkIds);
+		await removal.done();
 	}
 	// Configuration first: a capture or sync that still holds it fails its compare-and-swap.
 	await p.configs.delete(p.configKey);

@@ -57,6 +57,16 @@ async function release(held: HeldLocks, parallel: number): Promise<void> {
 	await held.whole?.release().catch(() => {});
 }
 
+/** Every part, `parallel` at a time, page by page of the listing. */
+async function eachBatch(
+	locks: LeaseLocks,
+	visit: (batch: string[]) => Promise<void>,
+): Promise<void> {
+	for await (const page of locks.partPages())
+		for (let i = 0; i < page.length; i += locks.parallel)
+			await visit(page.slice(i, i + locks.parallel));
+}
+
 /**
  * The parts a locked function works on: the one part, or every part of the whole, listed again page
  * by page each time it is walked (a part added meanwhile is walked too: its own lock gives way to the
@@ -102,19 +112,17 @@ export async function locked<T>(
 			{ ttlMs: locks.ttlMs, operation },
 			(lease) => locks.held(null, lease),
 		);
-		for await (const page of locks.partPages())
-			for (let i = 0; i < page.length; i += locks.parallel) {
-				const batch = page.slice(i, i + locks.parallel);
-				const taken = await Promise.allSettled(batch.map((s) => takePart(locks, s, operation)));
-				// Taken, a part is free of other holders: from here the whole's lease guards it (a part's
-				// lock checks the whole's after taking its own, and gives way: above), so its lease goes
-				// at once and none is held for the run (a base of 100,000 conversations would hold them all).
-				await Promise.all(
-					taken.map((t) => (t.status === 'fulfilled' ? t.value.release().catch(() => {}) : null)),
-				);
-				const failed = taken.find((t) => t.status === 'rejected');
-				if (failed) throw (failed as PromiseRejectedResult).reason;
-			}
+		await eachBatch(locks, async (batch) => {
+			const taken = await Promise.allSettled(batch.map((s) => takePart(locks, s, operation)));
+			// Taken, a part is free of other holders: from here the whole's lease guards it (a part's
+			// lock checks the whole's after taking its own, and gives way: above), so its lease goes at
+			// once and none is held for the run (a base of 100,000 conversations would hold them all).
+			await Promise.all(
+				taken.map((t) => (t.status === 'fulfilled' ? t.value.release().catch(() => {}) : null)),
+			);
+			const failed = taken.find((t) => t.status === 'rejected');
+			if (failed) throw (failed as PromiseRejectedResult).reason;
+		});
 		return await fn(everyPart(locks), held);
 	} finally {
 		await release(held, locks.parallel);
@@ -126,13 +134,11 @@ export async function heldLocks(locks: LeaseLocks): Promise<FoundLock[]> {
 	const out: FoundLock[] = [];
 	const whole = await readLease(locks.storage, locks.wholeKey);
 	if (whole && isFresh(whole.lease)) out.push({ part: null, lease: whole.lease });
-	for await (const page of locks.partPages())
-		for (let i = 0; i < page.length; i += locks.parallel) {
-			const batch = page.slice(i, i + locks.parallel);
-			const found = await Promise.all(batch.map((s) => readLease(locks.storage, locks.partKey(s))));
-			found.forEach((l, j) => {
-				if (l && isFresh(l.lease)) out.push({ part: batch[j], lease: l.lease });
-			});
-		}
+	await eachBatch(locks, async (batch) => {
+		const found = await Promise.all(batch.map((s) => readLease(locks.storage, locks.partKey(s))));
+		found.forEach((l, j) => {
+			if (l && isFresh(l.lease)) out.push({ part: batch[j], lease: l.lease });
+		});
+	});
 	return out;
 }
