@@ -206,9 +206,14 @@ export async function deleteBase(
 			.catch(() => undefined);
 	const deadline = Date.now() + timeoutMs;
 	let waitedFor = 0;
+	// After the first look, only the locks found held are read again: a sync starting later refuses
+	// the marked base, and one that slipped in between is found when the lock is taken (every lease
+	// then read again).
+	let watched: string[] | undefined;
 	for (let first = true; ; first = false) {
-		const running = await heldLocks(p.locks);
+		const running = await heldLocks(p.locks, watched);
 		if (first) waitedFor = running.length;
+		watched = running.flatMap((r) => (r.part === null ? [] : [r.part]));
 		if (running.length === 0) {
 			try {
 				const deleted = await locked(p.locks, undefined, 'delete', async (sessions) =>
@@ -220,6 +225,7 @@ export async function deleteBase(
 					if (marked.written) await unmark();
 					throw error;
 				}
+				watched = undefined;
 			}
 		}
 		if (Date.now() > deadline) {

@@ -36,6 +36,7 @@ import {
 } from '../../../src/internal';
 import type {
 	ExternalVectorStore,
+	GetOptions,
 	MemoryBaseOptions,
 	MemoryStorage,
 	SessionLog,
@@ -570,6 +571,84 @@ describe('Memory Base: delete', () => {
 		setTimeout(() => embedder.release(), 100);
 		assert.equal((await syncing).messages, 4, 'the sync finished');
 		await deleting;
+		assert.deepEqual(filesUnder(root, 'memory_base/wf1'), []);
+	});
+
+	it("while it waits, reads again only the leases it found held, not every conversation's", async () => {
+		const { base, embedder, storage, root } = setup({ threshold: 100, embeddingBatchSize: 1 });
+		for (let s = 0; s < 24; s++) await turn(base, `s${s}`, `conversation ${s} says hello`);
+		for (const f of FACTS) await turn(base, 's1', f);
+		const leaseReads = new Map<string, number>();
+		const get = storage.get.bind(storage) as MemoryStorage['get'];
+		storage.get = ((key: string, options?: GetOptions) => {
+			if (key.endsWith('/lease.json')) leaseReads.set(key, (leaseReads.get(key) ?? 0) + 1);
+			return get(key, options ?? {});
+		}) as MemoryStorage['get'];
+		embedder.hold();
+		const syncing = base.sync({ sessionId: 's1' });
+		await embedder.held();
+		const deleting = base.delete({ mode: 'wait', timeoutMs: 10_000 });
+		// Several tries of 250 ms while s1's sync runs.
+		setTimeout(() => embedder.release(), 1200);
+		assert.equal((await syncing).messages, 5);
+		assert.equal((await deleting).waitedFor, 1);
+		assert.deepEqual(filesUnder(root, 'memory_base/wf1'), []);
+		const held = leaseReads.get(sessionLeaseKey('wf1', 's1')) ?? 0;
+		const other = leaseReads.get(sessionLeaseKey('wf1', 's7')) ?? 0;
+		assert.ok(held >= 4, `the running sync's lease read ${held} times`);
+		// Once when first looked at, once (or twice: taken and released) when the base's lock is taken.
+		assert.ok(other <= 3, `another conversation's lease read ${other} times`);
+	});
+
+	it('a sync that took its lock just after the first look is waited for too (every lease read again)', async () => {
+		const { base, embedder, storage, disk, root } = setup({
+			threshold: 100,
+			embeddingBatchSize: 1,
+		});
+		for (let s = 0; s < 8; s++) await turn(base, `s${s}`, `conversation ${s} says hello`);
+		for (const f of FACTS) await turn(base, 's1', f);
+		// Another process's sync of s5, which read the base before it was marked, takes s5's lock right
+		// after the delete first read it free.
+		const late = sessionLeaseKey('wf1', 's5');
+		let slipped = false;
+		let freedAt = Infinity;
+		const get = storage.get.bind(storage) as MemoryStorage['get'];
+		storage.get = (async (key: string, options?: GetOptions) => {
+			const got = await get(key, options ?? {});
+			if (key === late && !slipped) {
+				slipped = true;
+				const at = Date.now();
+				const lease = {
+					holder: 'another-process',
+					operation: 'sync',
+					acquired_at: new Date(at).toISOString(),
+					expires_at: new Date(at + 8000).toISOString(),
+				};
+				await disk.put(late, Buffer.from(JSON.stringify(lease)));
+				setTimeout(() => {
+					freedAt = Date.now();
+					void disk.delete(late);
+				}, 1500);
+			}
+			return got;
+		}) as MemoryStorage['get'];
+		const put = storage.put.bind(storage);
+		let takes = 0;
+		storage.put = (key, body, options) => {
+			if (key === sessionLeaseKey('wf1', 's7')) takes++;
+			return put(key, body, options);
+		};
+		embedder.hold();
+		const syncing = base.sync({ sessionId: 's1' });
+		await embedder.held();
+		const deleting = base.delete({ mode: 'wait', timeoutMs: 10_000 });
+		setTimeout(() => embedder.release(), 300);
+		await syncing;
+		await deleting;
+		assert.ok(slipped, 'the late lock was taken');
+		assert.ok(Date.now() >= freedAt, 'the delete ended after the late sync let go');
+		// Its lock tried once (refused by s5), then taken once s5 was seen free: not once per wait.
+		assert.equal(takes, 2, `every lease taken ${takes} times`);
 		assert.deepEqual(filesUnder(root, 'memory_base/wf1'), []);
 	});
 

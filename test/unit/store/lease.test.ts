@@ -95,6 +95,25 @@ describe('locks of a whole and its parts', () => {
 		assert.deepEqual(await heldLocks(locks), []);
 	});
 
+	it('held locks of named parts only: no listing, only their leases read', async () => {
+		const listings = { count: 0 };
+		const locks = locksOn(['a', 'b', 'c', 'd'], listings);
+		await locked(locks, 'c', 'sync', async () => {
+			assert.deepEqual(
+				(await heldLocks(locks)).map((f) => f.part),
+				['c'],
+			);
+			assert.equal(listings.count, 1);
+			assert.deepEqual(
+				(await heldLocks(locks, ['a', 'c'])).map((f) => f.part),
+				['c'],
+			);
+			assert.deepEqual(await heldLocks(locks, ['a', 'b']), []);
+			assert.equal(listings.count, 1, 'named parts are not listed');
+		});
+		assert.deepEqual(await heldLocks(locks, ['c']), []);
+	});
+
 	it('the whole renews its own lease only: a part whose lease expired meanwhile still gives way to it', async () => {
 		// Long enough that a loaded machine's late timers do not let the whole's lease lapse.
 		const locks = { ...locksOn(['a', 'b', 'c']), ttlMs: 1200 };
