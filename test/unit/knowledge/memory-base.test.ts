@@ -652,6 +652,24 @@ describe('Memory Base: delete', () => {
 		assert.deepEqual(filesUnder(root, 'memory_base/wf1'), []);
 	});
 
+	it("a crashed sync's lock (never released) is waited for until it expires, then the base is deleted", async () => {
+		const { base, disk, root } = setup({ threshold: 100, leaseMs: 600 });
+		for (let s = 0; s < 6; s++) await turn(base, `s${s}`, `conversation ${s} says hello`);
+		// What a sync killed mid-way leaves behind: its lock, not yet expired, renewed by no one.
+		const lease = {
+			holder: 'crashed-process',
+			operation: 'sync',
+			acquired_at: new Date().toISOString(),
+			expires_at: new Date(Date.now() + 600).toISOString(),
+		};
+		await disk.put(sessionLeaseKey('wf1', 's3'), Buffer.from(JSON.stringify(lease)));
+		const started = Date.now();
+		const result = await base.delete({ mode: 'wait', timeoutMs: 5000 });
+		assert.equal(result.waitedFor, 1);
+		assert.ok(Date.now() - started >= 500, 'waited for the lock to expire');
+		assert.deepEqual(filesUnder(root, 'memory_base/wf1'), []);
+	});
+
 	it('a sync still running after the timeout: "sync already running", and the base is left as it was', async () => {
 		const { base, embedder } = setup({ threshold: 100 });
 		for (const f of FACTS) await turn(base, 's1', f);
