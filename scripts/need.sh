@@ -13,6 +13,9 @@
 #                             whose files are gone or whose install was cut short comes back), checks
 #                             everything again, and fails naming each file still missing
 #   need_reset                forgets what was found (before checking again)
+#   with_tries WHO CMD...     runs CMD up to NEED_TRIES times (3), NEED_TRY_WAIT seconds apart (30),
+#                             saying each failure: a download the registry answers wrongly for a
+#                             moment (a version it lists and then cannot find) is fetched again
 #
 # Knobs (env, for tests): NEED_DPKG_ADMINDIR (dpkg's database, default /var/lib/dpkg); NEED_LOCK (the
 # file installs wait on, one at a time: default /tmp/llm-memory-apt.lock).
@@ -112,4 +115,18 @@ need_install() {
 	need_say "$who"
 	echo "$who: still missing after apt-get install" >&2
 	return 1
+}
+
+with_tries() {
+	local who=$1 tries=${NEED_TRIES:-3} wait=${NEED_TRY_WAIT:-30} n=1
+	shift
+	until "$@"; do
+		if [ "$n" -ge "$tries" ]; then
+			echo "$who: $* failed $n times" >&2
+			return 1
+		fi
+		echo "$who: $* failed (try $n of $tries); trying again in $wait s" >&2
+		sleep "$wait"
+		n=$((n + 1))
+	done
 }

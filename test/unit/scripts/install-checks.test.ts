@@ -208,3 +208,43 @@ describe('need.sh: installs on one machine take turns', () => {
 			assert.match(l, /-o DPkg::Lock::Timeout=600 /);
 	});
 });
+
+describe('need.sh: a download tried again', () => {
+	/** Runs `with_tries` on a command that fails its first `failures` runs (counted in a file). */
+	function tries(failures: number, extra: Record<string, string> = {}) {
+		const root = tempDir('with-tries');
+		const count = join(root, 'count');
+		writeFileSync(count, '0');
+		const script = [
+			`. "${join(SCRIPTS, 'need.sh')}"`,
+			// A shell function, as n8n.sh's with_node is.
+			`flaky() { local n; n=$(($(cat "${count}") + 1)); echo $n > "${count}"; [ $n -gt ${failures} ]; }`,
+			'with_tries t flaky npm install x',
+		].join('\n');
+		const r = spawnSync('bash', ['-c', script], {
+			encoding: 'utf8',
+			env: { ...process.env, NEED_TRY_WAIT: '0', ...extra },
+		});
+		return { code: r.status, stderr: r.stderr, runs: Number(readFileSync(count, 'utf8')) };
+	}
+
+	it('a command that fails twice then succeeds: three runs, each failure said, exit 0', () => {
+		const r = tries(2);
+		assert.equal(r.code, 0, r.stderr);
+		assert.equal(r.runs, 3);
+		assert.match(r.stderr, /t: flaky npm install x failed \(try 1 of 3\); trying again in 0 s/);
+		assert.match(r.stderr, /try 2 of 3/);
+	});
+
+	it('a command that keeps failing: given up after NEED_TRIES runs, exit 1, saying so', () => {
+		const r = tries(10, { NEED_TRIES: '2' });
+		assert.equal(r.code, 1);
+		assert.equal(r.runs, 2);
+		assert.match(r.stderr, /t: flaky npm install x failed 2 times/);
+	});
+
+	it('a command that succeeds at once runs once, silently', () => {
+		const r = tries(0);
+		assert.deepEqual([r.code, r.runs, r.stderr], [0, 1, '']);
+	});
+});
