@@ -647,8 +647,9 @@ describe('Memory Base: delete', () => {
 		await deleting;
 		assert.ok(slipped, 'the late lock was taken');
 		assert.ok(Date.now() >= freedAt, 'the delete ended after the late sync let go');
-		// Its lock tried once (refused by s5), then taken once s5 was seen free: not once per wait.
-		assert.equal(takes, 2, `every lease taken ${takes} times`);
+		// The base's lock tried at most once before s5 was seen (refused by it), then taken once s5 was
+		// seen free: not once per wait.
+		assert.ok(takes >= 1 && takes <= 2, `every lease taken ${takes} times`);
 		assert.deepEqual(filesUnder(root, 'memory_base/wf1'), []);
 	});
 
