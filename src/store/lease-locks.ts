@@ -57,12 +57,13 @@ async function release(held: HeldLocks, parallel: number): Promise<void> {
 	await held.whole?.release().catch(() => {});
 }
 
-/** Every part, `parallel` at a time, page by page of the listing. */
+/** Every part (or the pages given), `parallel` at a time, page by page of the listing. */
 async function eachBatch(
 	locks: LeaseLocks,
 	visit: (batch: string[]) => Promise<void>,
+	pages: AsyncIterable<string[]> | Iterable<string[]> = locks.partPages(),
 ): Promise<void> {
-	for await (const page of locks.partPages())
+	for await (const page of pages)
 		for (let i = 0; i < page.length; i += locks.parallel)
 			await visit(page.slice(i, i + locks.parallel));
 }
@@ -144,9 +145,6 @@ export async function heldLocks(locks: LeaseLocks, only?: readonly string[]): Pr
 			if (l && isFresh(l.lease)) out.push({ part: batch[j], lease: l.lease });
 		});
 	};
-	if (only === undefined) await eachBatch(locks, read);
-	else
-		for (let i = 0; i < only.length; i += locks.parallel)
-			await read(only.slice(i, i + locks.parallel));
+	await eachBatch(locks, read, only && [[...only]]);
 	return out;
 }
