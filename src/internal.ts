@@ -427,7 +427,15 @@ export type { ExternalDocument, ExternalVectorStore } from './indexes/vector/ext
 export { clearVectorCache, EmbeddedIndex, VECTOR_CACHE_BYTES } from './indexes/vector/vector-index';
 export { streamedRanking } from './indexes/vector/stream';
 export type { IndexStats } from './indexes/vector/vector-index';
-export { smallRun } from './indexes/vector/vector-maintenance';
+export {
+	FORGET_MARK_MS,
+	forgetting,
+	runToMerge,
+	smallRun,
+	tailRun,
+	TAIL_FLOOR_BYTES,
+	withForgetMark,
+} from './indexes/vector/vector-merge';
 export {
 	settleTiers,
 	settleCellTiers,

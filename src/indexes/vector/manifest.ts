@@ -41,6 +41,8 @@ export interface IndexManifest extends Guarded, Retiring {
 	segments: SegmentRef[];
 	/** Cell tiers over settled segments (cell-tiers.ts); manifests written before there were any have none. */
 	cells?: CellIndex;
+	/** Conversations a running Forget is rewriting, until when: no merge takes their segments (vector-merge.ts). */
+	forgetting?: Array<{ session: string; until: string }>;
 	updated_at: string;
 }
 
@@ -82,6 +84,7 @@ const manifestSchema = z.looseObject({
 		})
 		.optional(),
 	retired: retiredSchema,
+	forgetting: z.array(z.object({ session: z.string().min(1), until: timestamp })).optional(),
 	updated_at: timestamp,
 	owner: z.string().min(1).optional(),
 	moved_at: timestamp.optional(),

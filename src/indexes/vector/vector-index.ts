@@ -22,12 +22,8 @@ import { manifestCodec } from './manifest';
 import type { IndexManifest, SegmentRef } from './manifest';
 import { cellKeys, cellUpkeepAfterAdd } from './cell-upkeep';
 import { clearLiveMasks, liveMask } from './live-masks';
-import {
-	compactIndex,
-	emptyMovedIndex,
-	forgetSessionRows,
-	sweepOrphanSegments,
-} from './vector-maintenance';
+import { emptyMovedIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
+import { compactIndex } from './vector-merge';
 import { rankOver } from './ranking';
 import type { LoadedVectors, VectorRanking } from './ranking';
 import { decodeSegment, encodeSegment } from './stored-vectors';

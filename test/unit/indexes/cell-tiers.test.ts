@@ -30,6 +30,7 @@ import { bestInCells, bucketsToRead } from '../../../src/indexes/vector/cell-sea
 import { cellCount, cellOf, probe, trainCodebook } from '../../../src/indexes/vector/codebook';
 import { readCodebook } from '../../../src/indexes/vector/cell-upkeep';
 import { dot, normaliseRows } from '../../../src/indexes/vector/vector-segment';
+import { appendSegments } from '../../support/vector-segments';
 import { MeteredStorage } from '../../support/wide-base';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
@@ -56,7 +57,8 @@ async function indexOf(segments: number, per: number) {
 		return r.map((x) => x / norm);
 	});
 	for (let s = 0; s < segments; s++)
-		await index.add(
+		await appendSegments(
+			index,
 			rows.slice(s * per, (s + 1) * per).map((_, i) => chunk(s * per + i)),
 			rows.slice(s * per, (s + 1) * per),
 		);
@@ -136,7 +138,8 @@ describe('cell tiers', () => {
 			centres[(i * 7) % 60].map((x) => x + 0.08 * (rand() - 0.5)),
 		);
 		for (let s = 0; s < 6; s++)
-			await writer.add(
+			await appendSegments(
+				writer,
 				rows.slice(s * 1000, (s + 1) * 1000).map((_, i) => chunk(s * 1000 + i)),
 				rows.slice(s * 1000, (s + 1) * 1000),
 			);

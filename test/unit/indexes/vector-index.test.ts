@@ -20,6 +20,8 @@ import {
 	SEGMENT_MAX_VECTORS,
 	simdAvailable,
 	smallRun,
+	TAIL_FLOOR_BYTES,
+	tailRun,
 	streamedRanking,
 	useSimd,
 	vectorIndexPrefix,
@@ -29,6 +31,7 @@ import type { IndexedChunk } from '../../../src/internal';
 import { cosine, randomRows, seededRandom } from '../../support/embeddings';
 import { closeVectors, openVectors } from '../../support/stored-segments';
 import { tempDir } from '../../support/storages';
+import { appendSegments } from '../../support/vector-segments';
 import { MeteredStorage } from '../../support/wide-base';
 
 function chunk(i: number, session = 's', id = `c${i}`): IndexedChunk {
@@ -52,6 +55,16 @@ function setup() {
 	return { storage, index: new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb')) };
 }
 
+/** Counts the bytes written to segments (`.vec`). */
+class WrittenBytes extends LocalDiskStorage {
+	segmentBytes = 0;
+
+	override put(key: string, body: Uint8Array, options?: Parameters<LocalDiskStorage['put']>[2]) {
+		if (key.endsWith('.vec')) this.segmentBytes += body.byteLength;
+		return super.put(key, body, options);
+	}
+}
+
 describe('embedded vector index', () => {
 	for (const kernel of ['WebAssembly SIMD', 'JavaScript'])
 		it(`search is exact (${kernel}): the same top K as brute-force cosine, across segments, best first`, async () => {
@@ -60,8 +73,9 @@ describe('embedded vector index', () => {
 			const { index } = setup();
 			const rows = makeRows(2500, 48);
 			const chunks = rows.map((_, i) => chunk(i, i % 2 ? 'odd' : 'even'));
-			await index.add(chunks.slice(0, 1200), rows.slice(0, 1200));
-			await index.add(chunks.slice(1200), rows.slice(1200));
+			// Laid out as four segments, unmerged: the search must be exact across them.
+			await appendSegments(index, chunks.slice(0, 1200), rows.slice(0, 1200));
+			await appendSegments(index, chunks.slice(1200), rows.slice(1200));
 			const [query] = makeRows(1, 48, 99);
 			const expected = rows
 				.map((r, i) => ({ i, s: cosine(r, query) }))
@@ -122,16 +136,12 @@ describe('embedded vector index', () => {
 	it('a lone small segment between large ones does not stop later merges (a Forget made it small)', async () => {
 		const { index } = setup();
 		const dims = 4;
-		// Large segments: enough adds of one full segment each for compaction to merge them.
-		const big = 24 * SEGMENT_MAX_VECTORS;
+		// Large segments, as merges leave them.
+		const big = 6 * COMPACT_BELOW;
 		const forgotten = COMPACT_BELOW + 1000;
 		const rows = makeRows(big + 40, dims, 5);
 		const chunks = rows.map((_, i) => chunk(i, i < forgotten ? 'forgotten' : 'kept'));
-		for (let i = 0; i < big; i += SEGMENT_MAX_VECTORS)
-			await index.add(
-				chunks.slice(i, i + SEGMENT_MAX_VECTORS),
-				rows.slice(i, i + SEGMENT_MAX_VECTORS),
-			);
+		await appendSegments(index, chunks.slice(0, big), rows.slice(0, big), COMPACT_BELOW);
 		await index.forgetSession('forgotten');
 		const after = (await index.readManifest(true)).doc.segments.map((r) => r.count);
 		assert.ok(after[0] < COMPACT_BELOW && after[1] >= COMPACT_BELOW, `segments ${after.join(' ')}`);
@@ -194,7 +204,8 @@ describe('embedded vector index', () => {
 			);
 			const rows = makeRows(4 * rowsPer, dims, 4);
 			for (let s = 0; s < 4; s++)
-				await writer.add(
+				await appendSegments(
+					writer,
 					rows.slice(s * rowsPer, (s + 1) * rowsPer).map((_, i) => chunk(s * rowsPer + i)),
 					rows.slice(s * rowsPer, (s + 1) * rowsPer),
 				);
@@ -285,6 +296,83 @@ describe('embedded vector index', () => {
 			[50, 60],
 		);
 		assert.equal(smallRun(mixed.slice(0, 4)), null);
+	});
+
+	it('tailRun: the newest segment with each one before it no larger than all after it, or under the floor', () => {
+		const KB = 1024;
+		const refs = (...kib: number[]) => kib.map((k) => ({ count: k, bytes: k * KB }));
+		// Each one larger than all newer ones together: nothing to merge.
+		assert.equal(tailRun(refs(3000, 1000, 300)), null);
+		// The newest has grown as large as the one before: both, and the one before them too.
+		assert.deepEqual(
+			tailRun(refs(3000, 600, 300, 300))?.map((r) => r.bytes / KB),
+			[600, 300, 300],
+		);
+		// Under the floor, merged whatever the sizes (a few rows a sync).
+		const floor = TAIL_FLOOR_BYTES / KB;
+		assert.deepEqual(
+			tailRun(refs(3000, floor - 1, 4))?.map((r) => r.bytes / KB),
+			[floor - 1, 4],
+		);
+		assert.equal(tailRun(refs(3000, floor, 4)), null);
+		// Never past the byte cap, nor a full segment, nor one in a cell tier, nor more than twice
+		// COMPACT_BELOW vectors.
+		assert.deepEqual(
+			tailRun(refs(100, 100, 100), 250 * KB)?.map((r) => r.bytes / KB),
+			[100, 100],
+		);
+		assert.equal(
+			tailRun([
+				{ count: COMPACT_BELOW, bytes: 10 },
+				{ count: 1, bytes: 10 },
+			]),
+			null,
+		);
+		assert.equal(
+			tailRun([
+				{ count: 5, bytes: 10, tier: { id: 't' } },
+				{ count: 1, bytes: 10 },
+			]),
+			null,
+		);
+		const half = { count: COMPACT_BELOW - 1, bytes: 10 };
+		assert.deepEqual(tailRun([half, half, { count: 3, bytes: 10 }])?.length, 2);
+		assert.equal(tailRun(refs(5)), null);
+	});
+
+	it('many small adds keep a handful of segments, each larger than all newer ones; a row is rewritten a few times, not with every sixteen adds', async () => {
+		const storage = new WrittenBytes({ root: tempDir('vector-index') });
+		const index = new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'), 12, {
+			segmentBytes: 4 * 2 ** 20,
+		});
+		const dims = 512; // 2 KiB a row: a sync of 4 rows is 8 KiB, the floor 8 syncs
+		const rows = makeRows(1600, dims, 21);
+		const chunks = rows.map((_, i) => chunk(i, `s${Math.floor(i / 4) % 50}`));
+		let most = 0;
+		for (let i = 0; i < rows.length; i += 4) {
+			await index.add(chunks.slice(i, i + 4), rows.slice(i, i + 4));
+			const refs = (await index.readManifest(true)).doc.segments;
+			most = Math.max(most, refs.length);
+			// Each segment is larger than every newer one together, but for the newest under the floor.
+			refs.forEach((r, j) => {
+				const newer = refs.slice(j + 1).reduce((n, x) => n + x.bytes, 0);
+				assert.ok(
+					r.bytes > newer || newer < TAIL_FLOOR_BYTES,
+					`after ${i / 4 + 1} adds: ${refs.map((x) => x.bytes).join(' ')}`,
+				);
+			});
+		}
+		const refs = (await index.readManifest(true)).doc.segments;
+		const stored = refs.reduce((n, r) => n + r.bytes, 0);
+		assert.ok(most <= 6, `${most} segments at most`);
+		// A few rewrites each: 400 adds of 8 KiB to 3.3 MiB. Merging only past MAX_SEGMENTS kept 16
+		// segments and wrote 13 times what it stored (the growing first one rewritten every 16 adds).
+		const written = storage.segmentBytes / stored;
+		assert.ok(written <= 10, `${written.toFixed(1)} times the bytes stored written`);
+		assert.equal((await index.stats()).vectors, rows.length);
+		clearVectorCache();
+		const hits = await index.search(rows[777], 1);
+		assert.equal(hits[0].id, 'c777');
 	});
 
 	it('vectors are checked: count, one dimension for all, numbers only; another dimension is refused', async () => {
@@ -379,11 +467,13 @@ describe('embedded vector index', () => {
 	it('a segment replaced by another valid one of the index is an error naming it, not a ranking', async () => {
 		const { index, storage } = setup();
 		const rows = makeRows(30, 8);
-		await index.add(
+		await appendSegments(
+			index,
 			rows.slice(0, 20).map((_, i) => chunk(i)),
 			rows.slice(0, 20),
 		);
-		await index.add(
+		await appendSegments(
+			index,
 			rows.slice(20).map((_, i) => chunk(20 + i)),
 			rows.slice(20),
 		);

@@ -20,6 +20,7 @@ import type { ChunkFilter, IndexedChunk, VectorMatch } from '../../../src/intern
 import { QuantizedRows, quantizeQuery, strideOf } from '../../../src/indexes/vector/simd';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
+import { appendSegments } from '../../support/vector-segments';
 
 /** Normalises rows into one Float32Array, computed as the index computes it (normaliseRows). */
 function normalised(rows: number[][]): Float32Array {
@@ -202,7 +203,9 @@ describe('vector search: int8 first pass, exact rerank', () => {
 			const near = () => centre.map((x) => x + 0.25 * rand());
 			const rows = Array.from({ length: SEGMENT_MAX_VECTORS + 76 }, near);
 			const index = setup();
-			await index.add(
+			// Two segments, as written (an add would merge the small second one into the first).
+			await appendSegments(
+				index,
 				rows.map((_, i) => chunk(i)),
 				rows,
 			);

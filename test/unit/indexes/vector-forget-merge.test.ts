@@ -1,0 +1,183 @@
+// A Forget and the merges of the newest segments, on one vector index from two processes: a sync of
+// another conversation merges the newest segments as it comes (tailRun), and a Forget rewrites the
+// segments holding its conversation. Syncs going on all the while must not make the Forget start
+// over until it gives up: a merge leaves alone the segments a running Forget rewrites.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import {
+	clearVectorCache,
+	EmbeddedIndex,
+	FORGET_MARK_MS,
+	forgetting,
+	IndexDamagedError,
+	LocalDiskStorage,
+	vectorIndexPrefix,
+	withForgetMark,
+} from '../../../src/internal';
+import type { GetOptions, IndexedChunk, MemoryStorage, PutOptions } from '../../../src/internal';
+import { randomRows, seededRandom } from '../../support/embeddings';
+import { tempDir } from '../../support/storages';
+
+const DIMS = 16;
+
+const chunk = (i: number, session: string): IndexedChunk => ({
+	id: `c${i}`,
+	session_id: session,
+	message_id: `m${i}`,
+	seq: i + 1,
+	run_id: `r${i}`,
+	chunk_index: 0,
+	created_at: new Date(0).toISOString(),
+	text: `text ${i} of ${session}`,
+});
+
+/** Runs `between` before every read of a segment this process makes: another process syncing then. */
+class Interleaved extends LocalDiskStorage {
+	between?: () => Promise<void>;
+
+	override async get(key: string, options?: GetOptions): Promise<never> {
+		const run = this.between;
+		if (run && key.endsWith('.vec')) {
+			this.between = undefined; // not re-entered by what it runs
+			try {
+				await run();
+			} finally {
+				this.between = run;
+			}
+		}
+		return (await super.get(key, options as GetOptions)) as never;
+	}
+}
+
+/** Refuses every write of a segment (a full disk): a Forget cannot write its rewrites. */
+class FailingWrites extends LocalDiskStorage {
+	override async put(key: string, body: Uint8Array, options?: PutOptions) {
+		if (key.endsWith('.vec')) throw new Error('disk full');
+		return super.put(key, body, options);
+	}
+}
+
+describe('a Forget while other conversations sync', () => {
+	it('finishes, though a sync merging the newest segments comes before each segment it reads', async () => {
+		const root = tempDir('vector-forget-merge');
+		const open = (storage: MemoryStorage) =>
+			new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'), 12, { segmentBytes: 4 * 2 ** 20 });
+		const syncer = open(new LocalDiskStorage({ root }));
+		const rows = randomRows(2000, DIMS, seededRandom(8));
+		let next = 0;
+		const sync = (session: string) => {
+			const from = next;
+			next += 4;
+			return syncer.add(
+				rows.slice(from, from + 4).map((_, i) => chunk(from + i, session)),
+				rows.slice(from, from + 4),
+			);
+		};
+		for (let s = 0; s < 6; s++) await sync(`other-${s}`);
+		await sync('forgotten');
+		await sync('other-6');
+		clearVectorCache(); // the Forget's process reads the segments from storage
+		const forgetting = new Interleaved({ root });
+		let syncs = 0;
+		forgetting.between = async () => {
+			syncs++;
+			await sync(`late-${syncs}`);
+			// Its segments are the other process's: read from storage on every attempt.
+			clearVectorCache();
+		};
+		const removed = await open(forgetting).forgetSession('forgotten');
+		assert.equal(removed, 4);
+		assert.ok(syncs >= 1, 'a sync ran while the Forget read');
+		clearVectorCache();
+		const stats = await open(new LocalDiskStorage({ root })).stats();
+		assert.equal(stats.vectors, next - 4);
+		assert.equal(stats.bySession.forgotten, undefined);
+	});
+
+	it('a Forget takes its mark off when it is done, and when it fails; a mark left by one that died holds merges only until its time', async () => {
+		const root = tempDir('vector-forget-merge');
+		const index = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
+		const rows = randomRows(40, DIMS, seededRandom(9));
+		const add = (from: number, session: string) =>
+			index.add(
+				rows.slice(from, from + 4).map((_, i) => chunk(from + i, session)),
+				rows.slice(from, from + 4),
+			);
+		await add(0, 'a');
+		await add(4, 'b');
+		assert.equal(await index.forgetSession('a'), 4);
+		let doc = (await index.readManifest(true)).doc;
+		assert.equal(doc.forgetting, undefined, 'no mark once done');
+		// A Forget that died: its mark stays until its time, and merges leave its segments alone.
+		await index.updateManifest((cur) => withForgetMark(cur.doc, 'b', true));
+		await add(8, 'c');
+		doc = (await index.readManifest(true)).doc;
+		assert.deepEqual([...forgetting(doc)], ['b']);
+		assert.equal(doc.segments.length, 2, 'the segment of "b" was not merged');
+		// Past its time the mark holds nothing: the next add merges, and drops the stale mark with the
+		// next Forget.
+		const later = Date.now() + FORGET_MARK_MS + 1000;
+		assert.deepEqual([...forgetting(doc, later)], []);
+		await index.updateManifest((cur) => ({
+			...cur.doc,
+			forgetting: [{ session: 'b', until: new Date(Date.now() - 1000).toISOString() }],
+		}));
+		await add(12, 'd');
+		doc = (await index.readManifest(true)).doc;
+		assert.equal(doc.segments.length, 1, 'merged once the mark was stale');
+		// A Forget that fails half-way takes its mark off too.
+		const failing = new EmbeddedIndex(new FailingWrites({ root }), 'kb', vectorIndexPrefix('kb'));
+		clearVectorCache();
+		await assert.rejects(failing.forgetSession('c'), /disk full/);
+		doc = (await index.readManifest(true)).doc;
+		assert.equal(doc.forgetting, undefined, 'no mark after a failed Forget');
+		assert.equal((await index.stats()).bySession.c, 4, 'nothing of it removed');
+	});
+
+	it('a segment really lost is still an error naming it, and leaves no mark', async () => {
+		const root = tempDir('vector-forget-merge');
+		const disk = new LocalDiskStorage({ root });
+		const index = new EmbeddedIndex(disk, 'kb', vectorIndexPrefix('kb'), 12, { segmentBytes: 1 });
+		const rows = randomRows(8, DIMS, seededRandom(10));
+		await index.add(
+			rows.map((_, i) => chunk(i, 'x')),
+			rows,
+		);
+		const [lost] = (await index.readManifest(true)).doc.segments.map((r) => r.key);
+		await disk.delete(lost);
+		clearVectorCache();
+		await assert.rejects(index.forgetSession('x'), (error: unknown) => {
+			assert.ok(error instanceof IndexDamagedError, String(error));
+			assert.deepEqual(error.missing, [lost]);
+			return true;
+		});
+		assert.equal((await index.readManifest(true)).doc.forgetting, undefined);
+	});
+
+	it('a segment another Forget replaced while this one read it: read again on the new manifest, both conversations gone', async () => {
+		const root = tempDir('vector-forget-merge');
+		const open = (storage: MemoryStorage) =>
+			new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'));
+		const writer = open(new LocalDiskStorage({ root }));
+		const rows = randomRows(12, DIMS, seededRandom(11));
+		// One segment holding both conversations and a third.
+		await writer.add(
+			rows.map((_, i) => chunk(i, ['x', 'y', 'z'][i % 3])),
+			rows,
+		);
+		clearVectorCache();
+		const interleaved = new Interleaved({ root });
+		let other = -1;
+		interleaved.between = async () => {
+			if (other >= 0) return; // once
+			other = await open(new LocalDiskStorage({ root })).forgetSession('y');
+			clearVectorCache();
+		};
+		assert.equal(await open(interleaved).forgetSession('x'), 4);
+		assert.equal(other, 4, 'the other Forget ran in between');
+		const stats = await open(new LocalDiskStorage({ root })).stats();
+		assert.deepEqual(stats.bySession, { z: 4 });
+		assert.equal((await writer.readManifest(true)).doc.forgetting, undefined);
+	});
+});
