@@ -64,6 +64,9 @@ export interface IndexStats {
 }
 
 /** The embedded vector index of one knowledge base. */
+/** Readings of the manifest a load makes at most while merges replace what it read. */
+const LOAD_ATTEMPTS = 8;
+
 export class EmbeddedIndex {
 	/** Internal to the index and its maintenance (vector-maintenance.ts). */
 	readonly manifests: DocumentStore<IndexManifest>;
@@ -267,9 +270,16 @@ export class EmbeddedIndex {
 		return { created };
 	}
 
+	/** Whether the newest manifest still lists one of `keys`. */
+	private async stillListed(keys: readonly string[]): Promise<boolean> {
+		const now = await this.readManifest(true);
+		const listed = new Set(now.version === null ? [] : now.doc.segments.map((s) => s.key));
+		return keys.some((k) => listed.has(k));
+	}
+
 	/**
 	 * The segments a manifest lists for a filter, loaded, with the rows the filter lets through (live
-	 * ones); retried once on a newer manifest when one is missing.
+	 * ones); read again on a newer manifest when one is missing, while merges replaced what was missing.
 	 */
 	async loadFor(filter: ChunkFilter): Promise<LoadedVectors> {
 		for (let attempt = 0; ; attempt++) {
@@ -294,8 +304,11 @@ export class EmbeddedIndex {
 				);
 				return { manifest, segments: loaded as Segment[], masks };
 			}
-			// A compaction may have replaced them since the manifest was read: look once more.
-			if (attempt >= 1) throw new IndexDamagedError(this.kbId, missing);
+			// A merge may have replaced them since the manifest was read (syncs merge the newest as
+			// they come): look again while the newest manifest no longer lists them; one it still
+			// lists is lost.
+			if (attempt >= 1 && (attempt >= LOAD_ATTEMPTS || (await this.stillListed(missing))))
+				throw new IndexDamagedError(this.kbId, missing);
 		}
 	}
 

@@ -1,7 +1,8 @@
-// A Forget and the merges of the newest segments, on one vector index from two processes: a sync of
-// another conversation merges the newest segments as it comes (tailRun), and a Forget rewrites the
-// segments holding its conversation. Syncs going on all the while must not make the Forget start
-// over until it gives up: a merge leaves alone the segments a running Forget rewrites.
+// Forgets and searches while syncs merge the newest segments, on one vector index from two processes:
+// a sync merges the newest segments as it comes (tailRun) and deletes what it merged (at once in a
+// partition), a Forget rewrites the segments holding its conversation, a search reads what the
+// manifest listed. Syncs going on all the while must not make a Forget start over until it gives up
+// (a merge leaves alone the segments a running Forget rewrites), nor a search call the index damaged.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
@@ -58,7 +59,7 @@ class FailingWrites extends LocalDiskStorage {
 	}
 }
 
-describe('a Forget while other conversations sync', () => {
+describe('forgets and searches while syncs merge the newest segments', () => {
 	it('finishes, though a sync merging the newest segments comes before each segment it reads', async () => {
 		const root = tempDir('vector-forget-merge');
 		const open = (storage: MemoryStorage) =>
@@ -179,5 +180,35 @@ describe('a Forget while other conversations sync', () => {
 		const stats = await open(new LocalDiskStorage({ root })).stats();
 		assert.deepEqual(stats.bySession, { z: 4 });
 		assert.equal((await writer.readManifest(true)).doc.forgetting, undefined);
+	});
+
+	it('a search of a partition while syncs merge its newest segments before each segment it reads: answered, not called damaged', async () => {
+		const root = tempDir('vector-forget-merge');
+		const open = (storage: MemoryStorage) =>
+			new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'));
+		const syncer = open(new LocalDiskStorage({ root }));
+		const rows = randomRows(400, DIMS, seededRandom(12));
+		let next = 0;
+		const sync = () => {
+			const from = next;
+			next += 4;
+			return syncer.add(
+				rows.slice(from, from + 4).map((_, i) => chunk(from + i, 'user-chat')),
+				rows.slice(from, from + 4),
+			);
+		};
+		for (let s = 0; s < 5; s++) await sync();
+		clearVectorCache();
+		const reader = new Interleaved({ root });
+		let syncs = 0;
+		reader.between = async () => {
+			if (syncs >= 5) return; // five syncs, each merging what the search was about to read
+			syncs++;
+			await sync();
+			clearVectorCache();
+		};
+		const hits = await open(reader).search(rows[6], 1);
+		assert.equal(hits[0].id, 'c6');
+		assert.ok(syncs >= 2, `${syncs} syncs in between`);
 	});
 });
