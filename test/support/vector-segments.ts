@@ -5,6 +5,23 @@ import { SEGMENT_MAX_VECTORS } from '../../src/internal';
 import { normaliseRows } from '../../src/indexes/vector/vector-segment';
 import type { EmbeddedIndex, IndexedChunk } from '../../src/internal';
 
+/** Chunk `i` of a conversation, as a sync indexes it (`fields` replace its own). */
+export const vectorChunk = (
+	i: number,
+	session = 's',
+	fields: Partial<IndexedChunk> = {},
+): IndexedChunk => ({
+	id: `c${i}`,
+	session_id: session,
+	message_id: `m${i}`,
+	seq: i + 1,
+	run_id: `r${i}`,
+	chunk_index: 0,
+	created_at: new Date(0).toISOString(),
+	text: `text ${i} of ${session}`,
+	...fields,
+});
+
 /** Writes `chunks` with `rows` as segments of at most `per` rows, each listed last, unmerged. */
 export async function appendSegments(
 	index: EmbeddedIndex,

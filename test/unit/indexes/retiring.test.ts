@@ -26,6 +26,7 @@ import type { IndexedChunk, MemoryStorage, StoredObject } from '../../../src/int
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 import { expanded } from '../../support/stored-segments';
+import { vectorChunk } from '../../support/vector-segments';
 
 const PREFIX = 'kb/segments/';
 const policy = { prefix: PREFIX, graceMs: RETIRE_GRACE_MS };
@@ -33,18 +34,8 @@ const T0 = Date.UTC(2026, 10, 1);
 const emptyDoc = (): Retiring & { segments: string[] } => ({ segments: [] });
 const parts = (keys: string[], bytes = 1000) => keys.map((key) => ({ key, bytes }));
 
-function chunk(i: number, session = 's', text = `text ${i}`): IndexedChunk {
-	return {
-		id: `c${i}`,
-		session_id: session,
-		message_id: `m${i}`,
-		seq: i + 1,
-		run_id: `r${i}`,
-		chunk_index: 0,
-		created_at: new Date(T0).toISOString(),
-		text,
-	};
-}
+const chunk = (i: number, session = 's', text = `text ${i}`): IndexedChunk =>
+	vectorChunk(i, session, { text, created_at: new Date(T0).toISOString() });
 
 /** Every stored object's bytes as text (gzip opened), to look for what must be gone. */
 async function storedText(storage: MemoryStorage, prefix: string): Promise<string> {

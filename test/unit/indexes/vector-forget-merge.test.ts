@@ -16,22 +16,32 @@ import {
 	vectorIndexPrefix,
 	withForgetMark,
 } from '../../../src/internal';
-import type { GetOptions, IndexedChunk, MemoryStorage, PutOptions } from '../../../src/internal';
+import type { GetOptions, MemoryStorage, PutOptions } from '../../../src/internal';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
+import { vectorChunk } from '../../support/vector-segments';
 
 const DIMS = 16;
 
-const chunk = (i: number, session: string): IndexedChunk => ({
-	id: `c${i}`,
-	session_id: session,
-	message_id: `m${i}`,
-	seq: i + 1,
-	run_id: `r${i}`,
-	chunk_index: 0,
-	created_at: new Date(0).toISOString(),
-	text: `text ${i} of ${session}`,
-});
+const chunk = vectorChunk;
+
+/** An index on `root`, and a process syncing 4 rows at a time into it (each sync merges as it comes). */
+function syncing(root: string, seed: number, segmentBytes?: number) {
+	const open = (storage: MemoryStorage) =>
+		new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'), 12, { segmentBytes });
+	const syncer = open(new LocalDiskStorage({ root }));
+	const rows = randomRows(2000, DIMS, seededRandom(seed));
+	const synced = { rows: 0 };
+	const sync = (session: string) => {
+		const from = synced.rows;
+		synced.rows += 4;
+		return syncer.add(
+			rows.slice(from, from + 4).map((_, i) => chunk(from + i, session)),
+			rows.slice(from, from + 4),
+		);
+	};
+	return { open, rows, sync, synced };
+}
 
 /** Runs `between` before every read of a segment this process makes: another process syncing then. */
 class Interleaved extends LocalDiskStorage {
@@ -62,19 +72,7 @@ class FailingWrites extends LocalDiskStorage {
 describe('forgets and searches while syncs merge the newest segments', () => {
 	it('finishes, though a sync merging the newest segments comes before each segment it reads', async () => {
 		const root = tempDir('vector-forget-merge');
-		const open = (storage: MemoryStorage) =>
-			new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'), 12, { segmentBytes: 4 * 2 ** 20 });
-		const syncer = open(new LocalDiskStorage({ root }));
-		const rows = randomRows(2000, DIMS, seededRandom(8));
-		let next = 0;
-		const sync = (session: string) => {
-			const from = next;
-			next += 4;
-			return syncer.add(
-				rows.slice(from, from + 4).map((_, i) => chunk(from + i, session)),
-				rows.slice(from, from + 4),
-			);
-		};
+		const { open, sync, synced } = syncing(root, 8, 4 * 2 ** 20);
 		for (let s = 0; s < 6; s++) await sync(`other-${s}`);
 		await sync('forgotten');
 		await sync('other-6');
@@ -92,7 +90,7 @@ describe('forgets and searches while syncs merge the newest segments', () => {
 		assert.ok(syncs >= 1, 'a sync ran while the Forget read');
 		clearVectorCache();
 		const stats = await open(new LocalDiskStorage({ root })).stats();
-		assert.equal(stats.vectors, next - 4);
+		assert.equal(stats.vectors, synced.rows - 4);
 		assert.equal(stats.bySession.forgotten, undefined);
 	});
 
@@ -184,19 +182,8 @@ describe('forgets and searches while syncs merge the newest segments', () => {
 
 	it('a search of a partition while syncs merge its newest segments before each segment it reads: answered, not called damaged', async () => {
 		const root = tempDir('vector-forget-merge');
-		const open = (storage: MemoryStorage) =>
-			new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'));
-		const syncer = open(new LocalDiskStorage({ root }));
-		const rows = randomRows(400, DIMS, seededRandom(12));
-		let next = 0;
-		const sync = () => {
-			const from = next;
-			next += 4;
-			return syncer.add(
-				rows.slice(from, from + 4).map((_, i) => chunk(from + i, 'user-chat')),
-				rows.slice(from, from + 4),
-			);
-		};
+		const { open, rows, sync: syncOf } = syncing(root, 12);
+		const sync = () => syncOf('user-chat');
 		for (let s = 0; s < 5; s++) await sync();
 		clearVectorCache();
 		const reader = new Interleaved({ root });

@@ -31,21 +31,11 @@ import type { IndexedChunk } from '../../../src/internal';
 import { cosine, randomRows, seededRandom } from '../../support/embeddings';
 import { closeVectors, openVectors } from '../../support/stored-segments';
 import { tempDir } from '../../support/storages';
-import { appendSegments } from '../../support/vector-segments';
+import { appendSegments, vectorChunk } from '../../support/vector-segments';
 import { MeteredStorage } from '../../support/wide-base';
 
-function chunk(i: number, session = 's', id = `c${i}`): IndexedChunk {
-	return {
-		id,
-		session_id: session,
-		message_id: `m${i}`,
-		seq: i + 1,
-		run_id: `r${i}`,
-		chunk_index: 0,
-		created_at: new Date(0).toISOString(),
-		text: `text ${i}`,
-	};
-}
+const chunk = (i: number, session = 's', id = `c${i}`): IndexedChunk =>
+	vectorChunk(i, session, { id, text: `text ${i}` });
 
 /** Seeded pseudo-random vectors. */
 const makeRows = (n: number, dims: number, seed = 1) => randomRows(n, dims, seededRandom(seed));
