@@ -23,7 +23,7 @@ import type { IndexManifest, SegmentRef } from './manifest';
 import { cellKeys, cellUpkeepAfterAdd } from './cell-upkeep';
 import { clearLiveMasks, liveMask } from './live-masks';
 import { emptyMovedIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
-import { compactIndex } from './vector-merge';
+import { compactIndex, stillListed } from './vector-merge';
 import { rankOver } from './ranking';
 import type { LoadedVectors, VectorRanking } from './ranking';
 import { decodeSegment, encodeSegment } from './stored-vectors';
@@ -63,10 +63,10 @@ export interface IndexStats {
 	exists: boolean;
 }
 
-/** The embedded vector index of one knowledge base. */
 /** Readings of the manifest a load makes at most while merges replace what it read. */
 const LOAD_ATTEMPTS = 8;
 
+/** The embedded vector index of one knowledge base. */
 export class EmbeddedIndex {
 	/** Internal to the index and its maintenance (vector-maintenance.ts). */
 	readonly manifests: DocumentStore<IndexManifest>;
@@ -270,13 +270,6 @@ export class EmbeddedIndex {
 		return { created };
 	}
 
-	/** Whether the newest manifest still lists one of `keys`. */
-	private async stillListed(keys: readonly string[]): Promise<boolean> {
-		const now = await this.readManifest(true);
-		const listed = new Set(now.version === null ? [] : now.doc.segments.map((s) => s.key));
-		return keys.some((k) => listed.has(k));
-	}
-
 	/**
 	 * The segments a manifest lists for a filter, loaded, with the rows the filter lets through (live
 	 * ones); read again on a newer manifest when one is missing, while merges replaced what was missing.
@@ -307,7 +300,7 @@ export class EmbeddedIndex {
 			// A merge may have replaced them since the manifest was read (syncs merge the newest as
 			// they come): look again while the newest manifest no longer lists them; one it still
 			// lists is lost.
-			if (attempt >= 1 && (attempt >= LOAD_ATTEMPTS || (await this.stillListed(missing))))
+			if (attempt >= 1 && (attempt >= LOAD_ATTEMPTS || (await stillListed(this, missing))))
 				throw new IndexDamagedError(this.kbId, missing);
 		}
 	}

@@ -15,7 +15,7 @@ import { cellKeys, cellTiers, isCellKey, readCodebook } from './cell-upkeep';
 import type { IndexManifest, SegmentRef } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
 import { copyRows } from './vector-segment';
-import { markForget, withForgetMark } from './vector-merge';
+import { markForget, stillListed, withForgetMark } from './vector-merge';
 import type { Segment } from './vector-segment';
 import type { Touched } from '../chunks/touched';
 
@@ -54,12 +54,8 @@ export async function forgetSessionRows(
 }
 
 /** Whether a segment a Forget found missing was replaced meanwhile (no longer listed), not lost. */
-async function replacedMeanwhile(index: EmbeddedIndex, error: unknown): Promise<boolean> {
-	if (!(error instanceof IndexDamagedError)) return false;
-	const now = await index.readManifest(true);
-	const listed = new Set(now.version === null ? [] : now.doc.segments.map((s) => s.key));
-	return error.missing.every((key) => !listed.has(key));
-}
+const replacedMeanwhile = async (index: EmbeddedIndex, error: unknown) =>
+	error instanceof IndexDamagedError && !(await stillListed(index, error.missing));
 
 /** One pass of forgetSessionRows: the rows removed (and whether its swap took the mark off), or 'again'. */
 async function forgetAttempt(

@@ -27,6 +27,13 @@ const mergeable = (r: Mergeable, held: ReadonlySet<string>) =>
 	r.count < COMPACT_BELOW &&
 	(held.size === 0 || !r.sessions?.some((s) => held.has(s)));
 
+/** Whether the newest manifest still lists one of `keys` (else merges replaced them: not lost). */
+export async function stillListed(index: EmbeddedIndex, keys: readonly string[]): Promise<boolean> {
+	const now = await index.readManifest(true);
+	const listed = new Set(now.version === null ? [] : now.doc.segments.map((s) => s.key));
+	return keys.some((k) => listed.has(k));
+}
+
 /** How long a Forget's mark keeps merges off its conversation's segments at most (one that died). */
 export const FORGET_MARK_MS = 15 * 60_000;
 
