@@ -62,21 +62,24 @@ export function withForgetMark(
 }
 
 /**
- * Marks `sessionId` in the manifest as being forgotten (`on`) or takes the mark off; false when there
- * is no manifest. A merge that read the manifest before the mark finds it in its own swap.
+ * Marks `sessionId` in the manifest as being forgotten (`on`) or takes the mark off. Marking, true
+ * when a segment lists it (nothing is written otherwise); taking off, true when there is a manifest.
+ * A merge that read the manifest before the mark finds it in its own swap.
  */
 export async function markForget(
 	index: EmbeddedIndex,
 	sessionId: string,
 	on: boolean,
 ): Promise<boolean> {
+	const listed = (doc: IndexManifest) => doc.segments.some((s) => s.sessions.includes(sessionId));
 	const result = await index.updateManifest((cur) => {
-		if (cur.version === null) return undefined;
+		if (cur.version === null || (on && !listed(cur.doc))) return undefined;
 		const marked = forgetting(cur.doc).has(sessionId);
 		if (marked === on && (on || !cur.doc.forgetting)) return undefined;
 		return withForgetMark(cur.doc, sessionId, on);
 	}, 'allow');
-	return result.current.version !== null;
+	const now = result.current;
+	return now.version !== null && (!on || listed(now.doc));
 }
 
 /**
