@@ -11,7 +11,9 @@
  * against that tree's code; a file without a size knob runs its default size (both noted in the output).
  * Needs git and the history of BEFORE_REF (a shallow clone may lack it: then it exits with status 2).
  * Capture measures radosgw too: it uses RGW_ENDPOINT, or starts one radosgw for the whole run.
- * Knobs: BEFORE_REF (main), BEFORE_AFTER_ROUNDS (7), TURN_BENCH_TURNS (100), CAPTURE_BENCH_TURNS (100).
+ * Knobs: BEFORE_REF (main), BEFORE_AFTER_ROUNDS (7), TURN_BENCH_TURNS (100), CAPTURE_BENCH_TURNS (100);
+ * BEFORE_AFTER_BENCHES, comma-separated files, runs those only (bench/wide-search.ts, a search of every
+ * conversation on kept bases, runs only when named, with its WIDE_SEARCH_ROOTS).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import {
@@ -37,6 +39,7 @@ interface Bench {
 	knob: string;
 	size: string;
 }
+const ONLY = (process.env.BEFORE_AFTER_BENCHES ?? '').split(',').filter(Boolean);
 const BENCHES: Bench[] = [
 	{ file: 'bench/turn.ts', knob: 'TURN_BENCH_TURNS', size: process.env.TURN_BENCH_TURNS ?? '100' },
 	{
@@ -44,7 +47,12 @@ const BENCHES: Bench[] = [
 		knob: 'CAPTURE_BENCH_TURNS',
 		size: process.env.CAPTURE_BENCH_TURNS ?? '100',
 	},
-];
+	{
+		file: 'bench/wide-search.ts',
+		knob: 'WIDE_SEARCH_SEARCHES',
+		size: process.env.WIDE_SEARCH_SEARCHES ?? '20',
+	},
+].filter((b) => (ONLY.length ? ONLY.includes(b.file) : b.file !== 'bench/wide-search.ts'));
 
 const git = (...args: string[]) =>
 	execFileSync('git', args, {

@@ -12,37 +12,20 @@
 //
 // Buckets written before are read too: gzip( "LLMTRM01" | u32 header length | header JSON
 // { terms, counts } | padding to 4 | u32 rows ), decoded whole.
-import { endianness } from 'node:os';
 import { deflateRawSync, gunzipSync, inflateRawSync } from 'node:zlib';
 
+import { u32Bytes, u32Of } from '../../common/u32';
 import { isRecord } from '../chunks/chunk';
 import { heldPostings, joinRows, postingsOf } from './postings';
 import type { Postings, Rows } from './postings';
 
 const WHOLE = Buffer.from('LLMTRM01', 'latin1');
 const BLOCKED = Buffer.from('LLMTRM02', 'latin1');
-const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** Rows per block: 80 KB decoded at five values a row. */
 export const BLOCK_ROWS = 4096;
 
 type Fail = (detail: string) => never;
-
-const u32Bytes = (rows: Uint32Array): Buffer => {
-	if (LITTLE_ENDIAN) return Buffer.from(rows.buffer, rows.byteOffset, rows.byteLength);
-	const out = Buffer.alloc(rows.byteLength);
-	rows.forEach((v, i) => out.writeUInt32LE(v, 4 * i));
-	return out;
-};
-
-/** The little-endian u32 values of `raw` from `at` (a view when aligned, else a copy). */
-function u32Of(raw: Buffer, at: number, count: number): Uint32Array {
-	if (LITTLE_ENDIAN && (raw.byteOffset + at) % 4 === 0)
-		return new Uint32Array(raw.buffer, raw.byteOffset + at, count);
-	const out = new Uint32Array(count);
-	for (let i = 0; i < count; i++) out[i] = raw.readUInt32LE(at + 4 * i);
-	return out;
-}
 
 /** Whether column `j` is stored as differences: the values rows are ordered by, and capture seconds. */
 const isDelta = (j: number) => j < 2 || j >= 4;

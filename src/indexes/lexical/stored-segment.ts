@@ -10,6 +10,7 @@
 //   "LLMLEX02" | u32 header length | header JSON | padding to 4 | u32 × count: lengths, conversations
 //   (an index into the header's list; NONE for a gone document), message numbers | parts: the
 //   postings, then each block
+import { u32Of } from '../../common/u32';
 import { CorruptDocumentError } from '../../errors';
 import {
 	blockCount,
@@ -126,8 +127,7 @@ function layoutOf(buf: Buffer, fail: (detail: string) => never) {
 	const partsAt = rowsAt + 12 * n;
 	const size = header.parts.reduce((a, b) => a + b, 0);
 	if (partsAt + size !== buf.length) fail(`${buf.length} bytes, its header says ${partsAt + size}`);
-	const table = new Uint32Array(3 * n);
-	for (let i = 0; i < table.length; i++) table[i] = buf.readUInt32LE(rowsAt + 4 * i);
+	const table = u32Of(buf, rowsAt, 3 * n);
 	for (const s of table.subarray(n, 2 * n))
 		if (s !== NONE && s >= header.sessions.length)
 			fail('a document names a conversation it does not list');

@@ -1,19 +1,23 @@
 // The k best chunks of a ranking read part after part (segments, a cell tier's buckets): each chunk ID
 // once (a retried write's copy, or a chunk in a tier and a segment, counts once), ties by the chunks.
-// A segment's rows are ranked by their keys (rowKey): of a segment read in blocks, only the chunks
-// still among the best once the segment is done are decoded (and a row's ID when it ties another on
-// everything else). Nothing of a segment is kept past its turn, so memory holds the k best chunks only.
+// A segment's rows are ranked by their keys (rowKey): of a segment read in blocks, the rows still among
+// the best once the segment is done keep a copy of their block, decoded only if they are among the k
+// best at the end (decoding each survivor's block as its segment ended took a tenth of a search of
+// every conversation), or for a row's ID when it ties another on everything else. Nothing of a segment
+// is kept past its turn, and rows that fall out of the k best are let go, so memory holds about k rows.
 import { chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk, OrderFields } from '../chunks/chunk';
 import { TopK } from '../chunks/top-k';
-import { chunkAt, rowKey, topRows } from './vector-segment';
-import type { Segment } from './vector-segment';
+import { rowKey, topRows } from './vector-segment';
+import type { RowChunk, Segment } from './vector-segment';
 
-/** A kept row: what orders it (its chunk, once decoded), and its row while its segment is read. */
+/** A kept row: what orders it (its chunk, or its key and block), and its row while its segment is read. */
 interface Kept {
-	key: OrderFields;
+	key: OrderFields | RowChunk;
 	score: number;
 	row?: number;
+	/** Its key holds its block, to decode at the end. */
+	later?: true;
 }
 
 export class BestChunks {
@@ -41,38 +45,45 @@ export class BestChunks {
 		this.top.push(score, at, 0);
 	}
 
-	/** A chunk with its score (kept if among the k best so far, and not held already). */
-	offer(chunk: IndexedChunk, score: number): void {
-		this.keep(chunk, score);
-	}
-
 	/**
-	 * The k best rows of a segment that `mask` marks, scored against `q`; then the chunks of those still
-	 * among the best are decoded, and the others let go (a later copy of one ties it and loses alike).
+	 * The k best rows of a segment that `mask` marks, scored against `q`; those still among the best are
+	 * kept with their chunk (of a segment read in blocks, their key and a copy of their block), and every
+	 * row no longer among them is let go (a later copy of one ties it and loses alike).
 	 */
 	offerRows(seg: Segment, mask: Uint8Array, q: Float32Array): void {
 		const from = this.kept.length;
 		for (const { score, b } of topRows([seg], [mask], q, this.k))
 			if (this.top.admits(score)) this.keep(rowKey(seg, b), score, b);
 		const best = new Set(this.top.sorted().map(({ a }) => a));
-		for (let i = from; i < this.kept.length; i++) {
-			const kept = this.kept[i]!;
-			if (best.has(i)) {
-				this.kept[i] = { key: chunkAt(seg, kept.row!), score: kept.score };
-				continue;
-			}
-			const place = BestChunks.place(kept.key);
-			const rest = this.held.get(place)!.filter((j) => j !== i);
-			if (rest.length > 0) this.held.set(place, rest);
-			else this.held.delete(place);
-			this.kept[i] = undefined;
+		const survivors: number[] = [];
+		for (let i = 0; i < this.kept.length; i++) {
+			const kept = this.kept[i];
+			if (kept && !best.has(i)) this.letGo(i, kept);
+			else if (kept && i >= from) survivors.push(i);
 		}
+		const rows = survivors.map((i) => this.kept[i]!.row!);
+		const keys = seg.lazy ? seg.lazy.detach(rows) : rows.map((r) => seg.chunks[r]);
+		survivors.forEach((i, j) => {
+			this.kept[i] = {
+				key: keys[j],
+				score: this.kept[i]!.score,
+				...(seg.lazy ? { later: true } : {}),
+			};
+		});
+	}
+
+	private letGo(i: number, kept: Kept): void {
+		const place = BestChunks.place(kept.key);
+		const rest = this.held.get(place)!.filter((j) => j !== i);
+		if (rest.length > 0) this.held.set(place, rest);
+		else this.held.delete(place);
+		this.kept[i] = undefined;
 	}
 
 	sorted(): Array<{ chunk: IndexedChunk; score: number }> {
-		return this.top.sorted().map(({ a }) => ({
-			chunk: this.kept[a]!.key as IndexedChunk,
-			score: this.kept[a]!.score,
-		}));
+		return this.top.sorted().map(({ a }) => {
+			const { key, score, later } = this.kept[a]!;
+			return { chunk: later ? (key as RowChunk).chunk() : (key as IndexedChunk), score };
+		});
 	}
 }

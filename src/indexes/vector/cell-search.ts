@@ -45,9 +45,26 @@ export async function bestInCells(
 	filter: ChunkFilter,
 	options: { cells?: number; parents?: number } = {},
 ): Promise<Array<{ chunk: IndexedChunk; score: number }>> {
+	const best = new BestChunks(k);
+	await offerCells(best, files, cb, tiers, q, filter, options);
+	return best.sorted();
+}
+
+/**
+ * Offers `best` the rows of the tiers' probed buckets: a ranking that goes on to other segments
+ * decodes only the chunks that end among its best.
+ */
+export async function offerCells(
+	best: BestChunks,
+	files: CellFiles,
+	cb: Codebook,
+	tiers: readonly CellTier[],
+	q: Float32Array,
+	filter: ChunkFilter,
+	options: { cells?: number; parents?: number } = {},
+): Promise<void> {
 	const cells = probe(cb, q, options.cells ?? PROBE_CELLS, options.parents ?? PROBE_PARENTS);
 	const reads = bucketsToRead(cb, tiers, cells);
-	const best = new BestChunks(k);
 	for (let i = 0; i < reads.length; i += WINDOW) {
 		const group = reads.slice(i, i + WINDOW);
 		const buckets = await Promise.all(
@@ -60,5 +77,4 @@ export async function bestInCells(
 		);
 		for (const seg of buckets) best.offerRows(seg, rowMask(seg, filter), q);
 	}
-	return best.sorted();
 }

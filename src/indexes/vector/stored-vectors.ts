@@ -15,11 +15,12 @@
 import { endianness } from 'node:os';
 
 import { fnv1a32 } from '../../common/hash';
+import { u32Of } from '../../common/u32';
 import { CorruptDocumentError } from '../../errors';
-import { blockCount, ChunkBlocks, encodeBlocks, Numbering } from '../chunks/blocks';
+import { BLOCK, blockCount, ChunkBlocks, encodeBlocks, Numbering } from '../chunks/blocks';
 import { badChunk, chunkHeapBytes } from '../chunks/chunk';
-import type { IndexedChunk, OrderFields } from '../chunks/chunk';
-import type { LazyRows, Segment } from './vector-segment';
+import type { IndexedChunk } from '../chunks/chunk';
+import type { LazyRows, RowChunk, Segment } from './vector-segment';
 
 /** Values per row in the table: message hash, chunk index, conversation, capture time, message number. */
 const TABLE = 5;
@@ -161,15 +162,79 @@ function tableOf(
 	lists: string[][],
 	fail: (d: string) => never,
 ) {
-	const cols = Array.from({ length: TABLE }, () => new Uint32Array(n));
-	cols.forEach((col, j) => {
-		for (let r = 0; r < n; r++) col[r] = buf.readUInt32LE(at + 4 * (j * n + r));
-	});
+	const cols = Array.from({ length: TABLE }, (_, j) => u32Of(buf, at + 4 * j * n, n));
 	const [messages, chunkIndexes, sessions, times, seqs] = cols;
 	for (let r = 0; r < n; r++)
 		if (sessions[r] >= lists[0].length || times[r] >= lists[1].length)
 			fail(`row ${r} names a conversation or capture time its header does not list`);
 	return { messages, chunkIndexes, sessions, times, seqs };
+}
+
+/** What orders a row among rows alike, from the table; its ID and chunk from its block when asked for. */
+class RowKey implements RowChunk {
+	constructor(
+		readonly created_at: string,
+		readonly session_id: string,
+		readonly seq: number,
+		readonly chunk_index: number,
+		private readonly blocks: ChunkBlocks,
+		private readonly at: number,
+	) {}
+
+	get id(): string {
+		return this.blocks.at(this.at).id;
+	}
+
+	chunk(): IndexedChunk {
+		return this.blocks.at(this.at);
+	}
+}
+
+/** The table's columns of a segment in blocks, and the lists its numbers name. */
+interface Table {
+	messages: Uint32Array;
+	chunkIndexes: Uint32Array;
+	sessions: Uint32Array;
+	times: Uint32Array;
+	seqs: Uint32Array;
+	sessionList: string[];
+	timeList: string[];
+}
+
+/** Whether chunk `c` is the one the table lists at row `r`. */
+const listedAt = (t: Table, c: IndexedChunk, r: number) =>
+	c.chunk_index === t.chunkIndexes[r] &&
+	c.seq === t.seqs[r] &&
+	c.session_id === t.sessionList[t.sessions[r]] &&
+	c.created_at === t.timeList[t.times[r]] &&
+	messageHash(c.message_id) === t.messages[r];
+
+/**
+ * Row `r`'s block of a segment in blocks on its own, numbered as in the segment: a copy of its stored
+ * bytes and of its rows' table, so what a search keeps of it does not hold the segment (a bucket of
+ * the cell tiers is megabytes).
+ */
+function blockAlone(t: Table, bytes: Buffer, r: number, n: number, fail: (d: string) => never) {
+	const from = Math.floor(r / BLOCK) * BLOCK;
+	const to = Math.min(n, from + BLOCK);
+	const rows = Array.from({ length: to - from }, (_, i) => from + i);
+	const own: Table = {
+		messages: t.messages.slice(from, to),
+		chunkIndexes: t.chunkIndexes.slice(from, to),
+		seqs: t.seqs.slice(from, to),
+		sessions: Uint32Array.from(rows, (_, i) => i),
+		times: Uint32Array.from(rows, (_, i) => i),
+		sessionList: rows.map((row) => t.sessionList[t.sessions[row]]),
+		timeList: rows.map((row) => t.timeList[t.times[row]]),
+	};
+	const copy = Buffer.from(bytes);
+	return new ChunkBlocks({
+		count: n,
+		block: () => copy,
+		listed: (c, i) => listedAt(own, c, i - from),
+		field: 'chunks',
+		fail,
+	});
 }
 
 /** A segment in blocks: rows and table decoded now, each block when one of its chunks is asked for. */
@@ -186,33 +251,43 @@ function decodeLazy(key: string, buf: Buffer, fail: (d: string) => never, extra?
 	for (const p of parts as number[]) offsets.push(offsets.at(-1)! + p);
 	if (offsets.at(-1) !== buf.length) fail(`${buf.length} bytes, its header says ${offsets.at(-1)}`);
 	const vectors = rowsAt(buf, at, n, dims, fail);
-	const t = tableOf(buf, tableAt, n, [sessionList, timeList], fail);
+	const t: Table = {
+		...tableOf(buf, tableAt, n, [sessionList, timeList], fail),
+		sessionList,
+		timeList,
+	};
+	const blockBytes = (b: number) => buf.subarray(offsets[b], offsets[b + 1]);
 	const blocks = new ChunkBlocks({
 		count: n,
-		block: (b) => buf.subarray(offsets[b], offsets[b + 1]),
-		listed: (c, r) =>
-			c.chunk_index === t.chunkIndexes[r] &&
-			c.seq === t.seqs[r] &&
-			c.session_id === sessionList[t.sessions[r]] &&
-			c.created_at === timeList[t.times[r]] &&
-			messageHash(c.message_id) === t.messages[r],
+		block: blockBytes,
+		listed: (c, r) => listedAt(t, c, r),
 		field: 'chunks',
 		fail,
 	});
 	const stored = offsets.at(-1)! - offsets[0];
 	// The table's columns and lists stay in memory beside what the blocks decode to.
 	const kept = 4 * TABLE * n + textBytes(sessionList) + textBytes(timeList);
+	const keyOf = (r: number, of: ChunkBlocks) =>
+		new RowKey(
+			timeList[t.times[r]],
+			sessionList[t.sessions[r]],
+			t.seqs[r],
+			t.chunkIndexes[r],
+			of,
+			r,
+		);
 	const lazy: LazyRows = {
 		at: (r) => blocks.at(r),
-		key: (r): OrderFields => ({
-			created_at: timeList[t.times[r]],
-			session_id: sessionList[t.sessions[r]],
-			seq: t.seqs[r],
-			chunk_index: t.chunkIndexes[r],
-			get id() {
-				return blocks.at(r).id;
-			},
-		}),
+		key: (r) => keyOf(r, blocks),
+		detach: (rows) => {
+			const alone = new Map<number, ChunkBlocks>();
+			return rows.map((r) => {
+				const b = Math.floor(r / BLOCK);
+				let of = alone.get(b);
+				if (!of) alone.set(b, (of = blockAlone(t, blockBytes(b), r, n, fail)));
+				return keyOf(r, of);
+			});
+		},
 		messages: t.messages,
 		chunkIndexes: t.chunkIndexes,
 		// As if decoded (the cache's weight), within bounds a damaged header cannot push it past.

@@ -5,11 +5,10 @@
 // into two segments (a retried write) has one vector and counts once among the k best.
 import { DimensionMismatchError, IndexDamagedError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
-import type { IndexedChunk } from '../chunks/chunk';
 import { isUnfiltered } from '../chunks/filter';
 import { tiersOf } from '../chunks/tiering';
 import { BestChunks } from './best-chunks';
-import { bestInCells, CellBucketGone } from './cell-search';
+import { CellBucketGone, offerCells } from './cell-search';
 import { cellTiers, readCodebook } from './cell-upkeep';
 import type { ChunkFilter } from '../chunks/filter';
 import type { IndexManifest, SegmentRef } from './manifest';
@@ -64,20 +63,17 @@ const within = (asked: Wanted, scanned: Wanted) =>
 	[...asked].every(([m, chunks]) => [...chunks].every((c) => scanned.get(m)?.has(c) ?? false));
 
 /**
- * The k best rows of the segments `refs` and of `seed` (the cell tiers' best), merged: each chunk
- * once; `also` sees every segment on the way.
+ * The k best rows of the segments `refs`, offered to `best` (which may hold the cell tiers' best
+ * already): each chunk once; `also` sees every segment on the way.
  */
-async function best(
+async function rankRest(
+	best: BestChunks,
 	index: EmbeddedIndex,
 	refs: readonly SegmentRef[],
 	q: Float32Array,
-	k: number,
 	filter: ChunkFilter,
 	also?: (seg: Segment, mask: Uint8Array) => void,
-	seed: ReadonlyArray<{ chunk: IndexedChunk; score: number }> = [],
 ): Promise<VectorMatch[]> {
-	const best = new BestChunks(k);
-	for (const { chunk, score } of seed) best.offer(chunk, score);
 	await visit(index, refs, filter, (seg, mask) => {
 		also?.(seg, mask);
 		best.offerRows(seg, mask, q);
@@ -108,12 +104,11 @@ async function rankOnce(
 	const codebook = doc.cells?.codebook;
 	const tiers = usable.map((u) => u.tier);
 	// With tiers, similarities read their chunks' segments again (below): the buckets' pass notes none.
-	const fromCells =
-		tiers.length > 0 && codebook
-			? await bestInCells(index, await readCodebook(index, codebook), tiers, q, n, filter)
-			: [];
+	const best = new BestChunks(n);
+	if (tiers.length > 0 && codebook)
+		await offerCells(best, index, await readCodebook(index, codebook), tiers, q, filter);
 	const rest = doc.segments.filter((r) => !tiered.has(r.key));
-	const matches = await best(index, rest, q, n, filter, also, fromCells);
+	const matches = await rankRest(best, index, rest, q, filter, also);
 	const similarities = async (wanted: Wanted, sessions: ReadonlySet<string>) => {
 		// Every live row of these chunks was met on the pass: what it did not meet has no vector.
 		if (scanned && within(wanted, scanned) && tiered.size === 0) return known;

@@ -26,12 +26,22 @@ export const COMPACT_BELOW = 4096;
 /** Search results at most (top K). */
 export const MAX_TOP_K = 1000;
 
+/** What orders a row among rows alike (chunkOrder), from a table; its chunk decoded when asked for. */
+export interface RowChunk extends OrderFields {
+	chunk(): IndexedChunk;
+}
+
 /** What a segment read in blocks offers beside its `chunks` (which decode every block). */
 export interface LazyRows {
 	/** Chunk `r`, decoding only its block. */
 	at(r: number): IndexedChunk;
 	/** What orders row `r` among rows alike (chunkOrder), from the table: its block decoded for its ID only. */
-	key(r: number): OrderFields;
+	key(r: number): RowChunk;
+	/**
+	 * The keys of rows `rows`, each holding a copy of its block only (rows of one block share one), not
+	 * the segment: what a search keeps of a segment past its turn.
+	 */
+	detach(rows: readonly number[]): RowChunk[];
 	/** Each row's message (messageHash of its ID) and chunk index, from the segment's table. */
 	messages: Uint32Array;
 	chunkIndexes: Uint32Array;

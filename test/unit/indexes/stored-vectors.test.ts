@@ -228,6 +228,46 @@ describe('vector segments in blocks', () => {
 			}
 	});
 
+	it('rows among the best after one segment that later ones push out are never decoded; those that stay are, at the end', () => {
+		const q = rowsOf(1, 9);
+		// The first segment's rows are all weaker than the second's (near the query's opposite), and
+		// every block of the first is spoilt: decoding any of its chunks would throw.
+		const weak = rowsOf(128, 4);
+		for (let r = 0; r < 128; r++)
+			for (let j = 0; j < DIMS; j++) weak[r * DIMS + j] = -q[j] * 0.9 + weak[r * DIMS + j] * 0.1;
+		const strong = rowsOf(128, 5);
+		for (let r = 0; r < 128; r++)
+			for (let j = 0; j < DIMS; j++) strong[r * DIMS + j] = q[j] + strong[r * DIMS + j] * 0.1;
+		const norm = (rows: Float32Array) =>
+			normaliseRows(
+				Array.from({ length: 128 }, (_, r) => Array.from(rows.subarray(r * DIMS, (r + 1) * DIMS))),
+				128,
+				DIMS,
+			);
+		const first = decodeSegment(
+			'weak',
+			spoilBlocks(encodeSegment(DIMS, chunks(128), norm(weak)), [0, 1]),
+		);
+		const second = decodeSegment(
+			'strong',
+			encodeSegment(DIMS, chunks(256).slice(128), norm(strong)),
+		);
+		const best = new BestChunks(5);
+		// The first segment's five best are kept past its turn (decoded then, they threw before).
+		best.offerRows(first, rowMask(first, {}), q);
+		best.offerRows(second, rowMask(second, {}), q);
+		const got = best.sorted();
+		assert.equal(got.length, 5);
+		assert.ok(
+			got.every((m) => Number(m.chunk.id.slice(2)) >= 128),
+			'the strong rows only',
+		);
+		// Had none of the second's rows come, the first's are named as spoilt when returned.
+		const alone = new BestChunks(5);
+		alone.offerRows(first, rowMask(first, {}), q);
+		assert.throws(() => alone.sorted(), corrupt('weak', 'block'));
+	});
+
 	it('the k best keep nothing of a segment once it is done: memory holds their chunks only', async () => {
 		const q = rowsOf(1, 9);
 		const best = new BestChunks(50);

@@ -1,0 +1,72 @@
+/**
+ * How long a search of every conversation takes on kept bases (not a test): bases `bench/scale.ts`
+ * keeps (SCALE_BENCH_KEEP=1 prints their folders), given as WIDE_SEARCH_ROOTS, comma-separated
+ * `users=folder` (local disk). For each base, WIDE_SEARCH_SEARCHES (20) hybrid searches for three words
+ * of random filler users' messages, MemoryBase.search(query, { allUsers: true, k: 5 }), the same queries
+ * for every base and run: warm (after two searches, the caches at their defaults or as
+ * LLM_MEMORY_*_CACHE_MB set them) and cold (every cache emptied before each search). Prints p50 and p95
+ * and a digest of what the searches returned (two trees that return the same print the same digest).
+ * bench/before-after.ts runs it in two trees (BEFORE_AFTER_BENCHES=bench/wide-search.ts).
+ */
+import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+
+import { clearAllCaches, LocalDiskStorage, MemoryBase } from '../src/internal';
+import { BASE_ID, HashEmbedder, n, queryOf } from './scale';
+import { loadLine, machineLine, median, percentile } from './stats';
+
+const SEARCHES = Number(process.env.WIDE_SEARCH_SEARCHES ?? 20);
+
+/** A seeded generator (the same queries for every base and run). */
+function lcg(seed: number): () => number {
+	let s = seed;
+	return () => (s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+}
+
+async function measure(root: string, users: number, cold: boolean) {
+	const base = new MemoryBase({
+		storage: new LocalDiskStorage({ root }),
+		baseId: BASE_ID,
+		embedder: new HashEmbedder(),
+	});
+	const rand = lcg(12_345);
+	const query = () => queryOf(Math.floor(rand() * users), rand).text;
+	for (let i = 0; i < 2; i++) await base.search(query(), { allUsers: true, k: 5 });
+	const times: number[] = [];
+	const digest = createHash('sha256');
+	for (let i = 0; i < SEARCHES; i++) {
+		if (cold) clearAllCaches();
+		const t0 = performance.now();
+		const found = await base.search(query(), { allUsers: true, k: 5 });
+		times.push(performance.now() - t0);
+		digest.update(found.map((m) => `${m.messageId}:${m.chunkIndex}:${m.score}`).join(',') + '\n');
+	}
+	return { times, digest: digest.digest('hex').slice(0, 12) };
+}
+
+async function main(): Promise<void> {
+	const roots = (process.env.WIDE_SEARCH_ROOTS ?? '').split(',').filter(Boolean);
+	if (roots.length === 0)
+		throw new Error('WIDE_SEARCH_ROOTS: users=folder,… (bases bench/scale.ts kept)');
+	const rows: string[] = [];
+	for (const entry of roots) {
+		const [users, root] = entry.split('=');
+		for (const cold of [false, true]) {
+			const { times, digest } = await measure(root, Number(users), cold);
+			const ms = (x: number) => `${x.toFixed(1)} ms`;
+			rows.push(
+				`| ${n(Number(users))} users ${cold ? 'cold' : 'warm'} | ${ms(median(times))} | ${ms(percentile(times, 0.95))} | ${digest} |`,
+			);
+		}
+	}
+	console.log(`\n${machineLine(loadLine())}\n`);
+	console.log('### A search of every conversation on kept bases\n');
+	console.log('| base | p50 | p95 | what the searches returned (digest) |');
+	console.log('|---|---:|---:|---|');
+	for (const row of rows) console.log(row);
+}
+
+main().catch((e: unknown) => {
+	console.error(e);
+	process.exit(1);
+});
