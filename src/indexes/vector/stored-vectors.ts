@@ -177,7 +177,7 @@ class RowKey implements RowChunk {
 		readonly session_id: string,
 		readonly seq: number,
 		readonly chunk_index: number,
-		private readonly blocks: ChunkBlocks,
+		private readonly blocks: Pick<ChunkBlocks, 'at'>,
 		private readonly at: number,
 	) {}
 
@@ -187,6 +187,21 @@ class RowKey implements RowChunk {
 
 	chunk(): IndexedChunk {
 		return this.blocks.at(this.at);
+	}
+}
+
+/**
+ * A block kept past its segment's turn: read through the segment while it is alive (a cached segment
+ * keeps what it decodes, for the next search), else from a copy of its own.
+ */
+class KeptBlock {
+	constructor(
+		private readonly live: WeakRef<ChunkBlocks>,
+		private readonly copy: ChunkBlocks,
+	) {}
+
+	at(i: number): IndexedChunk {
+		return (this.live.deref() ?? this.copy).at(i);
 	}
 }
 
@@ -267,7 +282,7 @@ function decodeLazy(key: string, buf: Buffer, fail: (d: string) => never, extra?
 	const stored = offsets.at(-1)! - offsets[0];
 	// The table's columns and lists stay in memory beside what the blocks decode to.
 	const kept = 4 * TABLE * n + textBytes(sessionList) + textBytes(timeList);
-	const keyOf = (r: number, of: ChunkBlocks) =>
+	const keyOf = (r: number, of: Pick<ChunkBlocks, 'at'>) =>
 		new RowKey(
 			timeList[t.times[r]],
 			sessionList[t.sessions[r]],
@@ -280,11 +295,12 @@ function decodeLazy(key: string, buf: Buffer, fail: (d: string) => never, extra?
 		at: (r) => blocks.at(r),
 		key: (r) => keyOf(r, blocks),
 		detach: (rows) => {
-			const alone = new Map<number, ChunkBlocks>();
+			const live = new WeakRef(blocks);
+			const kept = new Map<number, KeptBlock>();
 			return rows.map((r) => {
 				const b = Math.floor(r / BLOCK);
-				let of = alone.get(b);
-				if (!of) alone.set(b, (of = blockAlone(t, blockBytes(b), r, n, fail)));
+				let of = kept.get(b);
+				if (!of) kept.set(b, (of = new KeptBlock(live, blockAlone(t, blockBytes(b), r, n, fail))));
 				return keyOf(r, of);
 			});
 		},
