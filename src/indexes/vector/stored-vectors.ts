@@ -252,6 +252,43 @@ function blockAlone(t: Table, bytes: Buffer, r: number, n: number, fail: (d: str
 	});
 }
 
+/** What a segment in blocks offers of its rows (all LazyRows but its weight): its table and blocks. */
+function rowsOver(
+	t: Table,
+	blocks: ChunkBlocks,
+	blockBytes: (b: number) => Buffer,
+	fail: (d: string) => never,
+): Omit<LazyRows, 'heap'> {
+	const keyOf = (r: number, of: Pick<ChunkBlocks, 'at'>) =>
+		new RowKey(
+			t.timeList[t.times[r]],
+			t.sessionList[t.sessions[r]],
+			t.seqs[r],
+			t.chunkIndexes[r],
+			of,
+			r,
+		);
+	return {
+		at: (r) => blocks.at(r),
+		key: (r) => keyOf(r, blocks),
+		detach: (rows) => {
+			const live = new WeakRef(blocks);
+			const kept = new Map<number, KeptBlock>();
+			return rows.map((r) => {
+				const b = Math.floor(r / BLOCK);
+				let of = kept.get(b);
+				if (!of) {
+					of = new KeptBlock(live, blockAlone(t, blockBytes(b), r, blocks.count, fail));
+					kept.set(b, of);
+				}
+				return keyOf(r, of);
+			});
+		},
+		messages: t.messages,
+		chunkIndexes: t.chunkIndexes,
+	};
+}
+
 /** A segment in blocks: rows and table decoded now, each block when one of its chunks is asked for. */
 function decodeLazy(key: string, buf: Buffer, fail: (d: string) => never, extra?: Extra): Segment {
 	const { header, dims, n, at } = headerOf(buf, LAZY, fail, extra);
@@ -282,30 +319,8 @@ function decodeLazy(key: string, buf: Buffer, fail: (d: string) => never, extra?
 	const stored = offsets.at(-1)! - offsets[0];
 	// The table's columns and lists stay in memory beside what the blocks decode to.
 	const kept = 4 * TABLE * n + textBytes(sessionList) + textBytes(timeList);
-	const keyOf = (r: number, of: Pick<ChunkBlocks, 'at'>) =>
-		new RowKey(
-			timeList[t.times[r]],
-			sessionList[t.sessions[r]],
-			t.seqs[r],
-			t.chunkIndexes[r],
-			of,
-			r,
-		);
 	const lazy: LazyRows = {
-		at: (r) => blocks.at(r),
-		key: (r) => keyOf(r, blocks),
-		detach: (rows) => {
-			const live = new WeakRef(blocks);
-			const kept = new Map<number, KeptBlock>();
-			return rows.map((r) => {
-				const b = Math.floor(r / BLOCK);
-				let of = kept.get(b);
-				if (!of) kept.set(b, (of = new KeptBlock(live, blockAlone(t, blockBytes(b), r, n, fail))));
-				return keyOf(r, of);
-			});
-		},
-		messages: t.messages,
-		chunkIndexes: t.chunkIndexes,
+		...rowsOver(t, blocks, blockBytes, fail),
 		// As if decoded (the cache's weight), within bounds a damaged header cannot push it past.
 		heap: kept + Math.min(Math.max(heap as number, 3 * stored), 64 * stored),
 	};
