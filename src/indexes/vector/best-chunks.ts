@@ -16,9 +16,11 @@ interface Kept {
 	key: OrderFields | RowChunk;
 	score: number;
 	row?: number;
-	/** Its key holds its block, to decode at the end. */
-	later?: true;
 }
+
+/** A key that holds its block, to decode at the end (a chunk's own fields otherwise). */
+const isRowChunk = (key: Kept['key']): key is RowChunk =>
+	typeof (key as Partial<RowChunk>).chunk === 'function';
 
 export class BestChunks {
 	private kept: Array<Kept | undefined> = [];
@@ -64,11 +66,7 @@ export class BestChunks {
 		const rows = survivors.map((i) => this.kept[i]!.row!);
 		const keys = seg.lazy ? seg.lazy.detach(rows) : rows.map((r) => seg.chunks[r]);
 		survivors.forEach((i, j) => {
-			this.kept[i] = {
-				key: keys[j],
-				score: this.kept[i]!.score,
-				...(seg.lazy ? { later: true } : {}),
-			};
+			this.kept[i] = { key: keys[j], score: this.kept[i]!.score };
 		});
 	}
 
@@ -82,8 +80,8 @@ export class BestChunks {
 
 	sorted(): Array<{ chunk: IndexedChunk; score: number }> {
 		return this.top.sorted().map(({ a }) => {
-			const { key, score, later } = this.kept[a]!;
-			return { chunk: later ? (key as RowChunk).chunk() : (key as IndexedChunk), score };
+			const { key, score } = this.kept[a]!;
+			return { chunk: isRowChunk(key) ? key.chunk() : (key as IndexedChunk), score };
 		});
 	}
 }
