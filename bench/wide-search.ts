@@ -5,17 +5,26 @@
  * of random filler users' messages, MemoryBase.search(query, { allUsers: true, k: 5 }), the same queries
  * for every base and run: warm (after two searches, the caches at their defaults or as
  * LLM_MEMORY_*_CACHE_MB set them) and cold (every cache emptied before each search). Prints p50 and p95
- * and a digest of what the searches returned (two trees that return the same print the same digest).
+ * and a digest of what the searches returned (two trees that return the same print the same digest);
+ * warm, also the most bytes any of three more searches held beyond the caches (heldDuring, scale.ts).
  * bench/before-after.ts runs it in two trees (BEFORE_AFTER_BENCHES=bench/wide-search.ts).
  */
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 import { clearAllCaches, LocalDiskStorage, MemoryBase } from '../src/internal';
-import { BASE_ID, HashEmbedder, n, queryOf } from './scale';
+import { BASE_ID, HashEmbedder, heldDuring, n, queryOf } from './scale';
 import { loadLine, machineLine, median, percentile } from './stats';
 
 const SEARCHES = Number(process.env.WIDE_SEARCH_SEARCHES ?? 20);
+
+// heldDuring collects garbage before each sample.
+if (!(globalThis as { gc?: unknown }).gc) {
+	setFlagsFromString('--expose-gc');
+	(globalThis as { gc?: unknown }).gc = runInNewContext('gc');
+}
 
 /** A seeded generator (the same queries for every base and run). */
 function lcg(seed: number): () => number {
@@ -41,7 +50,16 @@ async function measure(root: string, users: number, cold: boolean) {
 		times.push(performance.now() - t0);
 		digest.update(found.map((m) => `${m.messageId}:${m.chunkIndex}:${m.score}`).join(',') + '\n');
 	}
-	return { times, digest: digest.digest('hex').slice(0, 12) };
+	let held = 0;
+	if (!cold)
+		for (let i = 0; i < 3; i++) {
+			const text = query();
+			held = Math.max(
+				held,
+				(await heldDuring(() => base.search(text, { allUsers: true, k: 5 }))).held,
+			);
+		}
+	return { times, held, digest: digest.digest('hex').slice(0, 12) };
 }
 
 async function main(): Promise<void> {
@@ -52,17 +70,19 @@ async function main(): Promise<void> {
 	for (const entry of roots) {
 		const [users, root] = entry.split('=');
 		for (const cold of [false, true]) {
-			const { times, digest } = await measure(root, Number(users), cold);
+			const { times, held, digest } = await measure(root, Number(users), cold);
 			const ms = (x: number) => `${x.toFixed(1)} ms`;
 			rows.push(
-				`| ${n(Number(users))} users ${cold ? 'cold' : 'warm'} | ${ms(median(times))} | ${ms(percentile(times, 0.95))} | ${digest} |`,
+				`| ${n(Number(users))} users ${cold ? 'cold' : 'warm'} | ${ms(median(times))} | ${ms(percentile(times, 0.95))} | ${cold ? '' : `${(held / 2 ** 20).toFixed(1)} MiB`} | ${digest} |`,
 			);
 		}
 	}
 	console.log(`\n${machineLine(loadLine())}\n`);
 	console.log('### A search of every conversation on kept bases\n');
-	console.log('| base | p50 | p95 | what the searches returned (digest) |');
-	console.log('|---|---:|---:|---|');
+	console.log(
+		'| base | p50 | p95 | held outside the caches | what the searches returned (digest) |',
+	);
+	console.log('|---|---:|---:|---:|---|');
 	for (const row of rows) console.log(row);
 }
 
