@@ -177,7 +177,7 @@ class RowKey implements RowChunk {
 		readonly session_id: string,
 		readonly seq: number,
 		readonly chunk_index: number,
-		private readonly blocks: Pick<ChunkBlocks, 'at'>,
+		private readonly blocks: ChunkBlocks,
 		private readonly at: number,
 	) {}
 
@@ -187,21 +187,6 @@ class RowKey implements RowChunk {
 
 	chunk(): IndexedChunk {
 		return this.blocks.at(this.at);
-	}
-}
-
-/**
- * A block kept past its segment's turn: read through the segment while it is alive (a cached segment
- * keeps what it decodes, for the next search), else from a copy of its own.
- */
-class KeptBlock {
-	constructor(
-		private readonly live: WeakRef<ChunkBlocks>,
-		private readonly copy: ChunkBlocks,
-	) {}
-
-	at(i: number): IndexedChunk {
-		return (this.live.deref() ?? this.copy).at(i);
 	}
 }
 
@@ -225,15 +210,12 @@ const listedAt = (t: Table, c: IndexedChunk, r: number) =>
 	messageHash(c.message_id) === t.messages[r];
 
 /**
- * Row `r`'s block of a segment in blocks on its own, numbered as in the segment: a copy of its stored
- * bytes and of its rows' table, so what a search keeps of it does not hold the segment (a bucket of
- * the cell tiers is megabytes).
+ * Rows `from` to `to` of a table, copied. Apart from blockAlone: a closure there that read `t` would
+ * keep it, and its columns are views of the whole stored segment.
  */
-function blockAlone(t: Table, bytes: Buffer, r: number, n: number, fail: (d: string) => never) {
-	const from = Math.floor(r / BLOCK) * BLOCK;
-	const to = Math.min(n, from + BLOCK);
+function tableSlice(t: Table, from: number, to: number): Table {
 	const rows = Array.from({ length: to - from }, (_, i) => from + i);
-	const own: Table = {
+	return {
 		messages: t.messages.slice(from, to),
 		chunkIndexes: t.chunkIndexes.slice(from, to),
 		seqs: t.seqs.slice(from, to),
@@ -242,6 +224,16 @@ function blockAlone(t: Table, bytes: Buffer, r: number, n: number, fail: (d: str
 		sessionList: rows.map((row) => t.sessionList[t.sessions[row]]),
 		timeList: rows.map((row) => t.timeList[t.times[row]]),
 	};
+}
+
+/**
+ * Row `r`'s block of a segment in blocks on its own, numbered as in the segment: a copy of its stored
+ * bytes and of its rows' table, so what a search keeps of it does not hold the segment (a bucket of
+ * the cell tiers is megabytes).
+ */
+function blockAlone(t: Table, bytes: Buffer, r: number, n: number, fail: (d: string) => never) {
+	const from = Math.floor(r / BLOCK) * BLOCK;
+	const own = tableSlice(t, from, Math.min(n, from + BLOCK));
 	const copy = Buffer.from(bytes);
 	return new ChunkBlocks({
 		count: n,
@@ -259,7 +251,7 @@ function rowsOver(
 	blockBytes: (b: number) => Buffer,
 	fail: (d: string) => never,
 ): Omit<LazyRows, 'heap'> {
-	const keyOf = (r: number, of: Pick<ChunkBlocks, 'at'>) =>
+	const keyOf = (r: number, of: ChunkBlocks) =>
 		new RowKey(
 			t.timeList[t.times[r]],
 			t.sessionList[t.sessions[r]],
@@ -272,15 +264,13 @@ function rowsOver(
 		at: (r) => blocks.at(r),
 		key: (r) => keyOf(r, blocks),
 		detach: (rows) => {
-			const live = new WeakRef(blocks);
-			const kept = new Map<number, KeptBlock>();
+			// Copies only, cached segment or not: a reference to the segment, even one weakly held, keeps
+			// a bucket of megabytes until a full collection, and a search reads dozens.
+			const alone = new Map<number, ChunkBlocks>();
 			return rows.map((r) => {
 				const b = Math.floor(r / BLOCK);
-				let of = kept.get(b);
-				if (!of) {
-					of = new KeptBlock(live, blockAlone(t, blockBytes(b), r, blocks.count, fail));
-					kept.set(b, of);
-				}
+				let of = alone.get(b);
+				if (!of) alone.set(b, (of = blockAlone(t, blockBytes(b), r, blocks.count, fail)));
 				return keyOf(r, of);
 			});
 		},

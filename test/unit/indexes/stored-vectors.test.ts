@@ -288,4 +288,32 @@ describe('vector segments in blocks', () => {
 		);
 		assert.equal(best.sorted().length, 50);
 	});
+
+	it("the k best keep none of a segment's stored bytes once it is done, only copies of their blocks", async () => {
+		// A bucket of the cell tiers is megabytes: a kept row that held its bytes (through a view of the
+		// table, or a reference weakly held until a full collection) kept every bucket a search read.
+		const q = rowsOf(1, 9);
+		const best = new BestChunks(50);
+		const stored: Array<WeakRef<ArrayBuffer>> = [];
+		const offer = (s: number) => {
+			const bytes = encodeSegment(DIMS, chunks(640), rowsOf(640, 20 + s));
+			const own = new Uint8Array(new ArrayBuffer(bytes.length));
+			own.set(bytes);
+			stored.push(new WeakRef(own.buffer));
+			const seg = decodeSegment(`s${s}`, own);
+			best.offerRows(seg, rowMask(seg, {}), q);
+		};
+		for (let s = 0; s < 4; s++) offer(s);
+		await new Promise((resolve) => setImmediate(resolve));
+		gc();
+		gc();
+		assert.deepEqual(
+			stored.map((r) => r.deref() === undefined),
+			[true, true, true, true],
+		);
+		const got = best.sorted();
+		assert.equal(got.length, 50);
+		// Decoded from the copies, the chunks are those stored.
+		for (const { chunk: c } of got) assert.deepEqual(c, chunks(640)[Number(c.id.slice(2))]);
+	});
 });
