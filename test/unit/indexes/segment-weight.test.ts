@@ -3,8 +3,6 @@
 // forced collections, for word segments of short and long chunks and vector segments of 64 dimensions.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 
 import { build, decode, encode, encodeWhole } from '../../../src/indexes/lexical/segment';
 import {
@@ -15,9 +13,7 @@ import {
 import { normaliseRows, weightOf } from '../../../src/indexes/vector/vector-segment';
 import type { IndexedChunk } from '../../../src/internal';
 import { randomRows, seededRandom } from '../../support/embeddings';
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+import { gc } from '../../support/held';
 
 function chunks(n: number, words: number, seed: number): IndexedChunk[] {
 	const rand = seededRandom(seed);

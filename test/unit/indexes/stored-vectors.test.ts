@@ -3,8 +3,6 @@
 // and every altered part is an error naming the key when it is first asked for (never an empty answer).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 
 import {
 	chunkAt,
@@ -22,9 +20,7 @@ import { similaritiesOf } from '../../../src/indexes/vector/ranking';
 import { normaliseRows, rowMask } from '../../../src/indexes/vector/vector-segment';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { closeVectors, openVectors } from '../../support/stored-segments';
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+import { gc } from '../../support/held';
 
 const DIMS = 8;
 const chunk = (i: number, message = `m-${i}`): IndexedChunk => ({

@@ -1,0 +1,67 @@
+// What a search keeps alive: a storage that hands out each body it reads in memory of its own and
+// watches it weakly, and a full garbage collection on demand (the tests' process was not started
+// with --expose-gc).
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+import type { GetOptions, MemoryStorage, NotModified, StoredObject } from '../../src/internal';
+import { MeteredStorage } from './wide-base';
+
+setFlagsFromString('--expose-gc');
+/** A full garbage collection. */
+export const gc = runInNewContext('gc') as () => void;
+
+/**
+ * Two full collections after the current job: a WeakRef keeps its target until the job that made
+ * or read it ends.
+ */
+export async function collect(): Promise<void> {
+	await new Promise((resolve) => setImmediate(resolve));
+	gc();
+	gc();
+}
+
+/**
+ * Counts requests (MeteredStorage) and watches the bodies of the keys `watch` picks: each is a copy in
+ * an ArrayBuffer of its own, so that it lives exactly as long as what the reader keeps of it. With
+ * `checkEachRead`, every such read first collects garbage and notes how many earlier bodies are
+ * still alive (`mostAlive`).
+ */
+export class HeldBodies extends MeteredStorage {
+	private readonly bodies: Array<{ key: string; ref: WeakRef<ArrayBuffer> }> = [];
+	mostAlive = 0;
+
+	constructor(
+		inner: MemoryStorage,
+		private readonly watch: (key: string) => boolean,
+		private readonly checkEachRead = false,
+	) {
+		super(inner);
+	}
+
+	get(key: string): Promise<StoredObject | null>;
+	get(key: string, options: GetOptions): Promise<StoredObject | NotModified | null>;
+	async get(key: string, options: GetOptions = {}): Promise<StoredObject | NotModified | null> {
+		if (!this.watch(key)) return super.get(key, options);
+		if (this.checkEachRead) {
+			await collect();
+			this.mostAlive = Math.max(this.mostAlive, this.alive().length);
+		}
+		const got = await super.get(key, options);
+		if (!got || !('body' in got)) return got;
+		const own = new Uint8Array(new ArrayBuffer(got.body.byteLength));
+		own.set(got.body);
+		this.bodies.push({ key, ref: new WeakRef(own.buffer) });
+		return { ...got, body: own };
+	}
+
+	/** Watched bodies read so far. */
+	get read(): number {
+		return this.bodies.length;
+	}
+
+	/** The keys of the watched bodies still alive (collect() first). */
+	alive(): string[] {
+		return this.bodies.filter((b) => b.ref.deref() !== undefined).map((b) => b.key);
+	}
+}

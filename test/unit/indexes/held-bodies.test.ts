@@ -1,0 +1,106 @@
+// What searches keep of the objects they read: a search of cell tiers holds no bucket once it has
+// scored it (only copies of the blocks of its best rows), and a search of every conversation keeps
+// nothing it read once the caches are emptied. A bucket is megabytes on a large base: one kept per
+// bucket read made a search's memory grow with the base.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+
+import {
+	clearAllCaches,
+	clearVectorCache,
+	EmbeddedIndex,
+	LocalDiskStorage,
+	MemoryBase,
+	vectorIndexPrefix,
+} from '../../../src/internal';
+import type { IndexedChunk } from '../../../src/internal';
+import { buildCellTier } from '../../../src/indexes/vector/cell-tiers';
+import {
+	bestInCells,
+	bucketsToRead,
+	PROBE_CELLS,
+	PROBE_PARENTS,
+} from '../../../src/indexes/vector/cell-search';
+import { probe, trainCodebook } from '../../../src/indexes/vector/codebook';
+import { normaliseRows } from '../../../src/indexes/vector/vector-segment';
+import { randomRows, seededRandom, TestEmbedder } from '../../support/embeddings';
+import { collect, HeldBodies } from '../../support/held';
+import { tempDir } from '../../support/storages';
+import { appendSegments } from '../../support/vector-segments';
+import { manyUsers } from '../../support/wide-base';
+
+const DIMS = 16;
+
+const chunk = (i: number): IndexedChunk => ({
+	id: `c${i}`,
+	session_id: `s${i % 11}`,
+	message_id: `m${i}`,
+	seq: i + 1,
+	run_id: `r${i}`,
+	chunk_index: 0,
+	created_at: new Date(0).toISOString(),
+	text: `text of row ${i}`,
+});
+
+describe('what a search keeps of what it read', () => {
+	it('a search of cell tiers holds no bucket it has scored: at most the two read at once, whatever it reads', async () => {
+		const root = tempDir('held-bodies');
+		const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
+		// Rows in no clusters: the 50 best come from every bucket read, each kept until the end.
+		const rows = randomRows(6000, DIMS, seededRandom(7));
+		for (let s = 0; s < 6; s++)
+			await appendSegments(
+				writer,
+				rows.slice(s * 1000, (s + 1) * 1000).map((_, i) => chunk(s * 1000 + i)),
+				rows.slice(s * 1000, (s + 1) * 1000),
+			);
+		const refs = (await writer.readManifest(true)).doc.segments;
+		const unit = normaliseRows(rows, rows.length);
+		const cb = trainCodebook(unit, DIMS);
+		// Small buckets, so a search reads many.
+		const tiers = [
+			await buildCellTier(writer, cb, refs.slice(0, 3), 100),
+			await buildCellTier(writer, cb, refs.slice(3), 100),
+		];
+		clearVectorCache();
+		for (let qi = 0; qi < 2; qi++) {
+			const storage = new HeldBodies(
+				new LocalDiskStorage({ root }),
+				(key) => key.endsWith('.vcl'),
+				true,
+			);
+			const index = new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'));
+			const q = unit.subarray(qi * 97 * DIMS, (qi * 97 + 1) * DIMS);
+			const reads = bucketsToRead(cb, tiers, probe(cb, q, PROBE_CELLS, PROBE_PARENTS)).length;
+			assert.ok(reads >= 12, `${reads} buckets to read: too few to tell`);
+			const got = await bestInCells(index, cb, tiers, q, 50, {});
+			assert.equal(storage.read, reads, 'each bucket read once');
+			assert.equal(got.length, 50);
+			// Their rows came from many buckets, so holding what they came from would show.
+			const sources = new Set(got.map((m) => Number(m.chunk.id.slice(1))));
+			assert.equal(sources.size, 50);
+			assert.ok(storage.mostAlive <= 2, `${storage.mostAlive} buckets alive at one read`);
+			await collect();
+			assert.ok(got.length === 50, 'the best still held');
+			assert.deepEqual(storage.alive(), [], 'nothing of a bucket kept with the best');
+			// What is kept decodes to the chunks stored.
+			for (const { chunk: c } of got) assert.deepEqual(c, chunk(Number(c.id.slice(1))));
+		}
+	});
+
+	it('a search of every conversation keeps nothing it read once the caches are emptied, hybrid or by words', async () => {
+		const { root, baseId } = await manyUsers({ users: 24, turns: 4 });
+		const storage = new HeldBodies(new LocalDiskStorage({ root }), () => true);
+		const base = new MemoryBase({ storage, baseId, embedder: new TestEmbedder(32) });
+		await base.sync();
+		for (const mode of ['hybrid', 'lexical'] as const) {
+			clearAllCaches();
+			const matches = await base.search('pricing plan answer', { allUsers: true, k: 5, mode });
+			assert.equal(matches.length, 5);
+			clearAllCaches();
+			await collect();
+			assert.ok(storage.read > 4, `${storage.read} objects read`);
+			assert.deepEqual(storage.alive(), [], `${mode}: kept past the caches`);
+		}
+	});
+});
