@@ -13,7 +13,6 @@ import {
 	MemoryBase,
 	vectorIndexPrefix,
 } from '../../../src/internal';
-import type { IndexedChunk } from '../../../src/internal';
 import { buildCellTier } from '../../../src/indexes/vector/cell-tiers';
 import {
 	bestInCells,
@@ -26,21 +25,12 @@ import { normaliseRows } from '../../../src/indexes/vector/vector-segment';
 import { randomRows, seededRandom, TestEmbedder } from '../../support/embeddings';
 import { collect, HeldBodies } from '../../support/held';
 import { tempDir } from '../../support/storages';
-import { appendSegments } from '../../support/vector-segments';
+import { appendSegments, vectorChunk } from '../../support/vector-segments';
 import { manyUsers } from '../../support/wide-base';
 
 const DIMS = 16;
 
-const chunk = (i: number): IndexedChunk => ({
-	id: `c${i}`,
-	session_id: `s${i % 11}`,
-	message_id: `m${i}`,
-	seq: i + 1,
-	run_id: `r${i}`,
-	chunk_index: 0,
-	created_at: new Date(0).toISOString(),
-	text: `text of row ${i}`,
-});
+const chunk = (i: number) => vectorChunk(i, `s${i % 11}`);
 
 describe('what a search keeps of what it read', () => {
 	it('a search of cell tiers holds no bucket it has scored: at most the two read at once, whatever it reads', async () => {
@@ -48,12 +38,12 @@ describe('what a search keeps of what it read', () => {
 		const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
 		// Rows in no clusters: the 50 best come from every bucket read, each kept until the end.
 		const rows = randomRows(6000, DIMS, seededRandom(7));
-		for (let s = 0; s < 6; s++)
-			await appendSegments(
-				writer,
-				rows.slice(s * 1000, (s + 1) * 1000).map((_, i) => chunk(s * 1000 + i)),
-				rows.slice(s * 1000, (s + 1) * 1000),
-			);
+		await appendSegments(
+			writer,
+			rows.map((_, i) => chunk(i)),
+			rows,
+			1000,
+		);
 		const refs = (await writer.readManifest(true)).doc.segments;
 		const unit = normaliseRows(rows, rows.length);
 		const cb = trainCodebook(unit, DIMS);
