@@ -20,7 +20,7 @@ import { similaritiesOf } from '../../../src/indexes/vector/ranking';
 import { normaliseRows, rowMask } from '../../../src/indexes/vector/vector-segment';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { closeVectors, openVectors } from '../../support/stored-segments';
-import { gc } from '../../support/held';
+import { collect } from '../../support/held';
 
 const DIMS = 8;
 const chunk = (i: number, message = `m-${i}`): IndexedChunk => ({
@@ -279,10 +279,7 @@ describe('vector segments in blocks', () => {
 			best.offerRows(seg, rowMask(seg, {}), q);
 		};
 		for (let s = 0; s < 4; s++) offer(s);
-		// A WeakRef keeps its target until the job that made it ends.
-		await new Promise((resolve) => setImmediate(resolve));
-		gc();
-		gc();
+		await collect();
 		assert.deepEqual(
 			refs.map((r) => r.deref() === undefined),
 			Array(8).fill(true),
