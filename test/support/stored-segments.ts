@@ -43,7 +43,10 @@ function partsAt(buf: Buffer, at: number, sizes: number[]): unknown[] {
 	});
 }
 
-/** Magic, header (its parts' sizes those given) padded to 4 bytes, then u32 values and the parts gzipped. */
+/**
+ * Magic, header (its parts' sizes those given) padded to 4 bytes, `middle`, u32 values, `after`, then
+ * the parts gzipped.
+ */
 function written(
 	magic: Buffer,
 	header: Record<string, unknown>,
@@ -51,6 +54,7 @@ function written(
 	table: number[],
 	parts: unknown[],
 	sizes?: number[],
+	after: Buffer[] = [],
 ): Buffer {
 	const gz = parts.map((p) => gzipSync(Buffer.from(JSON.stringify(p))));
 	const text = Buffer.from(JSON.stringify({ ...header, parts: sizes ?? gz.map((p) => p.length) }));
@@ -61,7 +65,7 @@ function written(
 	text.copy(lead, magic.length + 4);
 	const values = Buffer.alloc(4 * table.length);
 	table.forEach((v, i) => values.writeUInt32LE(v >>> 0, 4 * i));
-	return Buffer.concat([lead, ...middle, values, ...gz]);
+	return Buffer.concat([lead, ...middle, values, ...after, ...gz]);
 }
 
 export function openSegment(body: Uint8Array): OpenedSegment {
@@ -82,17 +86,22 @@ export function closeSegment(s: OpenedSegment): Buffer {
 	return written(MAGIC, s.header, [], s.table, [s.postings, ...s.blocks]);
 }
 
-const VECTORS = Buffer.from('LLMVEC02', 'latin1');
+const VECTORS = Buffer.from('LLMVEC03', 'latin1');
+/** The form before: the texts in the header. */
+const HEADER_TEXTS = Buffer.from('LLMVEC02', 'latin1');
+
+const formOf = (body: Uint8Array) => Buffer.from(body.subarray(0, VECTORS.length));
 
 export const isVectorBlocks = (body: Uint8Array) =>
-	body.length >= VECTORS.length && Buffer.from(body.subarray(0, VECTORS.length)).equals(VECTORS);
+	formOf(body).equals(VECTORS) || formOf(body).equals(HEADER_TEXTS);
 
 /** Values per row in a vector segment's table (see stored-vectors.ts). */
 const VECTOR_TABLE = 5;
 
 /**
  * A vector segment in blocks, taken apart: its header, rows, table (message hashes, chunk indexes,
- * conversations, capture times, message numbers: each a column) and blocks.
+ * conversations, capture times, message numbers: each a column), the texts the table numbers (the
+ * conversations, then the capture times), its rows' tags if it has them, and its blocks.
  */
 export interface OpenedVectors {
 	header: {
@@ -100,11 +109,36 @@ export interface OpenedVectors {
 		count: number;
 		parts: number[];
 		heap: number;
+		texts: [number, number];
 		[k: string]: unknown;
 	};
 	rows: Buffer;
 	table: number[];
+	texts: [string[], string[]];
+	tags?: number[];
 	blocks: Array<Array<Record<string, unknown>>>;
+}
+
+/** `count` stored texts at `at` (common/stored-texts.ts), and where they end. */
+function textsAt(buf: Buffer, at: number, count: number): { texts: string[]; end: number } {
+	const offsets = u32s(buf, at, count + 1);
+	const start = at + 4 * (count + 1);
+	const texts = Array.from({ length: count }, (_, i) =>
+		buf.toString('utf8', start + offsets[i], start + offsets[i + 1]),
+	);
+	const size = offsets[count];
+	return { texts, end: start + size + ((4 - (size % 4)) % 4) };
+}
+
+/** Texts as stored: offsets, UTF-8, padding to 4 bytes. */
+function storedTexts(texts: string[]): Buffer {
+	const bytes = texts.map((t) => Buffer.from(t));
+	const offsets = [0];
+	for (const b of bytes) offsets.push(offsets.at(-1)! + b.length);
+	const head = Buffer.alloc(4 * offsets.length);
+	offsets.forEach((o, i) => head.writeUInt32LE(o, 4 * i));
+	const size = offsets.at(-1)!;
+	return Buffer.concat([head, ...bytes, Buffer.alloc((4 - (size % 4)) % 4)]);
 }
 
 export function openVectors(body: Uint8Array): OpenedVectors {
@@ -112,21 +146,63 @@ export function openVectors(body: Uint8Array): OpenedVectors {
 	const { header, at } = leadOf(VECTORS, buf);
 	const tableAt = at + 4 * header.count * header.dimensions;
 	const table = u32s(buf, tableAt, VECTOR_TABLE * header.count);
-	const blocks = partsAt(buf, tableAt + 4 * VECTOR_TABLE * header.count, header.parts);
+	if (formOf(buf).equals(HEADER_TEXTS)) {
+		const { sessions, times, ...rest } = header;
+		return {
+			header: { ...rest, texts: [sessions.length, times.length] },
+			rows: buf.subarray(at, tableAt),
+			table,
+			texts: [sessions, times],
+			blocks: partsAt(
+				buf,
+				tableAt + 4 * VECTOR_TABLE * header.count,
+				header.parts,
+			) as OpenedVectors['blocks'],
+		};
+	}
+	const sessions = textsAt(buf, tableAt + 4 * VECTOR_TABLE * header.count, header.texts[0]);
+	const times = textsAt(buf, sessions.end, header.texts[1]);
+	const tags = header.tags ? u32s(buf, times.end, header.count) : undefined;
+	const blocks = partsAt(buf, times.end + (tags ? 4 * header.count : 0), header.parts);
 	return {
 		header,
 		rows: buf.subarray(at, tableAt),
 		table,
+		texts: [sessions.texts, times.texts],
+		...(tags ? { tags } : {}),
 		blocks: blocks as OpenedVectors['blocks'],
 	};
 }
 
 /**
  * Writes an opened vector segment back as it stands (parts' sizes recomputed, unless `said` gives the
- * sizes its header is to say).
+ * sizes its header is to say); `form` LLMVEC02 writes it as segments were stored before (the texts in
+ * the header, and no tags).
  */
-export function closeVectors(s: OpenedVectors, said: { parts?: number[] } = {}): Buffer {
-	return written(VECTORS, s.header, [s.rows], s.table, s.blocks, said.parts);
+export function closeVectors(
+	s: OpenedVectors,
+	said: { parts?: number[]; form?: 'LLMVEC02' } = {},
+): Buffer {
+	if (said.form === 'LLMVEC02') {
+		// The texts in the header instead of their counts; no tags.
+		const header = { ...s.header, texts: undefined, tags: undefined };
+		Object.assign(header, { sessions: s.texts[0], times: s.texts[1] });
+		return written(
+			Buffer.from(said.form, 'latin1'),
+			header,
+			[s.rows],
+			s.table,
+			s.blocks,
+			said.parts,
+		);
+	}
+	const after = [storedTexts(s.texts[0]), storedTexts(s.texts[1])];
+	if (s.tags) {
+		const tags = Buffer.alloc(4 * s.tags.length);
+		s.tags.forEach((v, i) => tags.writeUInt32LE(v >>> 0, 4 * i));
+		after.push(tags);
+	}
+	return written(VECTORS, s.header, [s.rows], s.table, s.blocks, said.parts, after);
 }
 
 /**
@@ -147,6 +223,7 @@ export function expanded(body: Uint8Array): Buffer {
 		const v = openVectors(buf);
 		return Buffer.concat([
 			Buffer.from(JSON.stringify(v.header)),
+			Buffer.from(JSON.stringify(v.texts)),
 			v.rows,
 			...v.blocks.map((b) => Buffer.from(JSON.stringify(b))),
 		]);

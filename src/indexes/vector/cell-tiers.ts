@@ -67,7 +67,7 @@ export function encodeCellBucket(
 	vectors: Float32Array,
 	cells: ArrayLike<number>,
 ): Buffer {
-	return encodeSegment(dims, chunks, vectors, { kind: 'cells', cells: Array.from(cells) });
+	return encodeSegment(dims, chunks, vectors, { kind: 'cells' }, cells);
 }
 
 /**
@@ -82,17 +82,19 @@ export function decodeCellBucket(
 	cells: number,
 ): CellBucket {
 	let out: Uint16Array | undefined;
-	const segment = decodeSegment(key, bytes, (header, count, fail) => {
-		const list = header.cells;
-		if (header.kind !== 'cells' || !Array.isArray(list) || list.length !== count)
-			fail('not a cell bucket');
+	const segment = decodeSegment(key, bytes, (header, count, fail, tags) => {
+		// Each row's cell: its tag, or (stored before tags) a list in the header.
+		const list: ArrayLike<unknown> | undefined =
+			tags ?? (Array.isArray(header.cells) ? header.cells : undefined);
+		if (header.kind !== 'cells' || !list || list.length !== count) return fail('not a cell bucket');
 		out = new Uint16Array(count);
-		(list as unknown[]).forEach((cell, r) => {
+		for (let r = 0; r < count; r++) {
+			const cell = list[r];
 			const ok = Number.isInteger(cell) && (cell as number) >= 0 && (cell as number) < cells;
 			if (!ok || bucketOfCell(cell as number, cells, tier.buckets) !== b)
 				fail(`row ${r} names cell ${String(cell)}, not one of this bucket`);
-			out![r] = cell as number;
-		});
+			out[r] = cell as number;
+		}
 	});
 	return { segment, cells: out! };
 }

@@ -1,21 +1,27 @@
 // The stored forms of a vector segment (and of a cell tier's bucket, which is one). A search of every
 // conversation reads dozens of buckets and segments of thousands of rows, scores every row, and needs
 // the chunks of a few: parsing every chunk took about a third of its time. So a segment is stored as its
-// Float32 rows, a table of what each row is, then its chunks in blocks (chunks/blocks.ts): a reader
-// decodes the header, rows and table at once, and a block only when one of its chunks is asked for.
-// The table holds what ranks a row beside its score (chunkOrder: capture time, conversation, message
-// number, chunk index; rows often score alike) and what names its message (a hash of the ID, for the
-// similarities of chunks the word ranking found). Segments written before (every chunk in a JSON
-// header) are read whole, as before.
+// Float32 rows, a table of what each row is, the texts the table numbers, then its chunks in blocks
+// (chunks/blocks.ts): a reader decodes the header, rows and table at once, a text when a row needs it,
+// and a block only when one of its chunks is asked for. The table holds what ranks a row beside its
+// score (chunkOrder: capture time, conversation, message number, chunk index; rows often score alike)
+// and what names its message (a hash of the ID, for the similarities of chunks the word ranking
+// found). Segments written before (the texts in the JSON header; every chunk in it) are read as before.
 //
-//   "LLMVEC02" | u32 header length | header JSON (with the capture times and conversations the table
+//   "LLMVEC03" | u32 header length | header JSON (how many conversations and capture times the table
 //   numbers) | padding to 4 | f32 LE rows | u32 LE × count, TABLE times: message hashes, chunk indexes,
-//   conversations, capture times, message numbers | the blocks
+//   conversations, capture times, message numbers | the conversations, then the capture times, as
+//   stored texts (common/stored-texts.ts) | u32 LE × count: each row's tag, if the header says so (a
+//   bucket's cells) | the blocks
+//   "LLMVEC02" | u32 header length | header JSON (with the conversations and capture times) | padding
+//   to 4 | f32 LE rows | the table | the blocks
 //   "LLMVEC01" | u32 header length | header JSON with every chunk | padding to 4 | f32 LE rows
 import { endianness } from 'node:os';
 
 import { fnv1a32 } from '../../common/hash';
-import { u32Of } from '../../common/u32';
+import { encodeTexts, textList, textsAt } from '../../common/stored-texts';
+import type { Texts } from '../../common/stored-texts';
+import { u32Bytes, u32Of } from '../../common/u32';
 import { CorruptDocumentError } from '../../errors';
 import { BLOCK, blockCount, ChunkBlocks, encodeBlocks, Numbering } from '../chunks/blocks';
 import { badChunk, chunkHeapBytes } from '../chunks/chunk';
@@ -27,16 +33,21 @@ const TABLE = 5;
 
 const WHOLE = Buffer.from('LLMVEC01', 'latin1');
 const LAZY = Buffer.from('LLMVEC02', 'latin1');
+const LISTED = Buffer.from('LLMVEC03', 'latin1');
 const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** The hash a segment's table keeps of a row's message ID. */
 export const messageHash = (messageId: string) => fnv1a32(messageId);
 
+/** Checks of a segment of another kind (a cell tier's bucket): its header, and its rows' tags if stored. */
 type Extra = (
 	header: Record<string, unknown>,
 	count: number,
 	fail: (detail: string) => never,
+	tags?: Uint32Array,
 ) => void;
+
+type Fail = (detail: string) => never;
 
 const isWhole = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
@@ -59,14 +70,15 @@ function rowBytes(vectors: Float32Array): Buffer {
 }
 
 /**
- * Encodes a segment in blocks (`extra`: the header fields of a segment of another kind, a cell tier's
- * bucket).
+ * Encodes a segment in blocks (`extra`: the header fields of a segment of another kind, and `tags` a
+ * number per row it stores: a cell tier's bucket and its rows' cells).
  */
 export function encodeSegment(
 	dimensions: number,
 	chunks: IndexedChunk[],
 	vectors: Float32Array,
 	extra: Record<string, unknown> = {},
+	tags?: ArrayLike<number>,
 ): Buffer {
 	const blocks = encodeBlocks(chunks);
 	const n = chunks.length;
@@ -88,11 +100,19 @@ export function encodeSegment(
 		dimensions,
 		count: n,
 		heap: chunkHeapBytes(chunks),
-		sessions: sessions.list,
-		times: times.list,
+		texts: [sessions.list.length, times.list.length],
+		...(tags ? { tags: true } : {}),
 		parts: blocks.map((b) => b.length),
 	};
-	return Buffer.concat([lead(LAZY, fields), rowBytes(vectors), table, ...blocks]);
+	return Buffer.concat([
+		lead(LISTED, fields),
+		rowBytes(vectors),
+		table,
+		encodeTexts(sessions.list),
+		encodeTexts(times.list),
+		...(tags ? [u32Bytes(Uint32Array.from(tags))] : []),
+		...blocks,
+	]);
 }
 
 /** Encodes a segment in the form written before blocks, every chunk in its header (read as before). */
@@ -107,7 +127,7 @@ export function encodeWholeSegment(
 }
 
 /** The header and where the rows start, checked: dimensions and count, and what `extra` checks. */
-function headerOf(buf: Buffer, magic: Buffer, fail: (detail: string) => never, extra?: Extra) {
+function headerOf(buf: Buffer, magic: Buffer, fail: (detail: string) => never) {
 	const start = magic.length + 4 + buf.readUInt32LE(magic.length);
 	if (start > buf.length) fail('its header is cut short');
 	let header: Record<string, unknown>;
@@ -120,7 +140,6 @@ function headerOf(buf: Buffer, magic: Buffer, fail: (detail: string) => never, e
 	const { dimensions, count } = header;
 	if (!Number.isSafeInteger(dimensions) || (dimensions as number) < 1) fail('bad dimensions');
 	if (!isWhole(count) || count === 0) fail('bad chunk count');
-	extra?.(header, count as number, fail);
 	return {
 		header,
 		dims: dimensions as number,
@@ -144,9 +163,6 @@ function rowsAt(buf: Buffer, at: number, n: number, dims: number, fail: (d: stri
 	return vectors;
 }
 
-/** The heap a list of short texts takes, about (V8: a string's header and its characters, a slot). */
-const textBytes = (texts: readonly string[]) => texts.reduce((n, t) => n + 32 + t.length, 0);
-
 /** A list of non-empty texts in a header, or `fail`. */
 function textsOf(value: unknown, what: string, fail: (d: string) => never): string[] {
 	if (!Array.isArray(value) || value.some((t) => typeof t !== 'string' || t === ''))
@@ -155,13 +171,7 @@ function textsOf(value: unknown, what: string, fail: (d: string) => never): stri
 }
 
 /** The table of a segment in blocks, checked: every number it gives a row names an entry of its lists. */
-function tableOf(
-	buf: Buffer,
-	at: number,
-	n: number,
-	lists: string[][],
-	fail: (d: string) => never,
-) {
+function tableOf(buf: Buffer, at: number, n: number, lists: Texts[], fail: (d: string) => never) {
 	const cols = Array.from({ length: TABLE }, (_, j) => u32Of(buf, at + 4 * j * n, n));
 	const [messages, chunkIndexes, sessions, times, seqs] = cols;
 	for (let r = 0; r < n; r++)
@@ -197,16 +207,16 @@ interface Table {
 	sessions: Uint32Array;
 	times: Uint32Array;
 	seqs: Uint32Array;
-	sessionList: string[];
-	timeList: string[];
+	sessionList: Texts;
+	timeList: Texts;
 }
 
 /** Whether chunk `c` is the one the table lists at row `r`. */
 const listedAt = (t: Table, c: IndexedChunk, r: number) =>
 	c.chunk_index === t.chunkIndexes[r] &&
 	c.seq === t.seqs[r] &&
-	c.session_id === t.sessionList[t.sessions[r]] &&
-	c.created_at === t.timeList[t.times[r]] &&
+	c.session_id === t.sessionList.at(t.sessions[r]) &&
+	c.created_at === t.timeList.at(t.times[r]) &&
 	messageHash(c.message_id) === t.messages[r];
 
 /**
@@ -221,8 +231,8 @@ function tableSlice(t: Table, from: number, to: number): Table {
 		seqs: t.seqs.slice(from, to),
 		sessions: Uint32Array.from(rows, (_, i) => i),
 		times: Uint32Array.from(rows, (_, i) => i),
-		sessionList: rows.map((row) => t.sessionList[t.sessions[row]]),
-		timeList: rows.map((row) => t.timeList[t.times[row]]),
+		sessionList: textList(rows.map((row) => t.sessionList.at(t.sessions[row]))),
+		timeList: textList(rows.map((row) => t.timeList.at(t.times[row]))),
 	};
 }
 
@@ -253,8 +263,8 @@ function rowsOver(
 ): Omit<LazyRows, 'heap'> {
 	const keyOf = (r: number, of: ChunkBlocks) =>
 		new RowKey(
-			t.timeList[t.times[r]],
-			t.sessionList[t.sessions[r]],
+			t.timeList.at(t.times[r]),
+			t.sessionList.at(t.sessions[r]),
 			t.seqs[r],
 			t.chunkIndexes[r],
 			of,
@@ -279,24 +289,58 @@ function rowsOver(
 	};
 }
 
+/** A count of texts in a header: a whole number, at most the rows (a table names no more). */
+function countOf(value: unknown, n: number, fail: (d: string) => never): number {
+	if (!isWhole(value) || value > n) fail('texts: not the counts of its lists');
+	return value as number;
+}
+
+/**
+ * The texts a segment's table numbers and its rows' tags, from `after` (the table's end): stored
+ * after the table (LLMVEC03), or in the header (LLMVEC02). Returns where the blocks start.
+ */
+function listsOf(
+	buf: Buffer,
+	header: Record<string, unknown>,
+	n: number,
+	after: number,
+	fail: Fail,
+) {
+	if (!buf.subarray(0, LISTED.length).equals(LISTED)) {
+		const sessions = textList(textsOf(header.sessions, 'sessions', fail));
+		return { sessions, times: textList(textsOf(header.times, 'times', fail)), blocksAt: after };
+	}
+	const counts = header.texts;
+	if (!Array.isArray(counts) || counts.length !== 2) fail('texts: not the counts of its lists');
+	const sessions = textsAt(buf, after, countOf(counts[0], n, fail), fail);
+	const times = textsAt(buf, sessions.end, countOf(counts[1], n, fail), fail);
+	if (header.tags === undefined)
+		return { sessions: sessions.texts, times: times.texts, blocksAt: times.end };
+	if (header.tags !== true) fail('tags: not true');
+	if (times.end + 4 * n > buf.length) fail('its tags are cut short');
+	const tags = u32Of(buf, times.end, n);
+	return { sessions: sessions.texts, times: times.texts, tags, blocksAt: times.end + 4 * n };
+}
+
 /** A segment in blocks: rows and table decoded now, each block when one of its chunks is asked for. */
-function decodeLazy(key: string, buf: Buffer, fail: (d: string) => never, extra?: Extra): Segment {
-	const { header, dims, n, at } = headerOf(buf, LAZY, fail, extra);
+function decodeLazy(key: string, buf: Buffer, fail: Fail, extra?: Extra): Segment {
+	const { header, dims, n, at } = headerOf(buf, buf.subarray(0, LAZY.length), fail);
 	const { parts, heap } = header;
 	if (!Array.isArray(parts) || parts.length !== blockCount(n) || !parts.every(isWhole))
 		fail(`parts: not ${blockCount(n)} sizes`);
 	if (!isWhole(heap)) fail('heap: not a whole number');
-	const sessionList = textsOf(header.sessions, 'sessions', fail);
-	const timeList = textsOf(header.times, 'times', fail);
 	const tableAt = at + 4 * n * dims;
-	const offsets = [tableAt + 4 * TABLE * n];
+	if (tableAt + 4 * TABLE * n > buf.length) fail('its table is cut short');
+	const lists = listsOf(buf, header, n, tableAt + 4 * TABLE * n, fail);
+	extra?.(header, n, fail, lists.tags);
+	const offsets = [lists.blocksAt];
 	for (const p of parts as number[]) offsets.push(offsets.at(-1)! + p);
 	if (offsets.at(-1) !== buf.length) fail(`${buf.length} bytes, its header says ${offsets.at(-1)}`);
 	const vectors = rowsAt(buf, at, n, dims, fail);
 	const t: Table = {
-		...tableOf(buf, tableAt, n, [sessionList, timeList], fail),
-		sessionList,
-		timeList,
+		...tableOf(buf, tableAt, n, [lists.sessions, lists.times], fail),
+		sessionList: lists.sessions,
+		timeList: lists.times,
 	};
 	const blockBytes = (b: number) => buf.subarray(offsets[b], offsets[b + 1]);
 	const blocks = new ChunkBlocks({
@@ -308,7 +352,7 @@ function decodeLazy(key: string, buf: Buffer, fail: (d: string) => never, extra?
 	});
 	const stored = offsets.at(-1)! - offsets[0];
 	// The table's columns and lists stay in memory beside what the blocks decode to.
-	const kept = 4 * TABLE * n + textBytes(sessionList) + textBytes(timeList);
+	const kept = 4 * TABLE * n + lists.sessions.heap + lists.times.heap;
 	const lazy: LazyRows = {
 		...rowsOver(t, blocks, blockBytes, fail),
 		// As if decoded (the cache's weight), within bounds a damaged header cannot push it past.
@@ -321,8 +365,9 @@ function decodeLazy(key: string, buf: Buffer, fail: (d: string) => never, extra?
 }
 
 /** A segment in the form from before blocks: every chunk parsed and checked now. */
-function decodeWhole(key: string, buf: Buffer, fail: (d: string) => never, extra?: Extra): Segment {
-	const { header, dims, n, at } = headerOf(buf, WHOLE, fail, extra);
+function decodeWhole(key: string, buf: Buffer, fail: Fail, extra?: Extra): Segment {
+	const { header, dims, n, at } = headerOf(buf, WHOLE, fail);
+	extra?.(header, n, fail);
 	const { chunks } = header;
 	if (!Array.isArray(chunks) || chunks.length !== n) fail('bad chunk list');
 	(chunks as unknown[]).forEach((c, i) => {
@@ -347,7 +392,7 @@ export function decodeSegment(key: string, bytes: Uint8Array, extra?: Extra): Se
 	};
 	if (buf.length < WHOLE.length + 4) return fail('not a vector segment');
 	const magic = buf.subarray(0, WHOLE.length);
-	if (magic.equals(LAZY)) return decodeLazy(key, buf, fail, extra);
+	if (magic.equals(LAZY) || magic.equals(LISTED)) return decodeLazy(key, buf, fail, extra);
 	if (magic.equals(WHOLE)) return decodeWhole(key, buf, fail, extra);
 	return fail('not a vector segment');
 }
