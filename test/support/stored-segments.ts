@@ -3,6 +3,8 @@
 // someone altering storage would, without the checks the engine's reader makes.
 import { gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
 
+import { CorruptDocumentError } from '../../src/internal';
+
 const MAGIC = Buffer.from('LLMLEX02', 'latin1');
 
 export const isBlocks = (body: Uint8Array) =>
@@ -236,3 +238,9 @@ export function expanded(body: Uint8Array): Buffer {
 		...s.blocks.map((b) => Buffer.from(JSON.stringify(b))),
 	]);
 }
+
+/** Matches a CorruptDocumentError naming `key` (and saying `detail`), for assert.throws. */
+export const corruptNamed =
+	(key: string, detail = '') =>
+	(e: unknown) =>
+		e instanceof CorruptDocumentError && e.message.includes(key) && e.message.includes(detail);

@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { encodeTexts, textsAt } from '../../../src/common/stored-texts';
-import { chunkAt, CorruptDocumentError, decodeSegment, encodeSegment } from '../../../src/internal';
+import { chunkAt, decodeSegment, encodeSegment } from '../../../src/internal';
 import type { IndexedChunk } from '../../../src/internal';
 import { BestChunks } from '../../../src/indexes/vector/best-chunks';
 import { decodeCellBucket, encodeCellBucket } from '../../../src/indexes/vector/cell-tiers';
 import { normaliseRows, rowMask } from '../../../src/indexes/vector/vector-segment';
 import { randomRows, seededRandom } from '../../support/embeddings';
-import { closeVectors, expanded, openVectors } from '../../support/stored-segments';
+import { closeVectors, corruptNamed, expanded, openVectors } from '../../support/stored-segments';
 
 const DIMS = 8;
 const chunk = (i: number): IndexedChunk => ({
@@ -28,10 +28,7 @@ const chunk = (i: number): IndexedChunk => ({
 const chunks = (n: number) => Array.from({ length: n }, (_, i) => chunk(i));
 const rowsOf = (n: number, seed = 1) =>
 	normaliseRows(randomRows(n, DIMS, seededRandom(seed)), n, DIMS);
-const corrupt =
-	(key: string, detail = '') =>
-	(e: unknown) =>
-		e instanceof CorruptDocumentError && e.message.includes(key) && e.message.includes(detail);
+const corrupt = corruptNamed;
 const failWith = (detail: string): never => {
 	throw new Error(detail);
 };

@@ -6,7 +6,6 @@ import { describe, it } from 'node:test';
 
 import {
 	chunkAt,
-	CorruptDocumentError,
 	decodeSegment,
 	encodeSegment,
 	encodeWholeSegment,
@@ -19,7 +18,7 @@ import { BestChunks } from '../../../src/indexes/vector/best-chunks';
 import { similaritiesOf } from '../../../src/indexes/vector/ranking';
 import { normaliseRows, rowMask } from '../../../src/indexes/vector/vector-segment';
 import { randomRows, seededRandom } from '../../support/embeddings';
-import { closeVectors, openVectors } from '../../support/stored-segments';
+import { closeVectors, corruptNamed, openVectors } from '../../support/stored-segments';
 import { collect } from '../../support/held';
 
 const DIMS = 8;
@@ -37,10 +36,7 @@ const chunk = (i: number, message = `m-${i}`): IndexedChunk => ({
 const chunks = (n: number) => Array.from({ length: n }, (_, i) => chunk(i));
 const rowsOf = (n: number, seed = 1) =>
 	normaliseRows(randomRows(n, DIMS, seededRandom(seed)), n, DIMS);
-const corrupt =
-	(key: string, detail = '') =>
-	(e: unknown) =>
-		e instanceof CorruptDocumentError && e.message.includes(key) && e.message.includes(detail);
+const corrupt = corruptNamed;
 
 /** Blocks of a stored segment replaced by bytes that are not gzipped JSON. */
 function spoilBlocks(body: Buffer, blocks: number[]): Buffer {
