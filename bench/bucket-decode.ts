@@ -15,6 +15,7 @@ import { BestChunks } from '../src/indexes/vector/best-chunks';
 import { decodeCellBucket, encodeCellBucket } from '../src/indexes/vector/cell-tiers';
 import type { CellTier } from '../src/indexes/vector/cell-tiers';
 import { normaliseRows, rowMask } from '../src/indexes/vector/vector-segment';
+import { closeVectors, openVectors } from '../test/support/stored-segments';
 import { loadLine, machineLine, median } from './stats';
 
 const SIZES = (process.env.BUCKET_DECODE_ROWS ?? '2048,4900').split(',').map(Number);
@@ -43,39 +44,9 @@ const rowsOf = (n: number, dims: number) =>
 
 /** A bucket in the form before: its texts and cells in the header (LLMVEC02), the rest as it is. */
 function asBefore(body: Buffer): Buffer {
-	const start = 12 + body.readUInt32LE(8);
-	const at = start + ((4 - (start % 4)) % 4);
-	const header = JSON.parse(body.subarray(12, start).toString('utf8'));
-	const { count: n, dimensions: dims } = header;
-	const tableEnd = at + 4 * n * dims + 20 * n;
-	const texts: string[][] = [];
-	let p = tableEnd;
-	for (const count of header.texts as number[]) {
-		const offsets = Array.from({ length: count + 1 }, (_, i) => body.readUInt32LE(p + 4 * i));
-		const from = p + 4 * (count + 1);
-		texts.push(
-			offsets.slice(0, -1).map((o, i) => body.toString('utf8', from + o, from + offsets[i + 1])),
-		);
-		p = from + offsets[count] + ((4 - (offsets[count] % 4)) % 4);
-	}
-	const cells = Array.from({ length: n }, (_, i) => body.readUInt32LE(p + 4 * i));
-	const { parts, ...rest } = header;
-	// Its texts and cells in the header instead of their counts and tags.
-	const fields = {
-		...rest,
-		texts: undefined,
-		tags: undefined,
-		cells,
-		sessions: texts[0],
-		times: texts[1],
-		parts,
-	};
-	const text = Buffer.from(JSON.stringify(fields));
-	const lead = Buffer.alloc(12 + text.length + ((4 - ((12 + text.length) % 4)) % 4));
-	lead.write('LLMVEC02', 'latin1');
-	lead.writeUInt32LE(text.length, 8);
-	text.copy(lead, 12);
-	return Buffer.concat([lead, body.subarray(at, tableEnd), body.subarray(p + 4 * n)]);
+	const s = openVectors(body);
+	const header = { ...s.header, tags: undefined, cells: s.tags };
+	return closeVectors({ ...s, tags: undefined, header }, { form: 'LLMVEC02' });
 }
 
 /** Milliseconds per bucket to decode and offer every bucket of `bodies` to one search's 50 best. */

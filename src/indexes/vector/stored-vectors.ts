@@ -39,15 +39,15 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 /** The hash a segment's table keeps of a row's message ID. */
 export const messageHash = (messageId: string) => fnv1a32(messageId);
 
+type Fail = (detail: string) => never;
+
 /** Checks of a segment of another kind (a cell tier's bucket): its header, and its rows' tags if stored. */
 type Extra = (
 	header: Record<string, unknown>,
 	count: number,
-	fail: (detail: string) => never,
+	fail: Fail,
 	tags?: Uint32Array,
 ) => void;
-
-type Fail = (detail: string) => never;
 
 const isWhole = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
@@ -126,13 +126,13 @@ export function encodeWholeSegment(
 	return Buffer.concat([lead(WHOLE, fields), rowBytes(vectors)]);
 }
 
-/** The header and where the rows start, checked: dimensions and count, and what `extra` checks. */
-function headerOf(buf: Buffer, magic: Buffer, fail: (detail: string) => never) {
-	const start = magic.length + 4 + buf.readUInt32LE(magic.length);
+/** The header (after the magic, whose length every form shares) and where the rows start, checked. */
+function headerOf(buf: Buffer, fail: Fail) {
+	const start = WHOLE.length + 4 + buf.readUInt32LE(WHOLE.length);
 	if (start > buf.length) fail('its header is cut short');
 	let header: Record<string, unknown>;
 	try {
-		header = JSON.parse(buf.subarray(magic.length + 4, start).toString('utf8'));
+		header = JSON.parse(buf.subarray(WHOLE.length + 4, start).toString('utf8'));
 	} catch {
 		return fail('its header is not JSON');
 	}
@@ -149,7 +149,7 @@ function headerOf(buf: Buffer, magic: Buffer, fail: (detail: string) => never) {
 }
 
 /** The Float32 rows at `at` (a view where aligned), each checked to be a unit row or zeros. */
-function rowsAt(buf: Buffer, at: number, n: number, dims: number, fail: (d: string) => never) {
+function rowsAt(buf: Buffer, at: number, n: number, dims: number, fail: Fail) {
 	const floats = n * dims;
 	let vectors: Float32Array;
 	if (LITTLE_ENDIAN && (buf.byteOffset + at) % 4 === 0)
@@ -164,14 +164,14 @@ function rowsAt(buf: Buffer, at: number, n: number, dims: number, fail: (d: stri
 }
 
 /** A list of non-empty texts in a header, or `fail`. */
-function textsOf(value: unknown, what: string, fail: (d: string) => never): string[] {
+function textsOf(value: unknown, what: string, fail: Fail): string[] {
 	if (!Array.isArray(value) || value.some((t) => typeof t !== 'string' || t === ''))
 		return fail(`${what}: not a list of texts`);
 	return value as string[];
 }
 
 /** The table of a segment in blocks, checked: every number it gives a row names an entry of its lists. */
-function tableOf(buf: Buffer, at: number, n: number, lists: Texts[], fail: (d: string) => never) {
+function tableOf(buf: Buffer, at: number, n: number, lists: Texts[], fail: Fail) {
 	const cols = Array.from({ length: TABLE }, (_, j) => u32Of(buf, at + 4 * j * n, n));
 	const [messages, chunkIndexes, sessions, times, seqs] = cols;
 	for (let r = 0; r < n; r++)
@@ -241,7 +241,7 @@ function tableSlice(t: Table, from: number, to: number): Table {
  * bytes and of its rows' table, so what a search keeps of it does not hold the segment (a bucket of
  * the cell tiers is megabytes).
  */
-function blockAlone(t: Table, bytes: Buffer, r: number, n: number, fail: (d: string) => never) {
+function blockAlone(t: Table, bytes: Buffer, r: number, n: number, fail: Fail) {
 	const from = Math.floor(r / BLOCK) * BLOCK;
 	const own = tableSlice(t, from, Math.min(n, from + BLOCK));
 	const copy = Buffer.from(bytes);
@@ -259,7 +259,7 @@ function rowsOver(
 	t: Table,
 	blocks: ChunkBlocks,
 	blockBytes: (b: number) => Buffer,
-	fail: (d: string) => never,
+	fail: Fail,
 ): Omit<LazyRows, 'heap'> {
 	const keyOf = (r: number, of: ChunkBlocks) =>
 		new RowKey(
@@ -290,7 +290,7 @@ function rowsOver(
 }
 
 /** A count of texts in a header: a whole number, at most the rows (a table names no more). */
-function countOf(value: unknown, n: number, fail: (d: string) => never): number {
+function countOf(value: unknown, n: number, fail: Fail): number {
 	if (!isWhole(value) || value > n) fail('texts: not the counts of its lists');
 	return value as number;
 }
@@ -305,8 +305,9 @@ function listsOf(
 	n: number,
 	after: number,
 	fail: Fail,
+	listed: boolean,
 ) {
-	if (!buf.subarray(0, LISTED.length).equals(LISTED)) {
+	if (!listed) {
 		const sessions = textList(textsOf(header.sessions, 'sessions', fail));
 		return { sessions, times: textList(textsOf(header.times, 'times', fail)), blocksAt: after };
 	}
@@ -323,15 +324,15 @@ function listsOf(
 }
 
 /** A segment in blocks: rows and table decoded now, each block when one of its chunks is asked for. */
-function decodeLazy(key: string, buf: Buffer, fail: Fail, extra?: Extra): Segment {
-	const { header, dims, n, at } = headerOf(buf, buf.subarray(0, LAZY.length), fail);
+function decodeLazy(key: string, buf: Buffer, fail: Fail, listed: boolean, extra?: Extra): Segment {
+	const { header, dims, n, at } = headerOf(buf, fail);
 	const { parts, heap } = header;
 	if (!Array.isArray(parts) || parts.length !== blockCount(n) || !parts.every(isWhole))
 		fail(`parts: not ${blockCount(n)} sizes`);
 	if (!isWhole(heap)) fail('heap: not a whole number');
 	const tableAt = at + 4 * n * dims;
 	if (tableAt + 4 * TABLE * n > buf.length) fail('its table is cut short');
-	const lists = listsOf(buf, header, n, tableAt + 4 * TABLE * n, fail);
+	const lists = listsOf(buf, header, n, tableAt + 4 * TABLE * n, fail, listed);
 	extra?.(header, n, fail, lists.tags);
 	const offsets = [lists.blocksAt];
 	for (const p of parts as number[]) offsets.push(offsets.at(-1)! + p);
@@ -366,7 +367,7 @@ function decodeLazy(key: string, buf: Buffer, fail: Fail, extra?: Extra): Segmen
 
 /** A segment in the form from before blocks: every chunk parsed and checked now. */
 function decodeWhole(key: string, buf: Buffer, fail: Fail, extra?: Extra): Segment {
-	const { header, dims, n, at } = headerOf(buf, WHOLE, fail);
+	const { header, dims, n, at } = headerOf(buf, fail);
 	extra?.(header, n, fail);
 	const { chunks } = header;
 	if (!Array.isArray(chunks) || chunks.length !== n) fail('bad chunk list');
@@ -392,7 +393,8 @@ export function decodeSegment(key: string, bytes: Uint8Array, extra?: Extra): Se
 	};
 	if (buf.length < WHOLE.length + 4) return fail('not a vector segment');
 	const magic = buf.subarray(0, WHOLE.length);
-	if (magic.equals(LAZY) || magic.equals(LISTED)) return decodeLazy(key, buf, fail, extra);
+	if (magic.equals(LISTED)) return decodeLazy(key, buf, fail, true, extra);
+	if (magic.equals(LAZY)) return decodeLazy(key, buf, fail, false, extra);
 	if (magic.equals(WHOLE)) return decodeWhole(key, buf, fail, extra);
 	return fail('not a vector segment');
 }
