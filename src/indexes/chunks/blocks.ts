@@ -35,14 +35,25 @@ export function encodeBlocks(chunks: readonly IndexedChunk[]): Buffer[] {
 	return out;
 }
 
-/** A stored part as parsed JSON, or `fail` naming it. */
+/** A stored part's JSON text, inflated (its gzip checksum checked), or `fail` naming it. */
+export function partText(bytes: Uint8Array, what: string, fail: (detail: string) => never): Buffer {
+	try {
+		return gunzipSync(bytes);
+	} catch {
+		return fail(`${what}: not gzipped JSON`);
+	}
+}
+
+/** A stored part as parsed JSON (`text`: its text, if inflated already), or `fail` naming it. */
 export function partJson(
 	bytes: Uint8Array,
 	what: string,
 	fail: (detail: string) => never,
+	text?: Buffer,
 ): unknown {
+	const json = text ?? partText(bytes, what, fail);
 	try {
-		return JSON.parse(gunzipSync(bytes).toString('utf8'));
+		return JSON.parse(json.toString('utf8'));
 	} catch {
 		return fail(`${what}: not gzipped JSON`);
 	}

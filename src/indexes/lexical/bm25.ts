@@ -8,6 +8,7 @@ import type { IndexedChunk } from '../chunks/chunk';
 import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
 import { CONTEXT_WEIGHT, neighboursOf } from './context';
+import { postingOf } from './segment';
 import type { LexicalSegment } from './segment';
 import { tokenize } from './tokenize';
 
@@ -85,7 +86,7 @@ function termLists(
 	return terms.flatMap((term) => {
 		let df = 0;
 		const lists = segments.map((seg, s) => {
-			const list = seg.postings.get(term);
+			const list = postingOf(seg, term);
 			if (list) for (let i = 0; i < list.length; i += 2) df += ok[s][list[i]];
 			return list;
 		});
@@ -103,7 +104,7 @@ export function frequencies(
 	return [...new Set(tokenize(query))].map((term) => {
 		let df = 0;
 		segments.forEach((seg, s) => {
-			const list = seg.postings.get(term);
+			const list = postingOf(seg, term);
 			if (list) for (let i = 0; i < list.length; i += 2) df += scope.ok[s][list[i]];
 		});
 		return { term, df };

@@ -9,6 +9,7 @@ import type { IndexedChunk } from '../chunks/chunk';
 import { TopK } from '../chunks/top-k';
 import { idfOf, weigh } from './bm25';
 import type { ScopeStats } from './bm25';
+import { docAt, postingOf } from './segment';
 import type { LexicalSegment } from './segment';
 
 export const CANDIDATE_LIMITS = {
@@ -45,21 +46,21 @@ export class Candidates {
 	add(seg: LexicalSegment, ok: Uint8Array, held: boolean): void {
 		if (this.full) return;
 		const s = this.sources.push(held ? seg : seg.key) - 1;
-		const at = new Int32Array(seg.docs.length).fill(-1);
+		const at = new Int32Array(seg.lengths.length).fill(-1);
 		const q = this.terms.length;
 		this.terms.forEach((term, j) => {
-			const list = seg.postings.get(term);
+			const list = postingOf(seg, term);
 			if (!list) return;
 			for (let i = 0; i < list.length && !this.full; i += 2) {
 				const d = list[i];
 				if (!ok[d]) continue;
-				if (at[d] < 0) at[d] = this.note(s, d, seg.lengths[d], seg.docs[d]);
+				if (at[d] < 0) at[d] = this.note(s, d, seg.lengths[d], () => docAt(seg, d));
 				if (at[d] >= 0) this.tf[at[d] * q + j] = list[i + 1];
 			}
 		});
 	}
 
-	private note(s: number, d: number, length: number, chunk: IndexedChunk): number {
+	private note(s: number, d: number, length: number, chunkOf: () => IndexedChunk): number {
 		if (this.count >= this.limit) {
 			this.full = true;
 			this.seg = this.doc = this.len = this.tf = new Uint32Array(0);
@@ -67,6 +68,7 @@ export class Candidates {
 			return -1;
 		}
 		if (this.chunks) {
+			const chunk = chunkOf();
 			this.chunkBytes += chunkHeapBytes([chunk]);
 			if (this.chunkBytes <= CANDIDATE_LIMITS.chunkBytes) this.chunks.push(chunk);
 			else this.chunks = null;
@@ -147,7 +149,8 @@ export class Candidates {
 					const source = this.sources[s];
 					const seg = typeof source === 'string' ? await read(source) : source;
 					for (const c of wanted.get(s)!)
-						if (top.admits(scores[c])) top.push(scores[c], kept.push(seg.docs[this.doc[c]]) - 1, 0);
+						if (top.admits(scores[c]))
+							top.push(scores[c], kept.push(docAt(seg, this.doc[c])) - 1, 0);
 				}),
 			);
 		return top.sorted().map(({ a }) => kept[a]);

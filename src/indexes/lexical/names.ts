@@ -4,6 +4,7 @@
 // an updated fact (fusion.ts, newerFirst).
 import type { IndexedChunk } from '../chunks/chunk';
 import type { SearchScope } from './bm25';
+import { postingOf } from './segment';
 import type { LexicalSegment } from './segment';
 import { tokenize } from './tokenize';
 
@@ -20,7 +21,7 @@ const NAME_TERMS = 3;
 function scopedDf(term: string, segments: LexicalSegment[], scope: SearchScope, limit: number) {
 	let df = 0;
 	for (let s = 0; s < segments.length && df <= limit; s++) {
-		const list = segments[s].postings.get(term);
+		const list = postingOf(segments[s], term);
 		if (!list) continue;
 		const ok = scope.ok[s];
 		for (let i = 0; i < list.length && df <= limit; i += 2) df += ok[list[i]];

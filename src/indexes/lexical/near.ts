@@ -6,7 +6,7 @@
 import { bloomMayHave, bloomPositions } from '../../store/bloom';
 import type { IndexedChunk } from '../chunks/chunk';
 import { aside, NEIGHBOUR_REACH } from './context';
-import { build } from './segment';
+import { build, docsWhere } from './segment';
 import type { LexicalRef, LexicalSegment } from './segment';
 import { SegmentGone, visit } from './stream-scope';
 import type { Scope } from './stream-scope';
@@ -21,6 +21,10 @@ export function messagesOf(chunks: readonly IndexedChunk[]): Map<string, number[
 	return out;
 }
 
+/** Whether a message (conversation, number) is within reach of one of the best. */
+const nearTo = (best: Map<string, number[]>) => (session: string, at: number) =>
+	best.get(session)?.some((seq) => Math.abs(at - seq) <= NEIGHBOUR_REACH) ?? false;
+
 /**
  * Step 3: the chunks bm25() looks at for those messages, as a segment: theirs, and the messages beside
  * them up to the first that is not a note (the notes passed included), one copy each (the later wins).
@@ -34,8 +38,7 @@ export async function nearSegment(
 ): Promise<LexicalSegment> {
 	const sessions = [...best.keys()];
 	const keys = sessions.map((s) => bloomPositions(`s:${s}`));
-	const near = (d: IndexedChunk) =>
-		best.get(d.session_id)?.some((seq) => Math.abs(d.seq - seq) <= NEIGHBOUR_REACH) ?? false;
+	const near = nearTo(best);
 	const spans = await tierSessionRows(
 		scope.index,
 		scope.tiers,
@@ -53,12 +56,13 @@ export async function nearSegment(
 			if (found.has(ref.key)) continue;
 			const theirs = sessions.filter((_, i) => bloomMayHave(ref.bloom, keys[i]));
 			const kept = held?.of(ref.key, theirs);
-			found.set(ref.key, kept ? kept.filter(near) : []);
+			found.set(ref.key, kept ? kept.filter((d) => near(d.session_id, d.seq)) : []);
 			if (!kept) reading.add(ref.key);
 		}
 		const into = (seg: LexicalSegment) => found.get(seg.key) ?? later;
+		// Only the blocks of the messages near are decoded (the table says where they are).
 		const fn = (seg: LexicalSegment, ok: Uint8Array) =>
-			seg.docs.forEach((d, i) => ok[i] && near(d) && into(seg).push(d));
+			docsWhere(seg, near).forEach(([i, d]) => ok[i] && into(seg).push(d));
 		await visit({ ...scope, refs: scope.all }, fn, (r) => reading.has(r.key), withLater);
 	};
 	// The tiered segments holding these messages, not taken yet.

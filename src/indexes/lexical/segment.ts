@@ -25,12 +25,36 @@ export interface LexicalSegment {
 	/** Documents a Forget left in their places as gone (chunk.ts: goneChunk), if any. */
 	gone?: number;
 	/** Read lazily (stored-segment.ts): `docs` and `postings` decode on first use, `lazy` a part of them. */
-	lazy?: LazyDocs;
+	lazy?: LazySegment;
+}
+
+/** What a lazily read segment offers beside `docs` and `postings`: a part of either. */
+export interface LazySegment extends LazyDocs {
+	/** One term's postings, the others left stored (checked as postings are). */
+	posting(term: string): Uint32Array | undefined;
 }
 
 /** Document `i` of a segment (of a lazily read one, only its block decoded). */
 export const docAt = (seg: LexicalSegment, i: number): IndexedChunk =>
 	seg.lazy ? seg.lazy.doc(i) : seg.docs[i];
+
+/** A term's postings in a segment (of a lazily read one, only that term's decoded). */
+export const postingOf = (seg: LexicalSegment, term: string): Uint32Array | undefined =>
+	seg.lazy ? seg.lazy.posting(term) : seg.postings.get(term);
+
+/**
+ * The documents of a segment whose conversation and message number pass, with their numbers (of a
+ * lazily read one, only their blocks decoded; gone documents never).
+ */
+export function docsWhere(
+	seg: LexicalSegment,
+	test: (session: string, seq: number) => boolean,
+): Array<[number, IndexedChunk]> {
+	if (seg.lazy) return seg.lazy.where(test).map((i) => [i, seg.lazy!.doc(i)]);
+	const out: Array<[number, IndexedChunk]> = [];
+	seg.docs.forEach((d, i) => !isGone(d) && test(d.session_id, d.seq) && out.push([i, d]));
+	return out;
+}
 
 /** The conversations a segment holds (gone documents aside). */
 export const sessionsIn = (seg: LexicalSegment): ReadonlySet<string> =>
@@ -183,13 +207,26 @@ function decodeLazy(key: string, bytes: Uint8Array): LexicalSegment {
 	let docs: IndexedChunk[] | undefined;
 	let postings: Map<string, Uint32Array> | undefined;
 	const n = stored.lengths.length;
+	// Terms decoded alone, while the whole postings are not (a search needs two or three words).
+	const terms = new Map<string, Uint32Array | undefined>();
+	const posting = (term: string): Uint32Array | undefined => {
+		if (postings) return postings.get(term);
+		if (terms.has(term)) return terms.get(term);
+		const pairs = stored.termPostings(term);
+		if (pairs === null) return seg.postings.get(term);
+		const list = pairs === undefined ? undefined : postingsOf(pairs, n);
+		if (typeof list === 'string')
+			throw new CorruptDocumentError(key, `postings of "${term}" ${list}`);
+		terms.set(term, list);
+		return list;
+	};
 	const seg = {
 		key,
 		lengths: stored.lengths,
 		bytes:
 			bytes.byteLength +
 			Math.min(Math.max(stored.heap, 3 * bytes.byteLength), 64 * bytes.byteLength),
-		lazy: stored.lazy,
+		lazy: { ...stored.lazy, posting },
 		...(stored.gone > 0 ? { gone: stored.gone } : {}),
 	} as LexicalSegment;
 	Object.defineProperty(seg, 'docs', {
@@ -198,7 +235,12 @@ function decodeLazy(key: string, bytes: Uint8Array): LexicalSegment {
 	});
 	Object.defineProperty(seg, 'postings', {
 		enumerable: true,
-		get: () => (postings ??= postingsFrom(key, stored.postings() as Record<string, unknown>, n)),
+		get: () => {
+			if (postings) return postings;
+			postings = postingsFrom(key, stored.postings() as Record<string, unknown>, n);
+			terms.clear();
+			return postings;
+		},
 	});
 	return seg;
 }

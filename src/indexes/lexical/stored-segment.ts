@@ -19,9 +19,11 @@ import {
 	gzJson,
 	Numbering,
 	partJson,
+	partText,
 } from '../chunks/blocks';
 import { GONE, isGone, isRecord } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
+import { scanPostings } from './posting-scan';
 
 const MAGIC = Buffer.from('LLMLEX02', 'latin1');
 /** The conversation of a gone document (chunk.ts: goneChunk). */
@@ -35,6 +37,8 @@ export interface LazyDocs {
 	sessions(): ReadonlySet<string>;
 	/** Its documents of these conversations, in order, decoding only their blocks. */
 	of(sessions: ReadonlySet<string>): IndexedChunk[];
+	/** The numbers of its documents whose conversation and message number pass (gone ones never). */
+	where(test: (session: string, seq: number) => boolean): number[];
 }
 
 /** A segment as stored: its table decoded, its postings and chunks on demand. */
@@ -46,6 +50,8 @@ export interface StoredSegment {
 	lazy: LazyDocs;
 	allDocs: () => IndexedChunk[];
 	postings: () => unknown;
+	/** One term's stored pairs (posting-scan.ts: undefined if it has none, null if only postings() can say). */
+	termPostings: (term: string) => number[] | undefined | null;
 }
 
 export const isStoredSegment = (bytes: Uint8Array) =>
@@ -168,15 +174,27 @@ export function decodeStored(key: string, bytes: Uint8Array): StoredSegment {
 				if (sessionOf[i] !== NONE && wanted.has(header.sessions[sessionOf[i]])) out.push(doc(i));
 			return out;
 		},
+		where: (test) => {
+			const out: number[] = [];
+			for (let i = 0; i < n; i++)
+				if (sessionOf[i] !== NONE && test(header.sessions[sessionOf[i]], table[2 * n + i]))
+					out.push(i);
+			return out;
+		},
 	};
+	// Inflated once: a search scans it for each of its words, a full parse reads it too.
+	let text: Buffer | undefined;
+	const postingsText = () => (text ??= partText(part(0), 'postings', fail));
 	return {
 		lengths: table.subarray(0, n),
 		heap: header.heap,
 		gone: sessionOf.filter((s) => s === NONE).length,
 		lazy,
 		allDocs: () => blocks.all(),
+		termPostings: (term) => scanPostings(postingsText(), term),
 		postings: () => {
-			const value = partJson(part(0), 'postings', fail);
+			const value = partJson(part(0), 'postings', fail, postingsText());
+			text = undefined; // parsed whole: the caller keeps what it needs of it
 			if (!isRecord(value) || !isRecord(value.terms)) return fail('terms: not an object');
 			return value.terms;
 		},

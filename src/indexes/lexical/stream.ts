@@ -32,6 +32,7 @@ import { nameLimit, namesBy } from './names';
 import { mergeBest, ownScore, tierBest, tierRows, withTierStats } from './tier-search';
 import { wordRow } from './tiers';
 import { messagesOf, nearSegment } from './near';
+import { docAt, postingOf } from './segment';
 import { readOrGone, scopeFor, SegmentGone, visit } from './stream-scope';
 import type { Scope } from './stream-scope';
 import { tokenize } from './tokenize';
@@ -57,7 +58,7 @@ async function statsOf(
 			stats.total += seg.lengths[d];
 		});
 		for (const t of terms) {
-			const list = seg.postings.get(t);
+			const list = postingOf(seg, t);
 			if (list) for (let i = 0; i < list.length; i += 2) df.set(t, df.get(t)! + ok[list[i]]);
 		}
 	});
@@ -109,10 +110,10 @@ async function bestChunks(
 	const avg = stats.total / stats.n || 1;
 	const used = terms.filter((t) => (stats.df.get(t) ?? 0) > 0);
 	await visit(scope, (seg, ok) => {
-		const scores = new Float64Array(seg.docs.length);
+		const scores = new Float64Array(seg.lengths.length);
 		const touched: number[] = [];
 		for (const t of used) {
-			const list = seg.postings.get(t);
+			const list = postingOf(seg, t);
 			if (!list) continue;
 			const idf = idfOf(stats.n, stats.df.get(t)!);
 			for (let i = 0; i < list.length; i += 2) {
@@ -123,7 +124,7 @@ async function bestChunks(
 			}
 		}
 		for (const d of touched)
-			if (top.admits(scores[d])) top.push(scores[d], kept.push(seg.docs[d]) - 1, 0);
+			if (top.admits(scores[d])) top.push(scores[d], kept.push(docAt(seg, d)) - 1, 0);
 	});
 	return top.sorted().map(({ a }) => kept[a]);
 }
@@ -224,7 +225,7 @@ async function termCounts(
 	}
 	await visit(scope, (seg, ok) => {
 		for (const [term, held] of counts) {
-			const list = seg.postings.get(term);
+			const list = postingOf(seg, term);
 			if (!list || held > most) continue;
 			let df = held;
 			for (let i = 0; i < list.length && df <= most; i += 2) df += ok[list[i]];

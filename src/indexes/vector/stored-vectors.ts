@@ -26,6 +26,7 @@ import { CorruptDocumentError } from '../../errors';
 import { BLOCK, blockCount, ChunkBlocks, encodeBlocks, Numbering } from '../chunks/blocks';
 import { badChunk, chunkHeapBytes } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
+import { badRow } from './unit-rows';
 import type { LazyRows, RowChunk, Segment } from './vector-segment';
 
 /** Values per row in the table: message hash, chunk index, conversation, capture time, message number. */
@@ -397,21 +398,4 @@ export function decodeSegment(key: string, bytes: Uint8Array, extra?: Extra): Se
 	if (magic.equals(LAZY)) return decodeLazy(key, buf, fail, false, extra);
 	if (magic.equals(WHOLE)) return decodeWhole(key, buf, fail, extra);
 	return fail('not a vector segment');
-}
-
-/** How far a stored row's squared length may be from 1 (Float32 rounding of a normalised row). */
-const UNIT_TOLERANCE = 1e-3;
-
-/**
- * The first row that is not as normaliseRows writes rows (unit length, or all zeros for an embedder's
- * zeros), or -1. A row altered on storage would otherwise rank by NaN or outweigh every other row.
- */
-function badRow(vectors: Float32Array, dims: number): number {
-	for (let r = 0, at = 0; at < vectors.length; r++, at += dims) {
-		let norm = 0;
-		for (let j = at; j < at + dims; j++) norm += vectors[j] * vectors[j];
-		// NaN and Infinity fail both comparisons.
-		if (!(norm === 0 || Math.abs(norm - 1) <= UNIT_TOLERANCE)) return r;
-	}
-	return -1;
 }

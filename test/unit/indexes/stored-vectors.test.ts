@@ -123,6 +123,43 @@ describe('vector segments in blocks', () => {
 		assert.throws(() => chunkAt(seg, 70), corrupt('segments/z', 'block 1'));
 	});
 
+	it('a row that is not a unit vector is refused at any place, whatever the dimensions', () => {
+		for (const dims of [1, 3, 4, 5, 8, 13]) {
+			const n = 7;
+			const rows = normaliseRows(randomRows(n, dims, seededRandom(dims)), n, dims);
+			const good = encodeSegment(dims, chunks(n), rows);
+			assert.equal(decodeSegment('segments/u', good).dimensions, dims);
+			const zeros = new Float32Array(rows);
+			zeros.fill(0, 2 * dims, 3 * dims); // an embedder's zeros are a row as written
+			assert.equal(
+				decodeSegment('segments/u', encodeSegment(dims, chunks(n), zeros)).dimensions,
+				dims,
+			);
+			for (const [value, at] of [
+				[Number.NaN, 0],
+				[Number.POSITIVE_INFINITY, dims - 1],
+				[2, 6 * dims + (dims >> 1)],
+				[-2, 3 * dims + dims - 1],
+			] as const) {
+				const bad = new Float32Array(rows);
+				bad[at] = value;
+				const body = encodeSegment(dims, chunks(n), bad);
+				assert.throws(
+					() => decodeSegment('segments/u', body),
+					corrupt('segments/u'),
+					`${dims}/${at}`,
+				);
+			}
+			// Every value of a row a tenth longer: its length is past the tolerance.
+			const long = new Float32Array(rows);
+			for (let j = 4 * dims; j < 5 * dims; j++) long[j] *= 1.1;
+			assert.throws(
+				() => decodeSegment('segments/u', encodeSegment(dims, chunks(n), long)),
+				corrupt('segments/u'),
+			);
+		}
+	});
+
 	it('a search without a filter decodes the chunks it keeps only (not every row of every block)', () => {
 		const q = rowsOf(1, 9);
 		// The best row of all is in the first segment: the query itself.
