@@ -4,6 +4,7 @@
 import { gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
 
 import { CorruptDocumentError } from '../../src/internal';
+import type { IndexedChunk } from '../../src/internal';
 
 const MAGIC = Buffer.from('LLMLEX02', 'latin1');
 
@@ -244,3 +245,19 @@ export const corruptNamed =
 	(key: string, detail = '') =>
 	(e: unknown) =>
 		e instanceof CorruptDocumentError && e.message.includes(key) && e.message.includes(detail);
+
+/**
+ * Chunk `i` of a word segment in tests: of conversation chat-(i / 32) unless given, message number
+ * i mod 32, about pricing (every seventh) or the weather, then `more` words.
+ */
+export const wordChunk = (i: number, session = `chat-${i >> 5}`, more = ''): IndexedChunk => ({
+	id: `c-${i}`,
+	session_id: session,
+	user_id: `user-${i >> 5}`,
+	message_id: `m-${i}`,
+	seq: i % 32,
+	run_id: 'r',
+	chunk_index: 0,
+	created_at: new Date(1e12 + i * 1000).toISOString(),
+	text: `message ${i} about ${i % 7 === 0 ? 'pricing' : 'weather'} number w${i}${more}`,
+});

@@ -18,7 +18,7 @@ import {
 } from '../../../src/indexes/lexical/segment';
 import { CorruptDocumentError } from '../../../src/internal';
 import type { IndexedChunk } from '../../../src/internal';
-import { closeSegment, openSegment } from '../../support/stored-segments';
+import { closeSegment, openSegment, wordChunk } from '../../support/stored-segments';
 
 const json = (terms: Record<string, number[]>) => Buffer.from(JSON.stringify({ terms }), 'utf8');
 
@@ -83,17 +83,7 @@ describe('one term read from stored postings', () => {
 	});
 });
 
-const chunk = (i: number): IndexedChunk => ({
-	id: `c-${i}`,
-	session_id: `chat-${i >> 5}`,
-	user_id: `user-${i >> 5}`,
-	message_id: `m-${i}`,
-	seq: i % 32,
-	run_id: 'r',
-	chunk_index: 0,
-	created_at: new Date(1e12 + i * 1000).toISOString(),
-	text: `message ${i} about ${i % 7 === 0 ? 'pricing' : 'weather'} "quoted" straße 日本 w${i}`,
-});
+const chunk = (i: number): IndexedChunk => wordChunk(i, undefined, ' "quoted" straße 日本');
 const docs = (n: number) => Array.from({ length: n }, (_, i) => chunk(i));
 const corrupt = (key: string) => (e: unknown) =>
 	e instanceof CorruptDocumentError && e.message.includes(key);

@@ -16,19 +16,9 @@ import {
 import { goneChunk } from '../../../src/indexes/chunks/chunk';
 import { CorruptDocumentError } from '../../../src/internal';
 import type { IndexedChunk } from '../../../src/internal';
-import { closeSegment, openSegment } from '../../support/stored-segments';
+import { closeSegment, openSegment, wordChunk } from '../../support/stored-segments';
 
-const chunk = (i: number, session = `chat-${i >> 5}`): IndexedChunk => ({
-	id: `c-${i}`,
-	session_id: session,
-	user_id: `user-${i >> 5}`,
-	message_id: `m-${i}`,
-	seq: i % 32,
-	run_id: 'r',
-	chunk_index: 0,
-	created_at: new Date(1e12 + i * 1000).toISOString(),
-	text: `message ${i} about ${i % 7 === 0 ? 'pricing' : 'weather'} number w${i}`,
-});
+const chunk = (i: number, session?: string): IndexedChunk => wordChunk(i, session);
 
 const docs = (n: number) => Array.from({ length: n }, (_, i) => chunk(i));
 const corrupt = (key: string) => (e: unknown) =>
