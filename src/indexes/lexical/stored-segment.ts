@@ -168,12 +168,7 @@ export function decodeStored(key: string, bytes: Uint8Array): StoredSegment {
 	const lazy: LazyDocs = {
 		doc,
 		sessions: () => new Set(header.sessions),
-		of: (wanted) => {
-			const out: IndexedChunk[] = [];
-			for (let i = 0; i < n; i++)
-				if (sessionOf[i] !== NONE && wanted.has(header.sessions[sessionOf[i]])) out.push(doc(i));
-			return out;
-		},
+		of: (wanted) => lazy.where((session) => wanted.has(session)).map(doc),
 		where: (test) => {
 			const out: number[] = [];
 			for (let i = 0; i < n; i++)
