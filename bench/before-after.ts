@@ -11,7 +11,8 @@
  * against that tree's code; a file without a size knob runs its default size (both noted in the output).
  * Needs git and the history of BEFORE_REF (a shallow clone may lack it: then it exits with status 2).
  * Capture measures radosgw too: it uses RGW_ENDPOINT, or starts one radosgw for the whole run.
- * Knobs: BEFORE_REF (main), BEFORE_AFTER_ROUNDS (7), TURN_BENCH_TURNS (100), CAPTURE_BENCH_TURNS (100);
+ * Knobs: BEFORE_REF (main), BEFORE_AFTER_ROUNDS (7), TURN_BENCH_TURNS (100), CAPTURE_BENCH_TURNS (100),
+ * MANIFEST_BENCH_ROUNDS (41; bench/manifests.ts, the base-wide manifests' decoding, runs by default too);
  * BEFORE_AFTER_BENCHES, comma-separated files, runs those only (bench/wide-search.ts, a search of every
  * conversation on kept bases, runs only when named, with its WIDE_SEARCH_ROOTS).
  */
@@ -46,6 +47,11 @@ const BENCHES: Bench[] = [
 		file: 'bench/capture.ts',
 		knob: 'CAPTURE_BENCH_TURNS',
 		size: process.env.CAPTURE_BENCH_TURNS ?? '100',
+	},
+	{
+		file: 'bench/manifests.ts',
+		knob: 'MANIFEST_BENCH_ROUNDS',
+		size: process.env.MANIFEST_BENCH_ROUNDS ?? '41',
 	},
 	{
 		file: 'bench/wide-search.ts',

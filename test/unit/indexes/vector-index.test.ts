@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import {
+	clearAllCaches,
 	clearVectorCache,
 	CorruptDocumentError,
 	chunkAt,
@@ -502,6 +503,44 @@ describe('embedded vector index', () => {
 			index.search(rows[0], 5),
 			(e: unknown) => e instanceof CorruptDocumentError && e.message.includes(keys[0]),
 		);
+	});
+
+	it('a manifest whose lists of conversations or users were altered on storage is refused, naming the field, and left as it was', async () => {
+		for (const [field, alter] of [
+			['sessions', (s: Record<string, unknown>) => (s.sessions = ['s', ''])],
+			['sessions', (s: Record<string, unknown>) => (s.sessions = ['s', 42])],
+			['sessions', (s: Record<string, unknown>) => (s.sessions = 's')],
+			['sessions', (s: Record<string, unknown>) => delete s.sessions],
+			['users', (s: Record<string, unknown>) => (s.users = [''])],
+			['users', (s: Record<string, unknown>) => (s.users = { u: 1 })],
+		] as const) {
+			const { index, storage } = setup();
+			await index.add(
+				[chunk(0, 's'), chunk(1, 't')],
+				[
+					[1, 0],
+					[0, 1],
+				],
+			);
+			const key = vectorManifestKey('kb');
+			const doc = JSON.parse(Buffer.from((await storage.get(key))!.body).toString());
+			assert.deepEqual(doc.segments[0].sessions, ['s', 't']);
+			alter(doc.segments[0]);
+			const altered = Buffer.from(JSON.stringify(doc));
+			await storage.put(key, altered);
+			clearAllCaches();
+			await assert.rejects(
+				index.search([1, 0], 1),
+				(e: unknown) =>
+					e instanceof CorruptDocumentError &&
+					e.message.includes(key) &&
+					e.message.includes(`segments.0.${field}`),
+				JSON.stringify(doc.segments[0][field]),
+			);
+			// Never treated as empty, never rewritten: a write refuses it too.
+			await assert.rejects(index.add([chunk(2, 'u')], [[1, 0]]), CorruptDocumentError);
+			assert.deepEqual(Buffer.from((await storage.get(key))!.body), altered);
+		}
 	});
 
 	it('clear() deletes the manifest first, then every segment', async () => {
