@@ -424,7 +424,8 @@ export {
 } from './knowledge/chunking';
 export { isExternalVectorStore } from './indexes/vector/external-store';
 export type { ExternalDocument, ExternalVectorStore } from './indexes/vector/external-store';
-export { clearVectorCache, EmbeddedIndex, VECTOR_CACHE_BYTES } from './indexes/vector/vector-index';
+export { clearVectorCache, EmbeddedIndex } from './indexes/vector/vector-index';
+export { VECTOR_CACHE_BYTES } from './indexes/vector/caches';
 export { streamedRanking } from './indexes/vector/stream';
 export type { IndexStats } from './indexes/vector/vector-index';
 export {

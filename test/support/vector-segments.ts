@@ -1,9 +1,17 @@
 // Vector indexes laid out segment by segment for tests: an add merges its newest segments as they come
 // (vector-maintenance.ts, tailRun), so a test that needs many small segments (a search across them,
 // cell tiers built from them) lists each one as written, as an index before that merge kept them.
-import { SEGMENT_MAX_VECTORS } from '../../src/internal';
+import {
+	EmbeddedIndex,
+	LocalDiskStorage,
+	SEGMENT_MAX_VECTORS,
+	settleCellTiers,
+	vectorIndexPrefix,
+} from '../../src/internal';
 import { normaliseRows } from '../../src/indexes/vector/vector-segment';
-import type { EmbeddedIndex, IndexedChunk } from '../../src/internal';
+import type { IndexedChunk, MemoryStorage } from '../../src/internal';
+import { seededRandom } from './embeddings';
+import { tempDir } from './storages';
 
 /** Chunk `i` of a conversation, as a sync indexes it (`fields` replace its own). */
 export const vectorChunk = (
@@ -46,4 +54,34 @@ export async function appendSegments(
 		}));
 		if (!result.written) throw new Error('the manifest changed under the test');
 	}
+}
+
+/**
+ * An index that keeps cell tiers, of many small segments (a byte cap keeps them from merging): 2,400
+ * rows of 40 topics in 60 adds, its tiers settled; `open` opens it again over another storage.
+ */
+export async function tieredVectorIndex(dims: number, chunk: (i: number) => IndexedChunk) {
+	const root = tempDir('cell-tiers');
+	const open = (storage: MemoryStorage = new LocalDiskStorage({ root }), cacheBytes?: number) =>
+		new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'), 12, {
+			segmentBytes: 6000,
+			tiers: true,
+			...(cacheBytes === undefined ? {} : { cacheBytes }),
+		});
+	const next = seededRandom(21);
+	const rand = () => next() + 0.5;
+	const centres = Array.from({ length: 40 }, () =>
+		Array.from({ length: dims }, () => rand() - 0.5),
+	);
+	const rows = Array.from({ length: 2400 }, (_, i) =>
+		centres[(i * 7) % 40].map((x) => x + 0.1 * (rand() - 0.5)),
+	);
+	const writer = open();
+	for (let s = 0; s < 60; s++)
+		await writer.add(
+			rows.slice(s * 40, (s + 1) * 40).map((_, i) => chunk(s * 40 + i)),
+			rows.slice(s * 40, (s + 1) * 40),
+		);
+	await settleCellTiers(writer);
+	return { root, open, writer, rows };
 }

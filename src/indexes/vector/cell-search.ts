@@ -1,7 +1,8 @@
 // The k best rows of cell tiers for a query: the cells nearest the query (codebook.ts), and in
-// each tier only the buckets holding them, read two at a time; every row of a bucket read is scored
-// exactly (a bucket's other cells are near too, and cost nothing more to score). Approximate: a row
-// in a cell not probed is not seen.
+// each tier only the buckets holding them, read two at a time (and kept, within the cache's bounds,
+// for the next search near them); every row of a bucket read is scored exactly (a bucket's other
+// cells are near too, and cost nothing more to score). Approximate: a row in a cell not probed is not
+// seen.
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
 import { BestChunks } from './best-chunks';
@@ -70,9 +71,12 @@ export async function offerCells(
 		const buckets = await Promise.all(
 			group.map(async ({ tier, b }) => {
 				const key = cellBucketKey(files.segmentsPrefix, tier, b);
-				const got = await files.storage.get(key);
+				const got = await files.readCellBucket(
+					key,
+					(body) => decodeCellBucket(key, body, tier, b, cellCount(cb)).segment,
+				);
 				if (!got) throw new CellBucketGone(key);
-				return decodeCellBucket(key, got.body, tier, b, cellCount(cb)).segment;
+				return got;
 			}),
 		);
 		for (const seg of buckets) best.offerRows(seg, rowMask(seg, filter), q);

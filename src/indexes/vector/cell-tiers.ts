@@ -105,6 +105,8 @@ export interface CellFiles {
 	readonly segmentsPrefix: string;
 	readonly kbId: string;
 	readSegment(ref: SegmentRef, options?: { quantize?: boolean }): Promise<Segment | null>;
+	/** A bucket for a search (kept for the next within the cache's bounds); null when not held. */
+	readCellBucket(key: string, decode: (body: Uint8Array) => Segment): Promise<Segment | null>;
 }
 
 /** Rows gathered for one bucket. */

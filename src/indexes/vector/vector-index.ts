@@ -3,7 +3,6 @@
 // (cosine similarity over L2-normalised vectors). Pure TypeScript: no native module, no server.
 import { randomBytes } from 'node:crypto';
 
-import { BoundedCache } from '../../common/bounded-cache';
 import { DimensionMismatchError, IndexDamagedError } from '../../errors';
 import { validateKeyPrefix } from '../../keys/ids';
 import { DocumentStore } from '../../store/document-store';
@@ -20,6 +19,7 @@ import { RETIRE_GRACE_MS } from '../chunks/retiring';
 import type { RetirePolicy } from '../chunks/retiring';
 import { manifestCodec } from './manifest';
 import type { IndexManifest, SegmentRef } from './manifest';
+import { cellBuckets, readCellBucket, segments } from './caches';
 import { cellKeys, cellUpkeepAfterAdd } from './cell-upkeep';
 import { clearLiveMasks, liveMask } from './live-masks';
 import { emptyMovedIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
@@ -31,22 +31,10 @@ import { normaliseRows, prepare, partsOf, rowCount, weightOf } from './vector-se
 import type { Segment, VectorMatch } from './vector-segment';
 import type { Touched } from '../chunks/touched';
 
-/** Bytes of decoded segments this process keeps, for every index together (LLM_MEMORY_VECTOR_CACHE_MB). */
-export const VECTOR_CACHE_BYTES = (Number(process.env.LLM_MEMORY_VECTOR_CACHE_MB) || 512) * 2 ** 20;
-
-/**
- * Decoded segments by storage and key. Segment names are random and never reused, so an entry is
- * valid for as long as it is kept; a deleted segment is dropped here by whoever deletes it, and no
- * reader reaches it again through a manifest (read with a conditional read each search).
- */
-const segments = new BoundedCache<Segment>({
-	name: 'vector segments',
-	maxWeight: VECTOR_CACHE_BYTES,
-});
-
-/** Forgets every decoded segment (benchmarks of cold searches, tests). */
+/** Forgets every decoded segment and cell bucket (benchmarks of cold searches, tests). */
 export function clearVectorCache(): void {
 	segments.clear();
+	cellBuckets.clear();
 	clearLiveMasks();
 }
 
@@ -136,9 +124,21 @@ export class EmbeddedIndex {
 		});
 	}
 
-	/** Forgets a segment that was deleted (or is about to be). */
+	/** Forgets a segment or cell bucket that was deleted (or is about to be). */
 	uncacheSegment(key: string): void {
 		segments.delete(this.cacheId(key));
+		cellBuckets.delete(this.cacheId(key));
+	}
+
+	/**
+	 * A cell tier's bucket for a search, decoded (and checked) by `decode` once per process; null when
+	 * storage does not hold it. Within this index's cap, a quarter of it for buckets.
+	 */
+	readCellBucket(key: string, decode: (body: Uint8Array) => Segment): Promise<Segment | null> {
+		return readCellBucket(this.storage, this.cacheId(key), key, decode, {
+			group: this.cacheGroup,
+			groupMax: this.cacheBytes,
+		});
 	}
 
 	/** The manifest (version null: no index yet): this search's read of it, or a new one with `fresh`. */

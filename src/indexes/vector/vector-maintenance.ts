@@ -104,6 +104,7 @@ async function forgetAttempt(
 		index.uncacheSegment(key);
 		await index.storage.delete(key);
 	}
+	for (const key of [...buckets, ...dropped]) index.uncacheSegment(key);
 	await deleteParts([...buckets, ...dropped], (key) => index.storage.delete(key));
 	touched?.deleted.push(...replaced.keys(), ...buckets, ...dropped);
 	touched?.rewritten.push(

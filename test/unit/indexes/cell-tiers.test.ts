@@ -30,7 +30,7 @@ import { bestInCells, bucketsToRead } from '../../../src/indexes/vector/cell-sea
 import { cellCount, cellOf, probe, trainCodebook } from '../../../src/indexes/vector/codebook';
 import { readCodebook } from '../../../src/indexes/vector/cell-upkeep';
 import { dot, normaliseRows } from '../../../src/indexes/vector/vector-segment';
-import { appendSegments } from '../../support/vector-segments';
+import { appendSegments, tieredVectorIndex } from '../../support/vector-segments';
 import { MeteredStorage } from '../../support/wide-base';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
@@ -157,6 +157,7 @@ describe('cell tiers', () => {
 		for (let qi = 0; qi < 20; qi++) {
 			const q = unit.subarray(qi * 131 * DIMS, (qi * 131 + 1) * DIMS);
 			const exact = await writer.search(Array.from(q), 10);
+			clearVectorCache(); // what each search reads, not what an earlier one left in the cache
 			const before = metered.counts.get;
 			const got = await bestInCells(index, cb, tiers, q, 10, {}, { cells: 4, parents: 2 });
 			const expected = bucketsToRead(cb, tiers, probe(cb, q, 4, 2)).length;
@@ -176,31 +177,7 @@ describe('cell tiers', () => {
 });
 
 describe('cell tiers of an index kept in tiers', () => {
-	/** An index that keeps cell tiers, of many small segments (a byte cap keeps them from merging). */
-	async function tieredIndex() {
-		const root = tempDir('cell-tiers');
-		const open = (storage: MemoryStorage = new LocalDiskStorage({ root })) =>
-			new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'), 12, {
-				segmentBytes: 6000,
-				tiers: true,
-			});
-		const next = seededRandom(21);
-		const rand = () => next() + 0.5;
-		const centres = Array.from({ length: 40 }, () =>
-			Array.from({ length: DIMS }, () => rand() - 0.5),
-		);
-		const rows = Array.from({ length: 2400 }, (_, i) =>
-			centres[(i * 7) % 40].map((x) => x + 0.1 * (rand() - 0.5)),
-		);
-		const writer = open();
-		for (let s = 0; s < 60; s++)
-			await writer.add(
-				rows.slice(s * 40, (s + 1) * 40).map((_, i) => chunk(s * 40 + i)),
-				rows.slice(s * 40, (s + 1) * 40),
-			);
-		await settleCellTiers(writer);
-		return { root, open, writer, rows };
-	}
+	const tieredIndex = () => tieredVectorIndex(DIMS, chunk);
 
 	/**
 	 * 20 searches through the tiers (each reading fewer objects than `segments`) find at least 90% of

@@ -33,7 +33,7 @@ const DIMS = 16;
 const chunk = (i: number) => vectorChunk(i, `s${i % 11}`);
 
 describe('what a search keeps of what it read', () => {
-	it('a search of cell tiers holds no bucket it has scored: at most the two read at once, whatever it reads', async () => {
+	it('a search of cell tiers holds no bucket it has scored beyond the cache: at most the two read at once, whatever it reads', async () => {
 		const root = tempDir('held-bodies');
 		const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
 		// Rows in no clusters: the 50 best come from every bucket read, each kept until the end.
@@ -59,7 +59,10 @@ describe('what a search keeps of what it read', () => {
 				(key) => key.endsWith('.vcl'),
 				true,
 			);
-			const index = new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'));
+			// No room in the cache: what is alive after the search is what the search itself kept.
+			const index = new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'), 12, {
+				cacheBytes: 0,
+			});
 			const q = unit.subarray(qi * 97 * DIMS, (qi * 97 + 1) * DIMS);
 			const reads = bucketsToRead(cb, tiers, probe(cb, q, PROBE_CELLS, PROBE_PARENTS)).length;
 			assert.ok(reads >= 12, `${reads} buckets to read: too few to tell`);
