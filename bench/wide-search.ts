@@ -4,7 +4,8 @@
  * `users=folder` (local disk). For each base, WIDE_SEARCH_SEARCHES (20) hybrid searches for three words
  * of random filler users' messages, MemoryBase.search(query, { allUsers: true, k: 5 }), the same queries
  * for every base and run: warm (after two searches, the caches at their defaults or as
- * LLM_MEMORY_*_CACHE_MB set them) and cold (every cache emptied before each search). Prints p50 and p95
+ * LLM_MEMORY_*_CACHE_MB set them), cold (every cache emptied before each search), and again (each query
+ * searched right before it is timed, as an agent asking the same on its next turn). Prints p50 and p95
  * and a digest of what the searches returned (two trees that return the same print the same digest);
  * warm, also the most bytes any of three more searches held beyond the caches (heldDuring, scale.ts).
  * bench/before-after.ts runs it in two trees (BEFORE_AFTER_BENCHES=bench/wide-search.ts).
@@ -32,7 +33,11 @@ function lcg(seed: number): () => number {
 	return () => (s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
 }
 
-async function measure(root: string, users: number, cold: boolean) {
+/** Warm, cold (every cache emptied first), or again (each query right after the same one). */
+type Mode = 'warm' | 'cold' | 'again';
+
+async function measure(root: string, users: number, mode: Mode) {
+	const cold = mode === 'cold';
 	const base = new MemoryBase({
 		storage: new LocalDiskStorage({ root }),
 		baseId: BASE_ID,
@@ -45,13 +50,15 @@ async function measure(root: string, users: number, cold: boolean) {
 	const digest = createHash('sha256');
 	for (let i = 0; i < SEARCHES; i++) {
 		if (cold) clearAllCaches();
+		const text = query();
+		if (mode === 'again') await base.search(text, { allUsers: true, k: 5 });
 		const t0 = performance.now();
-		const found = await base.search(query(), { allUsers: true, k: 5 });
+		const found = await base.search(text, { allUsers: true, k: 5 });
 		times.push(performance.now() - t0);
 		digest.update(found.map((m) => `${m.messageId}:${m.chunkIndex}:${m.score}`).join(',') + '\n');
 	}
 	let held = 0;
-	if (!cold)
+	if (mode === 'warm')
 		for (let i = 0; i < 3; i++) {
 			const text = query();
 			held = Math.max(
@@ -69,11 +76,11 @@ async function main(): Promise<void> {
 	const rows: string[] = [];
 	for (const entry of roots) {
 		const [users, root] = entry.split('=');
-		for (const cold of [false, true]) {
-			const { times, held, digest } = await measure(root, Number(users), cold);
+		for (const mode of ['warm', 'cold', 'again'] as const) {
+			const { times, held, digest } = await measure(root, Number(users), mode);
 			const ms = (x: number) => `${x.toFixed(1)} ms`;
 			rows.push(
-				`| ${n(Number(users))} users ${cold ? 'cold' : 'warm'} | ${ms(median(times))} | ${ms(percentile(times, 0.95))} | ${cold ? '' : `${(held / 2 ** 20).toFixed(1)} MiB`} | ${digest} |`,
+				`| ${n(Number(users))} users ${mode} | ${ms(median(times))} | ${ms(percentile(times, 0.95))} | ${mode === 'warm' ? `${(held / 2 ** 20).toFixed(1)} MiB` : ''} | ${digest} |`,
 			);
 		}
 	}
