@@ -57,6 +57,27 @@ export async function appendSegments(
 }
 
 /**
+ * `count` rows around `topics` random centres (seeded), spread by `spread`, in an order that mixes the
+ * topics (as conversations interleave).
+ */
+export function clusteredRows(
+	count: number,
+	topics: number,
+	dims: number,
+	spread: number,
+	seed: number,
+): number[][] {
+	const next = seededRandom(seed);
+	const rand = () => next() + 0.5;
+	const centres = Array.from({ length: topics }, () =>
+		Array.from({ length: dims }, () => rand() - 0.5),
+	);
+	return Array.from({ length: count }, (_, i) =>
+		centres[(i * 7) % topics].map((x) => x + spread * (rand() - 0.5)),
+	);
+}
+
+/**
  * An index that keeps cell tiers, of many small segments (a byte cap keeps them from merging): 2,400
  * rows of 40 topics in 60 adds, its tiers settled; `open` opens it again over another storage.
  */
@@ -68,14 +89,7 @@ export async function tieredVectorIndex(dims: number, chunk: (i: number) => Inde
 			tiers: true,
 			...(cacheBytes === undefined ? {} : { cacheBytes }),
 		});
-	const next = seededRandom(21);
-	const rand = () => next() + 0.5;
-	const centres = Array.from({ length: 40 }, () =>
-		Array.from({ length: dims }, () => rand() - 0.5),
-	);
-	const rows = Array.from({ length: 2400 }, (_, i) =>
-		centres[(i * 7) % 40].map((x) => x + 0.1 * (rand() - 0.5)),
-	);
+	const rows = clusteredRows(2400, 40, dims, 0.1, 21);
 	const writer = open();
 	for (let s = 0; s < 60; s++)
 		await writer.add(

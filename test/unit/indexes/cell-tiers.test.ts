@@ -30,7 +30,7 @@ import { bestInCells, bucketsToRead } from '../../../src/indexes/vector/cell-sea
 import { cellCount, cellOf, probe, trainCodebook } from '../../../src/indexes/vector/codebook';
 import { readCodebook } from '../../../src/indexes/vector/cell-upkeep';
 import { dot, normaliseRows } from '../../../src/indexes/vector/vector-segment';
-import { appendSegments, tieredVectorIndex } from '../../support/vector-segments';
+import { appendSegments, clusteredRows, tieredVectorIndex } from '../../support/vector-segments';
 import { MeteredStorage } from '../../support/wide-base';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
@@ -129,14 +129,7 @@ describe('cell tiers', () => {
 		const root = tempDir('cell-tiers');
 		const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
 		// 60 topics of 100 rows each, added in an order that mixes them (as conversations interleave).
-		const next = seededRandom(5);
-		const rand = () => next() + 0.5;
-		const centres = Array.from({ length: 60 }, () =>
-			Array.from({ length: DIMS }, () => rand() - 0.5),
-		);
-		const rows = Array.from({ length: 6000 }, (_, i) =>
-			centres[(i * 7) % 60].map((x) => x + 0.08 * (rand() - 0.5)),
-		);
+		const rows = clusteredRows(6000, 60, DIMS, 0.08, 5);
 		for (let s = 0; s < 6; s++)
 			await appendSegments(
 				writer,
