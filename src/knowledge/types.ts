@@ -68,6 +68,8 @@ export interface MemoryBaseOptions {
 	/**
 	 * Bytes of this base's decoded index segments the process may keep (default: up to the process-wide
 	 * vector cache, LLM_MEMORY_VECTOR_CACHE_MB, 512 MiB). It caps this base only; other bases keep theirs.
+	 * The buckets of cell tiers its searches of every conversation read are kept apart, up to a quarter
+	 * as much again.
 	 */
 	vectorCacheBytes?: number;
 	/** The clock: capture times, and when a stored Expire After has passed (default: the system clock). */
