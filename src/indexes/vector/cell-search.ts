@@ -1,8 +1,8 @@
 // The k best rows of cell tiers for a query: the cells nearest the query (codebook.ts), and in
-// each tier only the buckets holding them, read two at a time (and kept, within the cache's bounds,
-// for the next search near them); every row of a bucket read is scored exactly (a bucket's other
-// cells are near too, and cost nothing more to score). Approximate: a row in a cell not probed is not
-// seen.
+// each tier only the buckets holding them, read two at a time or one when large (read-groups.ts),
+// and kept within the cache's bounds for the next search near them; every row of a bucket read is
+// scored exactly (a bucket's other cells are near too, and cost nothing more to score).
+// Approximate: a row in a cell not probed is not seen.
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
 import { BestChunks } from './best-chunks';
@@ -10,14 +10,12 @@ import { bucketOfCell, cellBucketKey, decodeCellBucket } from './cell-tiers';
 import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, probe } from './codebook';
+import { readGroups } from './read-groups';
 import { rowMask } from './vector-segment';
 
 /** Cells probed, and the parents they are picked among (tuned on measured recall; see bench). */
 export const PROBE_CELLS = 64;
 export const PROBE_PARENTS = 8;
-
-/** Buckets read at once. */
-const WINDOW = 2;
 
 /** A bucket a search needs is not held (a newer manifest replaced its tier): the search starts over. */
 export class CellBucketGone extends Error {
@@ -66,8 +64,8 @@ export async function offerCells(
 ): Promise<void> {
 	const cells = probe(cb, q, options.cells ?? PROBE_CELLS, options.parents ?? PROBE_PARENTS);
 	const reads = bucketsToRead(cb, tiers, cells);
-	for (let i = 0; i < reads.length; i += WINDOW) {
-		const group = reads.slice(i, i + WINDOW);
+	// A tier's buckets are about the same size: large vectors' are read one at a time.
+	for (const group of readGroups(reads, ({ tier }) => tier.bytes / tier.buckets)) {
 		const buckets = await Promise.all(
 			group.map(async ({ tier, b }) => {
 				const key = cellBucketKey(files.segmentsPrefix, tier, b);

@@ -15,13 +15,10 @@ import type { IndexManifest, SegmentRef } from './manifest';
 import { similaritiesOf } from './ranking';
 import type { VectorRanking } from './ranking';
 import type { EmbeddedIndex } from './vector-index';
+import { readGroups } from './read-groups';
 import { MAX_TOP_K, normaliseRows, rowMask } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 
-/** Segments read at once, at most… */
-const WINDOW = 2;
-/** …unless together they take more bytes than this (large segments, of indexes from before a cap). */
-const WINDOW_BYTES = 8 * 2 ** 20;
 /** Times a ranking starts over on a newer manifest when a segment it lists is gone (compacted meanwhile). */
 const ATTEMPTS = 3;
 
@@ -33,20 +30,17 @@ class SegmentGone extends Error {
 
 const clampCosine = (score: number) => Math.max(-1, Math.min(1, score));
 
-/** Runs `fn` over the segments of `refs` with their rows in the filter, WINDOW read at a time. */
+/**
+ * Runs `fn` over the segments of `refs` with their rows in the filter, a few read at a time (large
+ * segments, of indexes from before a cap, one at a time: readGroups).
+ */
 async function visit(
 	index: EmbeddedIndex,
 	refs: readonly SegmentRef[],
 	filter: ChunkFilter,
 	fn: (seg: Segment, mask: Uint8Array) => void,
 ): Promise<void> {
-	for (let i = 0; i < refs.length;) {
-		const group = [refs[i++]];
-		let bytes = group[0].bytes;
-		while (group.length < WINDOW && i < refs.length && bytes + refs[i].bytes <= WINDOW_BYTES) {
-			bytes += refs[i].bytes;
-			group.push(refs[i++]);
-		}
+	for (const group of readGroups(refs, (r) => r.bytes)) {
 		const read = await Promise.all(group.map((r) => index.readSegment(r, { quantize: false })));
 		for (const [j, seg] of read.entries()) {
 			if (!seg) throw new SegmentGone(group[j].key);

@@ -21,6 +21,7 @@ import {
 	PROBE_PARENTS,
 } from '../../../src/indexes/vector/cell-search';
 import { probe, trainCodebook } from '../../../src/indexes/vector/codebook';
+import { WINDOW_BYTES } from '../../../src/indexes/vector/read-groups';
 import { normaliseRows } from '../../../src/indexes/vector/vector-segment';
 import { randomRows, seededRandom, TestEmbedder } from '../../support/embeddings';
 import { collect, HeldBodies } from '../../support/held';
@@ -76,6 +77,42 @@ describe('what a search keeps of what it read', () => {
 			// What is kept decodes to the chunks stored.
 			for (const { chunk: c } of got) assert.deepEqual(c, chunk(Number(c.id.slice(1))));
 		}
+	});
+
+	it('buckets of large vectors are read one at a time: two would hold more than the window of bytes', async () => {
+		const dims = 1024;
+		const root = tempDir('held-bodies');
+		const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
+		const rows = randomRows(2400, dims, seededRandom(9));
+		await appendSegments(
+			writer,
+			rows.map((_, i) => chunk(i)),
+			rows,
+			600,
+		);
+		const refs = (await writer.readManifest(true)).doc.segments;
+		const unit = normaliseRows(rows, rows.length);
+		// A codebook of few cells (trained on a few rows), so that the probed cells span both buckets.
+		const cb = trainCodebook(unit.subarray(0, 64 * dims), dims);
+		const tier = await buildCellTier(writer, cb, refs, 1200);
+		assert.equal(tier.buckets, 2);
+		assert.ok(
+			tier.bytes / 2 > WINDOW_BYTES / 2,
+			`${tier.bytes / 2} bytes a bucket: too small to tell`,
+		);
+		const q = unit.subarray(5 * dims, 6 * dims);
+		assert.equal(bucketsToRead(cb, [tier], probe(cb, q, PROBE_CELLS, PROBE_PARENTS)).length, 2);
+		clearVectorCache();
+		const storage = new HeldBodies(
+			new LocalDiskStorage({ root }),
+			(key) => key.endsWith('.vcl'),
+			true,
+		);
+		const index = new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'), 12, { cacheBytes: 0 });
+		const got = await bestInCells(index, cb, [tier], q, 10, {});
+		assert.equal(storage.read, 2, 'both buckets read');
+		assert.equal(got[0].chunk.id, chunk(5).id, 'the row itself first');
+		assert.equal(storage.mostAlive, 1, 'one bucket alive at a time');
 	});
 
 	it('a search of every conversation keeps nothing it read once the caches are emptied, hybrid or by words', async () => {
