@@ -79,14 +79,20 @@ export function clusteredRows(
 
 /**
  * An index that keeps cell tiers, of many small segments (a byte cap keeps them from merging): 2,400
- * rows of 40 topics in 60 adds, its tiers settled; `open` opens it again over another storage.
+ * rows of 40 topics in 60 adds, its tiers settled; `open` opens it again over another storage (with
+ * `options`: buckets of `bucketBytes` split its cells).
  */
-export async function tieredVectorIndex(dims: number, chunk: (i: number) => IndexedChunk) {
+export async function tieredVectorIndex(
+	dims: number,
+	chunk: (i: number) => IndexedChunk,
+	options: { bucketBytes?: number } = {},
+) {
 	const root = tempDir('cell-tiers');
 	const open = (storage: MemoryStorage = new LocalDiskStorage({ root }), cacheBytes?: number) =>
 		new EmbeddedIndex(storage, 'kb', vectorIndexPrefix('kb'), 12, {
 			segmentBytes: 6000,
 			tiers: true,
+			...options,
 			...(cacheBytes === undefined ? {} : { cacheBytes }),
 		});
 	const rows = clusteredRows(2400, 40, dims, 0.1, 21);

@@ -6,7 +6,7 @@ import { deleteParts, MAX_PARALLEL, mapOrUndo } from '../../common/parallel';
 import type { IndexedChunk } from '../chunks/chunk';
 import { listedAsRead, newPartVersion } from '../chunks/tiering';
 import {
-	bucketOfCell,
+	bucketOfRow,
 	cellBucketKey,
 	cellBucketKeys,
 	decodeCellBucket,
@@ -16,6 +16,7 @@ import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, cellOf } from './codebook';
 import type { IndexManifest, SegmentRef } from './manifest';
+import { chunkAt } from './vector-segment';
 import type { Segment } from './vector-segment';
 
 /** A bucket a rewrite needs is not held: the tier is dropped instead (its segments still hold every row). */
@@ -39,14 +40,10 @@ export function bucketsHolding(
 ): Set<number> {
 	const d = seg.dimensions;
 	const out = new Set<number>();
-	for (const r of rows)
-		out.add(
-			bucketOfCell(
-				cellOf(cb, seg.vectors.subarray(r * d, (r + 1) * d)),
-				cellCount(cb),
-				tier.buckets,
-			),
-		);
+	for (const r of rows) {
+		const cell = cellOf(cb, seg.vectors.subarray(r * d, (r + 1) * d));
+		out.add(bucketOfRow(tier, cellCount(cb), cell, chunkAt(seg, r).id));
+	}
 	return out;
 }
 

@@ -6,7 +6,7 @@
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
 import { BestChunks } from './best-chunks';
-import { bucketOfCell, cellBucketKey, decodeCellBucket } from './cell-tiers';
+import { bucketsOfCell, cellBucketKey, decodeCellBucket } from './cell-tiers';
 import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, probe } from './codebook';
@@ -28,7 +28,7 @@ export class CellBucketGone extends Error {
 export function bucketsToRead(cb: Codebook, tiers: readonly CellTier[], cells: readonly number[]) {
 	const total = cellCount(cb);
 	return tiers.flatMap((tier) =>
-		[...new Set(cells.map((c) => bucketOfCell(c, total, tier.buckets)))]
+		[...new Set(cells.flatMap((c) => bucketsOfCell(tier, total, c)))]
 			.sort((a, b) => a - b)
 			.map((b) => ({ tier, b })),
 	);
@@ -64,19 +64,41 @@ export async function offerCells(
 ): Promise<void> {
 	const cells = probe(cb, q, options.cells ?? PROBE_CELLS, options.parents ?? PROBE_PARENTS);
 	const reads = bucketsToRead(cb, tiers, cells);
-	// A tier's buckets are about the same size: large vectors' are read one at a time.
-	for (const group of readGroups(reads, ({ tier }) => tier.bytes / tier.buckets)) {
-		const buckets = await Promise.all(
-			group.map(async ({ tier, b }) => {
-				const key = cellBucketKey(files.segmentsPrefix, tier, b);
-				const got = await files.readCellBucket(
-					key,
-					(body) => decodeCellBucket(key, body, tier, b, cellCount(cb)).segment,
-				);
-				if (!got) throw new CellBucketGone(key);
-				return got;
-			}),
-		);
-		for (const seg of buckets) best.offerRows(seg, rowMask(seg, filter), q);
-	}
+	// Large vectors' buckets are read one at a time; each group in a call of its own, so that no
+	// suspended frame still holds the group before it while the next is read.
+	for (const group of readGroups(reads, ({ tier }) => bucketBytesOf(tier)))
+		await offerGroup(best, files, cb, group, q, filter);
+}
+
+/**
+ * What one of a tier's buckets weighs, about: the average, or in a split tier the share of its
+ * largest cell (a few cells' buckets hold most of its rows).
+ */
+export function bucketBytesOf(tier: CellTier): number {
+	const perRow = tier.bytes / Math.max(1, tier.rows);
+	const average = tier.bytes / tier.buckets;
+	if (!tier.split || tier.largest === undefined) return average;
+	return Math.max(average, Math.ceil(tier.largest / tier.split) * perRow);
+}
+
+async function offerGroup(
+	best: BestChunks,
+	files: CellFiles,
+	cb: Codebook,
+	group: ReadonlyArray<{ tier: CellTier; b: number }>,
+	q: Float32Array,
+	filter: ChunkFilter,
+): Promise<void> {
+	const buckets = await Promise.all(
+		group.map(async ({ tier, b }) => {
+			const key = cellBucketKey(files.segmentsPrefix, tier, b);
+			const got = await files.readCellBucket(
+				key,
+				(body) => decodeCellBucket(key, body, tier, b, cellCount(cb)).segment,
+			);
+			if (!got) throw new CellBucketGone(key);
+			return got;
+		}),
+	);
+	for (const seg of buckets) best.offerRows(seg, rowMask(seg, filter), q);
 }

@@ -3,10 +3,12 @@
 // search reads the buckets of the cells nearest its query instead of every segment. A bucket is stored
 // as a vector segment (its rows, their chunks) with each row's cell. Cells are numbered so that a
 // bucket's cells are a range, and buckets split and merge in order: a merge of two tiers builds each
-// bucket from the few buckets of each that may hold its cells, one bucket at a time.
+// bucket from the few buckets of each that may hold its cells, one bucket at a time. A cell too large
+// for one bucket (large vectors on a large base) is split among several by its rows' chunk IDs, so no
+// bucket a search or a merge holds outgrows BUCKET_BYTES, whatever the dimensions.
 import { randomBytes } from 'node:crypto';
 
-import { IndexDamagedError } from '../../errors';
+import { CorruptDocumentError, IndexDamagedError } from '../../errors';
 import type { MemoryStorage } from '../../store/storage';
 import { tierPartKey, writeParts } from '../chunks/tiering';
 import type { PartNames } from '../chunks/tiering';
@@ -25,9 +27,13 @@ export interface CellTier {
 	/** Segments it was built from. */
 	segments: number;
 	rows: number;
-	/** Buckets: a power of two, at most the codebook's cells. */
+	/** Buckets: a power of two, at most the codebook's cells; split, the cells times the split. */
 	buckets: number;
 	bytes: number;
+	/** Buckets per cell, a power of two (absent: 1, each bucket holds whole cells). */
+	split?: number;
+	/** Rows of its largest cell (absent in tiers built before it was kept). */
+	largest?: number;
 	/** Buckets a Forget wrote again, by number: each one's version (chunks/tiering.ts: PartNames). */
 	versions?: PartNames['versions'];
 }
@@ -41,6 +47,12 @@ export interface CellBucket {
 /** Rows a bucket gets, about. */
 export const BUCKET_ROWS = 2048;
 
+/**
+ * Bytes of vectors a bucket holds, at most, about: BUCKET_ROWS rows of 1,536 dimensions. Past it, a
+ * cell's rows are split among several buckets (a search reads one at a time, read-groups.ts).
+ */
+export const BUCKET_BYTES = 12 * 2 ** 20;
+
 /** Buckets for `rows` rows of a codebook of `cells` cells: a power of two, about BUCKET_ROWS rows each. */
 export function bucketsFor(rows: number, cells: number, per = BUCKET_ROWS): number {
 	let b = 1;
@@ -52,7 +64,63 @@ export function bucketsFor(rows: number, cells: number, per = BUCKET_ROWS): numb
 export const bucketOfCell = (cell: number, cells: number, buckets: number) =>
 	Math.floor((cell * buckets) / cells);
 
-export const newCellTierId = () => randomBytes(9).toString('hex');
+/**
+ * A new tier's ID. A split tier's is longer: versions that do not know splits refuse its manifest
+ * instead of reading, merging or forgetting one bucket of each cell as if it held the whole cell.
+ */
+export const newCellTierId = (split = 1) => randomBytes(split > 1 ? 10 : 9).toString('hex');
+
+/** Which of its cell's buckets a row goes to in a split tier: FNV-1a of its chunk's ID (fixed forever). */
+export function rowShare(id: string): number {
+	let h = 0x811c9dc5;
+	for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+	return h >>> 0;
+}
+
+/** The bucket of a tier holding a row of `cell` whose chunk is `id`. */
+export function bucketOfRow(tier: CellTier, cells: number, cell: number, id: string): number {
+	const split = tier.split ?? 1;
+	return split === 1
+		? bucketOfCell(cell, cells, tier.buckets)
+		: cell * split + (rowShare(id) & (split - 1));
+}
+
+/** The buckets of a tier that hold rows of `cell`. */
+export function bucketsOfCell(tier: CellTier, cells: number, cell: number): number[] {
+	const split = tier.split ?? 1;
+	if (split === 1) return [bucketOfCell(cell, cells, tier.buckets)];
+	return Array.from({ length: split }, (_, s) => cell * split + s);
+}
+
+/** Whether bucket `b` of a tier holds rows of `cell`. */
+const holdsCell = (tier: CellTier, cells: number, b: number, cell: number) =>
+	(tier.split ?? 1) === 1
+		? bucketOfCell(cell, cells, tier.buckets) === b
+		: Math.floor(b / tier.split!) === cell;
+
+/**
+ * How a tier of `rows` rows lays out its buckets: about BUCKET_ROWS rows each, and, when its largest
+ * cell's vectors (`largest` rows, at most) take more than `maxBytes`, every cell split in as many
+ * buckets as that cell needs.
+ */
+export function layoutFor(
+	rows: number,
+	cells: number,
+	dims: number,
+	largest: number,
+	perRows = BUCKET_ROWS,
+	maxBytes = BUCKET_BYTES,
+): { buckets: number; split?: number } {
+	let split = 1;
+	while ((largest / split) * 4 * dims > maxBytes && split < 2 ** 10) split *= 2;
+	return split > 1
+		? { buckets: cells * split, split }
+		: { buckets: bucketsFor(rows, cells, perRows) };
+}
+
+/** A bound on a tier's largest cell: its own, or (built before it was kept) twice its bucket average. */
+const largestOf = (tier: CellTier, cells: number) =>
+	tier.largest ?? Math.ceil((2 * tier.rows) / Math.min(tier.buckets, cells));
 
 /** Where a tier's bucket is stored (beside the segments, so clearing the index clears it). */
 export const cellBucketKey = (segmentsPrefix: string, tier: PartNames, b: number) =>
@@ -91,7 +159,7 @@ export function decodeCellBucket(
 		for (let r = 0; r < count; r++) {
 			const cell = list[r];
 			const ok = Number.isInteger(cell) && (cell as number) >= 0 && (cell as number) < cells;
-			if (!ok || bucketOfCell(cell as number, cells, tier.buckets) !== b)
+			if (!ok || !holdsCell(tier, cells, b, cell as number))
 				fail(`row ${r} names cell ${String(cell)}, not one of this bucket`);
 			out[r] = cell as number;
 		}
@@ -107,6 +175,8 @@ export interface CellFiles {
 	readSegment(ref: SegmentRef, options?: { quantize?: boolean }): Promise<Segment | null>;
 	/** A bucket for a search (kept for the next within the cache's bounds); null when not held. */
 	readCellBucket(key: string, decode: (body: Uint8Array) => Segment): Promise<Segment | null>;
+	/** Bytes of vectors a bucket it writes holds, at most (BUCKET_BYTES unless set). */
+	readonly bucketBytes?: number;
 }
 
 /** Rows gathered for one bucket. */
@@ -128,15 +198,22 @@ class Gathered {
 	}
 }
 
-/** Writes a new tier's buckets (listed nowhere yet); on a failure, deletes those it may have written. */
+/**
+ * Writes a new tier's buckets (listed nowhere yet) and notes its largest cell; on a failure, deletes
+ * those it may have written.
+ */
 async function writeBuckets(
 	files: CellFiles,
 	tier: CellTier,
 	dims: number,
+	cells: number,
 	bucket: (b: number) => Promise<Gathered>,
 ): Promise<CellTier> {
+	const perCell = new Uint32Array(cells);
 	const write = async (b: number) => {
-		const body = (await bucket(b)).encode(dims);
+		const got = await bucket(b);
+		for (const c of got.cells) perCell[c]++;
+		const body = got.encode(dims);
 		await files.storage.put(cellBucketKey(files.segmentsPrefix, tier, b), body, {
 			ifVersion: null,
 		});
@@ -144,7 +221,21 @@ async function writeBuckets(
 	};
 	const keys = cellBucketKeys(files.segmentsPrefix, tier);
 	tier.bytes += await writeParts(tier.buckets, write, keys, (k) => files.storage.delete(k));
+	tier.largest = perCell.reduce((m, n) => Math.max(m, n), 0);
 	return tier;
+}
+
+/** A tier entry for `rows` rows laid out by layoutFor. */
+function newTier(
+	files: CellFiles,
+	cb: Codebook,
+	fields: { codebook: string; segments: number; rows: number; largest: number },
+	perRows = BUCKET_ROWS,
+): CellTier {
+	const { rows, largest, ...rest } = fields;
+	const cells = cellCount(cb);
+	const layout = layoutFor(rows, cells, cb.dimensions, largest, perRows, files.bucketBytes);
+	return { id: newCellTierId(layout.split), ...rest, rows, ...layout, bytes: 0 };
 }
 
 /** A new tier of these segments (their rows held while it is built), its buckets written. */
@@ -156,16 +247,8 @@ export async function buildCellTier(
 	codebook = '',
 ): Promise<CellTier> {
 	const cells = cellCount(cb);
-	const rows = refs.reduce((n, r) => n + r.count, 0);
-	const tier: CellTier = {
-		id: newCellTierId(),
-		codebook,
-		segments: refs.length,
-		rows,
-		buckets: bucketsFor(rows, cells, bucketRows),
-		bytes: 0,
-	};
-	const gathered = Array.from({ length: tier.buckets }, () => new Gathered());
+	const all = new Gathered();
+	const perCell = new Uint32Array(cells);
 	for (const ref of refs) {
 		const seg = await files.readSegment(ref, { quantize: false });
 		if (!seg) throw new IndexDamagedError(files.kbId, [ref.key]);
@@ -173,18 +256,42 @@ export async function buildCellTier(
 		seg.chunks.forEach((chunk, r) => {
 			const row = seg.vectors.subarray(r * d, (r + 1) * d);
 			const cell = cellOf(cb, row);
-			gathered[bucketOfCell(cell, cells, tier.buckets)].add(chunk, row, cell);
+			perCell[cell]++;
+			all.add(chunk, row, cell);
 		});
 	}
-	return writeBuckets(files, tier, cb.dimensions, async (b) => gathered[b]);
+	const largest = perCell.reduce((m, n) => Math.max(m, n), 0);
+	const fields = { codebook, segments: refs.length, rows: all.chunks.length, largest };
+	const tier = newTier(files, cb, fields, bucketRows);
+	const gathered = Array.from({ length: tier.buckets }, () => new Gathered());
+	all.chunks.forEach((chunk, i) => {
+		const cell = all.cells[i];
+		gathered[bucketOfRow(tier, cells, cell, chunk.id)].add(chunk, all.rows[i], cell);
+	});
+	return writeBuckets(files, tier, cb.dimensions, cells, async (b) => gathered[b]);
 }
 
-/** The buckets of `from` that may hold cells of bucket `b` of a tier of `mine` buckets. */
-export function cellSources(from: CellTier, mine: number, b: number): number[] {
-	const theirs = from.buckets;
-	if (theirs <= mine) return [Math.floor((b * theirs) / mine)];
-	const per = theirs / mine;
-	return Array.from({ length: per }, (_, i) => b * per + i);
+/** The cells bucket `b` of a tier holds: from, to (excluded). */
+function cellsOfBucket(tier: CellTier, cells: number, b: number): [number, number] {
+	const split = tier.split ?? 1;
+	if (split > 1) return [Math.floor(b / split), Math.floor(b / split) + 1];
+	return [Math.ceil((b * cells) / tier.buckets), Math.ceil(((b + 1) * cells) / tier.buckets)];
+}
+
+/**
+ * The buckets of `from` that may hold rows of bucket `b` of `to`: those of its cells, and of a split
+ * cell only those whose share of the chunk IDs meets b's (both splits are powers of two).
+ */
+export function cellSources(from: CellTier, to: CellTier, cells: number, b: number): number[] {
+	const [lo, hi] = cellsOfBucket(to, cells, b);
+	const theirs = from.split ?? 1;
+	const mine = to.split ?? 1;
+	const m = Math.min(theirs, mine);
+	const out = new Set<number>();
+	for (let c = lo; c < hi; c++)
+		for (const s of bucketsOfCell(from, cells, c))
+			if (theirs === 1 || (s % theirs) % m === (b % mine) % m) out.add(s);
+	return [...out].sort((x, y) => x - y);
 }
 
 /** A bucket of a tier being merged is not held (another process replaced the tier, or it was lost). */
@@ -198,26 +305,27 @@ export async function mergeCellTiers(
 	b: CellTier,
 ): Promise<CellTier> {
 	const cells = cellCount(cb);
-	const rows = a.rows + b.rows;
-	const tier: CellTier = {
-		id: newCellTierId(),
+	const fields = {
 		codebook: a.codebook,
 		segments: a.segments + b.segments,
-		rows,
-		buckets: bucketsFor(rows, cells),
-		bytes: 0,
+		rows: a.rows + b.rows,
+		largest: largestOf(a, cells) + largestOf(b, cells),
 	};
-	return writeBuckets(files, tier, cb.dimensions, async (t) => {
+	const tier = newTier(files, cb, fields);
+	return writeBuckets(files, tier, cb.dimensions, cells, async (t) => {
 		const out = new Gathered();
 		for (const from of [a, b])
-			for (const s of cellSources(from, tier.buckets, t)) {
+			for (const s of cellSources(from, tier, cells, t)) {
 				const key = cellBucketKey(files.segmentsPrefix, from, s);
 				const got = await files.storage.get(key);
 				if (!got) throw new CellTierGone();
 				const { segment, cells: rowCells } = decodeCellBucket(key, got.body, from, s, cells);
 				const d = segment.dimensions;
 				segment.chunks.forEach((chunk, r) => {
-					if (bucketOfCell(rowCells[r], cells, tier.buckets) !== t) return;
+					// A row out of its place would be missed by the buckets meant to take it.
+					if (bucketOfRow(from, cells, rowCells[r], chunk.id) !== s)
+						throw new CorruptDocumentError(key, `row ${r} is not of this bucket`);
+					if (bucketOfRow(tier, cells, rowCells[r], chunk.id) !== t) return;
 					out.add(chunk, segment.vectors.subarray(r * d, (r + 1) * d), rowCells[r]);
 				});
 			}

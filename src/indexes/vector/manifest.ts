@@ -59,6 +59,8 @@ const idList = (what: string) =>
 		`must be a list of ${what} IDs`,
 	);
 
+const powerOfTwo = (n: number) => (n & (n - 1)) === 0;
+
 const manifestSchema = z.looseObject({
 	dimensions: z.number().int().min(1),
 	segments: z.array(
@@ -76,21 +78,28 @@ const manifestSchema = z.looseObject({
 		.looseObject({
 			codebook: z.string().min(1).optional(),
 			tiers: z.array(
-				z.looseObject({
-					id: z.string().regex(/^[0-9a-f]{18}$/),
-					codebook: z.string().min(1),
-					segments: z.number().int().min(1),
-					rows: z.number().int().min(0),
-					buckets: z
-						.number()
-						.int()
-						.min(1)
-						.refine((b) => (b & (b - 1)) === 0, 'is not a power of two'),
-					bytes: z.number().int().min(0),
-					versions: z
-						.record(z.string().regex(/^[0-9]{1,5}$/), z.string().regex(/^[0-9a-f]{12}$/))
-						.optional(),
-				}),
+				z
+					.looseObject({
+						// 20 digits: a split tier (cell-tiers.ts, newCellTierId).
+						id: z.string().regex(/^[0-9a-f]{18}([0-9a-f]{2})?$/),
+						codebook: z.string().min(1),
+						segments: z.number().int().min(1),
+						rows: z.number().int().min(0),
+						buckets: z.number().int().min(1),
+						bytes: z.number().int().min(0),
+						split: z.number().int().min(2).refine(powerOfTwo, 'is not a power of two').optional(),
+						largest: z.number().int().min(0).optional(),
+						versions: z
+							.record(z.string().regex(/^[0-9]{1,7}$/), z.string().regex(/^[0-9a-f]{12}$/))
+							.optional(),
+					})
+					.refine(
+						(t) =>
+							t.split === undefined
+								? powerOfTwo(t.buckets) && t.id.length === 18
+								: t.buckets % t.split === 0 && t.id.length === 20,
+						'buckets do not match its split',
+					),
 			),
 		})
 		.optional(),

@@ -140,7 +140,8 @@ function headerOf(buf: Buffer, fail: Fail) {
 	if (typeof header !== 'object' || header === null) fail('its header is not an object');
 	const { dimensions, count } = header;
 	if (!Number.isSafeInteger(dimensions) || (dimensions as number) < 1) fail('bad dimensions');
-	if (!isWhole(count) || count === 0) fail('bad chunk count');
+	// A cell bucket may be empty (a cell split among buckets, a range of cells no row fell in).
+	if (!isWhole(count) || (count === 0 && header.kind !== 'cells')) fail('bad chunk count');
 	return {
 		header,
 		dims: dimensions as number,

@@ -74,6 +74,8 @@ export class EmbeddedIndex {
 	readonly segmentBytes: number;
 	/** Whether its settled segments are kept in cell tiers (cell-upkeep.ts: the base-wide index). */
 	readonly tiered: boolean;
+	/** Bytes of vectors a cell bucket it writes holds, at most (cell-tiers.ts: BUCKET_BYTES unless set). */
+	readonly bucketBytes?: number;
 
 	/** `kbId` names the index in errors; `prefix` is its folder (its owner's key layout decides where). */
 	constructor(
@@ -88,6 +90,7 @@ export class EmbeddedIndex {
 			reads?: ManifestReads;
 			segmentBytes?: number;
 			tiers?: boolean;
+			bucketBytes?: number;
 		} = {},
 	) {
 		this.prefix = validateKeyPrefix('vector index folder', prefix);
@@ -100,6 +103,7 @@ export class EmbeddedIndex {
 		this.reads = options.reads;
 		this.segmentBytes = options.segmentBytes ?? Infinity;
 		this.tiered = options.tiers === true;
+		this.bucketBytes = options.bucketBytes;
 	}
 
 	private cacheId(key: string): string {

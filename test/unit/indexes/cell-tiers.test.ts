@@ -30,23 +30,19 @@ import { bestInCells, bucketsToRead } from '../../../src/indexes/vector/cell-sea
 import { cellCount, cellOf, probe, trainCodebook } from '../../../src/indexes/vector/codebook';
 import { readCodebook } from '../../../src/indexes/vector/cell-upkeep';
 import { dot, normaliseRows } from '../../../src/indexes/vector/vector-segment';
-import { appendSegments, clusteredRows, tieredVectorIndex } from '../../support/vector-segments';
+import {
+	appendSegments,
+	clusteredRows,
+	tieredVectorIndex,
+	vectorChunk,
+} from '../../support/vector-segments';
 import { MeteredStorage } from '../../support/wide-base';
 import { randomRows, seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
 
 const DIMS = 16;
 
-const chunk = (i: number): IndexedChunk => ({
-	id: `c${i}`,
-	session_id: `s${i % 7}`,
-	message_id: `m${i}`,
-	seq: i + 1,
-	run_id: `r${i}`,
-	chunk_index: 0,
-	created_at: new Date(0).toISOString(),
-	text: `text ${i}`,
-});
+const chunk = (i: number): IndexedChunk => vectorChunk(i, `s${i % 7}`);
 
 /** An index of `segments` segments of `per` rows, with the rows as added. */
 async function indexOf(segments: number, per: number) {
