@@ -72,7 +72,7 @@ export async function offerCells(
 
 /**
  * What one of a tier's buckets weighs, about: the average, or in a split tier the share of its
- * largest cell (a few cells' buckets hold most of its rows).
+ * fullest range of cells (a crowded cell's buckets can hold most of its rows).
  */
 export function bucketBytesOf(tier: CellTier): number {
 	const perRow = tier.bytes / Math.max(1, tier.rows);

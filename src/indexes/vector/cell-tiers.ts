@@ -3,9 +3,10 @@
 // search reads the buckets of the cells nearest its query instead of every segment. A bucket is stored
 // as a vector segment (its rows, their chunks) with each row's cell. Cells are numbered so that a
 // bucket's cells are a range, and buckets split and merge in order: a merge of two tiers builds each
-// bucket from the few buckets of each that may hold its cells, one bucket at a time. A cell too large
-// for one bucket (large vectors on a large base) is split among several by its rows' chunk IDs, so no
-// bucket a search or a merge holds outgrows BUCKET_BYTES, whatever the dimensions.
+// bucket from the few buckets of each that may hold its cells, one bucket at a time. When the rows of a
+// range of cells would make a bucket too large (large vectors, or one crowded cell), every range is
+// split among as many buckets by its rows' chunk IDs, so no bucket a search or a merge holds outgrows
+// BUCKET_BYTES, whatever the dimensions, and a small tier still has few buckets.
 import { randomBytes } from 'node:crypto';
 
 import { CorruptDocumentError, IndexDamagedError } from '../../errors';
@@ -27,12 +28,14 @@ export interface CellTier {
 	/** Segments it was built from. */
 	segments: number;
 	rows: number;
-	/** Buckets: a power of two, at most the codebook's cells; split, the cells times the split. */
+	/**
+	 * Buckets: its ranges of cells (a power of two, at most the codebook's cells) times its split.
+	 */
 	buckets: number;
 	bytes: number;
-	/** Buckets per cell, a power of two (absent: 1, each bucket holds whole cells). */
+	/** Buckets per range of cells, a power of two (absent: 1, each bucket holds whole cells). */
 	split?: number;
-	/** Rows of its largest cell (absent in tiers built before it was kept). */
+	/** Rows of its fullest range of cells (absent in tiers built before it was kept). */
 	largest?: number;
 	/** Buckets a Forget wrote again, by number: each one's version (chunks/tiering.ts: PartNames). */
 	versions?: PartNames['versions'];
@@ -77,50 +80,51 @@ export function rowShare(id: string): number {
 	return h >>> 0;
 }
 
+/** A tier's ranges of cells: its buckets, less its split. */
+export const rangesOf = (tier: CellTier) => tier.buckets / (tier.split ?? 1);
+
 /** The bucket of a tier holding a row of `cell` whose chunk is `id`. */
 export function bucketOfRow(tier: CellTier, cells: number, cell: number, id: string): number {
 	const split = tier.split ?? 1;
-	return split === 1
-		? bucketOfCell(cell, cells, tier.buckets)
-		: cell * split + (rowShare(id) & (split - 1));
+	const range = bucketOfCell(cell, cells, rangesOf(tier));
+	return split === 1 ? range : range * split + (rowShare(id) & (split - 1));
 }
 
 /** The buckets of a tier that hold rows of `cell`. */
 export function bucketsOfCell(tier: CellTier, cells: number, cell: number): number[] {
 	const split = tier.split ?? 1;
-	if (split === 1) return [bucketOfCell(cell, cells, tier.buckets)];
-	return Array.from({ length: split }, (_, s) => cell * split + s);
+	const range = bucketOfCell(cell, cells, rangesOf(tier));
+	return Array.from({ length: split }, (_, s) => range * split + s);
 }
 
 /** Whether bucket `b` of a tier holds rows of `cell`. */
 const holdsCell = (tier: CellTier, cells: number, b: number, cell: number) =>
-	(tier.split ?? 1) === 1
-		? bucketOfCell(cell, cells, tier.buckets) === b
-		: Math.floor(b / tier.split!) === cell;
+	bucketOfCell(cell, cells, rangesOf(tier)) === Math.floor(b / (tier.split ?? 1));
 
 /**
- * How a tier of `rows` rows lays out its buckets: about BUCKET_ROWS rows each, and, when its largest
- * cell's vectors (`largest` rows, at most) take more than `maxBytes`, every cell split in as many
- * buckets as that cell needs.
+ * How a tier of `ranges` ranges of cells splits them: not at all while the fullest range's vectors
+ * (`largest` rows, at most) fit in `maxBytes`, else every range in as many buckets as it needs.
  */
 export function layoutFor(
-	rows: number,
-	cells: number,
+	ranges: number,
 	dims: number,
 	largest: number,
-	perRows = BUCKET_ROWS,
 	maxBytes = BUCKET_BYTES,
 ): { buckets: number; split?: number } {
 	let split = 1;
 	while ((largest / split) * 4 * dims > maxBytes && split < 2 ** 10) split *= 2;
-	return split > 1
-		? { buckets: cells * split, split }
-		: { buckets: bucketsFor(rows, cells, perRows) };
+	return split > 1 ? { buckets: ranges * split, split } : { buckets: ranges };
 }
 
-/** A bound on a tier's largest cell: its own, or (built before it was kept) twice its bucket average. */
-const largestOf = (tier: CellTier, cells: number) =>
-	tier.largest ?? Math.ceil((2 * tier.rows) / Math.min(tier.buckets, cells));
+/**
+ * A bound on the rows a range of `ranges` (a power of two) takes from a tier: its fullest range's
+ * (or, built before that was kept, twice its average), times the tier's ranges one of those covers.
+ */
+function largestIn(tier: CellTier, ranges: number): number {
+	const own = rangesOf(tier);
+	const fullest = tier.largest ?? Math.ceil((2 * tier.rows) / own);
+	return Math.min(tier.rows, fullest * Math.max(1, own / ranges));
+}
 
 /** Where a tier's bucket is stored (beside the segments, so clearing the index clears it). */
 export const cellBucketKey = (segmentsPrefix: string, tier: PartNames, b: number) =>
@@ -199,20 +203,19 @@ class Gathered {
 }
 
 /**
- * Writes a new tier's buckets (listed nowhere yet) and notes its largest cell; on a failure, deletes
- * those it may have written.
+ * Writes a new tier's buckets (listed nowhere yet) and notes its fullest range of cells; on a failure,
+ * deletes those it may have written.
  */
 async function writeBuckets(
 	files: CellFiles,
 	tier: CellTier,
 	dims: number,
-	cells: number,
 	bucket: (b: number) => Promise<Gathered>,
 ): Promise<CellTier> {
-	const perCell = new Uint32Array(cells);
+	const perRange = new Uint32Array(rangesOf(tier));
 	const write = async (b: number) => {
 		const got = await bucket(b);
-		for (const c of got.cells) perCell[c]++;
+		perRange[Math.floor(b / (tier.split ?? 1))] += got.chunks.length;
 		const body = got.encode(dims);
 		await files.storage.put(cellBucketKey(files.segmentsPrefix, tier, b), body, {
 			ifVersion: null,
@@ -221,21 +224,20 @@ async function writeBuckets(
 	};
 	const keys = cellBucketKeys(files.segmentsPrefix, tier);
 	tier.bytes += await writeParts(tier.buckets, write, keys, (k) => files.storage.delete(k));
-	tier.largest = perCell.reduce((m, n) => Math.max(m, n), 0);
+	tier.largest = perRange.reduce((m, n) => Math.max(m, n), 0);
 	return tier;
 }
 
-/** A tier entry for `rows` rows laid out by layoutFor. */
+/** A tier entry of `ranges` ranges of cells, split as its fullest (`largest` rows) needs. */
 function newTier(
 	files: CellFiles,
 	cb: Codebook,
-	fields: { codebook: string; segments: number; rows: number; largest: number },
-	perRows = BUCKET_ROWS,
+	fields: { codebook: string; segments: number; rows: number },
+	ranges: number,
+	largest: number,
 ): CellTier {
-	const { rows, largest, ...rest } = fields;
-	const cells = cellCount(cb);
-	const layout = layoutFor(rows, cells, cb.dimensions, largest, perRows, files.bucketBytes);
-	return { id: newCellTierId(layout.split), ...rest, rows, ...layout, bytes: 0 };
+	const layout = layoutFor(ranges, cb.dimensions, largest, files.bucketBytes);
+	return { id: newCellTierId(layout.split), ...fields, ...layout, bytes: 0 };
 }
 
 /** A new tier of these segments (their rows held while it is built), its buckets written. */
@@ -248,34 +250,34 @@ export async function buildCellTier(
 ): Promise<CellTier> {
 	const cells = cellCount(cb);
 	const all = new Gathered();
-	const perCell = new Uint32Array(cells);
 	for (const ref of refs) {
 		const seg = await files.readSegment(ref, { quantize: false });
 		if (!seg) throw new IndexDamagedError(files.kbId, [ref.key]);
 		const d = seg.dimensions;
 		seg.chunks.forEach((chunk, r) => {
 			const row = seg.vectors.subarray(r * d, (r + 1) * d);
-			const cell = cellOf(cb, row);
-			perCell[cell]++;
-			all.add(chunk, row, cell);
+			all.add(chunk, row, cellOf(cb, row));
 		});
 	}
-	const largest = perCell.reduce((m, n) => Math.max(m, n), 0);
-	const fields = { codebook, segments: refs.length, rows: all.chunks.length, largest };
-	const tier = newTier(files, cb, fields, bucketRows);
+	const rows = all.chunks.length;
+	const ranges = bucketsFor(rows, cells, bucketRows);
+	const perRange = new Uint32Array(ranges);
+	for (const cell of all.cells) perRange[bucketOfCell(cell, cells, ranges)]++;
+	const largest = perRange.reduce((m, n) => Math.max(m, n), 0);
+	const tier = newTier(files, cb, { codebook, segments: refs.length, rows }, ranges, largest);
 	const gathered = Array.from({ length: tier.buckets }, () => new Gathered());
 	all.chunks.forEach((chunk, i) => {
 		const cell = all.cells[i];
 		gathered[bucketOfRow(tier, cells, cell, chunk.id)].add(chunk, all.rows[i], cell);
 	});
-	return writeBuckets(files, tier, cb.dimensions, cells, async (b) => gathered[b]);
+	return writeBuckets(files, tier, cb.dimensions, async (b) => gathered[b]);
 }
 
 /** The cells bucket `b` of a tier holds: from, to (excluded). */
 function cellsOfBucket(tier: CellTier, cells: number, b: number): [number, number] {
-	const split = tier.split ?? 1;
-	if (split > 1) return [Math.floor(b / split), Math.floor(b / split) + 1];
-	return [Math.ceil((b * cells) / tier.buckets), Math.ceil(((b + 1) * cells) / tier.buckets)];
+	const r = Math.floor(b / (tier.split ?? 1));
+	const ranges = rangesOf(tier);
+	return [Math.ceil((r * cells) / ranges), Math.ceil(((r + 1) * cells) / ranges)];
 }
 
 /**
@@ -305,14 +307,11 @@ export async function mergeCellTiers(
 	b: CellTier,
 ): Promise<CellTier> {
 	const cells = cellCount(cb);
-	const fields = {
-		codebook: a.codebook,
-		segments: a.segments + b.segments,
-		rows: a.rows + b.rows,
-		largest: largestOf(a, cells) + largestOf(b, cells),
-	};
-	const tier = newTier(files, cb, fields);
-	return writeBuckets(files, tier, cb.dimensions, cells, async (t) => {
+	const rows = a.rows + b.rows;
+	const ranges = bucketsFor(rows, cells);
+	const fields = { codebook: a.codebook, segments: a.segments + b.segments, rows };
+	const tier = newTier(files, cb, fields, ranges, largestIn(a, ranges) + largestIn(b, ranges));
+	return writeBuckets(files, tier, cb.dimensions, async (t) => {
 		const out = new Gathered();
 		for (const from of [a, b])
 			for (const s of cellSources(from, tier, cells, t)) {

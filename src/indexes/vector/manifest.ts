@@ -93,11 +93,13 @@ const manifestSchema = z.looseObject({
 							.record(z.string().regex(/^[0-9]{1,7}$/), z.string().regex(/^[0-9a-f]{12}$/))
 							.optional(),
 					})
+					// Ranges of cells (a power of two) times the split: a power of two, at least the split.
 					.refine(
 						(t) =>
-							t.split === undefined
-								? powerOfTwo(t.buckets) && t.id.length === 18
-								: t.buckets % t.split === 0 && t.id.length === 20,
+							powerOfTwo(t.buckets) &&
+							(t.split === undefined
+								? t.id.length === 18
+								: t.buckets >= t.split && t.id.length === 20),
 						'buckets do not match its split',
 					),
 			),

@@ -1,6 +1,7 @@
-// Cells too large for one bucket (large vectors on a large base): a tier splits each cell's rows among
-// several buckets by their chunk IDs, so no bucket a search or a merge holds outgrows the byte cap.
-// Small vectors and a small cap here stand for 1,536-dimension rows and 12 MiB.
+// Ranges of cells too large for one bucket (large vectors on a large base, or one crowded cell): a tier
+// splits each range's rows among several buckets by their chunk IDs, so no bucket a search or a merge
+// holds outgrows the byte cap, and a small tier keeps few buckets. Small vectors and a small cap here
+// stand for 1,536-dimension rows and 12 MiB.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
@@ -15,13 +16,13 @@ import {
 import type { IndexedChunk, MemoryStorage } from '../../../src/internal';
 import {
 	bucketOfRow,
+	bucketsOfCell,
 	buildCellTier,
 	cellBucketKey,
 	decodeCellBucket,
 	encodeCellBucket,
 	layoutFor,
 	mergeCellTiers,
-	rowShare,
 } from '../../../src/indexes/vector/cell-tiers';
 import type { CellTier } from '../../../src/indexes/vector/cell-tiers';
 import { bestInCells, bucketsToRead } from '../../../src/indexes/vector/cell-search';
@@ -81,19 +82,22 @@ async function rowsOfTier(index: EmbeddedIndex, tier: CellTier, cells: number) {
 }
 
 describe('cells split among buckets', () => {
-	it('a tier whose largest cell is past the cap splits every cell by chunk ID: each row once, in its bucket, no bucket far past the cap', async () => {
+	it('a tier whose fullest range of cells is past the cap splits every range by chunk ID: each row once, in its bucket, no bucket far past the cap', async () => {
 		const { open, rows, refs, cb, cells } = await segmentsOf(2000);
-		const perCell = new Map<number, number>();
+		// Ranges for 2,000 rows at about 100 a bucket: a power of two, at most the cells.
+		let ranges = 1;
+		while (ranges * 100 < 2000 && ranges < cells) ranges *= 2;
+		const perRange = new Map<number, number>();
 		for (const r of rows) {
-			const c = cellOf(cb, normaliseRows([r], 1));
-			perCell.set(c, (perCell.get(c) ?? 0) + 1);
+			const range = Math.floor((cellOf(cb, normaliseRows([r], 1)) * ranges) / cells);
+			perRange.set(range, (perRange.get(range) ?? 0) + 1);
 		}
-		const largest = Math.max(...perCell.values());
-		assert.ok(largest * 4 * DIMS >= 3 * CAP, `largest cell ${largest} rows: too small to tell`);
+		const largest = Math.max(...perRange.values());
+		assert.ok(largest * 4 * DIMS >= 3 * CAP, `fullest range ${largest} rows: too small to tell`);
 
-		const tier = await buildCellTier(open(CAP), cb, refs);
+		const tier = await buildCellTier(open(CAP), cb, refs, 100);
 		assert.ok((tier.split ?? 1) >= 4, `split ${tier.split}`);
-		assert.equal(tier.buckets, cells * tier.split!);
+		assert.equal(tier.buckets, ranges * tier.split!);
 		assert.equal(tier.largest, largest);
 		assert.equal(tier.id.length, 20, 'a split tier has the longer ID');
 		const { ids, most } = await rowsOfTier(open(), tier, cells);
@@ -102,18 +106,34 @@ describe('cells split among buckets', () => {
 		assert.ok(most * 4 * DIMS <= 2 * CAP, `${most} rows in one bucket`);
 
 		// Without a cap the same rows make whole cells; the layout alone differs.
-		const whole = await buildCellTier(open(), cb, refs);
+		const whole = await buildCellTier(open(), cb, refs, 100);
 		assert.equal(whole.split, undefined);
+		assert.equal(whole.buckets, ranges);
 		assert.equal(whole.id.length, 18);
 		assert.deepEqual((await rowsOfTier(open(), whole, cells)).ids, ids);
+	});
+
+	it('a small tier with a crowded cell keeps few buckets: its one range split, not every cell', async () => {
+		const { open, refs, cb, cells } = await segmentsOf(2000);
+		assert.ok(cells >= 16, `${cells} cells`);
+		// 2,000 rows take one range at the default 2,048 rows a bucket.
+		const tier = await buildCellTier(open(CAP), cb, refs);
+		assert.ok((tier.split ?? 1) >= 64, `split ${tier.split}`);
+		assert.equal(tier.buckets, tier.split, 'buckets: the split of one range');
+		assert.equal(tier.largest, 2000);
+		const { ids, most } = await rowsOfTier(open(), tier, cells);
+		assert.equal(new Set(ids.map((x) => x.split('@')[0])).size, 2000, 'each row once');
+		assert.ok(most * 4 * DIMS <= 2 * CAP, `${most} rows in one bucket`);
 	});
 
 	it('merges of split and whole tiers, either way, hold every row once in its bucket', async () => {
 		const { open, refs, cb, cells } = await segmentsOf(2000);
 		const all = (await rowsOfTier(open(), await buildCellTier(open(), cb, refs), cells)).ids;
-		const splitA = await buildCellTier(open(CAP), cb, refs.slice(0, 2));
-		const wholeB = await buildCellTier(open(), cb, refs.slice(2));
-		const splitB = await buildCellTier(open(CAP / 2), cb, refs.slice(2));
+		// Tiers of several ranges (a bucket per cell, or about 50 rows a range) into merges of one.
+		const splitA = await buildCellTier(open(CAP), cb, refs.slice(0, 2), 50);
+		const wholeB = await buildCellTier(open(), cb, refs.slice(2), 1);
+		const splitB = await buildCellTier(open(CAP / 2), cb, refs.slice(2), 1);
+		assert.ok(splitA.buckets / splitA.split! > 1 && wholeB.buckets === cells, 'several ranges');
 		assert.ok(splitA.split! > 1 && splitB.split! > splitA.split!, 'splits of two sizes');
 		for (const [a, b, cap, split] of [
 			[splitA, wholeB, CAP, true],
@@ -126,13 +146,18 @@ describe('cells split among buckets', () => {
 			assert.equal((merged.split ?? 1) > 1, split, `split ${merged.split}`);
 			const got = await rowsOfTier(open(), merged, cells);
 			assert.deepEqual(got.ids, all);
+			// The merge bounds its ranges from its sources' fullest: no bucket far past the cap.
+			if (cap) assert.ok(got.most * 4 * DIMS <= 2 * cap, `${got.most} rows in one bucket`);
 			assert.ok(merged.largest! >= 1 && merged.rows === 2000);
 		}
 	});
 
 	it('a search of split cells reads each probed cell’s buckets and finds exactly what whole cells give', async () => {
 		const { open, rows, refs, cb, cells } = await segmentsOf(2000);
-		const split = await buildCellTier(open(CAP), cb, refs);
+		// A range a cell, and one range for all.
+		const split = await buildCellTier(open(CAP), cb, refs, 1);
+		const one = await buildCellTier(open(CAP), cb, refs);
+		assert.equal(split.buckets, cells * split.split!);
 		// Whole cells, a bucket each (a bucket of several cells scores them all).
 		const whole = await buildCellTier(open(), cb, refs, 1);
 		assert.ok(whole.buckets >= cells);
@@ -142,12 +167,14 @@ describe('cells split among buckets', () => {
 			clearVectorCache();
 			const a = await bestInCells(open(), cb, [split], q, 20, {}, { cells: 4, parents: 2 });
 			const b = await bestInCells(open(), cb, [whole], q, 20, {}, { cells: 4, parents: 2 });
-			assert.deepEqual(
-				a.map((m) => [m.chunk.id, m.score]),
-				b.map((m) => [m.chunk.id, m.score]),
-			);
+			const c = await bestInCells(open(), cb, [one], q, 20, {}, { cells: 4, parents: 2 });
+			const ranked = (got: typeof a) => got.map((m) => [m.chunk.id, m.score]);
+			assert.deepEqual(ranked(a), ranked(b));
+			// One range holds every cell: it scores them all, so it finds at least as well.
+			assert.ok(c[c.length - 1].score >= a[a.length - 1].score);
 			const probed = [0, 1, 2].map((c) => c % cells);
 			assert.equal(bucketsToRead(cb, [split], probed).length, 3 * split.split!);
+			assert.equal(bucketsToRead(cb, [one], probed).length, one.split!);
 		}
 	});
 
@@ -158,7 +185,8 @@ describe('cells split among buckets', () => {
 		const b = await buildCellTier(index, cb, refs.slice(2));
 		const row = normaliseRows([rows[0]], 1);
 		const cell = cellOf(cb, row);
-		const other = cell * a.split! + ((rowShare('c0') + 1) & (a.split! - 1));
+		const mine = bucketOfRow(a, cells, cell, 'c0');
+		const other = bucketsOfCell(a, cells, cell).find((b) => b !== mine)!;
 		const key = cellBucketKey(index.segmentsPrefix, a, other);
 		// Its cell is right, so the bucket reads; only its share is wrong.
 		await index.storage.put(key, encodeCellBucket(DIMS, [chunk(0)], row, [cell]));
@@ -181,14 +209,16 @@ describe('cells split among buckets', () => {
 				}),
 			);
 		assert.equal(
-			manifestCodec.decode('m', doc({ ...tier, buckets: 96, split: 4 })).cells?.tiers[0].split,
+			manifestCodec.decode('m', doc({ ...tier, buckets: 64, split: 4 })).cells?.tiers[0].split,
 			4,
 		);
+		assert.ok(manifestCodec.decode('m', doc({ ...tier, buckets: 4, split: 4 })));
 		assert.ok(manifestCodec.decode('m', doc({ ...tier, id: 'a'.repeat(18), buckets: 64 })));
 		for (const bad of [
-			{ ...tier, buckets: 98, split: 4 },
-			{ ...tier, buckets: 96, split: 3 },
-			{ ...tier, id: 'a'.repeat(18), buckets: 96, split: 4 },
+			{ ...tier, buckets: 96, split: 4 },
+			{ ...tier, buckets: 2, split: 4 },
+			{ ...tier, buckets: 64, split: 3 },
+			{ ...tier, id: 'a'.repeat(18), buckets: 64, split: 4 },
 			{ ...tier, buckets: 64 },
 			{ ...tier, id: 'a'.repeat(18), buckets: 96 },
 		])
@@ -239,10 +269,12 @@ describe('cells split among buckets', () => {
 		assert.ok(found / 100 >= 0.9, `recall@10 ${found / 100}`);
 	});
 
-	it('a layout splits only past the cap, enough for the largest cell', () => {
-		assert.deepEqual(layoutFor(5_000_000, 2048, 64, 4900), { buckets: 2048 });
-		assert.deepEqual(layoutFor(5_000_000, 2048, 1536, 4900), { buckets: 2048 * 4, split: 4 });
-		assert.deepEqual(layoutFor(9000, 2048, 1536, 40), { buckets: 8 });
-		assert.deepEqual(layoutFor(9000, 100, 16, 100, 2048, 16 * 4 * 30), { buckets: 400, split: 4 });
+	it('a layout splits only past the cap, enough for the fullest range', () => {
+		assert.deepEqual(layoutFor(2048, 64, 4900), { buckets: 2048 });
+		assert.deepEqual(layoutFor(2048, 1536, 4900), { buckets: 2048 * 4, split: 4 });
+		assert.deepEqual(layoutFor(8, 1536, 40), { buckets: 8 });
+		// A small tier with a crowded cell: a few buckets more, not one per cell.
+		assert.deepEqual(layoutFor(4, 1536, 5000), { buckets: 16, split: 4 });
+		assert.deepEqual(layoutFor(128, 16, 100, 16 * 4 * 30), { buckets: 512, split: 4 });
 	});
 });
