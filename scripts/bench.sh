@@ -68,6 +68,9 @@ rm -rf "$SCALE_RGW_DIR"
 # A search of every conversation of bases built by capture and sync (30 to 1,000 users on local disk):
 # requests, bytes and logs read per search, warm and cold, beside the path through every partition.
 node --import tsx bench/scale-captured.ts
+# Cell-tier buckets of 1,536-dimension vectors: whole cells against cells split past 12 MiB (buckets,
+# requests and bucket bytes a search holds at once, the same answers).
+node --import tsx bench/split-cells.ts
 # Turn and capture cost side by side against an earlier commit (BEFORE_REF, default main; needs git history).
 if git rev-parse --verify --quiet "${BEFORE_REF:-main}^{commit}" >/dev/null 2>&1; then
 	node --import tsx bench/before-after.ts
