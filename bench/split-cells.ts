@@ -67,6 +67,8 @@ class HeldBytes extends MeteredStorage {
 	private readonly bodies: Array<{ bytes: number; ref: WeakRef<ArrayBuffer> }> = [];
 	most = 0;
 
+	get(key: string): Promise<StoredObject | null>;
+	get(key: string, options: GetOptions): Promise<StoredObject | NotModified | null>;
 	async get(key: string, options: GetOptions = {}): Promise<StoredObject | NotModified | null> {
 		if (!key.endsWith('.vcl')) return super.get(key, options);
 		await collect();
@@ -137,7 +139,7 @@ async function main() {
 		['whole cells', whole],
 		[`split to ${mib(BUCKET_BYTES)} (${split.split ?? 1} a cell)`, split],
 	];
-	const got = [];
+	const got: Array<Awaited<ReturnType<typeof measure>>> = [];
 	for (const [name, tier] of rows) {
 		const m = await measure(root, cb, tier, queries);
 		got.push(m);
