@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 
 import { z } from 'zod';
 
+import { isPowerOfTwo } from '../../common/power-of-two';
 import { isValidId } from '../../keys/ids';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
 import type { DocumentCodec } from '../../store/document-store';
@@ -51,11 +52,7 @@ export interface LexicalManifest extends Guarded, Retiring {
 }
 
 const id = z.string().refine(isValidId, 'is not a valid ID');
-const powerOfTwo = z
-	.number()
-	.int()
-	.min(1)
-	.refine((b) => (b & (b - 1)) === 0, 'is not a power of two');
+const powerOfTwo = z.number().int().min(1).refine(isPowerOfTwo, 'is not a power of two');
 
 const manifestSchema = z.looseObject({
 	generation: z.string().min(1),

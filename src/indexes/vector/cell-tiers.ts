@@ -9,6 +9,7 @@
 // BUCKET_BYTES, whatever the dimensions, and a small tier still has few buckets.
 import { randomBytes } from 'node:crypto';
 
+import { fnv1a32 } from '../../common/hash';
 import { CorruptDocumentError, IndexDamagedError } from '../../errors';
 import type { MemoryStorage } from '../../store/storage';
 import { tierPartKey, writeParts } from '../chunks/tiering';
@@ -73,21 +74,17 @@ export const bucketOfCell = (cell: number, cells: number, buckets: number) =>
  */
 export const newCellTierId = (split = 1) => randomBytes(split > 1 ? 10 : 9).toString('hex');
 
-/** Which of its cell's buckets a row goes to in a split tier: FNV-1a of its chunk's ID (fixed forever). */
-export function rowShare(id: string): number {
-	let h = 0x811c9dc5;
-	for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
-	return h >>> 0;
-}
-
 /** A tier's ranges of cells: its buckets, less its split. */
 export const rangesOf = (tier: CellTier) => tier.buckets / (tier.split ?? 1);
 
-/** The bucket of a tier holding a row of `cell` whose chunk is `id`. */
+/**
+ * The bucket of a tier holding a row of `cell` whose chunk is `id`: in a split tier, its range's part
+ * that FNV-1a of the ID picks (fixed forever: a Forget finds the row where a build put it).
+ */
 export function bucketOfRow(tier: CellTier, cells: number, cell: number, id: string): number {
 	const split = tier.split ?? 1;
 	const range = bucketOfCell(cell, cells, rangesOf(tier));
-	return split === 1 ? range : range * split + (rowShare(id) & (split - 1));
+	return split === 1 ? range : range * split + (fnv1a32(id) & (split - 1));
 }
 
 /** The buckets of a tier that hold rows of `cell`. */

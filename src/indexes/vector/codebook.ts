@@ -4,6 +4,7 @@
 // its nearest parents. A cell's number is parent · children + child, so its high bits name its parent:
 // buckets of cells split and merge in order, as term buckets do by a word's hash.
 import { CorruptDocumentError } from '../../errors';
+import { isPowerOfTwo } from '../../common/power-of-two';
 import { seeded } from '../../common/seeded';
 import { dot } from './vector-segment';
 
@@ -203,8 +204,12 @@ export function decodeCodebook(key: string, bytes: Uint8Array): Codebook {
 	};
 	if (buf.length < 20 || !buf.subarray(0, 8).equals(MAGIC)) fail('not a codebook');
 	const [dimensions, parents, children] = [8, 12, 16].map((at) => buf.readUInt32LE(at));
-	const pow2 = (x: number) => x >= 1 && (x & (x - 1)) === 0;
-	if (dimensions < 1 || !pow2(parents) || !pow2(children) || parents * children > MAX_CELLS)
+	if (
+		dimensions < 1 ||
+		!isPowerOfTwo(parents) ||
+		!isPowerOfTwo(children) ||
+		parents * children > MAX_CELLS
+	)
 		fail('bad shape');
 	const floats = (parents + parents * children) * dimensions;
 	if (buf.length !== 20 + floats * 4)

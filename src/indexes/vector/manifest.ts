@@ -1,6 +1,7 @@
 // The embedded vector index's manifest: its write-once segments, oldest first, moved by compare-and-swap.
 import { z } from 'zod';
 
+import { isPowerOfTwo } from '../../common/power-of-two';
 import { decodeJsonObject, encodeJson } from '../../store/codec';
 import type { DocumentCodec } from '../../store/document-store';
 import { parse } from '../../store/parse';
@@ -59,8 +60,6 @@ const idList = (what: string) =>
 		`must be a list of ${what} IDs`,
 	);
 
-const powerOfTwo = (n: number) => (n & (n - 1)) === 0;
-
 const manifestSchema = z.looseObject({
 	dimensions: z.number().int().min(1),
 	segments: z.array(
@@ -87,7 +86,7 @@ const manifestSchema = z.looseObject({
 						rows: z.number().int().min(0),
 						buckets: z.number().int().min(1),
 						bytes: z.number().int().min(0),
-						split: z.number().int().min(2).refine(powerOfTwo, 'is not a power of two').optional(),
+						split: z.number().int().min(2).refine(isPowerOfTwo, 'is not a power of two').optional(),
 						largest: z.number().int().min(0).optional(),
 						versions: z
 							.record(z.string().regex(/^[0-9]{1,7}$/), z.string().regex(/^[0-9a-f]{12}$/))
@@ -96,7 +95,7 @@ const manifestSchema = z.looseObject({
 					// Ranges of cells (a power of two) times the split: a power of two, at least the split.
 					.refine(
 						(t) =>
-							powerOfTwo(t.buckets) &&
+							isPowerOfTwo(t.buckets) &&
 							(t.split === undefined
 								? t.id.length === 18
 								: t.buckets >= t.split && t.id.length === 20),
