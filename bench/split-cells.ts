@@ -108,6 +108,12 @@ async function measure(root: string, cb: Codebook, tier: CellTier, queries: Floa
 	return { ms: median(ms), requests: median(reqs), held: Math.max(...held), answers };
 }
 
+/** How a tier split its ranges: "8 a range" alike, or each range's split. */
+const splitsOf = (tier: CellTier) =>
+	tier.parts
+		? `ranges split in ${tier.parts.map(([, s]) => s).join(', ')} of ${tier.ranges}`
+		: `${tier.split ?? 1} a range`;
+
 async function main() {
 	const root = tempDir('split-cells-bench');
 	const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
@@ -137,7 +143,7 @@ async function main() {
 	console.log('|---|---:|---:|---:|---:|---:|');
 	const rows: Array<[string, CellTier]> = [
 		['whole cells', whole],
-		[`split to ${mib(BUCKET_BYTES)} (${split.split ?? 1} a cell)`, split],
+		[`split to ${mib(BUCKET_BYTES)} (${splitsOf(split)})`, split],
 	];
 	const got: Array<Awaited<ReturnType<typeof measure>>> = [];
 	for (const [name, tier] of rows) {

@@ -6,7 +6,8 @@
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
 import { BestChunks } from './best-chunks';
-import { bucketsOfCell, cellBucketKey, decodeCellBucket } from './cell-tiers';
+import { cellBucketKey, decodeCellBucket } from './cell-tiers';
+import { TierLayout } from './cell-layout';
 import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, probe } from './codebook';
@@ -27,11 +28,12 @@ export class CellBucketGone extends Error {
 /** The buckets of each tier holding the probed cells, as (tier, bucket) pairs. */
 export function bucketsToRead(cb: Codebook, tiers: readonly CellTier[], cells: readonly number[]) {
 	const total = cellCount(cb);
-	return tiers.flatMap((tier) =>
-		[...new Set(cells.flatMap((c) => bucketsOfCell(tier, total, c)))]
+	return tiers.flatMap((tier) => {
+		const layout = new TierLayout(tier, total);
+		return [...new Set(cells.flatMap((c) => layout.bucketsOfCell(c)))]
 			.sort((a, b) => a - b)
-			.map((b) => ({ tier, b })),
-	);
+			.map((b) => ({ tier, b }));
+	});
 }
 
 /** The k best rows of the tiers' probed buckets (each chunk once), best first. */
@@ -72,13 +74,24 @@ export async function offerCells(
 
 /**
  * What one of a tier's buckets weighs, about: the average, or in a split tier the share of its
- * fullest range of cells (a crowded cell's buckets can hold most of its rows).
+ * fullest range of cells (a crowded cell's buckets can hold most of its rows); in a per-range tier,
+ * the fullest range's share of its own split, by the rows its cells count.
  */
 export function bucketBytesOf(tier: CellTier): number {
 	const perRow = tier.bytes / Math.max(1, tier.rows);
 	const average = tier.bytes / tier.buckets;
+	if (tier.parts && tier.cellRows)
+		return Math.max(average, fullestBucket(tier, tier.cellRows) * perRow);
 	if (!tier.split || tier.largest === undefined) return average;
 	return Math.max(average, Math.ceil(tier.largest / tier.split) * perRow);
+}
+
+/** Rows of a per-range tier's fullest bucket, about (each range's rows shared by its split). */
+function fullestBucket(tier: CellTier, counts: readonly number[]): number {
+	const layout = new TierLayout(tier, counts.length);
+	const perRange = new Float64Array(layout.ranges);
+	counts.forEach((n, c) => (perRange[layout.rangeOfCell(c)] += n));
+	return perRange.reduce((m, n, r) => Math.max(m, Math.ceil(n / layout.splitOf(r))), 0);
 }
 
 async function offerGroup(

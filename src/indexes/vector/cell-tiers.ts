@@ -3,13 +3,12 @@
 // search reads the buckets of the cells nearest its query instead of every segment. A bucket is stored
 // as a vector segment (its rows, their chunks) with each row's cell. Cells are numbered so that a
 // bucket's cells are a range, and buckets split and merge in order: a merge of two tiers builds each
-// bucket from the few buckets of each that may hold its cells, one bucket at a time. When the rows of a
-// range of cells would make a bucket too large (large vectors, or one crowded cell), every range is
-// split among as many buckets by its rows' chunk IDs, so no bucket a search or a merge holds outgrows
-// BUCKET_BYTES, whatever the dimensions, and a small tier still has few buckets.
+// bucket from the few buckets of each that may hold its cells, one bucket at a time. A range whose rows
+// would make a bucket too large (large vectors, or one crowded cell) is split among as many buckets by
+// its rows' chunk IDs (cell-layout.ts), so no bucket a search or a merge holds outgrows BUCKET_BYTES,
+// whatever the dimensions, and a small tier still has few buckets.
 import { randomBytes } from 'node:crypto';
 
-import { fnv1a32 } from '../../common/hash';
 import { CorruptDocumentError, IndexDamagedError } from '../../errors';
 import type { MemoryStorage } from '../../store/storage';
 import { tierPartKey, writeParts } from '../chunks/tiering';
@@ -17,6 +16,15 @@ import type { PartNames } from '../chunks/tiering';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { Codebook } from './codebook';
 import { cellCount, cellOf } from './codebook';
+import {
+	bucketOfCell,
+	COUNTED_CELLS,
+	countsCells,
+	rangeLayout,
+	sourcesOf,
+	splitFor,
+	TierLayout,
+} from './cell-layout';
 import type { SegmentRef } from './manifest';
 import { decodeSegment, encodeSegment } from './stored-vectors';
 import type { Segment } from './vector-segment';
@@ -29,15 +37,19 @@ export interface CellTier {
 	/** Segments it was built from. */
 	segments: number;
 	rows: number;
-	/**
-	 * Buckets: its ranges of cells (a power of two, at most the codebook's cells) times its split.
-	 */
+	/** Buckets: its ranges of cells (a power of two, at most the codebook's cells), each split or not. */
 	buckets: number;
 	bytes: number;
-	/** Buckets per range of cells, a power of two (absent: 1, each bucket holds whole cells). */
+	/** Written before per-range splits: buckets of every range of cells, a power of two (absent: 1). */
 	split?: number;
+	/** Ranges of cells of a per-range tier (a power of two); its buckets are these plus its splits'. */
+	ranges?: number;
+	/** A per-range tier's ranges that split, and in how many buckets each: [range, split], in order. */
+	parts?: Array<[number, number]>;
 	/** Rows of its fullest range of cells (absent in tiers built before it was kept). */
 	largest?: number;
+	/** Rows in each cell, at most, when its codebook has at most COUNTED_CELLS cells: a merge's bounds. */
+	cellRows?: number[];
 	/** Buckets a Forget wrote again, by number: each one's version (chunks/tiering.ts: PartNames). */
 	versions?: PartNames['versions'];
 }
@@ -53,7 +65,7 @@ export const BUCKET_ROWS = 2048;
 
 /**
  * Bytes of vectors a bucket holds, at most, about: BUCKET_ROWS rows of 1,536 dimensions. Past it, a
- * cell's rows are split among several buckets (a search reads one at a time, read-groups.ts).
+ * range's rows are split among several buckets (a search reads one at a time, read-groups.ts).
  */
 export const BUCKET_BYTES = 12 * 2 ** 20;
 
@@ -64,43 +76,31 @@ export function bucketsFor(rows: number, cells: number, per = BUCKET_ROWS): numb
 	return b;
 }
 
-/** The bucket of a cell among `buckets` (the cell number's high bits). */
-export const bucketOfCell = (cell: number, cells: number, buckets: number) =>
-	Math.floor((cell * buckets) / cells);
+export { bucketOfCell };
 
 /**
- * A new tier's ID. A split tier's is longer: versions that do not know splits refuse its manifest
- * instead of reading, merging or forgetting one bucket of each cell as if it held the whole cell.
+ * A new tier's ID. A split tier's is longer (20 digits; 22 for one split per range): versions that do
+ * not know its layout refuse its manifest instead of reading, merging or forgetting one bucket of a
+ * range as if it held the whole range.
  */
-export const newCellTierId = (split = 1) => randomBytes(split > 1 ? 10 : 9).toString('hex');
+export const newCellTierId = (split = 1, perRange = false) =>
+	randomBytes(perRange ? 11 : split > 1 ? 10 : 9).toString('hex');
 
-/** A tier's ranges of cells: its buckets, less its split. */
-export const rangesOf = (tier: CellTier) => tier.buckets / (tier.split ?? 1);
+/** A tier's ranges of cells. */
+export const rangesOf = (tier: CellTier) => tier.ranges ?? tier.buckets / (tier.split ?? 1);
 
-/**
- * The bucket of a tier holding a row of `cell` whose chunk is `id`: in a split tier, its range's part
- * that FNV-1a of the ID picks (fixed forever: a Forget finds the row where a build put it).
- */
-export function bucketOfRow(tier: CellTier, cells: number, cell: number, id: string): number {
-	const split = tier.split ?? 1;
-	const range = bucketOfCell(cell, cells, rangesOf(tier));
-	return split === 1 ? range : range * split + (fnv1a32(id) & (split - 1));
-}
+/** The bucket of a tier holding a row of `cell` whose chunk is `id` (cell-layout.ts). */
+export const bucketOfRow = (tier: CellTier, cells: number, cell: number, id: string) =>
+	new TierLayout(tier, cells).bucketOfRow(cell, id);
 
 /** The buckets of a tier that hold rows of `cell`. */
-export function bucketsOfCell(tier: CellTier, cells: number, cell: number): number[] {
-	const split = tier.split ?? 1;
-	const range = bucketOfCell(cell, cells, rangesOf(tier));
-	return Array.from({ length: split }, (_, s) => range * split + s);
-}
-
-/** Whether bucket `b` of a tier holds rows of `cell`. */
-const holdsCell = (tier: CellTier, cells: number, b: number, cell: number) =>
-	bucketOfCell(cell, cells, rangesOf(tier)) === Math.floor(b / (tier.split ?? 1));
+export const bucketsOfCell = (tier: CellTier, cells: number, cell: number) =>
+	new TierLayout(tier, cells).bucketsOfCell(cell);
 
 /**
- * How a tier of `ranges` ranges of cells splits them: not at all while the fullest range's vectors
- * (`largest` rows, at most) fit in `maxBytes`, else every range in as many buckets as it needs.
+ * How a tier of `ranges` ranges of cells splits them, every range alike: not at all while the fullest
+ * range's vectors (`largest` rows, at most) fit in `maxBytes`, else in as many buckets as it needs.
+ * For merges of tiers that do not count their cells' rows.
  */
 export function layoutFor(
 	ranges: number,
@@ -108,8 +108,7 @@ export function layoutFor(
 	largest: number,
 	maxBytes = BUCKET_BYTES,
 ): { buckets: number; split?: number } {
-	let split = 1;
-	while ((largest / split) * 4 * dims > maxBytes && split < 2 ** 10) split *= 2;
+	const split = splitFor(largest, dims, maxBytes);
 	return split > 1 ? { buckets: ranges * split, split } : { buckets: ranges };
 }
 
@@ -151,6 +150,7 @@ export function decodeCellBucket(
 	cells: number,
 ): CellBucket {
 	let out: Uint16Array | undefined;
+	const layout = new TierLayout(tier, cells);
 	const segment = decodeSegment(key, bytes, (header, count, fail, tags) => {
 		// Each row's cell: its tag, or (stored before tags) a list in the header.
 		const list: ArrayLike<unknown> | undefined =
@@ -160,7 +160,7 @@ export function decodeCellBucket(
 		for (let r = 0; r < count; r++) {
 			const cell = list[r];
 			const ok = Number.isInteger(cell) && (cell as number) >= 0 && (cell as number) < cells;
-			if (!ok || !holdsCell(tier, cells, b, cell as number))
+			if (!ok || !layout.holdsCell(b, cell as number))
 				fail(`row ${r} names cell ${String(cell)}, not one of this bucket`);
 			out[r] = cell as number;
 		}
@@ -200,20 +200,24 @@ class Gathered {
 }
 
 /**
- * Writes a new tier's buckets (listed nowhere yet) and notes its fullest range of cells; on a failure,
- * deletes those it may have written.
+ * Writes a new tier's buckets (listed nowhere yet) and notes its fullest range of cells, and its cells'
+ * rows when they are few enough to list; on a failure, deletes those it may have written.
  */
 async function writeBuckets(
 	files: CellFiles,
 	tier: CellTier,
-	dims: number,
+	cb: Codebook,
 	bucket: (b: number) => Promise<Gathered>,
 ): Promise<CellTier> {
-	const perRange = new Uint32Array(rangesOf(tier));
+	const cells = cellCount(cb);
+	const layout = new TierLayout(tier, cells);
+	const perRange = new Uint32Array(layout.ranges);
+	const perCell = cells <= COUNTED_CELLS ? new Array<number>(cells).fill(0) : undefined;
 	const write = async (b: number) => {
 		const got = await bucket(b);
-		perRange[Math.floor(b / (tier.split ?? 1))] += got.chunks.length;
-		const body = got.encode(dims);
+		perRange[layout.rangeOfBucket(b)] += got.chunks.length;
+		if (perCell) for (const c of got.cells) perCell[c]++;
+		const body = got.encode(cb.dimensions);
 		await files.storage.put(cellBucketKey(files.segmentsPrefix, tier, b), body, {
 			ifVersion: null,
 		});
@@ -222,20 +226,40 @@ async function writeBuckets(
 	const keys = cellBucketKeys(files.segmentsPrefix, tier);
 	tier.bytes += await writeParts(tier.buckets, write, keys, (k) => files.storage.delete(k));
 	tier.largest = perRange.reduce((m, n) => Math.max(m, n), 0);
+	if (perCell) tier.cellRows = perCell;
 	return tier;
 }
 
-/** A tier entry of `ranges` ranges of cells, split as its fullest (`largest` rows) needs. */
+/**
+ * A tier entry of `ranges` ranges of cells: each range split as its own rows need when `rowsIn` bounds
+ * them (a per-range tier), else every range as the fullest (`largest` rows) needs.
+ */
 function newTier(
 	files: CellFiles,
 	cb: Codebook,
 	fields: { codebook: string; segments: number; rows: number },
 	ranges: number,
-	largest: number,
+	bound: { largest: number; rowsIn?: (range: number) => number },
 ): CellTier {
-	const layout = layoutFor(ranges, cb.dimensions, largest, files.bucketBytes);
+	const maxBytes = files.bucketBytes ?? BUCKET_BYTES;
+	if (bound.rowsIn) {
+		const layout = rangeLayout(ranges, cb.dimensions, maxBytes, bound.rowsIn);
+		// No range split: the form every version reads.
+		if (layout.parts.length === 0)
+			return { id: newCellTierId(), ...fields, buckets: ranges, bytes: 0 };
+		return { id: newCellTierId(1, true), ...fields, ...layout, bytes: 0 };
+	}
+	const layout = layoutFor(ranges, cb.dimensions, bound.largest, maxBytes);
 	return { id: newCellTierId(layout.split), ...fields, ...layout, bytes: 0 };
 }
+
+/** Rows of each range of `ranges` when `counts` are each cell's rows. */
+const rangeRows = (counts: ArrayLike<number>, cells: number, ranges: number) => (r: number) => {
+	let n = 0;
+	for (let c = Math.ceil((r * cells) / ranges); c < Math.ceil(((r + 1) * cells) / ranges); c++)
+		n += counts[c];
+	return n;
+};
 
 /** A new tier of these segments (their rows held while it is built), its buckets written. */
 export async function buildCellTier(
@@ -258,43 +282,46 @@ export async function buildCellTier(
 	}
 	const rows = all.chunks.length;
 	const ranges = bucketsFor(rows, cells, bucketRows);
-	const perRange = new Uint32Array(ranges);
-	for (const cell of all.cells) perRange[bucketOfCell(cell, cells, ranges)]++;
-	const largest = perRange.reduce((m, n) => Math.max(m, n), 0);
-	const tier = newTier(files, cb, { codebook, segments: refs.length, rows }, ranges, largest);
+	const perCell = new Uint32Array(cells);
+	for (const cell of all.cells) perCell[cell]++;
+	const rowsIn = rangeRows(perCell, cells, ranges);
+	let largest = 0;
+	for (let r = 0; r < ranges; r++) largest = Math.max(largest, rowsIn(r));
+	const fields = { codebook, segments: refs.length, rows };
+	const tier = newTier(files, cb, fields, ranges, {
+		largest,
+		rowsIn: cells <= COUNTED_CELLS ? rowsIn : undefined,
+	});
+	const layout = new TierLayout(tier, cells);
 	const gathered = Array.from({ length: tier.buckets }, () => new Gathered());
 	all.chunks.forEach((chunk, i) => {
 		const cell = all.cells[i];
-		gathered[bucketOfRow(tier, cells, cell, chunk.id)].add(chunk, all.rows[i], cell);
+		gathered[layout.bucketOfRow(cell, chunk.id)].add(chunk, all.rows[i], cell);
 	});
-	return writeBuckets(files, tier, cb.dimensions, async (b) => gathered[b]);
-}
-
-/** The cells bucket `b` of a tier holds: from, to (excluded). */
-function cellsOfBucket(tier: CellTier, cells: number, b: number): [number, number] {
-	const r = Math.floor(b / (tier.split ?? 1));
-	const ranges = rangesOf(tier);
-	return [Math.ceil((r * cells) / ranges), Math.ceil(((r + 1) * cells) / ranges)];
+	return writeBuckets(files, tier, cb, async (b) => gathered[b]);
 }
 
 /**
  * The buckets of `from` that may hold rows of bucket `b` of `to`: those of its cells, and of a split
- * cell only those whose share of the chunk IDs meets b's (both splits are powers of two).
+ * range only those whose share of the chunk IDs meets b's (both splits are powers of two).
  */
-export function cellSources(from: CellTier, to: CellTier, cells: number, b: number): number[] {
-	const [lo, hi] = cellsOfBucket(to, cells, b);
-	const theirs = from.split ?? 1;
-	const mine = to.split ?? 1;
-	const m = Math.min(theirs, mine);
-	const out = new Set<number>();
-	for (let c = lo; c < hi; c++)
-		for (const s of bucketsOfCell(from, cells, c))
-			if (theirs === 1 || (s % theirs) % m === (b % mine) % m) out.add(s);
-	return [...out].sort((x, y) => x - y);
-}
+export const cellSources = (from: CellTier, to: CellTier, cells: number, b: number): number[] =>
+	sourcesOf(new TierLayout(from, cells), new TierLayout(to, cells), b);
 
 /** A bucket of a tier being merged is not held (another process replaced the tier, or it was lost). */
 export class CellTierGone extends Error {}
+
+/**
+ * The bound a merge of `a` and `b` into `ranges` ranges lays its buckets out by: each range's rows
+ * when both count their cells' rows, else the fullest range's.
+ */
+function mergeBound(a: CellTier, b: CellTier, cells: number, ranges: number) {
+	const largest = largestIn(a, ranges) + largestIn(b, ranges);
+	if (cells > COUNTED_CELLS || !countsCells(a, cells) || !countsCells(b, cells)) return { largest };
+	const both = a.cellRows.map((n, c) => n + b.cellRows[c]);
+	const rowsIn = rangeRows(both, cells, ranges);
+	return { largest, rowsIn };
+}
 
 /** One tier of two (the segments of `a`, then those of `b`), its buckets written bucket by bucket. */
 export async function mergeCellTiers(
@@ -307,11 +334,15 @@ export async function mergeCellTiers(
 	const rows = a.rows + b.rows;
 	const ranges = bucketsFor(rows, cells);
 	const fields = { codebook: a.codebook, segments: a.segments + b.segments, rows };
-	const tier = newTier(files, cb, fields, ranges, largestIn(a, ranges) + largestIn(b, ranges));
-	return writeBuckets(files, tier, cb.dimensions, async (t) => {
+	const tier = newTier(files, cb, fields, ranges, mergeBound(a, b, cells, ranges));
+	const [into, layouts] = [
+		new TierLayout(tier, cells),
+		[a, b].map((t) => new TierLayout(t, cells)),
+	];
+	return writeBuckets(files, tier, cb, async (t) => {
 		const out = new Gathered();
-		for (const from of [a, b])
-			for (const s of cellSources(from, tier, cells, t)) {
+		for (const [i, from] of [a, b].entries())
+			for (const s of sourcesOf(layouts[i], into, t)) {
 				const key = cellBucketKey(files.segmentsPrefix, from, s);
 				const got = await files.storage.get(key);
 				if (!got) throw new CellTierGone();
@@ -319,9 +350,9 @@ export async function mergeCellTiers(
 				const d = segment.dimensions;
 				segment.chunks.forEach((chunk, r) => {
 					// A row out of its place would be missed by the buckets meant to take it.
-					if (bucketOfRow(from, cells, rowCells[r], chunk.id) !== s)
+					if (layouts[i].bucketOfRow(rowCells[r], chunk.id) !== s)
 						throw new CorruptDocumentError(key, `row ${r} is not of this bucket`);
-					if (bucketOfRow(tier, cells, rowCells[r], chunk.id) !== t) return;
+					if (into.bucketOfRow(rowCells[r], chunk.id) !== t) return;
 					out.add(chunk, segment.vectors.subarray(r * d, (r + 1) * d), rowCells[r]);
 				});
 			}

@@ -20,7 +20,7 @@ export interface Codebook {
 export const cellCount = (cb: Codebook) => cb.parents * cb.children;
 
 /** At most this many cells, and no more floats of centroids than this (large embeddings get fewer cells). */
-const MAX_CELLS = 4096;
+export const MAX_CELLS = 4096;
 const MAX_FLOATS = 2 ** 22;
 /** Rows a cell of the sample should get at least, for its centroid to mean something. */
 const ROWS_PER_CELL = 8;

@@ -10,6 +10,8 @@ import { retiredSchema } from '../chunks/retiring';
 import type { Retiring } from '../chunks/retiring';
 import type { TierPlace } from '../chunks/tiering';
 import type { CellTier } from './cell-tiers';
+import { COUNTED_CELLS } from './cell-layout';
+import { MAX_CELLS } from './codebook';
 
 /** One segment of the embedded index, as the manifest lists it. */
 export interface SegmentRef {
@@ -60,6 +62,31 @@ const idList = (what: string) =>
 		`must be a list of ${what} IDs`,
 	);
 
+/**
+ * A tier's buckets match its layout: per-range splits listed in order, each range's buckets added to
+ * its ranges (a 22-digit ID); or ranges (a power of two) times one split (20 digits), or unsplit (18).
+ */
+function layoutHolds(t: {
+	id: string;
+	buckets: number;
+	split?: number;
+	ranges?: number;
+	parts?: Array<[number, number]>;
+}): boolean {
+	if (t.parts || t.ranges !== undefined) {
+		if (!t.parts || t.ranges === undefined || t.split !== undefined || t.id.length !== 22)
+			return false;
+		let [last, buckets] = [-1, t.ranges];
+		for (const [r, s] of t.parts) {
+			if (r <= last || r >= t.ranges) return false;
+			[last, buckets] = [r, buckets + s - 1];
+		}
+		return buckets === t.buckets;
+	}
+	if (!isPowerOfTwo(t.buckets)) return false;
+	return t.split === undefined ? t.id.length === 18 : t.buckets >= t.split && t.id.length === 20;
+}
+
 const manifestSchema = z.looseObject({
 	dimensions: z.number().int().min(1),
 	segments: z.array(
@@ -79,28 +106,37 @@ const manifestSchema = z.looseObject({
 			tiers: z.array(
 				z
 					.looseObject({
-						// 20 digits: a split tier (cell-tiers.ts, newCellTierId).
-						id: z.string().regex(/^[0-9a-f]{18}([0-9a-f]{2})?$/),
+						// 20 digits: a split tier; 22: one split per range (cell-tiers.ts, newCellTierId).
+						id: z.string().regex(/^[0-9a-f]{18}([0-9a-f]{2}){0,2}$/),
 						codebook: z.string().min(1),
 						segments: z.number().int().min(1),
 						rows: z.number().int().min(0),
 						buckets: z.number().int().min(1),
 						bytes: z.number().int().min(0),
 						split: z.number().int().min(2).refine(isPowerOfTwo, 'is not a power of two').optional(),
+						ranges: z
+							.number()
+							.int()
+							.min(1)
+							.max(MAX_CELLS)
+							.refine(isPowerOfTwo, 'is not a power of two')
+							.optional(),
+						parts: z
+							.array(
+								z.tuple([
+									z.number().int().min(0),
+									z.number().int().min(2).refine(isPowerOfTwo, 'is not a power of two'),
+								]),
+							)
+							.min(1)
+							.optional(),
 						largest: z.number().int().min(0).optional(),
+						cellRows: z.array(z.number().int().min(0)).max(COUNTED_CELLS).optional(),
 						versions: z
 							.record(z.string().regex(/^[0-9]{1,7}$/), z.string().regex(/^[0-9a-f]{12}$/))
 							.optional(),
 					})
-					// Ranges of cells (a power of two) times the split: a power of two, at least the split.
-					.refine(
-						(t) =>
-							isPowerOfTwo(t.buckets) &&
-							(t.split === undefined
-								? t.id.length === 18
-								: t.buckets >= t.split && t.id.length === 20),
-						'buckets do not match its split',
-					),
+					.refine(layoutHolds, 'buckets do not match its split'),
 			),
 		})
 		.optional(),

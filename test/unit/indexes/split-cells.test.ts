@@ -1,7 +1,8 @@
 // Ranges of cells too large for one bucket (large vectors on a large base, or one crowded cell): a tier
-// splits each range's rows among several buckets by their chunk IDs, so no bucket a search or a merge
-// holds outgrows the byte cap, and a small tier keeps few buckets. Small vectors and a small cap here
-// stand for 1,536-dimension rows and 12 MiB.
+// splits such a range's rows among several buckets by their chunk IDs, that range only, so no bucket a
+// search or a merge holds outgrows the byte cap, and a search near the other ranges reads one bucket
+// each. Tiers written before split every range alike; they are still read, merged and forgotten.
+// Small vectors and a small cap here stand for 1,536-dimension rows and 12 MiB.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
@@ -23,9 +24,11 @@ import {
 	encodeCellBucket,
 	layoutFor,
 	mergeCellTiers,
+	newCellTierId,
 } from '../../../src/indexes/vector/cell-tiers';
+import { rangeLayout, splitFor, TierLayout } from '../../../src/indexes/vector/cell-layout';
 import type { CellTier } from '../../../src/indexes/vector/cell-tiers';
-import { bestInCells, bucketsToRead } from '../../../src/indexes/vector/cell-search';
+import { bestInCells, bucketBytesOf, bucketsToRead } from '../../../src/indexes/vector/cell-search';
 import { cellCount, cellOf, trainCodebook } from '../../../src/indexes/vector/codebook';
 import { manifestCodec } from '../../../src/indexes/vector/manifest';
 import { normaliseRows } from '../../../src/indexes/vector/vector-segment';
@@ -81,36 +84,108 @@ async function rowsOfTier(index: EmbeddedIndex, tier: CellTier, cells: number) {
 	return { ids: out.sort(), most };
 }
 
+/** Rows of each range of `ranges` of a tier's rows (`id@cell`), by the cells' numbering. */
+function rowsPerRange(ids: string[], cells: number, ranges: number): number[] {
+	const out = new Array<number>(ranges).fill(0);
+	for (const x of ids) out[Math.floor((Number(x.split('@')[1]) * ranges) / cells)]++;
+	return out;
+}
+
+/**
+ * A tier in the form versions before per-range splits wrote: every range split alike (`split`), no
+ * cells' rows counted. Written here bucket by bucket as they placed rows.
+ */
+async function uniformTier(
+	index: EmbeddedIndex,
+	cb: ReturnType<typeof trainCodebook>,
+	refs: Awaited<ReturnType<EmbeddedIndex['readManifest']>>['doc']['segments'],
+	ranges: number,
+	split: number,
+): Promise<CellTier> {
+	const cells = cellCount(cb);
+	const tier: CellTier = {
+		id: newCellTierId(split),
+		codebook: '',
+		segments: refs.length,
+		rows: 0,
+		buckets: ranges * split,
+		bytes: 0,
+		...(split > 1 ? { split } : {}),
+	};
+	const groups = Array.from({ length: tier.buckets }, () => ({
+		chunks: [] as IndexedChunk[],
+		rows: [] as number[],
+		cells: [] as number[],
+	}));
+	const perRange = new Array<number>(ranges).fill(0);
+	for (const ref of refs) {
+		const seg = (await index.readSegment(ref, { quantize: false }))!;
+		seg.chunks.forEach((c, r) => {
+			const row = seg.vectors.subarray(r * DIMS, (r + 1) * DIMS);
+			const cell = cellOf(cb, row);
+			const g = groups[bucketOfRow(tier, cells, cell, c.id)];
+			g.chunks.push(c);
+			g.rows.push(...row);
+			g.cells.push(cell);
+			perRange[Math.floor((cell * ranges) / cells)]++;
+		});
+	}
+	for (const [b, g] of groups.entries()) {
+		const body = encodeCellBucket(DIMS, g.chunks, new Float32Array(g.rows), g.cells);
+		await index.storage.put(cellBucketKey(index.segmentsPrefix, tier, b), body);
+		tier.rows += g.chunks.length;
+		tier.bytes += body.byteLength;
+	}
+	tier.largest = Math.max(...perRange);
+	return tier;
+}
+
 describe('cells split among buckets', () => {
-	it('a tier whose fullest range of cells is past the cap splits every range by chunk ID: each row once, in its bucket, no bucket far past the cap', async () => {
-		const { open, rows, refs, cb, cells } = await segmentsOf(2000);
+	it('a tier splits by chunk ID only its ranges of cells past the cap: each row once, in its bucket, no bucket far past the cap', async () => {
+		const { open, refs, cb, cells } = await segmentsOf(2000);
 		// Ranges for 2,000 rows at about 100 a bucket: a power of two, at most the cells.
 		let ranges = 1;
 		while (ranges * 100 < 2000 && ranges < cells) ranges *= 2;
-		const perRange = new Map<number, number>();
-		for (const r of rows) {
-			const range = Math.floor((cellOf(cb, normaliseRows([r], 1)) * ranges) / cells);
-			perRange.set(range, (perRange.get(range) ?? 0) + 1);
-		}
-		const largest = Math.max(...perRange.values());
-		assert.ok(largest * 4 * DIMS >= 3 * CAP, `fullest range ${largest} rows: too small to tell`);
-
-		const tier = await buildCellTier(open(CAP), cb, refs, 100);
-		assert.ok((tier.split ?? 1) >= 4, `split ${tier.split}`);
-		assert.equal(tier.buckets, ranges * tier.split!);
-		assert.equal(tier.largest, largest);
-		assert.equal(tier.id.length, 20, 'a split tier has the longer ID');
-		const { ids, most } = await rowsOfTier(open(), tier, cells);
-		assert.equal(ids.length, 2000);
-		assert.equal(new Set(ids.map((x) => x.split('@')[0])).size, 2000, 'each row once');
-		assert.ok(most * 4 * DIMS <= 2 * CAP, `${most} rows in one bucket`);
-
-		// Without a cap the same rows make whole cells; the layout alone differs.
 		const whole = await buildCellTier(open(), cb, refs, 100);
 		assert.equal(whole.split, undefined);
+		assert.equal(whole.parts, undefined);
 		assert.equal(whole.buckets, ranges);
-		assert.equal(whole.id.length, 18);
-		assert.deepEqual((await rowsOfTier(open(), whole, cells)).ids, ids);
+		assert.equal(whole.id.length, 18, 'an unsplit tier keeps the form every version reads');
+		const all = (await rowsOfTier(open(), whole, cells)).ids;
+		const perRange = rowsPerRange(all, cells, ranges);
+		const crowded = perRange.filter((n) => splitFor(n, DIMS, CAP) > 1).length;
+		assert.ok(crowded >= 1 && crowded < ranges, `${crowded} of ${ranges} ranges past the cap`);
+
+		const tier = await buildCellTier(open(CAP), cb, refs, 100);
+		assert.equal(tier.id.length, 22, 'a per-range tier has the longest ID');
+		assert.equal(tier.ranges, ranges);
+		const expected = perRange.flatMap((n, r) => {
+			const s = splitFor(n, DIMS, CAP);
+			return s > 1 ? [[r, s]] : [];
+		});
+		assert.deepEqual(tier.parts, expected, 'each range split as its own rows need');
+		assert.equal(
+			tier.buckets,
+			perRange.reduce((n, rows) => n + splitFor(rows, DIMS, CAP), 0),
+		);
+		assert.equal(tier.largest, Math.max(...perRange));
+		assert.equal(tier.cellRows!.length, cells);
+		assert.equal(
+			tier.cellRows!.reduce((a, n) => a + n, 0),
+			2000,
+		);
+		const { ids, most } = await rowsOfTier(open(), tier, cells);
+		assert.deepEqual(ids, all, 'the same rows, the layout alone differs');
+		assert.ok(most * 4 * DIMS <= 2 * CAP, `${most} rows in one bucket`);
+		// A search reads large buckets one at a time, by the fullest bucket's share of its range.
+		const fullest = Math.max(...perRange.map((n) => Math.ceil(n / splitFor(n, DIMS, CAP))));
+		const perRow = tier.bytes / tier.rows;
+		assert.equal(bucketBytesOf(tier), Math.max(tier.bytes / tier.buckets, fullest * perRow));
+		// A range under the cap is one bucket: a search near it reads one.
+		const layout = new TierLayout(tier, cells);
+		const calm = perRange.findIndex((n) => splitFor(n, DIMS, CAP) === 1);
+		assert.equal(layout.splitOf(calm), 1);
+		assert.equal(bucketsOfCell(tier, cells, Math.ceil((calm * cells) / ranges)).length, 1);
 	});
 
 	it('a small tier with a crowded cell keeps few buckets: its one range split, not every cell', async () => {
@@ -118,46 +193,67 @@ describe('cells split among buckets', () => {
 		assert.ok(cells >= 16, `${cells} cells`);
 		// 2,000 rows take one range at the default 2,048 rows a bucket.
 		const tier = await buildCellTier(open(CAP), cb, refs);
-		assert.ok((tier.split ?? 1) >= 64, `split ${tier.split}`);
-		assert.equal(tier.buckets, tier.split, 'buckets: the split of one range');
+		const split = tier.parts?.[0]?.[1] ?? 1;
+		assert.ok(split >= 64, `split ${split}`);
+		assert.equal(tier.buckets, split, 'buckets: the split of one range');
 		assert.equal(tier.largest, 2000);
 		const { ids, most } = await rowsOfTier(open(), tier, cells);
 		assert.equal(new Set(ids.map((x) => x.split('@')[0])).size, 2000, 'each row once');
 		assert.ok(most * 4 * DIMS <= 2 * CAP, `${most} rows in one bucket`);
 	});
 
-	it('merges of split and whole tiers, either way, hold every row once in its bucket', async () => {
+	it('merges of per-range, uniformly split and whole tiers, either way, hold every row once in its bucket', async () => {
 		const { open, refs, cb, cells } = await segmentsOf(2000);
 		const all = (await rowsOfTier(open(), await buildCellTier(open(), cb, refs), cells)).ids;
 		// Tiers of several ranges (a bucket per cell, or about 50 rows a range) into merges of one.
 		const splitA = await buildCellTier(open(CAP), cb, refs.slice(0, 2), 50);
 		const wholeB = await buildCellTier(open(), cb, refs.slice(2), 1);
 		const splitB = await buildCellTier(open(CAP / 2), cb, refs.slice(2), 1);
-		assert.ok(splitA.buckets / splitA.split! > 1 && wholeB.buckets === cells, 'several ranges');
-		assert.ok(splitA.split! > 1 && splitB.split! > splitA.split!, 'splits of two sizes');
-		for (const [a, b, cap, split] of [
-			[splitA, wholeB, CAP, true],
-			[splitA, splitB, CAP, true],
-			[splitB, splitA, CAP / 4, true],
-			[splitA, wholeB, undefined, false],
-			[splitA, splitB, undefined, false],
+		const oldA = await uniformTier(open(), cb, refs.slice(0, 2), 8, 4);
+		const oldB = await uniformTier(open(), cb, refs.slice(2), 4, 1);
+		assert.ok(splitA.ranges! > 1 && wholeB.buckets === cells, 'several ranges');
+		assert.ok(splitA.parts && splitB.parts, 'ranges split');
+		for (const [a, b, cap, form] of [
+			[splitA, wholeB, CAP, 'ranges'],
+			[splitA, splitB, CAP, 'ranges'],
+			[splitB, splitA, CAP / 4, 'ranges'],
+			[splitA, wholeB, undefined, 'whole'],
+			[splitA, splitB, undefined, 'whole'],
+			// A tier written before counts no cells: its merges split every range alike.
+			[oldA, splitB, CAP, 'uniform'],
+			[splitA, oldB, CAP, 'uniform'],
+			[oldA, oldB, undefined, 'whole'],
 		] as const) {
 			const merged = await mergeCellTiers(open(cap), cb, a, b);
-			assert.equal((merged.split ?? 1) > 1, split, `split ${merged.split}`);
 			const got = await rowsOfTier(open(), merged, cells);
 			assert.deepEqual(got.ids, all);
-			// The merge bounds its ranges from its sources' fullest: no bucket far past the cap.
+			const seen = merged.parts ? 'ranges' : merged.split ? 'uniform' : 'whole';
+			assert.equal(seen, form, `${merged.id}: ${seen}`);
+			// The merge bounds its ranges from its sources: no bucket far past the cap.
 			if (cap) assert.ok(got.most * 4 * DIMS <= 2 * cap, `${got.most} rows in one bucket`);
 			assert.ok(merged.largest! >= 1 && merged.rows === 2000);
+			assert.equal(
+				merged.cellRows?.reduce((n, c) => n + c, 0),
+				2000,
+				'cells counted',
+			);
+			if (form !== 'ranges') continue;
+			// Counted cells bound each range exactly: none splits more than its own rows need.
+			const layout = new TierLayout(merged, cells);
+			rowsPerRange(got.ids, cells, layout.ranges).forEach((n, r) =>
+				assert.equal(layout.splitOf(r), splitFor(n, DIMS, cap!), `range ${r}: ${n} rows`),
+			);
 		}
 	});
 
 	it('a search of split cells reads each probed cell’s buckets and finds exactly what whole cells give', async () => {
 		const { open, rows, refs, cb, cells } = await segmentsOf(2000);
-		// A range a cell, and one range for all.
+		// A range a cell, one range for all, and the form written before (every cell split alike).
 		const split = await buildCellTier(open(CAP), cb, refs, 1);
 		const one = await buildCellTier(open(CAP), cb, refs);
-		assert.equal(split.buckets, cells * split.split!);
+		const old = await uniformTier(open(), cb, refs, cells, 8);
+		const layout = new TierLayout(split, cells);
+		assert.equal(split.ranges, cells);
 		// Whole cells, a bucket each (a bucket of several cells scores them all).
 		const whole = await buildCellTier(open(), cb, refs, 1);
 		assert.ok(whole.buckets >= cells);
@@ -168,13 +264,17 @@ describe('cells split among buckets', () => {
 			const a = await bestInCells(open(), cb, [split], q, 20, {}, { cells: 4, parents: 2 });
 			const b = await bestInCells(open(), cb, [whole], q, 20, {}, { cells: 4, parents: 2 });
 			const c = await bestInCells(open(), cb, [one], q, 20, {}, { cells: 4, parents: 2 });
+			const d = await bestInCells(open(), cb, [old], q, 20, {}, { cells: 4, parents: 2 });
 			const ranked = (got: typeof a) => got.map((m) => [m.chunk.id, m.score]);
 			assert.deepEqual(ranked(a), ranked(b));
+			assert.deepEqual(ranked(d), ranked(b));
 			// One range holds every cell: it scores them all, so it finds at least as well.
 			assert.ok(c[c.length - 1].score >= a[a.length - 1].score);
 			const probed = [0, 1, 2].map((c) => c % cells);
-			assert.equal(bucketsToRead(cb, [split], probed).length, 3 * split.split!);
-			assert.equal(bucketsToRead(cb, [one], probed).length, one.split!);
+			const own = probed.reduce((n, c) => n + layout.splitOf(layout.rangeOfCell(c)), 0);
+			assert.equal(bucketsToRead(cb, [split], probed).length, own);
+			assert.equal(bucketsToRead(cb, [one], probed).length, one.buckets);
+			assert.equal(bucketsToRead(cb, [old], probed).length, 3 * 8);
 		}
 	});
 
@@ -214,6 +314,17 @@ describe('cells split among buckets', () => {
 		);
 		assert.ok(manifestCodec.decode('m', doc({ ...tier, buckets: 4, split: 4 })));
 		assert.ok(manifestCodec.decode('m', doc({ ...tier, id: 'a'.repeat(18), buckets: 64 })));
+		const ranged = {
+			...tier,
+			id: 'a'.repeat(22),
+			ranges: 8,
+			parts: [
+				[1, 4],
+				[5, 2],
+			],
+			buckets: 12,
+		};
+		assert.deepEqual(manifestCodec.decode('m', doc(ranged)).cells?.tiers[0].parts, ranged.parts);
 		for (const bad of [
 			{ ...tier, buckets: 96, split: 4 },
 			{ ...tier, buckets: 2, split: 4 },
@@ -221,6 +332,36 @@ describe('cells split among buckets', () => {
 			{ ...tier, id: 'a'.repeat(18), buckets: 64, split: 4 },
 			{ ...tier, buckets: 64 },
 			{ ...tier, id: 'a'.repeat(18), buckets: 96 },
+			// Per-range splits: the ranges plus each split's buckets more, in order, with the longest ID.
+			{ ...ranged, buckets: 11 },
+			{ ...ranged, id: 'a'.repeat(20) },
+			{
+				...ranged,
+				parts: [
+					[5, 2],
+					[1, 4],
+				],
+			},
+			{
+				...ranged,
+				parts: [
+					[1, 4],
+					[8, 2],
+				],
+			},
+			{
+				...ranged,
+				parts: [
+					[1, 4],
+					[5, 3],
+				],
+				buckets: 13,
+			},
+			{ ...ranged, parts: [], buckets: 8 },
+			{ ...ranged, ranges: 6, buckets: 10 },
+			{ ...ranged, split: 2 },
+			{ ...ranged, parts: undefined, buckets: 8 },
+			{ ...tier, id: 'a'.repeat(22), buckets: 64, split: 4 },
 		])
 			assert.throws(
 				() => manifestCodec.decode('m', doc(bad)),
@@ -235,7 +376,7 @@ describe('cells split among buckets', () => {
 		});
 		const before = (await writer.readManifest(true)).doc;
 		const tiers = before.cells?.tiers ?? [];
-		assert.ok(tiers.length >= 1 && tiers.every((t) => (t.split ?? 1) > 1), 'split tiers built');
+		assert.ok(tiers.length >= 1 && tiers.every((t) => t.parts), 'split tiers built');
 		const removed = await writer.forgetSession('s3');
 		assert.equal(removed, rows.filter((_, i) => i % 7 === 3).length);
 		const after = (await writer.readManifest(true)).doc;
@@ -276,5 +417,22 @@ describe('cells split among buckets', () => {
 		// A small tier with a crowded cell: a few buckets more, not one per cell.
 		assert.deepEqual(layoutFor(4, 1536, 5000), { buckets: 16, split: 4 });
 		assert.deepEqual(layoutFor(128, 16, 100, 16 * 4 * 30), { buckets: 512, split: 4 });
+		// Per range: only the crowded ones split, each as much as its own rows need.
+		const rows = [40, 5000, 100, 2100];
+		assert.deepEqual(
+			rangeLayout(4, 1536, 12 * 2 ** 20, (r) => rows[r]),
+			{
+				buckets: 1 + 4 + 1 + 2,
+				ranges: 4,
+				parts: [
+					[1, 4],
+					[3, 2],
+				],
+			},
+		);
+		assert.deepEqual(
+			rangeLayout(2, 64, 12 * 2 ** 20, () => 4900),
+			{ buckets: 2, ranges: 2, parts: [] },
+		);
 	});
 });
