@@ -5,13 +5,8 @@
 import { deleteParts, MAX_PARALLEL, mapOrUndo } from '../../common/parallel';
 import type { IndexedChunk } from '../chunks/chunk';
 import { listedAsRead, newPartVersion } from '../chunks/tiering';
-import {
-	bucketOfRow,
-	cellBucketKey,
-	cellBucketKeys,
-	decodeCellBucket,
-	encodeCellBucket,
-} from './cell-tiers';
+import { TierLayout } from './cell-layout';
+import { cellBucketKey, cellBucketKeys, decodeCellBucket, encodeCellBucket } from './cell-tiers';
 import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, cellOf } from './codebook';
@@ -39,10 +34,11 @@ export function bucketsHolding(
 	rows: readonly number[],
 ): Set<number> {
 	const d = seg.dimensions;
+	const layout = new TierLayout(tier, cellCount(cb));
 	const out = new Set<number>();
 	for (const r of rows) {
 		const cell = cellOf(cb, seg.vectors.subarray(r * d, (r + 1) * d));
-		out.add(bucketOfRow(tier, cellCount(cb), cell, chunkAt(seg, r).id));
+		out.add(layout.bucketOfRow(cell, chunkAt(seg, r).id));
 	}
 	return out;
 }
