@@ -13,6 +13,25 @@ export const COUNTED_CELLS = 1024;
 export const bucketOfCell = (cell: number, cells: number, ranges: number) =>
 	Math.floor((cell * ranges) / cells);
 
+/** A tier's ranges of cells. */
+export const rangesOf = (tier: Pick<CellTier, 'buckets' | 'split' | 'ranges'>) =>
+	tier.ranges ?? tier.buckets / (tier.split ?? 1);
+
+/** The cells of range `r` of `ranges`: from, to (excluded). */
+export const cellsOfRange = (r: number, cells: number, ranges: number): [number, number] => [
+	Math.ceil((r * cells) / ranges),
+	Math.ceil(((r + 1) * cells) / ranges),
+];
+
+/** Rows of range `r` of `ranges` when `counts` are each cell's rows. */
+export const rangeRows =
+	(counts: ArrayLike<number>, cells: number, ranges: number) => (r: number) => {
+		const [lo, hi] = cellsOfRange(r, cells, ranges);
+		let n = 0;
+		for (let c = lo; c < hi; c++) n += counts[c];
+		return n;
+	};
+
 /** The buckets of a tier, by range: computed from its entry for one operation (not kept). */
 export class TierLayout {
 	readonly ranges: number;
@@ -25,11 +44,8 @@ export class TierLayout {
 		readonly cells: number,
 	) {
 		this.split = tier.split ?? 1;
-		if (!tier.parts) {
-			this.ranges = tier.buckets / this.split;
-			return;
-		}
-		this.ranges = tier.ranges ?? tier.buckets;
+		this.ranges = rangesOf(tier);
+		if (!tier.parts) return;
 		const of = new Map(tier.parts);
 		this.starts = new Uint32Array(this.ranges + 1);
 		for (let r = 0; r < this.ranges; r++) this.starts[r + 1] = this.starts[r] + (of.get(r) ?? 1);
@@ -77,11 +93,7 @@ export class TierLayout {
 
 	/** The cells bucket `b` holds: from, to (excluded). */
 	cellsOfBucket(b: number): [number, number] {
-		const r = this.rangeOfBucket(b);
-		return [
-			Math.ceil((r * this.cells) / this.ranges),
-			Math.ceil(((r + 1) * this.cells) / this.ranges),
-		];
+		return cellsOfRange(this.rangeOfBucket(b), this.cells, this.ranges);
 	}
 }
 

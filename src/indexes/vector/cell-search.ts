@@ -7,7 +7,7 @@ import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
 import { BestChunks } from './best-chunks';
 import { cellBucketKey, decodeCellBucket } from './cell-tiers';
-import { TierLayout } from './cell-layout';
+import { rangeRows, TierLayout } from './cell-layout';
 import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, probe } from './codebook';
@@ -89,9 +89,11 @@ export function bucketBytesOf(tier: CellTier): number {
 /** Rows of a per-range tier's fullest bucket, about (each range's rows shared by its split). */
 function fullestBucket(tier: CellTier, counts: readonly number[]): number {
 	const layout = new TierLayout(tier, counts.length);
-	const perRange = new Float64Array(layout.ranges);
-	counts.forEach((n, c) => (perRange[layout.rangeOfCell(c)] += n));
-	return perRange.reduce((m, n, r) => Math.max(m, Math.ceil(n / layout.splitOf(r))), 0);
+	const rowsIn = rangeRows(counts, counts.length, layout.ranges);
+	let most = 0;
+	for (let r = 0; r < layout.ranges; r++)
+		most = Math.max(most, Math.ceil(rowsIn(r) / layout.splitOf(r)));
+	return most;
 }
 
 async function offerGroup(

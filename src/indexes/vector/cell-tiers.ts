@@ -17,10 +17,11 @@ import type { IndexedChunk } from '../chunks/chunk';
 import type { Codebook } from './codebook';
 import { cellCount, cellOf } from './codebook';
 import {
-	bucketOfCell,
 	COUNTED_CELLS,
 	countsCells,
 	rangeLayout,
+	rangeRows,
+	rangesOf,
 	sourcesOf,
 	splitFor,
 	TierLayout,
@@ -76,8 +77,6 @@ export function bucketsFor(rows: number, cells: number, per = BUCKET_ROWS): numb
 	return b;
 }
 
-export { bucketOfCell };
-
 /**
  * A new tier's ID. A split tier's is longer (20 digits; 22 for one split per range): versions that do
  * not know its layout refuse its manifest instead of reading, merging or forgetting one bucket of a
@@ -85,9 +84,6 @@ export { bucketOfCell };
  */
 export const newCellTierId = (split = 1, perRange = false) =>
 	randomBytes(perRange ? 11 : split > 1 ? 10 : 9).toString('hex');
-
-/** A tier's ranges of cells. */
-export const rangesOf = (tier: CellTier) => tier.ranges ?? tier.buckets / (tier.split ?? 1);
 
 /** The bucket of a tier holding a row of `cell` whose chunk is `id` (cell-layout.ts). */
 export const bucketOfRow = (tier: CellTier, cells: number, cell: number, id: string) =>
@@ -253,14 +249,6 @@ function newTier(
 	return { id: newCellTierId(layout.split), ...fields, ...layout, bytes: 0 };
 }
 
-/** Rows of each range of `ranges` when `counts` are each cell's rows. */
-const rangeRows = (counts: ArrayLike<number>, cells: number, ranges: number) => (r: number) => {
-	let n = 0;
-	for (let c = Math.ceil((r * cells) / ranges); c < Math.ceil(((r + 1) * cells) / ranges); c++)
-		n += counts[c];
-	return n;
-};
-
 /** A new tier of these segments (their rows held while it is built), its buckets written. */
 export async function buildCellTier(
 	files: CellFiles,
@@ -301,13 +289,6 @@ export async function buildCellTier(
 	return writeBuckets(files, tier, cb, async (b) => gathered[b]);
 }
 
-/**
- * The buckets of `from` that may hold rows of bucket `b` of `to`: those of its cells, and of a split
- * range only those whose share of the chunk IDs meets b's (both splits are powers of two).
- */
-export const cellSources = (from: CellTier, to: CellTier, cells: number, b: number): number[] =>
-	sourcesOf(new TierLayout(from, cells), new TierLayout(to, cells), b);
-
 /** A bucket of a tier being merged is not held (another process replaced the tier, or it was lost). */
 export class CellTierGone extends Error {}
 
@@ -317,7 +298,7 @@ export class CellTierGone extends Error {}
  */
 function mergeBound(a: CellTier, b: CellTier, cells: number, ranges: number) {
 	const largest = largestIn(a, ranges) + largestIn(b, ranges);
-	if (cells > COUNTED_CELLS || !countsCells(a, cells) || !countsCells(b, cells)) return { largest };
+	if (!countsCells(a, cells) || !countsCells(b, cells)) return { largest };
 	const both = a.cellRows.map((n, c) => n + b.cellRows[c]);
 	const rowsIn = rangeRows(both, cells, ranges);
 	return { largest, rowsIn };

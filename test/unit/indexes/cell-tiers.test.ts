@@ -17,7 +17,6 @@ import {
 import type { IndexedChunk, MemoryStorage } from '../../../src/internal';
 import {
 	BUCKET_ROWS,
-	bucketOfCell,
 	buildCellTier,
 	cellBucketKey,
 	CellTierGone,
@@ -25,6 +24,7 @@ import {
 	encodeCellBucket,
 	mergeCellTiers,
 } from '../../../src/indexes/vector/cell-tiers';
+import { bucketOfCell } from '../../../src/indexes/vector/cell-layout';
 import type { CellTier } from '../../../src/indexes/vector/cell-tiers';
 import { bestInCells, bucketsToRead } from '../../../src/indexes/vector/cell-search';
 import { cellCount, cellOf, probe, trainCodebook } from '../../../src/indexes/vector/codebook';
