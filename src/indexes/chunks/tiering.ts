@@ -1,6 +1,6 @@
 // Tiers of an index too large to read whole, whatever they regroup (a word index's postings by word, a
 // vector index's rows by cell): which are usable, and upkeep a step after each add. Settled segments
-// (all but the newest SETTLING, and any segment no merge will replace: a full one) are regrouped
+// (all but the newest SETTLING, and any segment no merge will replace: `final`) are regrouped
 // TIER_SEGMENTS at a time into a new tier; the two newest tiers merge when they are of one size class
 // (class k: up to TIER_SEGMENTS · GROWTH^k segments) or there are more than MAX_TIERS. An index of s segments thus keeps about two tiers per class, and each
 // segment is rewritten a few times per class. Every change is one compare-and-swap of the manifest that
@@ -180,8 +180,8 @@ export interface TierUpkeep<D extends Listing<R>, R extends Placed, T extends Ti
 	/** Errors of a merge that drop both tiers (a part lost or damaged) rather than stop upkeep. */
 	gone(error: unknown): boolean;
 	/**
-	 * A segment no merge of segments will replace (full): settled however new. Left out of tiers,
-	 * each one was read whole by every search until 16 newer ones came.
+	 * A segment no merge of segments will replace (full, or past half a cap): settled however new.
+	 * Left out of tiers, each one was read whole by every search until 16 newer ones came.
 	 */
 	final(ref: R): boolean;
 	deleteKey(key: string): Promise<void>;

@@ -11,19 +11,28 @@ import type { LexicalRef, LexicalSegment } from './segment';
 export const FAN = 8;
 
 /**
+ * Whether a segment of `count` chunks is past half the `cap`: no merge takes it again (two of its size
+ * would pass the cap), so it is as settled as a full one, and goes into a tier however new.
+ */
+export const pastHalf = (count: number, cap: number) => 2 * count > cap;
+
+/**
  * How many of the newest segments are due to merge (0: none). FAN of one level, or of two next to each
  * other (adds of mixed sizes, as many conversations' chunks at once beside a few, must not stop
  * merging), holding no more than `cap` chunks together. Where FAN of them would pass the cap, as many
  * of one level as the cap takes whole (at least two): an index of capped segments then keeps them near
- * the cap, not FAN times smaller (each one is a read for a search that needs a chunk of it).
+ * the cap, not FAN times smaller (each one is a read for a search that needs a chunk of it). No group
+ * takes a segment past half the cap (pastHalf) or one in a tier: a merge never makes a tier stale.
  */
 export function dueCount(refs: readonly LexicalRef[], cap: number): number {
 	const total = (group: readonly LexicalRef[]) => group.reduce((n, r) => n + r.count, 0);
+	const settled = (group: readonly LexicalRef[]) =>
+		group.some((r) => pastHalf(r.count, cap) || r.tier !== undefined);
 	if (refs.length >= FAN) {
 		const group = refs.slice(-FAN);
 		const top = Math.max(...group.map((r) => r.level));
 		if (group.some((r) => r.level < top - 1)) return 0;
-		if (total(group) <= cap) return FAN;
+		if (total(group) <= cap && !settled(group)) return FAN;
 	}
 	const last = refs[refs.length - 1];
 	if (!last || !Number.isFinite(cap)) return 0;
@@ -32,7 +41,7 @@ export function dueCount(refs: readonly LexicalRef[], cap: number): number {
 	if (fit < 2 || fit >= FAN) return 0;
 	const group = refs.slice(-fit);
 	if (group.length < fit || group.some((r) => r.level !== last.level)) return 0;
-	return total(group) <= cap ? fit : 0;
+	return total(group) <= cap && !settled(group) ? fit : 0;
 }
 
 /**

@@ -31,7 +31,7 @@ import {
 	writeBucket,
 } from './tiers';
 import type { RetirePolicy } from '../chunks/retiring';
-import { FAN } from './merge';
+import { pastHalf } from './merge';
 import { chained, mapped } from './postings';
 import type { Postings } from './postings';
 import type { BucketToWrite, TermBucket, TermTier, TierFiles, UsableTier } from './tiers';
@@ -207,8 +207,8 @@ function upkeepOf(index: TieredIndex): TierUpkeep<LexicalManifest, LexicalRef, T
 		build: (refs) => buildTier(index, refs),
 		merge: (a, b) => mergeTiers(index, a, b),
 		gone: (error) => error instanceof TierGone || error instanceof CorruptDocumentError,
-		// A merge takes FAN segments of at most `segmentChunks` chunks together (merge.ts).
-		final: (r) => r.count + FAN - 1 > index.segmentChunks,
+		// A merge never takes a segment past half the cap again (merge.ts), full or not.
+		final: (r) => pastHalf(r.count, index.segmentChunks),
 		deleteKey: (key) => index.deleteSegment(key),
 		retiring: index.retiring,
 		stamp: (doc) => ({ ...doc, updated_at: new Date().toISOString() }),

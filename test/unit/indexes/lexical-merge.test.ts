@@ -6,13 +6,14 @@ import { describe, it } from 'node:test';
 
 import type { ListedSegment } from '../../../src/indexes/chunks/listed';
 import { LexicalIndex } from '../../../src/indexes/lexical/lexical-index';
+import { TIER_SEGMENTS } from '../../../src/indexes/chunks/tiering';
 import { dueCount, FAN } from '../../../src/indexes/lexical/merge';
 import type { LexicalRef } from '../../../src/indexes/lexical/segment';
 import { lexicalView } from '../../../src/indexes/lexical/view';
 import { clearAllCaches, LocalDiskStorage } from '../../../src/internal';
 import { seededRandom } from '../../support/embeddings';
 import { tempDir } from '../../support/storages';
-import { chunk } from '../../support/term-tiers';
+import { assertExact, chunk, docs, indexOn } from '../../support/term-tiers';
 
 const ref = (level: number, count: number, i = 0) => ({ level, count, key: `k${i}` }) as LexicalRef;
 const refs = (spec: Array<[number, number]>) => spec.map(([l, c], i) => ref(l, c, i));
@@ -164,6 +165,50 @@ describe('a capped word index fed small adds', () => {
 			const a = await (await lexicalView([capped], {})).search(query, 10);
 			const b = await (await lexicalView([plain], {})).search(query, 10);
 			assert.deepEqual(a, b, query);
+		}
+	});
+});
+
+describe('segments past half the cap', () => {
+	it('no merge takes one again (two of its size pass the cap), nor a segment in a tier', () => {
+		const pair = refs([
+			[2, 2100],
+			[2, 1400],
+		]);
+		assert.equal(dueCount(pair, 4096), 0, 'the cap would take both, but one is past half');
+		const within = refs([
+			[2, 2000],
+			[2, 1400],
+		]);
+		assert.equal(dueCount(within, 4096), 2, 'both within half the cap: they merge');
+		const withSmall = refs([[3, 2100], ...Array(FAN - 1).fill([2, 100])]);
+		assert.equal(dueCount(withSmall, 4096), 0, 'FAN under the cap, one past half');
+		assert.equal(dueCount(withSmall, 8192), FAN);
+		const tiered = refs(Array(FAN).fill([1, 130]));
+		tiered[0] = { ...tiered[0], tier: { id: 't', ord: 0 } };
+		assert.equal(dueCount(tiered, 4096), 0, 'one of them is in a tier');
+		assert.equal(dueCount(refs(Array(FAN).fill([1, 130])), 4096), FAN);
+	});
+
+	it('go into term tiers at once, however new, so a search does not read them whole', async () => {
+		// Adds of 5 and of 11 chunks under a cap of 40 leave segments of 25 and 26 that never merge:
+		// each one used to wait among the newest 16 segments, read whole by every search.
+		for (const per of [5, 11]) {
+			const index = indexOn(new LocalDiskStorage({ root: tempDir(`past-half-${per}`) }));
+			const all = docs(per * 200, per);
+			for (let i = 0; i < all.length; i += per) await index.add(all.slice(i, i + per));
+			const m = (await index.readManifest(true)).doc;
+			const out = m.segments.filter((r) => !r.tier);
+			const pastHalf = out.filter((r) => 2 * r.count > index.segmentChunks);
+			assert.ok(
+				pastHalf.length < TIER_SEGMENTS,
+				`${per} a time: ${pastHalf.length} segments past half the cap in no tier (${out.map((r) => r.count)})`,
+			);
+			assert.ok(out.length < 10, `${per} a time: ${out.length} segments in no tier`);
+			const held = m.segments.reduce((n, r) => n + r.count, 0) + m.tail.length;
+			assert.equal(held, all.length);
+			clearAllCaches();
+			await assertExact(index);
 		}
 	});
 });
