@@ -10,7 +10,8 @@
  * index). Requests, bytes read and the conversations read from their capture logs: medians per search.
  * The embedding model is a stand-in: hashed word features in 64 dimensions (demo/model-server.ts).
  *
- * Env: SCALE_CAPTURED_USERS (30,100,300,1000), SCALE_CAPTURED_SEARCHES (12 per kind).
+ * Env: SCALE_CAPTURED_USERS (30,100,300,1000), SCALE_CAPTURED_SEARCHES (12 per kind),
+ * SCALE_CAPTURED_PARTITIONS=0 to leave out the searches through every partition.
  */
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,9 +20,9 @@ import { performance } from 'node:perf_hooks';
 
 import { clearAllCaches, LocalDiskStorage, MemoryBase } from '../src/internal';
 import { seededRandom } from '../test/support/embeddings';
+import { ByKind, kindRows } from './read-kinds';
 import {
 	BASE_ID,
-	Counted,
 	HashEmbedder,
 	messageText,
 	ms,
@@ -40,6 +41,7 @@ const SEARCHES = Number(process.env.SCALE_CAPTURED_SEARCHES ?? 12);
 const MESSAGES = 100;
 const PER_CAPTURE = 10;
 const AT_ONCE = 8;
+const PARTITIONS = process.env.SCALE_CAPTURED_PARTITIONS !== '0';
 
 interface Measured {
 	searches: number;
@@ -48,6 +50,8 @@ interface Measured {
 	requests: number;
 	read: number;
 	logs: number;
+	/** GETs by kind of object, means per search. */
+	kinds: Map<string, number>;
 }
 
 interface Row {
@@ -55,7 +59,7 @@ interface Row {
 	buildMs: number;
 	warm: Measured;
 	cold: Measured;
-	partitions: Measured;
+	partitions?: Measured;
 }
 
 /** Each user's messages through capture, 10 at a time (each capture syncs), AT_ONCE users at a time. */
@@ -84,7 +88,7 @@ async function build(base: MemoryBase, users: number): Promise<void> {
 /** SEARCHES searches of every conversation; `cold`: every cache emptied before each. */
 async function searches(
 	base: MemoryBase,
-	counted: Counted,
+	counted: ByKind,
 	users: number,
 	seed: number,
 	cold: boolean,
@@ -94,6 +98,7 @@ async function searches(
 	const reqs: number[] = [];
 	const read: number[] = [];
 	const logs: number[] = [];
+	counted.kinds.clear();
 	for (let i = 0; i < SEARCHES; i++) {
 		const query = queryOf(uniform(rand, users), rand).text;
 		if (cold) clearAllCaches();
@@ -114,13 +119,14 @@ async function searches(
 		requests: median(reqs),
 		read: median(read),
 		logs: median(logs),
+		kinds: new Map([...counted.kinds].map(([k, v]) => [k, v / SEARCHES])),
 	};
 }
 
 async function run(users: number): Promise<Row> {
 	const root = path.join(tmpdir(), `scale-captured-${users}-${process.pid}`);
 	await rm(root, { recursive: true, force: true });
-	const counted = new Counted(new LocalDiskStorage({ root, durable: false }));
+	const counted = new ByKind(new LocalDiskStorage({ root, durable: false }));
 	const base = new MemoryBase({ storage: counted, baseId: BASE_ID, embedder: new HashEmbedder() });
 	console.error(`${n(users)} users: capturing…`);
 	const t0 = performance.now();
@@ -129,9 +135,9 @@ async function run(users: number): Promise<Row> {
 	console.error(`  built in ${ms(buildMs)}; searching…`);
 	const warm = await searches(base, counted, users, 7, false);
 	const cold = await searches(base, counted, users, 7, true);
-	const partitions = await throughPartitions(counted, () =>
-		searches(base, counted, users, 7, true),
-	);
+	const partitions = PARTITIONS
+		? await throughPartitions(counted, () => searches(base, counted, users, 7, true))
+		: undefined;
 	await rm(root, { recursive: true, force: true });
 	return { users, buildMs, warm, cold, partitions };
 }
@@ -151,10 +157,15 @@ function table(rows: Row[]): string[] {
 		...rows.flatMap((r) => [
 			line(r, 'warm', r.warm),
 			line(r, 'cold', r.cold),
-			line(r, 'cold, through every partition', r.partitions),
+			...(r.partitions ? [line(r, 'cold, through every partition', r.partitions)] : []),
 		]),
 		'',
-		`From ${n(first.users)} to ${n(last.users)} users, requests per search: warm ${ratio((r) => r.warm.requests)}, cold ${ratio((r) => r.cold.requests)}, through every partition ${ratio((r) => r.partitions.requests)}; cold p95 ${ratio((r) => r.cold.p95)}.`,
+		`From ${n(first.users)} to ${n(last.users)} users, requests per search: warm ${ratio((r) => r.warm.requests)}, cold ${ratio((r) => r.cold.requests)}; ${first.partitions && last.partitions ? `through every partition ${ratio((r) => r.partitions!.requests)}; ` : ''}cold p95 ${ratio((r) => r.cold.p95)}.`,
+		'',
+		`GETs of a search of every conversation by what they read (means per search):\n`,
+		`| what is read | ${rows.flatMap((r) => [`${n(r.users)} warm`, `${n(r.users)} cold`]).join(' | ')} |`,
+		`|---|${rows.flatMap(() => ['---:', '---:']).join('|')}|`,
+		...kindRows(rows.flatMap((r) => [r.warm.kinds, r.cold.kinds])),
 	];
 }
 

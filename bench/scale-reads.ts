@@ -8,39 +8,16 @@
  * the median of each search's GETs.
  */
 import { clearAllCaches, LocalDiskStorage, MemoryBase } from '../src/internal';
-import type { GetOptions, NotModified, SearchMode, StoredObject } from '../src/internal';
-import { BASE_ID, Counted, f, HashEmbedder, n, queryOf } from './scale';
+import type { SearchMode } from '../src/internal';
+import { ByKind, kindRows } from './read-kinds';
+import { BASE_ID, f, HashEmbedder, n, queryOf } from './scale';
 import { loadLine, machineLine, median } from './stats';
-
-/** What a key is, for the table: its kind of object, not its name. */
-const KINDS: Array<[RegExp, string]> = [
-	[/\.vcl$/, 'buckets of the cell tiers (vectors near the query)'],
-	[/\.vcb$/, 'codebook of the cell tiers'],
-	[/\.trm$/, 'buckets of the term tiers (the query’s words)'],
-	[/\.lex$/, 'word-index segments (the best word matches’ chunks, the newest segments)'],
-	[/\.vec$/, 'vector segments (the newest, read whole; the returned matches’ own)'],
-	[/\/sessions\/[^/]+\/log\.json$/, 'open capture logs'],
-	[/manifest\.json$/, 'manifests of the base-wide indexes'],
-	[/\.json$/, 'configuration and embedding metadata'],
-];
-const kindOf = (key: string) => KINDS.find(([re]) => re.test(key))?.[1] ?? 'other';
-
-/** Counts GETs by kind as well. */
-class ByKind extends Counted {
-	kinds = new Map<string, number>();
-
-	get(key: string): Promise<StoredObject | null>;
-	get(key: string, options: GetOptions): Promise<StoredObject | NotModified | null>;
-	async get(key: string, options: GetOptions = {}): Promise<StoredObject | NotModified | null> {
-		const kind = kindOf(key);
-		this.kinds.set(kind, (this.kinds.get(kind) ?? 0) + 1);
-		return super.get(key, options);
-	}
-}
 
 interface Measured {
 	median: number;
 	kinds: Map<string, number>;
+	/** GETs of an object the same search had read already, per search. */
+	repeats: number;
 }
 
 /** A seeded generator (the same queries for every base and run). */
@@ -59,15 +36,17 @@ async function measure(root: string, users: number, cold: boolean): Promise<Meas
 	clearAllCaches();
 	if (!cold) for (let i = 0; i < 2; i++) await base.search(query(), { allUsers: true, k: 5, mode });
 	storage.kinds.clear();
+	storage.repeats = 0;
 	const per: number[] = [];
 	for (let i = 0; i < searches; i++) {
 		if (cold) clearAllCaches();
+		storage.seen.clear();
 		const before = storage.c.get;
 		await base.search(query(), { allUsers: true, k: 5, mode });
 		per.push(storage.c.get - before);
 	}
 	const kinds = new Map([...storage.kinds].map(([k, v]) => [k, v / searches]));
-	return { median: median(per), kinds };
+	return { median: median(per), kinds, repeats: storage.repeats / searches };
 }
 
 async function main(): Promise<void> {
@@ -83,14 +62,13 @@ async function main(): Promise<void> {
 				m: await measure(root, Number(users), cold),
 			});
 	}
-	const kinds = [...new Set([...KINDS.map(([, k]) => k), 'other'])].filter((k) =>
-		columns.some((c) => c.m.kinds.has(k)),
-	);
 	console.log(`\n${machineLine(loadLine())}\n`);
 	console.log(`| what is read | ${columns.map((c) => c.label).join(' | ')} |`);
 	console.log(`|---|${columns.map(() => '---:').join('|')}|`);
-	for (const k of kinds)
-		console.log(`| ${k} | ${columns.map((c) => f(c.m.kinds.get(k) ?? 0, 1)).join(' | ')} |`);
+	for (const row of kindRows(columns.map((c) => c.m.kinds))) console.log(row);
+	console.log(
+		`| of these, an object the search read already | ${columns.map((c) => f(c.m.repeats, 1)).join(' | ')} |`,
+	);
 	console.log(`| median per search | ${columns.map((c) => n(c.m.median)).join(' | ')} |`);
 }
 
