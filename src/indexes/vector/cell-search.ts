@@ -1,5 +1,7 @@
 // The k best rows of cell tiers for a query: the cells nearest the query (codebook.ts), and in
-// each tier only the buckets holding them, read two at a time or one when large (read-groups.ts),
+// each tier only the buckets holding them, nearest cells first up to a fixed number of buckets for
+// all tiers together (so a search's reads stay flat as a base grows), read two at a time or one when
+// large (read-groups.ts),
 // and kept within the cache's bounds for the next search near them; every row of a bucket read is
 // scored exactly (a bucket's other cells are near too, and cost nothing more to score).
 // Approximate: a row in a cell not probed is not seen.
@@ -17,6 +19,19 @@ import { rowMask } from './vector-segment';
 /** Cells probed, and the parents they are picked among (tuned on measured recall; see bench). */
 export const PROBE_CELLS = 64;
 export const PROBE_PARENTS = 8;
+/**
+ * Buckets a search reads, at most, of all tiers together: those of the nearest probed cells first.
+ * While tiers are small, a bucket holds many cells and every probed cell is read within it; as a base
+ * grows, its tiers' buckets hold fewer cells each and the farthest probed cells are left unread.
+ */
+export const PROBE_BUCKETS = 32;
+
+/** How far a search probes: cells, the parents they are picked among, buckets read at most. */
+export interface ProbeOptions {
+	cells?: number;
+	parents?: number;
+	buckets?: number;
+}
 
 /** A bucket a search needs is not held (a newer manifest replaced its tier): the search starts over. */
 export class CellBucketGone extends Error {
@@ -25,15 +40,31 @@ export class CellBucketGone extends Error {
 	}
 }
 
-/** The buckets of each tier holding the probed cells, as (tier, bucket) pairs. */
-export function bucketsToRead(cb: Codebook, tiers: readonly CellTier[], cells: readonly number[]) {
+/**
+ * The buckets of each tier holding the probed cells (nearest first), as (tier, bucket) pairs: a cell's
+ * buckets of every tier are taken together, cell after cell, while they fit in `budget` (the nearest
+ * cell's always).
+ */
+export function bucketsToRead(
+	cb: Codebook,
+	tiers: readonly CellTier[],
+	cells: readonly number[],
+	budget = PROBE_BUCKETS,
+) {
 	const total = cellCount(cb);
-	return tiers.flatMap((tier) => {
-		const layout = new TierLayout(tier, total);
-		return [...new Set(cells.flatMap((c) => layout.bucketsOfCell(c)))]
-			.sort((a, b) => a - b)
-			.map((b) => ({ tier, b }));
-	});
+	const layouts = tiers.map((tier) => new TierLayout(tier, total));
+	const taken = tiers.map(() => new Set<number>());
+	let count = 0;
+	for (const cell of cells) {
+		const more = layouts.map((layout, i) =>
+			layout.bucketsOfCell(cell).filter((b) => !taken[i].has(b)),
+		);
+		const adds = more.reduce((sum, bs) => sum + bs.length, 0);
+		if (count > 0 && count + adds > budget) break;
+		more.forEach((bs, i) => bs.forEach((b) => taken[i].add(b)));
+		count += adds;
+	}
+	return tiers.flatMap((tier, i) => [...taken[i]].sort((a, b) => a - b).map((b) => ({ tier, b })));
 }
 
 /** The k best rows of the tiers' probed buckets (each chunk once), best first. */
@@ -44,7 +75,7 @@ export async function bestInCells(
 	q: Float32Array,
 	k: number,
 	filter: ChunkFilter,
-	options: { cells?: number; parents?: number } = {},
+	options: ProbeOptions = {},
 ): Promise<Array<{ chunk: IndexedChunk; score: number }>> {
 	const best = new BestChunks(k);
 	await offerCells(best, files, cb, tiers, q, filter, options);
@@ -62,10 +93,10 @@ export async function offerCells(
 	tiers: readonly CellTier[],
 	q: Float32Array,
 	filter: ChunkFilter,
-	options: { cells?: number; parents?: number } = {},
+	options: ProbeOptions = {},
 ): Promise<void> {
 	const cells = probe(cb, q, options.cells ?? PROBE_CELLS, options.parents ?? PROBE_PARENTS);
-	const reads = bucketsToRead(cb, tiers, cells);
+	const reads = bucketsToRead(cb, tiers, cells, options.buckets ?? PROBE_BUCKETS);
 	// Large vectors' buckets are read one at a time; each group in a call of its own, so that no
 	// suspended frame still holds the group before it while the next is read.
 	for (const group of readGroups(reads, ({ tier }) => bucketBytesOf(tier)))

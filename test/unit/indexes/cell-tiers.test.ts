@@ -24,9 +24,15 @@ import {
 	encodeCellBucket,
 	mergeCellTiers,
 } from '../../../src/indexes/vector/cell-tiers';
-import { bucketOfCell } from '../../../src/indexes/vector/cell-layout';
+import { bucketOfCell, TierLayout } from '../../../src/indexes/vector/cell-layout';
 import type { CellTier } from '../../../src/indexes/vector/cell-tiers';
-import { bestInCells, bucketsToRead } from '../../../src/indexes/vector/cell-search';
+import {
+	bestInCells,
+	bucketsToRead,
+	PROBE_BUCKETS,
+	PROBE_CELLS,
+	PROBE_PARENTS,
+} from '../../../src/indexes/vector/cell-search';
 import { cellCount, cellOf, probe, trainCodebook } from '../../../src/indexes/vector/codebook';
 import { readCodebook } from '../../../src/indexes/vector/cell-upkeep';
 import { dot, normaliseRows } from '../../../src/indexes/vector/vector-segment';
@@ -162,6 +168,64 @@ describe('cell tiers', () => {
 			}
 		}
 		assert.ok(found / 200 >= 0.9, `recall@10 ${found / 200}`);
+	});
+});
+
+describe('a search’s buckets, of all tiers together', () => {
+	it('are at most PROBE_BUCKETS however many tiers and buckets the probed cells fall in, nearest cells first and whole', async () => {
+		const root = tempDir('cell-tiers');
+		const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
+		const rows = clusteredRows(8000, 80, DIMS, 0.08, 7);
+		for (let s = 0; s < 8; s++)
+			await appendSegments(
+				writer,
+				rows.slice(s * 1000, (s + 1) * 1000).map((_, i) => chunk(s * 1000 + i)),
+				rows.slice(s * 1000, (s + 1) * 1000),
+			);
+		const refs = (await writer.readManifest(true)).doc.segments;
+		const unit = normaliseRows(rows, rows.length);
+		const cb = trainCodebook(unit.subarray(0, 4000 * DIMS), DIMS);
+		// Four tiers of small buckets: the probed cells fall in far more buckets than the budget.
+		const tiers: CellTier[] = [];
+		for (let t = 0; t < 4; t++)
+			tiers.push(await buildCellTier(writer, cb, refs.slice(2 * t, 2 * t + 2), 20));
+		clearVectorCache();
+		const metered = new MeteredStorage(new LocalDiskStorage({ root }));
+		const index = new EmbeddedIndex(metered, 'kb', vectorIndexPrefix('kb'));
+		const total = cellCount(cb);
+		for (let qi = 0; qi < 10; qi++) {
+			const q = unit.subarray(qi * 797 * DIMS, (qi * 797 + 1) * DIMS);
+			const cells = probe(cb, q, PROBE_CELLS, PROBE_PARENTS);
+			const unbounded = bucketsToRead(cb, tiers, cells, Infinity);
+			assert.ok(
+				unbounded.length > PROBE_BUCKETS,
+				`${unbounded.length} buckets hold the probed cells`,
+			);
+			const read = bucketsToRead(cb, tiers, cells);
+			assert.ok(
+				read.length <= PROBE_BUCKETS && read.length >= PROBE_BUCKETS - 8,
+				`${read.length} read`,
+			);
+			// Whole cells, nearest first: every tier's buckets of each cell up to the last one taken.
+			const has = (t: CellTier, b: number) => read.some((r) => r.tier === t && r.b === b);
+			const covered = cells.map((c) =>
+				tiers.every((t) => new TierLayout(t, total).bucketsOfCell(c).every((b) => has(t, b))),
+			);
+			const firstOut = covered.indexOf(false);
+			assert.ok(firstOut > 0, 'the nearest cell is read in every tier');
+			assert.ok(covered.slice(0, firstOut).every(Boolean));
+			clearVectorCache();
+			const before = metered.counts.get;
+			const got = await bestInCells(index, cb, tiers, q, 10, {});
+			assert.equal(metered.counts.get - before, read.length, 'one read per bucket taken');
+			// The best row of the nearest cell is found (that cell's buckets are always read).
+			let best = -Infinity;
+			for (let r = 0; r < rows.length; r++) {
+				const row = unit.subarray(r * DIMS, (r + 1) * DIMS);
+				if (cellOf(cb, row) === cells[0]) best = Math.max(best, dot(unit, r * DIMS, q, DIMS));
+			}
+			assert.ok(got[0].score >= best - 1e-6, `${got[0].score} vs ${best}`);
+		}
 	});
 });
 
