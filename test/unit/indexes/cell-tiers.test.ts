@@ -68,6 +68,23 @@ async function indexOf(segments: number, per: number) {
 	return { index, rows, refs };
 }
 
+/** An index of `segments` segments of 1,000 rows around `topics` topics (mixed), a codebook of half. */
+async function clusteredIndex(segments: number, topics: number, seed: number) {
+	const root = tempDir('cell-tiers');
+	const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
+	const rows = clusteredRows(segments * 1000, topics, DIMS, 0.08, seed);
+	for (let s = 0; s < segments; s++)
+		await appendSegments(
+			writer,
+			rows.slice(s * 1000, (s + 1) * 1000).map((_, i) => chunk(s * 1000 + i)),
+			rows.slice(s * 1000, (s + 1) * 1000),
+		);
+	const refs = (await writer.readManifest(true)).doc.segments;
+	const unit = normaliseRows(rows, rows.length);
+	const cb = trainCodebook(unit.subarray(0, segments * 500 * DIMS), DIMS);
+	return { root, writer, rows, refs, unit, cb };
+}
+
 /** Every bucket of a tier, decoded: row IDs with their cells, per bucket. */
 async function contents(index: EmbeddedIndex, tier: CellTier, cells: number) {
 	const out: string[][] = [];
@@ -128,19 +145,8 @@ describe('cell tiers', () => {
 	});
 
 	it('a search reads only the buckets of the cells nearest its query, and finds the exact best of clustered rows', async () => {
-		const root = tempDir('cell-tiers');
-		const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
 		// 60 topics of 100 rows each, added in an order that mixes them (as conversations interleave).
-		const rows = clusteredRows(6000, 60, DIMS, 0.08, 5);
-		for (let s = 0; s < 6; s++)
-			await appendSegments(
-				writer,
-				rows.slice(s * 1000, (s + 1) * 1000).map((_, i) => chunk(s * 1000 + i)),
-				rows.slice(s * 1000, (s + 1) * 1000),
-			);
-		const refs = (await writer.readManifest(true)).doc.segments;
-		const unit = normaliseRows(rows, rows.length);
-		const cb = trainCodebook(unit.subarray(0, 3000 * DIMS), DIMS);
+		const { root, writer, refs, unit, cb } = await clusteredIndex(6, 60, 5);
 		const tiers = [
 			await buildCellTier(writer, cb, refs.slice(0, 4), 250),
 			await buildCellTier(writer, cb, refs.slice(4), 250),
@@ -173,18 +179,7 @@ describe('cell tiers', () => {
 
 describe('a search’s buckets, of all tiers together', () => {
 	it('are at most PROBE_BUCKETS however many tiers and buckets the probed cells fall in, nearest cells first and whole', async () => {
-		const root = tempDir('cell-tiers');
-		const writer = new EmbeddedIndex(new LocalDiskStorage({ root }), 'kb', vectorIndexPrefix('kb'));
-		const rows = clusteredRows(8000, 80, DIMS, 0.08, 7);
-		for (let s = 0; s < 8; s++)
-			await appendSegments(
-				writer,
-				rows.slice(s * 1000, (s + 1) * 1000).map((_, i) => chunk(s * 1000 + i)),
-				rows.slice(s * 1000, (s + 1) * 1000),
-			);
-		const refs = (await writer.readManifest(true)).doc.segments;
-		const unit = normaliseRows(rows, rows.length);
-		const cb = trainCodebook(unit.subarray(0, 4000 * DIMS), DIMS);
+		const { root, writer, rows, refs, unit, cb } = await clusteredIndex(8, 80, 7);
 		// Four tiers of small buckets: the probed cells fall in far more buckets than the budget.
 		const tiers: CellTier[] = [];
 		for (let t = 0; t < 4; t++)
