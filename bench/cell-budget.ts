@@ -26,58 +26,47 @@ import {
 import { cellTiers, readCodebook } from '../src/indexes/vector/cell-upkeep';
 import { cellCount, probe } from '../src/indexes/vector/codebook';
 import type { Codebook } from '../src/indexes/vector/codebook';
-import { normaliseRows } from '../src/indexes/vector/vector-segment';
+import { dot, normaliseRows } from '../src/indexes/vector/vector-segment';
 import type { EmbeddedIndex } from '../src/indexes/vector/vector-index';
 import { BaseIndexes } from '../src/knowledge/base-indexes';
 import { BaseParts } from '../src/knowledge/parts';
 import { fakeEmbedding } from '../demo/model-server';
 import { tempDir } from '../test/support/storages';
 import { BASE_ID, f, HashEmbedder, n, queryOf } from './scale';
-import { loadLine, machineLine, median } from './stats';
+import { lcg, loadLine, machineLine, median } from './stats';
 
 const QUERIES = Number(process.env.CELL_BUDGET_QUERIES ?? 30);
 const BUDGETS = [4, 8, 16, 24, 32, 48, Infinity];
 const K = 50;
 
-/** A seeded generator (the same queries for every layout and run). */
-function lcg(seed: number): () => number {
-	let s = seed;
-	return () => (s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-}
-
-/** Every row of the tiers' segments, unit length, with its chunk ID. */
+/** Every row of the tiers' segments (unit length), one after another. */
 async function tieredRows(
 	index: EmbeddedIndex,
 	refs: Parameters<EmbeddedIndex['readSegment']>[0][],
 ) {
-	const ids: string[] = [];
 	const parts: Segment[] = [];
 	for (const ref of refs) {
 		const seg = await index.readSegment(ref, { quantize: false });
 		if (!seg) throw new Error(`segment ${ref.key} is not held`);
 		parts.push(seg);
-		for (const c of seg.chunks) ids.push(c.id);
 	}
 	const dims = parts[0]?.dimensions ?? 0;
-	const rows = new Float32Array(ids.length * dims);
+	const count = parts.reduce((sum, seg) => sum + seg.chunks.length, 0);
+	const rows = new Float32Array(count * dims);
 	let at = 0;
 	for (const seg of parts) {
 		rows.set(seg.vectors.subarray(0, seg.chunks.length * dims), at);
 		at += seg.chunks.length * dims;
 	}
-	return { ids, rows, dims };
+	return { count, rows, dims };
 }
 
 /** The k-th best exact cosine with q of every row (rows of the same text tie: recall counts scores). */
-function exactKth(all: { ids: string[]; rows: Float32Array; dims: number }, q: Float32Array) {
-	const { ids, rows, dims } = all;
-	const scores = new Float64Array(ids.length);
-	for (let r = 0; r < ids.length; r++) {
-		let s = 0;
-		for (let d = 0; d < dims; d++) s += rows[r * dims + d] * q[d];
-		scores[r] = s;
-	}
-	return scores.sort().at(-Math.min(K, ids.length))!;
+function exactKth(all: { count: number; rows: Float32Array; dims: number }, q: Float32Array) {
+	const scores = Float64Array.from({ length: all.count }, (_, r) =>
+		dot(all.rows, r * all.dims, q, all.dims),
+	);
+	return scores.sort().at(-Math.min(K, all.count))!;
 }
 
 interface Row {
@@ -162,7 +151,7 @@ async function main(): Promise<void> {
 		queries,
 		kth,
 	);
-	const one = await oneCellPerBucket(wide, cb, refs, all.ids.length);
+	const one = await oneCellPerBucket(wide, cb, refs, all.count);
 	try {
 		rows.push(
 			...(await measure(
@@ -179,7 +168,7 @@ async function main(): Promise<void> {
 	}
 	console.log(`\n${machineLine(loadLine())}\n`);
 	console.log(
-		`${n(Number(users))} users: ${n(all.ids.length)} rows in cell tiers, ${all.dims} dimensions, codebook of ${n(cellCount(cb))} cells; ${QUERIES} queries, ${PROBE_CELLS} cells probed; the default reads at most ${PROBE_BUCKETS} buckets.\n`,
+		`${n(Number(users))} users: ${n(all.count)} rows in cell tiers, ${all.dims} dimensions, codebook of ${n(cellCount(cb))} cells; ${QUERIES} queries, ${PROBE_CELLS} cells probed; the default reads at most ${PROBE_BUCKETS} buckets.\n`,
 	);
 	console.log(
 		'| layout | buckets read at most | buckets read (mean, most) | recall@50 (median, mean, lowest) |',

@@ -11,19 +11,13 @@ import { clearAllCaches, LocalDiskStorage, MemoryBase } from '../src/internal';
 import type { SearchMode } from '../src/internal';
 import { ByKind, kindRows } from './read-kinds';
 import { BASE_ID, f, HashEmbedder, n, queryOf } from './scale';
-import { loadLine, machineLine, median } from './stats';
+import { lcg, loadLine, machineLine, median } from './stats';
 
 interface Measured {
 	median: number;
 	kinds: Map<string, number>;
 	/** GETs of an object the same search had read already, per search. */
 	repeats: number;
-}
-
-/** A seeded generator (the same queries for every base and run). */
-function lcg(seed: number): () => number {
-	let s = seed;
-	return () => (s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
 }
 
 async function measure(root: string, users: number, cold: boolean): Promise<Measured> {

@@ -1,4 +1,5 @@
-// Shared by the benchmarks: order statistics and the machine line every table is quoted with.
+// Shared by the benchmarks: order statistics, a seeded generator, and the machine line every table is
+// quoted with.
 import { cpus, loadavg, totalmem } from 'node:os';
 
 /** The value at fraction p of the sorted samples (0.5 = median, as the tables quote it). */
@@ -7,6 +8,12 @@ export function percentile(xs: number[], p: number): number {
 }
 
 export const median = (xs: number[]) => percentile(xs, 0.5);
+
+/** A seeded generator of numbers in [0, 1): the same queries for every base, layout and run. */
+export function lcg(seed: number): () => number {
+	let s = seed;
+	return () => (s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+}
 
 /** "Machine: 2 × AMD EPYC, 24 GiB, Node v20…; <extra; >YYYY-MM-DD" */
 export function machineLine(extra?: string): string {

@@ -96,7 +96,7 @@ export async function offerCells(
 	options: ProbeOptions = {},
 ): Promise<void> {
 	const cells = probe(cb, q, options.cells ?? PROBE_CELLS, options.parents ?? PROBE_PARENTS);
-	const reads = bucketsToRead(cb, tiers, cells, options.buckets ?? PROBE_BUCKETS);
+	const reads = bucketsToRead(cb, tiers, cells, options.buckets);
 	// Large vectors' buckets are read one at a time; each group in a call of its own, so that no
 	// suspended frame still holds the group before it while the next is read.
 	for (const group of readGroups(reads, ({ tier }) => bucketBytesOf(tier)))
