@@ -17,7 +17,7 @@ import { runInNewContext } from 'node:vm';
 
 import { clearAllCaches, LocalDiskStorage, MemoryBase } from '../src/internal';
 import { BASE_ID, HashEmbedder, heldDuring, n, queryOf } from './scale';
-import { loadLine, machineLine, median, percentile } from './stats';
+import { lcg, loadLine, machineLine, median, percentile } from './stats';
 
 const SEARCHES = Number(process.env.WIDE_SEARCH_SEARCHES ?? 20);
 
@@ -25,12 +25,6 @@ const SEARCHES = Number(process.env.WIDE_SEARCH_SEARCHES ?? 20);
 if (!(globalThis as { gc?: unknown }).gc) {
 	setFlagsFromString('--expose-gc');
 	(globalThis as { gc?: unknown }).gc = runInNewContext('gc');
-}
-
-/** A seeded generator (the same queries for every base and run). */
-function lcg(seed: number): () => number {
-	let s = seed;
-	return () => (s = (s * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
 }
 
 /** Warm, cold (every cache emptied first), or again (each query right after the same one). */
