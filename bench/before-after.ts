@@ -14,7 +14,8 @@
  * Knobs: BEFORE_REF (main), BEFORE_AFTER_ROUNDS (7), TURN_BENCH_TURNS (100), CAPTURE_BENCH_TURNS (100),
  * MANIFEST_BENCH_ROUNDS (41; bench/manifests.ts, the base-wide manifests' decoding, runs by default too);
  * BEFORE_AFTER_BENCHES, comma-separated files, runs those only (bench/wide-search.ts, a search of every
- * conversation on kept bases, runs only when named, with its WIDE_SEARCH_ROOTS).
+ * conversation on kept bases, runs only when named, with its WIDE_SEARCH_ROOTS);
+ * BEFORE_AFTER_SAME_BENCHES=1, this tree's benchmark files run in the earlier tree too.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import {
@@ -41,6 +42,8 @@ interface Bench {
 	size: string;
 }
 const ONLY = (process.env.BEFORE_AFTER_BENCHES ?? '').split(',').filter(Boolean);
+/** The benchmark files of this tree run in the earlier one too (a bench that gained a knob since). */
+const SAME_BENCHES = process.env.BEFORE_AFTER_SAME_BENCHES === '1';
 const BENCHES: Bench[] = [
 	{ file: 'bench/turn.ts', knob: 'TURN_BENCH_TURNS', size: process.env.TURN_BENCH_TURNS ?? '100' },
 	{
@@ -163,9 +166,14 @@ function checkout(sha: string): { dir: string; remove: () => void } {
 function prepare(before: string): string[] {
 	const notes: string[] = [];
 	for (const file of ['bench/stats.ts', ...BENCHES.map((b) => b.file)]) {
-		if (existsSync(path.join(before, file))) continue;
+		const same = SAME_BENCHES && file !== 'bench/stats.ts';
+		if (existsSync(path.join(before, file)) && !same) continue;
 		copyFileSync(path.join(AFTER, file), path.join(before, file));
-		notes.push(`${file} is not in ${BEFORE_REF}: this tree's copy runs there, on that tree's code`);
+		notes.push(
+			same
+				? `${file}: this tree's copy runs in ${BEFORE_REF} too (BEFORE_AFTER_SAME_BENCHES), on that tree's code`
+				: `${file} is not in ${BEFORE_REF}: this tree's copy runs there, on that tree's code`,
+		);
 	}
 	for (const b of BENCHES)
 		for (const [name, tree] of [

@@ -8,18 +8,98 @@
  * searched right before it is timed, as an agent asking the same on its next turn). Prints p50 and p95
  * and a digest of what the searches returned (two trees that return the same print the same digest);
  * warm, also the most bytes any of three more searches held beyond the caches (heldDuring, scale.ts).
- * bench/before-after.ts runs it in two trees (BEFORE_AFTER_BENCHES=bench/wide-search.ts).
+ * WIDE_SEARCH_DELAY_MS (0): a wait before every request, as a remote store's round trip (a stand-in
+ * for the network: the objects are still read from local disk); the rows then also give the requests
+ * per search (median) and the most under way at once.
+ * bench/before-after.ts runs it in two trees (BEFORE_AFTER_BENCHES=bench/wide-search.ts; with a delay,
+ * BEFORE_AFTER_SAME_BENCHES=1, so that the earlier tree runs this copy).
  */
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-import { clearAllCaches, LocalDiskStorage, MemoryBase } from '../src/internal';
+import {
+	clearAllCaches,
+	folderNames,
+	listedPages,
+	LocalDiskStorage,
+	MemoryBase,
+} from '../src/internal';
+import type {
+	DeleteOptions,
+	FolderPage,
+	GetOptions,
+	ListedObject,
+	MemoryStorage,
+	NotModified,
+	PutOptions,
+	StoredObject,
+} from '../src/internal';
 import { BASE_ID, HashEmbedder, heldDuring, n, queryOf } from './scale';
 import { lcg, loadLine, machineLine, median, percentile } from './stats';
 
 const SEARCHES = Number(process.env.WIDE_SEARCH_SEARCHES ?? 20);
+const DELAY_MS = Number(process.env.WIDE_SEARCH_DELAY_MS ?? 0);
+
+/** A storage whose every request first waits DELAY_MS (a round trip); counts requests and the most at once. */
+class RoundTrips implements MemoryStorage {
+	requests = 0;
+	most = 0;
+	private running = 0;
+
+	constructor(readonly inner: MemoryStorage) {}
+
+	describe(): string {
+		return this.inner.describe();
+	}
+
+	identity(): string {
+		return this.inner.identity?.() ?? this.inner.describe();
+	}
+
+	private async trip<T>(run: () => Promise<T>): Promise<T> {
+		this.requests++;
+		this.most = Math.max(this.most, ++this.running);
+		try {
+			if (DELAY_MS > 0) await new Promise((r) => setTimeout(r, DELAY_MS));
+			return await run();
+		} finally {
+			this.running--;
+		}
+	}
+
+	get(key: string): Promise<StoredObject | null>;
+	get(key: string, options: GetOptions): Promise<StoredObject | NotModified | null>;
+	get(key: string, options: GetOptions = {}): Promise<StoredObject | NotModified | null> {
+		return this.trip(() => this.inner.get(key, options));
+	}
+
+	put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ version: string }> {
+		return this.trip(() => this.inner.put(key, body, options));
+	}
+
+	delete(key: string, options?: DeleteOptions): Promise<void> {
+		return this.trip(() => this.inner.delete(key, options));
+	}
+
+	list(prefix: string): Promise<ListedObject[]> {
+		return this.trip(() => this.inner.list(prefix));
+	}
+
+	async *listPages(prefix: string): AsyncGenerator<ListedObject[]> {
+		const pages = listedPages(this.inner, prefix);
+		for (;;) {
+			const next = await this.trip(() => pages.next());
+			if (next.done) return;
+			yield next.value;
+		}
+	}
+
+	listFolders(prefix: string, page?: FolderPage): Promise<string[]> {
+		return this.trip(() => folderNames(this.inner, prefix, page));
+	}
+}
 
 // heldDuring collects garbage before each sample.
 if (!(globalThis as { gc?: unknown }).gc) {
@@ -32,8 +112,9 @@ type Mode = 'warm' | 'cold' | 'again';
 
 async function measure(root: string, users: number, mode: Mode) {
 	const cold = mode === 'cold';
+	const storage = new RoundTrips(new LocalDiskStorage({ root }));
 	const base = new MemoryBase({
-		storage: new LocalDiskStorage({ root }),
+		storage,
 		baseId: BASE_ID,
 		embedder: new HashEmbedder(),
 	});
@@ -41,14 +122,19 @@ async function measure(root: string, users: number, mode: Mode) {
 	const query = () => queryOf(Math.floor(rand() * users), rand).text;
 	for (let i = 0; i < 2; i++) await base.search(query(), { allUsers: true, k: 5 });
 	const times: number[] = [];
+	const requests: number[] = [];
+	let most = 0;
 	const digest = createHash('sha256');
 	for (let i = 0; i < SEARCHES; i++) {
 		if (cold) clearAllCaches();
 		const text = query();
 		if (mode === 'again') await base.search(text, { allUsers: true, k: 5 });
+		storage.requests = storage.most = 0;
 		const t0 = performance.now();
 		const found = await base.search(text, { allUsers: true, k: 5 });
 		times.push(performance.now() - t0);
+		requests.push(storage.requests);
+		most = Math.max(most, storage.most);
 		digest.update(found.map((m) => `${m.messageId}:${m.chunkIndex}:${m.score}`).join(',') + '\n');
 	}
 	let held = 0;
@@ -60,7 +146,13 @@ async function measure(root: string, users: number, mode: Mode) {
 				(await heldDuring(() => base.search(text, { allUsers: true, k: 5 }))).held,
 			);
 		}
-	return { times, held, digest: digest.digest('hex').slice(0, 12) };
+	return {
+		times,
+		held,
+		requests: median(requests),
+		most,
+		digest: digest.digest('hex').slice(0, 12),
+	};
 }
 
 async function main(): Promise<void> {
@@ -71,19 +163,20 @@ async function main(): Promise<void> {
 	for (const entry of roots) {
 		const [users, root] = entry.split('=');
 		for (const mode of ['warm', 'cold', 'again'] as const) {
-			const { times, held, digest } = await measure(root, Number(users), mode);
+			const { times, held, requests, most, digest } = await measure(root, Number(users), mode);
 			const ms = (x: number) => `${x.toFixed(1)} ms`;
 			rows.push(
-				`| ${n(Number(users))} users ${mode} | ${ms(median(times))} | ${ms(percentile(times, 0.95))} | ${mode === 'warm' ? `${(held / 2 ** 20).toFixed(1)} MiB` : ''} | ${digest} |`,
+				`| ${n(Number(users))} users ${mode} | ${ms(median(times))} | ${ms(percentile(times, 0.95))} | ${mode === 'warm' ? `${(held / 2 ** 20).toFixed(1)} MiB` : ''} | ${requests}, ${most} | ${digest} |`,
 			);
 		}
 	}
 	console.log(`\n${machineLine(loadLine())}\n`);
-	console.log('### A search of every conversation on kept bases\n');
+	const delay = DELAY_MS > 0 ? `, ${DELAY_MS} ms before each request` : '';
+	console.log(`### A search of every conversation on kept bases${delay}\n`);
 	console.log(
-		'| base | p50 | p95 | held outside the caches | what the searches returned (digest) |',
+		'| base | p50 | p95 | held outside the caches | requests (median), most at once | what the searches returned (digest) |',
 	);
-	console.log('|---|---:|---:|---:|---|');
+	console.log('|---|---:|---:|---:|---:|---|');
 	for (const row of rows) console.log(row);
 }
 

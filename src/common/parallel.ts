@@ -24,6 +24,43 @@ export async function mapLimit<T, R>(
 }
 
 /**
+ * Reads `parts` with up to `window` reads under way, within `bytes` together (one at least), and hands
+ * each one read to `use` in the parts' order; a part's bytes count until `use` returns. The next reads
+ * are under way while one is used: on a remote store each read is a round trip. A failed read is
+ * thrown when its turn comes (the reads after it are left to finish, unused).
+ */
+export async function readInWindow<T, R>(
+	parts: readonly T[],
+	limits: { window: number; bytes: number },
+	bytesOf: (part: T) => number,
+	read: (part: T) => Promise<R>,
+	use: (got: R, part: T) => void,
+): Promise<void> {
+	const pending: Array<{ part: T; bytes: number; got: Promise<R> }> = [];
+	let next = 0;
+	let held = 0;
+	const fill = () => {
+		while (next < parts.length && pending.length < Math.max(1, limits.window)) {
+			const bytes = bytesOf(parts[next]);
+			if (pending.length > 0 && held + bytes > limits.bytes) return;
+			const part = parts[next++];
+			const got = read(part);
+			// Awaited in its turn below; until then a failure must not be an unhandled rejection.
+			got.catch(() => undefined);
+			held += bytes;
+			pending.push({ part, bytes, got });
+		}
+	};
+	fill();
+	while (pending.length > 0) {
+		const { part, bytes, got } = pending.shift()!;
+		use(await got, part);
+		held -= bytes;
+		fill();
+	}
+}
+
+/**
  * Deletes parts no manifest lists any more, MAX_PARALLEL at a time (a swap may leave hundreds, and a
  * write waits for them); a failed delete leaves an orphan for the sweep, never fails the write.
  */

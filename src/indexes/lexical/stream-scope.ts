@@ -1,6 +1,7 @@
 // What a streamed word search (stream.ts) visits on one manifest, and how: the segments in scope in
 // no usable tier, read a few at a time, the tiers, and the tail and open sources, which supersede a
 // copy of their chunks in a segment.
+import { readInWindow } from '../../common/parallel';
 import { isGone } from '../chunks/chunk';
 import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
@@ -14,8 +15,8 @@ import type { TierRows } from './tier-search';
 import { tiersOf } from './tiers';
 import type { UsableTier } from './tiers';
 
-/** Segments read at once. */
-const WINDOW = 2;
+/** Segments read at once, at most, and within how many stored bytes together (one at least). */
+const READS = { window: 4, bytes: 8 * 2 ** 20 };
 
 /** A segment listed since this search read its manifest was deleted: start over on a newer one. */
 export class SegmentGone extends Error {
@@ -84,7 +85,7 @@ export async function readOrGone(scope: Scope, key: string): Promise<LexicalSegm
 }
 
 /**
- * Runs `fn` over every segment in scope (those of `pick` only, if given), WINDOW read at a time, then
+ * Runs `fn` over every segment in scope (those of `pick` only, if given), in order, READS at a time, then
  * (unless `withLater` is false) over the tail and open sources.
  */
 export async function visit(
@@ -95,15 +96,16 @@ export async function visit(
 ): Promise<void> {
 	const later = laterOf(scope.later);
 	const refs = scope.refs.filter(pick);
-	for (let i = 0; i < refs.length; i += WINDOW) {
-		const read = await Promise.all(
-			refs.slice(i, i + WINDOW).map((r) => scope.index.readSegment(r)),
-		);
-		for (const [j, seg] of read.entries()) {
-			if (!seg) throw new SegmentGone(refs[i + j].key);
+	await readInWindow(
+		refs,
+		READS,
+		(r) => r.bytes,
+		(r) => scope.index.readSegment(r),
+		(seg, r) => {
+			if (!seg) throw new SegmentGone(r.key);
 			fn(seg, okOf(seg, scope.filter, later));
-		}
-	}
+		},
+	);
 	if (withLater)
 		scope.later.forEach((seg, n) =>
 			fn(seg, okOf(seg, scope.filter, laterOf(scope.later.slice(n + 1)))),

@@ -30,7 +30,7 @@ const SEGMENT_READS = 8;
 
 /**
  * The rows of `keys` (words or conversations, as `bucket` places them) in each tier, each bucket read
- * once, WINDOW at a time; `gone(key)` when a listed bucket is not held.
+ * once, WINDOW at a time for all tiers together; `gone(key)` when a listed bucket is not held.
  */
 async function rowsOf(
 	files: TierFiles,
@@ -39,23 +39,19 @@ async function rowsOf(
 	bucket: (tier: UsableTier['tier'], key: string) => number,
 	gone: (key: string) => Error,
 ): Promise<TierRows> {
-	const out: TierRows = [];
-	for (const { tier } of tiers) {
-		const wanted = [...new Set(keys.map((k) => bucket(tier, k)))];
-		const rows = new Map<string, Postings>();
-		// Each bucket's rows taken as it comes: a bucket of conversations decoded holds megabytes.
-		const take = async (b: number) => {
-			const got = await readBucket(files, tier, b);
-			if (!got) throw gone(bucketKey(files.segmentsPrefix, tier, b));
-			for (const k of keys) {
-				const list = got.get(k);
-				if (list) rows.set(k, list);
-			}
-		};
-		for (let i = 0; i < wanted.length; i += WINDOW)
-			await Promise.all(wanted.slice(i, i + WINDOW).map(take));
-		out.push(rows);
-	}
+	const out: TierRows = tiers.map(() => new Map());
+	const reads = tiers.flatMap(({ tier }, i) =>
+		[...new Set(keys.map((k) => bucket(tier, k)))].map((b) => ({ i, tier, b })),
+	);
+	// Each bucket's rows taken as it comes: a bucket of conversations decoded holds megabytes.
+	await mapLimit(reads, WINDOW, async ({ i, tier, b }) => {
+		const got = await readBucket(files, tier, b);
+		if (!got) throw gone(bucketKey(files.segmentsPrefix, tier, b));
+		for (const k of keys) {
+			const list = got.get(k);
+			if (list) out[i].set(k, list);
+		}
+	});
 	return out;
 }
 

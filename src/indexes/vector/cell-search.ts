@@ -1,9 +1,9 @@
 // The k best rows of cell tiers for a query: the cells nearest the query (codebook.ts), and in
 // each tier only the buckets holding them, nearest cells first up to a fixed number of buckets for
-// all tiers together (so a search's reads stay flat as a base grows), read two at a time or one when
-// large (read-groups.ts),
-// and kept within the cache's bounds for the next search near them; every row of a bucket read is
-// scored exactly (a bucket's other cells are near too, and cost nothing more to score).
+// all tiers together (so a search's reads stay flat as a base grows), a few read at a time or one
+// when large (read-groups.ts), and kept within the cache's bounds for the next search near them;
+// every row of a bucket read is scored exactly (a bucket's other cells are near too, and cost nothing
+// more to score).
 // Approximate: a row in a cell not probed is not seen.
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
@@ -13,7 +13,8 @@ import { rangeRows, TierLayout } from './cell-layout';
 import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, probe } from './codebook';
-import { readGroups } from './read-groups';
+import { readInWindow } from '../../common/parallel';
+import { VECTOR_READS } from './read-groups';
 import { rowMask } from './vector-segment';
 
 /** Cells probed, and the parents they are picked among (tuned on measured recall; see bench). */
@@ -97,10 +98,22 @@ export async function offerCells(
 ): Promise<void> {
 	const cells = probe(cb, q, options.cells ?? PROBE_CELLS, options.parents ?? PROBE_PARENTS);
 	const reads = bucketsToRead(cb, tiers, cells, options.buckets);
-	// Large vectors' buckets are read one at a time; each group in a call of its own, so that no
-	// suspended frame still holds the group before it while the next is read.
-	for (const group of readGroups(reads, ({ tier }) => bucketBytesOf(tier)))
-		await offerGroup(best, files, cb, group, q, filter);
+	// Large vectors' buckets are read one at a time (readInWindow): each is scored as it comes, then let go.
+	await readInWindow(
+		reads,
+		VECTOR_READS,
+		({ tier }) => bucketBytesOf(tier),
+		async ({ tier, b }) => {
+			const key = cellBucketKey(files.segmentsPrefix, tier, b);
+			const got = await files.readCellBucket(
+				key,
+				(body) => decodeCellBucket(key, body, tier, b, cellCount(cb)).segment,
+			);
+			if (!got) throw new CellBucketGone(key);
+			return got;
+		},
+		(seg) => best.offerRows(seg, rowMask(seg, filter), q),
+	);
 }
 
 /**
@@ -125,26 +138,4 @@ function fullestBucket(tier: CellTier, counts: readonly number[]): number {
 	for (let r = 0; r < layout.ranges; r++)
 		most = Math.max(most, Math.ceil(rowsIn(r) / layout.splitOf(r)));
 	return most;
-}
-
-async function offerGroup(
-	best: BestChunks,
-	files: CellFiles,
-	cb: Codebook,
-	group: ReadonlyArray<{ tier: CellTier; b: number }>,
-	q: Float32Array,
-	filter: ChunkFilter,
-): Promise<void> {
-	const buckets = await Promise.all(
-		group.map(async ({ tier, b }) => {
-			const key = cellBucketKey(files.segmentsPrefix, tier, b);
-			const got = await files.readCellBucket(
-				key,
-				(body) => decodeCellBucket(key, body, tier, b, cellCount(cb)).segment,
-			);
-			if (!got) throw new CellBucketGone(key);
-			return got;
-		}),
-	);
-	for (const seg of buckets) best.offerRows(seg, rowMask(seg, filter), q);
 }

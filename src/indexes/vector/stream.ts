@@ -15,7 +15,8 @@ import type { IndexManifest, SegmentRef } from './manifest';
 import { similaritiesOf } from './ranking';
 import type { VectorRanking } from './ranking';
 import type { EmbeddedIndex } from './vector-index';
-import { readGroups } from './read-groups';
+import { readInWindow } from '../../common/parallel';
+import { VECTOR_READS } from './read-groups';
 import { MAX_TOP_K, normaliseRows, rowMask } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 
@@ -31,8 +32,8 @@ class SegmentGone extends Error {
 const clampCosine = (score: number) => Math.max(-1, Math.min(1, score));
 
 /**
- * Runs `fn` over the segments of `refs` with their rows in the filter, a few read at a time (large
- * segments, of indexes from before a cap, one at a time: readGroups).
+ * Runs `fn` over the segments of `refs` with their rows in the filter, in order, a few read at a time
+ * (large segments, of indexes from before a cap, one at a time: readInWindow).
  */
 async function visit(
 	index: EmbeddedIndex,
@@ -40,13 +41,16 @@ async function visit(
 	filter: ChunkFilter,
 	fn: (seg: Segment, mask: Uint8Array) => void,
 ): Promise<void> {
-	for (const group of readGroups(refs, (r) => r.bytes)) {
-		const read = await Promise.all(group.map((r) => index.readSegment(r, { quantize: false })));
-		for (const [j, seg] of read.entries()) {
-			if (!seg) throw new SegmentGone(group[j].key);
+	await readInWindow(
+		refs,
+		VECTOR_READS,
+		(r) => r.bytes,
+		(r) => index.readSegment(r, { quantize: false }),
+		(seg, r) => {
+			if (!seg) throw new SegmentGone(r.key);
 			fn(seg, rowMask(seg, filter));
-		}
-	}
+		},
+	);
 }
 
 /** Chunks named by message ID and chunk indexes (what a ranking's similarities are asked for). */
@@ -82,25 +86,28 @@ async function rankOnce(
 	q: Float32Array,
 	n: number,
 	filter: ChunkFilter,
-	scanned: Wanted | undefined,
+	handed: Promise<Wanted | undefined>,
 	exhaustive: boolean,
 ): Promise<VectorRanking> {
-	const known = new Map<string, number>();
-	const also =
-		scanned &&
-		((seg: Segment, mask: Uint8Array) => {
-			for (const [key, cosine] of similaritiesOf([seg], [mask], q, scanned)) known.set(key, cosine);
-		});
 	// Settled segments in cell tiers: only the buckets of the cells nearest the query.
 	// (`exhaustive`: every segment read, what the cells are measured against.)
 	const { usable } = isUnfiltered(filter) && !exhaustive ? tiersOf(cellTiers, doc) : { usable: [] };
 	const tiered = new Set(usable.flatMap((u) => u.refs.map((r) => r.key)));
 	const codebook = doc.cells?.codebook;
 	const tiers = usable.map((u) => u.tier);
-	// With tiers, similarities read their chunks' segments again (below): the buckets' pass notes none.
+	// The buckets need nothing of the word ranking: they are read while it runs.
 	const best = new BestChunks(n);
 	if (tiers.length > 0 && codebook)
 		await offerCells(best, index, await readCodebook(index, codebook), tiers, q, filter);
+	// With tiers, similarities read their chunks' segments again (below): the buckets' pass notes none,
+	// so the pass over the other segments does not wait for the word ranking either.
+	const scanned = tiered.size === 0 ? await handed : undefined;
+	const known = new Map<string, number>();
+	const also =
+		scanned &&
+		((seg: Segment, mask: Uint8Array) => {
+			for (const [key, cosine] of similaritiesOf([seg], [mask], q, scanned)) known.set(key, cosine);
+		});
 	const rest = doc.segments.filter((r) => !tiered.has(r.key));
 	const matches = await rankRest(best, index, rest, q, filter, also);
 	const similarities = async (wanted: Wanted, sessions: ReadonlySet<string>) => {
@@ -131,7 +138,8 @@ export async function streamedRanking(
 	options: { exhaustive?: boolean } = {},
 ): Promise<VectorRanking> {
 	const q = normaliseRows([query], 1);
-	const scanned = await wanted;
+	// Awaited only before the segments it is scored on; a failed or absent word ranking gives undefined.
+	const given = Promise.resolve(wanted).catch(() => undefined);
 	const n = Math.max(1, Math.min(k, MAX_TOP_K));
 	for (let attempt = 0; ; attempt++) {
 		const manifest: Versioned<IndexManifest> = await index.readManifest(attempt > 0);
@@ -140,15 +148,7 @@ export async function streamedRanking(
 		if (manifest.doc.dimensions !== q.length)
 			throw new DimensionMismatchError(index.kbId, manifest.doc.dimensions, q.length);
 		try {
-			return await rankOnce(
-				index,
-				manifest.doc,
-				q,
-				n,
-				filter,
-				scanned,
-				options.exhaustive === true,
-			);
+			return await rankOnce(index, manifest.doc, q, n, filter, given, options.exhaustive === true);
 		} catch (error) {
 			if (!(error instanceof SegmentGone || error instanceof CellBucketGone)) throw error;
 			if (attempt + 1 >= ATTEMPTS) throw new IndexDamagedError(index.kbId, [error.key]);

@@ -2,7 +2,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
-import { deleteParts, mapLimit, mapOrUndo, MAX_PARALLEL } from '../../../src/common/parallel';
+import {
+	deleteParts,
+	mapLimit,
+	mapOrUndo,
+	MAX_PARALLEL,
+	readInWindow,
+} from '../../../src/common/parallel';
 import { sleep } from '../../../src/common/sleep';
 
 /** A task that counts how many run at once. */
@@ -88,5 +94,92 @@ describe('bounded concurrency', () => {
 			),
 			[2, 3],
 		);
+	});
+
+	it('readInWindow uses every part in order, with at most `window` reads under way, the next ones read while one is used', async () => {
+		const { task, most } = counting();
+		const used: number[] = [];
+		let startedBeforeUse = 0;
+		let started = 0;
+		const items = Array.from({ length: 30 }, (_, i) => i);
+		await readInWindow(
+			items,
+			{ window: 4, bytes: Infinity },
+			() => 1,
+			(x) => {
+				started++;
+				return task(x);
+			},
+			(got, x) => {
+				assert.equal(got, x * 2);
+				// Reads of later parts were started before this one was used (the window is kept full).
+				if (started > used.length + 1) startedBeforeUse++;
+				used.push(x);
+			},
+		);
+		assert.deepEqual(used, items);
+		assert.equal(most(), 4);
+		assert.ok(startedBeforeUse >= 20, `${startedBeforeUse} uses with later reads under way`);
+	});
+
+	it('readInWindow keeps the bytes under way within its bound, one part at least however large', async () => {
+		const sizes = [3, 3, 3, 9, 1, 1, 1, 1, 1, 5, 5];
+		let held = 0;
+		let most = 0;
+		let running = 0;
+		let mostRunning = 0;
+		await readInWindow(
+			sizes.map((size, i) => ({ size, i })),
+			{ window: 8, bytes: 6 },
+			(p) => p.size,
+			async (p) => {
+				held += p.size;
+				running++;
+				most = Math.max(most, held);
+				mostRunning = Math.max(mostRunning, running);
+				await sleep(1);
+				running--;
+				return p;
+			},
+			(p) => {
+				held -= p.size;
+			},
+		);
+		// The part of 9 alone passes the bound: it is read by itself, never beside another.
+		assert.equal(most, 9);
+		assert.equal(
+			mostRunning,
+			5,
+			'five parts of 1 fit in 6 (with a sixth part the bound is passed)',
+		);
+	});
+
+	it('readInWindow throws a failed read in its turn, after the parts before it were used, and leaves no unhandled rejection', async () => {
+		const used: number[] = [];
+		const unhandled: unknown[] = [];
+		const onUnhandled = (reason: unknown) => unhandled.push(reason);
+		process.on('unhandledRejection', onUnhandled);
+		try {
+			await assert.rejects(
+				readInWindow(
+					[0, 1, 2, 3, 4, 5],
+					{ window: 3, bytes: Infinity },
+					() => 1,
+					async (x) => {
+						// The failing part fails first, before the parts ahead of it are read.
+						await sleep(x === 3 ? 0 : 5);
+						if (x === 3 || x === 4) throw new Error(`read ${x} failed`);
+						return x;
+					},
+					(x) => used.push(x),
+				),
+				/read 3 failed/,
+			);
+			await sleep(30);
+			assert.deepEqual(used, [0, 1, 2]);
+			assert.deepEqual(unhandled, []);
+		} finally {
+			process.off('unhandledRejection', onUnhandled);
+		}
 	});
 });

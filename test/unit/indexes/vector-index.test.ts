@@ -29,6 +29,7 @@ import {
 	vectorManifestKey,
 } from '../../../src/internal';
 import type { IndexedChunk } from '../../../src/internal';
+import { WINDOW } from '../../../src/indexes/vector/read-groups';
 import { cosine, randomRows, seededRandom } from '../../support/embeddings';
 import { closeVectors, openVectors } from '../../support/stored-segments';
 import { tempDir } from '../../support/storages';
@@ -185,16 +186,16 @@ describe('embedded vector index', () => {
 		assert.deepEqual(partsOf(chunks.slice(0, 3), 100, 10), [1, 2, 3]);
 	});
 
-	it('a search read one segment after another reads large segments one at a time, small ones two', async () => {
-		const peakOf = async (dims: number, rowsPer: number) => {
+	it('a search read one segment after another reads large segments one at a time, small ones a window at a time', async () => {
+		const peakOf = async (dims: number, rowsPer: number, segments: number) => {
 			const root = tempDir('vector-index');
 			const writer = new EmbeddedIndex(
 				new LocalDiskStorage({ root }),
 				'kb',
 				vectorIndexPrefix('kb'),
 			);
-			const rows = makeRows(4 * rowsPer, dims, 4);
-			for (let s = 0; s < 4; s++)
+			const rows = makeRows(segments * rowsPer, dims, 4);
+			for (let s = 0; s < segments; s++)
 				await appendSegments(
 					writer,
 					rows.slice(s * rowsPer, (s + 1) * rowsPer).map((_, i) => chunk(s * rowsPer + i)),
@@ -208,8 +209,9 @@ describe('embedded vector index', () => {
 			return metered.peak;
 		};
 		// Four segments of about 5 MB (800 rows of 1,536 dimensions): two would hold 10 MB at once.
-		assert.equal(await peakOf(1536, 800), 1);
-		assert.equal(await peakOf(8, 800), 2);
+		assert.equal(await peakOf(1536, 800, 4), 1);
+		// Small ones: as many as the window takes, never more, however many there are.
+		assert.equal(await peakOf(8, 800, WINDOW + 2), WINDOW);
 	});
 
 	it('a search read one segment after another scores the chunks it is handed on its pass: the same cosines, nothing read again', async () => {
