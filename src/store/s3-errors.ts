@@ -4,7 +4,7 @@ export interface SdkError {
 	name?: string;
 	Code?: string;
 	message?: string;
-	$metadata?: { httpStatusCode?: number };
+	$metadata?: { httpStatusCode?: number; attempts?: number };
 }
 
 export function status(error: unknown): number | undefined {
@@ -17,6 +17,9 @@ export function isNotFound(error: unknown): boolean {
 	if (e?.name === 'NoSuchBucket' || e?.Code === 'NoSuchBucket') return false;
 	return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || status(error) === 404;
 }
+
+/** The client sent the request more than once (an earlier attempt's answer was lost or an error). */
+export const wasRetried = (error: unknown) => ((error as SdkError)?.$metadata?.attempts ?? 1) > 1;
 
 export function isConflict(error: unknown): boolean {
 	const s = status(error);

@@ -15,7 +15,7 @@ import { defaultWarn } from '../common/warn';
 import { ConflictError, StorageError, StorageTimeoutError, UnsafeStorageError } from '../errors';
 import { validateKeyPrefix } from '../keys/ids';
 import { assertStorageKey } from './key-check';
-import { isConflict, isNotFound, status, virtualHostHint } from './s3-errors';
+import { isConflict, isNotFound, status, virtualHostHint, wasRetried } from './s3-errors';
 import type { SdkError } from './s3-errors';
 import type {
 	DeleteOptions,
@@ -178,10 +178,25 @@ export class S3Storage implements MemoryStorage {
 			);
 			return { version: unquote(out.ETag) };
 		} catch (error) {
+			if (conditional && isConflict(error) && wasRetried(error)) {
+				const version = await this.landed(key, body);
+				if (version !== null) return { version };
+			}
 			if (conditional && (isConflict(error) || (options.ifVersion && isNotFound(error))))
 				throw new ConflictError(`"${key}" changed since it was read`, key, { cause: error });
 			throw this.fail('PutObject', key, error);
 		}
+	}
+
+	/**
+	 * After a conditional write the client sent again and the server refused: the first attempt may
+	 * have landed (its answer lost), which made the condition fail for the second. Its version if the
+	 * object holds these very bytes (ours), else null: then it is a real conflict. Without this, a
+	 * caller would read its own write back as another writer's and apply its change twice.
+	 */
+	private async landed(key: string, body: Uint8Array): Promise<string | null> {
+		const now = await this.get(key);
+		return now && Buffer.from(now.body).equals(Buffer.from(body)) ? now.version : null;
 	}
 
 	async delete(key: string, options: DeleteOptions = {}): Promise<void> {

@@ -1,10 +1,16 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import type { Server } from 'node:http';
 import { after, describe, it } from 'node:test';
 
-import { S3Storage, StorageError, TokenBufferMemory, UnsafeStorageError } from '../../src/internal';
+import {
+	ConflictError,
+	S3Storage,
+	StorageError,
+	TokenBufferMemory,
+	UnsafeStorageError,
+} from '../../src/internal';
 import { ensureRgw, freePort, RGW_CREDENTIALS, rgwStorage } from '../support/rgw';
 
 /**
@@ -46,6 +52,59 @@ async function ignoringServer(): Promise<{ endpoint: string; server: Server }> {
 	await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
 	return { endpoint: `http://127.0.0.1:${port}`, server };
 }
+
+/**
+ * A proxy to radosgw that forwards every request, except that the first PUT of each key `lose` picks
+ * reaches radosgw and lands, then its connection is closed instead of answered (the answer lost on the
+ * way back, as a reset connection loses it); `meanwhile` runs first (another writer, say). The client
+ * sends such a write again, and radosgw answers the second attempt.
+ */
+async function losingProxy(
+	target: string,
+	lose: (key: string) => boolean,
+	meanwhile: (key: string) => Promise<void> = async () => {},
+): Promise<{ endpoint: string; server: Server; lost: Set<string> }> {
+	const upstream = new URL(target);
+	const lost = new Set<string>();
+	const server = createServer((req, res) => {
+		const key = decodeURIComponent((req.url ?? '').split('?')[0]).replace(/^\/[^/]+\//, '');
+		const losing = req.method === 'PUT' && lose(key) && !lost.has(key);
+		if (losing) lost.add(key);
+		const up = httpRequest(
+			{
+				host: upstream.hostname,
+				port: upstream.port,
+				method: req.method,
+				path: req.url,
+				headers: req.headers,
+			},
+			(answer) => {
+				if (!losing) {
+					res.writeHead(answer.statusCode ?? 502, answer.headers);
+					answer.pipe(res);
+					return;
+				}
+				answer.resume();
+				answer.on('end', () => void meanwhile(key).finally(() => req.socket.destroy()));
+			},
+		);
+		up.on('error', () => req.socket.destroy());
+		req.pipe(up);
+	});
+	const port = await freePort();
+	await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+	return { endpoint: `http://127.0.0.1:${port}`, server, lost };
+}
+
+/** An S3Storage on `bucket` through `endpoint`. */
+const through = (endpoint: string, bucket: string) =>
+	new S3Storage({
+		bucket,
+		endpoint,
+		forcePathStyle: true,
+		region: 'us-east-1',
+		credentials: RGW_CREDENTIALS,
+	});
 
 describe('S3Storage specifics', () => {
 	it('probes radosgw once: conditional writes enforced, If-Match wants the unquoted ETag', async () => {
@@ -191,6 +250,59 @@ describe('S3Storage specifics', () => {
 			'f0002',
 			'f0003',
 		]);
+	});
+
+	it('a conditional write whose answer was lost, sent again by the client, is the write that landed, not a conflict', async () => {
+		const direct = await rgwStorage();
+		const proxy = await losingProxy(direct.endpoint!, (key) => key.startsWith('lost/'));
+		try {
+			const s = through(proxy.endpoint, direct.bucket);
+			const body = new TextEncoder().encode('{"v":1}');
+			const created = await s.put('lost/created.json', body, { ifVersion: null });
+			assert.ok(
+				proxy.lost.has('lost/created.json'),
+				'the first attempt was answered: nothing tested',
+			);
+			const now = await direct.get('lost/created.json');
+			assert.deepEqual(now?.body, body);
+			assert.equal(created.version, now?.version);
+			// An update (If-Match) the same way: the retry finds the version it wrote, not the one it read.
+			await direct.put('lost/updated.json', new TextEncoder().encode('{"v":1}'), {
+				ifVersion: null,
+			});
+			const read = await s.get('lost/updated.json');
+			const next = new TextEncoder().encode('{"v":2}');
+			const updated = await s.put('lost/updated.json', next, { ifVersion: read!.version });
+			assert.ok(proxy.lost.has('lost/updated.json'));
+			const after = await direct.get('lost/updated.json');
+			assert.deepEqual(after?.body, next);
+			assert.equal(updated.version, after?.version);
+		} finally {
+			proxy.server.close();
+		}
+	});
+
+	it('a conditional write sent again after another writer changed the object is still a conflict', async () => {
+		const direct = await rgwStorage();
+		const theirs = new TextEncoder().encode('{"by":"another writer"}');
+		const proxy = await losingProxy(
+			direct.endpoint!,
+			(key) => key === 'raced.json',
+			async (key) => {
+				await direct.put(key, theirs);
+			},
+		);
+		try {
+			const s = through(proxy.endpoint, direct.bucket);
+			await assert.rejects(
+				s.put('raced.json', new TextEncoder().encode('{"by":"us"}'), { ifVersion: null }),
+				(error: unknown) => error instanceof ConflictError && !String(error).includes('"by"'),
+			);
+			assert.ok(proxy.lost.has('raced.json'), 'the first attempt was answered: nothing tested');
+			assert.deepEqual((await direct.get('raced.json'))?.body, theirs);
+		} finally {
+			proxy.server.close();
+		}
 	});
 });
 
