@@ -19,86 +19,37 @@ import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
+import { clearAllCaches, LimitedStorage, LocalDiskStorage, MemoryBase } from '../src/internal';
+import type { MemoryStorage } from '../src/internal';
 import {
-	clearAllCaches,
-	folderNames,
-	listedPages,
-	LocalDiskStorage,
-	MemoryBase,
-} from '../src/internal';
-import type {
-	DeleteOptions,
-	FolderPage,
-	GetOptions,
-	ListedObject,
-	MemoryStorage,
-	NotModified,
-	PutOptions,
-	StoredObject,
-} from '../src/internal';
-import { BASE_ID, HashEmbedder, heldDuring, n, queryOf } from './scale';
+	BASE_ID,
+	Counted,
+	HashEmbedder,
+	heldDuring,
+	n,
+	queryOf,
+	requests as requestsOf,
+} from './scale';
 import { lcg, loadLine, machineLine, median, percentile } from './stats';
 
 const SEARCHES = Number(process.env.WIDE_SEARCH_SEARCHES ?? 20);
 const DELAY_MS = Number(process.env.WIDE_SEARCH_DELAY_MS ?? 0);
 
-/** A storage whose every request first waits DELAY_MS (a round trip); counts requests and the most at once. */
-class RoundTrips implements MemoryStorage {
-	requests = 0;
-	most = 0;
-	private running = 0;
-
-	constructor(readonly inner: MemoryStorage) {}
-
-	describe(): string {
-		return this.inner.describe();
-	}
-
-	identity(): string {
-		return this.inner.identity?.() ?? this.inner.describe();
-	}
-
-	private async trip<T>(run: () => Promise<T>): Promise<T> {
-		this.requests++;
-		this.most = Math.max(this.most, ++this.running);
-		try {
-			if (DELAY_MS > 0) await new Promise((r) => setTimeout(r, DELAY_MS));
-			return await run();
-		} finally {
-			this.running--;
-		}
-	}
-
-	get(key: string): Promise<StoredObject | null>;
-	get(key: string, options: GetOptions): Promise<StoredObject | NotModified | null>;
-	get(key: string, options: GetOptions = {}): Promise<StoredObject | NotModified | null> {
-		return this.trip(() => this.inner.get(key, options));
-	}
-
-	put(key: string, body: Uint8Array, options?: PutOptions): Promise<{ version: string }> {
-		return this.trip(() => this.inner.put(key, body, options));
-	}
-
-	delete(key: string, options?: DeleteOptions): Promise<void> {
-		return this.trip(() => this.inner.delete(key, options));
-	}
-
-	list(prefix: string): Promise<ListedObject[]> {
-		return this.trip(() => this.inner.list(prefix));
-	}
-
-	async *listPages(prefix: string): AsyncGenerator<ListedObject[]> {
-		const pages = listedPages(this.inner, prefix);
-		for (;;) {
-			const next = await this.trip(() => pages.next());
-			if (next.done) return;
-			yield next.value;
-		}
-	}
-
-	listFolders(prefix: string, page?: FolderPage): Promise<string[]> {
-		return this.trip(() => folderNames(this.inner, prefix, page));
-	}
+/** `inner` with a wait of DELAY_MS before each request (a page of a listing: none). */
+function delayed(inner: MemoryStorage): MemoryStorage {
+	const waits = new Set(['get', 'put', 'delete', 'list', 'listFolders']);
+	return new Proxy(inner, {
+		get(target, prop, receiver) {
+			const value: unknown = Reflect.get(target, prop, receiver);
+			if (typeof value !== 'function') return value;
+			const fn = value as (...args: unknown[]) => unknown;
+			if (!waits.has(String(prop))) return fn.bind(target);
+			return async (...args: unknown[]) => {
+				await new Promise((r) => setTimeout(r, DELAY_MS));
+				return fn.apply(target, args);
+			};
+		},
+	});
 }
 
 // heldDuring collects garbage before each sample.
@@ -112,7 +63,10 @@ type Mode = 'warm' | 'cold' | 'again';
 
 async function measure(root: string, users: number, mode: Mode) {
 	const cold = mode === 'cold';
-	const storage = new RoundTrips(new LocalDiskStorage({ root }));
+	const disk = new LocalDiskStorage({ root });
+	// Limited to nothing: it notes the most requests under way at once.
+	const atOnce = new LimitedStorage(DELAY_MS > 0 ? delayed(disk) : disk, Infinity);
+	const storage = new Counted(atOnce);
 	const base = new MemoryBase({
 		storage,
 		baseId: BASE_ID,
@@ -129,12 +83,13 @@ async function measure(root: string, users: number, mode: Mode) {
 		if (cold) clearAllCaches();
 		const text = query();
 		if (mode === 'again') await base.search(text, { allUsers: true, k: 5 });
-		storage.requests = storage.most = 0;
+		storage.take();
+		atOnce.peak = 0;
 		const t0 = performance.now();
 		const found = await base.search(text, { allUsers: true, k: 5 });
 		times.push(performance.now() - t0);
-		requests.push(storage.requests);
-		most = Math.max(most, storage.most);
+		requests.push(requestsOf(storage.take()));
+		most = Math.max(most, atOnce.peak);
 		digest.update(found.map((m) => `${m.messageId}:${m.chunkIndex}:${m.score}`).join(',') + '\n');
 	}
 	let held = 0;
