@@ -3,6 +3,7 @@
 // copy of their chunks in a segment.
 import { readInWindow } from '../../common/parallel';
 import { isGone } from '../chunks/chunk';
+import { SEARCH_READS } from '../chunks/search-reads';
 import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
 import type { Versioned } from '../../store/document-store';
@@ -14,9 +15,6 @@ import { HeldSessions } from './tier-search';
 import type { TierRows } from './tier-search';
 import { tiersOf } from './tiers';
 import type { UsableTier } from './tiers';
-
-/** Segments read at once, at most, and within how many stored bytes together (one at least). */
-const READS = { window: 4, bytes: 8 * 2 ** 20 };
 
 /** A segment listed since this search read its manifest was deleted: start over on a newer one. */
 export class SegmentGone extends Error {
@@ -85,7 +83,7 @@ export async function readOrGone(scope: Scope, key: string): Promise<LexicalSegm
 }
 
 /**
- * Runs `fn` over every segment in scope (those of `pick` only, if given), in order, READS at a time, then
+ * Runs `fn` over every segment in scope (those of `pick` only, if given), in order, a few at a time, then
  * (unless `withLater` is false) over the tail and open sources.
  */
 export async function visit(
@@ -98,7 +96,7 @@ export async function visit(
 	const refs = scope.refs.filter(pick);
 	await readInWindow(
 		refs,
-		READS,
+		SEARCH_READS,
 		(r) => r.bytes,
 		(r) => scope.index.readSegment(r),
 		(seg, r) => {

@@ -1,7 +1,7 @@
 // The k best rows of cell tiers for a query: the cells nearest the query (codebook.ts), and in
 // each tier only the buckets holding them, nearest cells first up to a fixed number of buckets for
 // all tiers together (so a search's reads stay flat as a base grows), a few read at a time or one
-// when large (read-groups.ts), and kept within the cache's bounds for the next search near them;
+// when large (chunks/search-reads.ts), and kept within the cache's bounds for the next search near them;
 // every row of a bucket read is scored exactly (a bucket's other cells are near too, and cost nothing
 // more to score).
 // Approximate: a row in a cell not probed is not seen.
@@ -14,7 +14,7 @@ import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, probe } from './codebook';
 import { readInWindow } from '../../common/parallel';
-import { VECTOR_READS } from './read-groups';
+import { SEARCH_READS } from '../chunks/search-reads';
 import { rowMask } from './vector-segment';
 
 /** Cells probed, and the parents they are picked among (tuned on measured recall; see bench). */
@@ -101,7 +101,7 @@ export async function offerCells(
 	// Large vectors' buckets are read one at a time (readInWindow): each is scored as it comes, then let go.
 	await readInWindow(
 		reads,
-		VECTOR_READS,
+		SEARCH_READS,
 		({ tier }) => bucketBytesOf(tier),
 		async ({ tier, b }) => {
 			const key = cellBucketKey(files.segmentsPrefix, tier, b);

@@ -66,7 +66,7 @@ export const BUCKET_ROWS = 2048;
 
 /**
  * Bytes of vectors a bucket holds, at most, about: BUCKET_ROWS rows of 1,536 dimensions. Past it, a
- * range's rows are split among several buckets (a search reads one at a time, read-groups.ts).
+ * range's rows are split among several buckets (a search reads one at a time, chunks/search-reads.ts).
  */
 export const BUCKET_BYTES = 12 * 2 ** 20;
 

@@ -16,7 +16,7 @@ import { similaritiesOf } from './ranking';
 import type { VectorRanking } from './ranking';
 import type { EmbeddedIndex } from './vector-index';
 import { readInWindow } from '../../common/parallel';
-import { VECTOR_READS } from './read-groups';
+import { SEARCH_READS } from '../chunks/search-reads';
 import { MAX_TOP_K, normaliseRows, rowMask } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 
@@ -43,7 +43,7 @@ async function visit(
 ): Promise<void> {
 	await readInWindow(
 		refs,
-		VECTOR_READS,
+		SEARCH_READS,
 		(r) => r.bytes,
 		(r) => index.readSegment(r, { quantize: false }),
 		(seg, r) => {

@@ -21,7 +21,7 @@ import {
 	PROBE_PARENTS,
 } from '../../../src/indexes/vector/cell-search';
 import { probe, trainCodebook } from '../../../src/indexes/vector/codebook';
-import { WINDOW, WINDOW_BYTES } from '../../../src/indexes/vector/read-groups';
+import { WINDOW, WINDOW_BYTES } from '../../../src/indexes/chunks/search-reads';
 import { normaliseRows } from '../../../src/indexes/vector/vector-segment';
 import { randomRows, seededRandom, TestEmbedder } from '../../support/embeddings';
 import { collect, HeldBodies } from '../../support/held';

@@ -29,7 +29,7 @@ import {
 	vectorManifestKey,
 } from '../../../src/internal';
 import type { IndexedChunk } from '../../../src/internal';
-import { WINDOW } from '../../../src/indexes/vector/read-groups';
+import { WINDOW } from '../../../src/indexes/chunks/search-reads';
 import { cosine, randomRows, seededRandom } from '../../support/embeddings';
 import { closeVectors, openVectors } from '../../support/stored-segments';
 import { tempDir } from '../../support/storages';
