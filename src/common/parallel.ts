@@ -1,4 +1,5 @@
 // Bounded concurrency: no operation runs more than a fixed number of storage requests at once.
+import { shareLoop } from './loop-turns';
 
 /** Storage requests an operation runs at once, at most. */
 export const MAX_PARALLEL = 16;
@@ -27,7 +28,8 @@ export async function mapLimit<T, R>(
  * Reads `parts` with up to `window` reads under way, within `bytes` together (one at least), and hands
  * each one read to `use` in the parts' order; a part's bytes count until `use` returns. The next reads
  * are under way while one is used: on a remote store each read is a round trip. A failed read is
- * thrown when its turn comes (the reads after it are left to finish, unused).
+ * thrown when its turn comes (the reads after it are left to finish, unused). Between parts the event
+ * loop may turn (shareLoop): parts already read are otherwise used back to back without it.
  */
 export async function readInWindow<T, R>(
 	parts: readonly T[],
@@ -57,6 +59,7 @@ export async function readInWindow<T, R>(
 		use(await got, part);
 		held -= bytes;
 		fill();
+		if (pending.length > 0) await shareLoop();
 	}
 }
 

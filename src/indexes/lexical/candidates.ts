@@ -4,6 +4,7 @@
 // up to CANDIDATE_LIMITS.chunkBytes: then nothing is read again; past that, only the segments of the k
 // best (and of those tying the k-th) are read again, for their chunks. Bounded: past
 // CANDIDATE_LIMITS.bytes of notes it gives up, and the caller reads every segment again.
+import { shareLoop } from '../../common/loop-turns';
 import { chunkHeapBytes, chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { TopK } from '../chunks/top-k';
@@ -148,6 +149,7 @@ export class Candidates {
 				segments.slice(i, i + 2).map(async (s) => {
 					const source = this.sources[s];
 					const seg = typeof source === 'string' ? await read(source) : source;
+					await shareLoop();
 					for (const c of wanted.get(s)!)
 						if (top.admits(scores[c]))
 							top.push(scores[c], kept.push(docAt(seg, this.doc[c])) - 1, 0);

@@ -2,6 +2,7 @@
 // covers, from the buckets of the query's own words, then the chunks of those matches from their
 // segments. Scores are summed term by term in the query's order, as a pass over the segments sums
 // them, so the matches and their order are the ones reading every segment gives.
+import { shareLoop } from '../../common/loop-turns';
 import { mapLimit } from '../../common/parallel';
 import { CorruptDocumentError } from '../../errors';
 import { chunkHeapBytes, chunkOrder } from '../chunks/chunk';
@@ -47,6 +48,7 @@ async function rowsOf(
 	await mapLimit(reads, WINDOW, async ({ i, tier, b }) => {
 		const got = await readBucket(files, tier, b);
 		if (!got) throw gone(bucketKey(files.segmentsPrefix, tier, b));
+		await shareLoop();
 		for (const k of keys) {
 			const list = got.get(k);
 			if (list) out[i].set(k, list);
@@ -173,40 +175,57 @@ export class HeldSessions {
 	}
 }
 
+/** Documents walked between two checks of the event loop's turn (shareLoop). */
+const WALK_SLICE = 4096;
+
 /**
  * Every tier document holding a query term with its score and its capture second (timeKey; 0 in a tier
  * that is not timed), document after document: each term's rows are in (segment, document) order, so
  * the lists are merged as they are and nothing per document is held (a common word may be in millions).
+ * Walked WALK_SLICE documents at a time, the event loop turning between (the walk itself stays
+ * synchronous: an await inside its loop slows every step).
  */
-function eachScored(
+async function eachScored(
 	source: TierSource,
 	terms: readonly string[],
 	stats: ScopeStats,
 	fn: (at: number, score: number, time: number) => void,
-): void {
+): Promise<void> {
 	const avg = stats.total / stats.n || 1;
 	const used = terms.filter((t) => (stats.df.get(t) ?? 0) > 0);
 	const idf = used.map((t) => idfOf(stats.n, stats.df.get(t)!));
-	source.rows.forEach((rows, i) => {
+	for (const [i, rows] of source.rows.entries()) {
 		const width = wordRow(source.tiers[i].tier);
 		// Each list walked block by block: a common word's rows are never all decoded at once.
 		const lists = used.map((t) => new RowCursor(rows.get(t), width));
-		for (;;) {
-			let next = Infinity;
-			for (const list of lists) if (!list.done) next = Math.min(next, list.place());
-			if (next === Infinity) return;
-			let score = 0;
-			let time = 0;
-			for (let j = 0; j < lists.length; j++) {
-				const list = lists[j];
-				if (list.done || list.place() !== next) continue;
-				score += weigh(idf[j], list.value(2), list.value(3), avg);
-				if (width > ROW) time = list.value(4);
-				list.advance();
-			}
-			fn(i * 2 ** 32 + next, score, time);
+		const walk = { lists, idf, avg, timed: width > ROW, base: i * 2 ** 32 };
+		while (walkSome(walk, WALK_SLICE, fn)) await shareLoop();
+	}
+}
+
+/** Up to `most` documents of one tier's walk (eachScored); false once its lists are done. */
+function walkSome(
+	walk: { lists: RowCursor[]; idf: number[]; avg: number; timed: boolean; base: number },
+	most: number,
+	fn: (at: number, score: number, time: number) => void,
+): boolean {
+	const { lists, idf, avg, timed, base } = walk;
+	for (let walked = 0; walked < most; walked++) {
+		let next = Infinity;
+		for (const list of lists) if (!list.done) next = Math.min(next, list.place());
+		if (next === Infinity) return false;
+		let score = 0;
+		let time = 0;
+		for (let j = 0; j < lists.length; j++) {
+			const list = lists[j];
+			if (list.done || list.place() !== next) continue;
+			score += weigh(idf[j], list.value(2), list.value(3), avg);
+			if (timed) time = list.value(4);
+			list.advance();
 		}
-	});
+		fn(base + next, score, time);
+	}
+	return true;
 }
 
 /** A capture second that orders last: a document whose time a tier row does not give (timeKey 0). */
@@ -220,13 +239,13 @@ const WALK_KEPT = 16_384;
  * k-th, and of those tying it only those of its capture second or earlier (chunkOrder starts with the
  * capture time; a time the rows do not give orders last, and then every tied one is read).
  */
-function placesOfBest(
+async function placesOfBest(
 	source: TierSource,
 	terms: readonly string[],
 	stats: ScopeStats,
 	k: number,
 	passed: ReadonlySet<number>,
-): Map<string, Array<[number, number]>> {
+): Promise<Map<string, Array<[number, number]>>> {
 	const values = new TopK(k, (a1, _b1, a2) => a1 - a2);
 	// Every document wanted at the end was admitted when the walk met it (the k-th only gets better),
 	// so one walk keeps those admitted and a second walks only when they are too many.
@@ -235,7 +254,7 @@ function placesOfBest(
 		eachScored(source, terms, stats, (at, score, time) => {
 			if (!passed.has(at)) fn(at, score, time);
 		});
-	walk((at, score, time) => {
+	await walk((at, score, time) => {
 		// Tying the k-th with a later known second: the k-th at the end goes first too.
 		const later = score === values.min && time !== 0 && time > values.minA!;
 		if (!values.admits(score) || later) return;
@@ -255,7 +274,7 @@ function placesOfBest(
 		else wanted.set(seg, [[at, score]]);
 	};
 	if (seen) for (let i = 0; i < seen.length; i += 3) want(seen[i], seen[i + 1], seen[i + 2]);
-	else walk(want);
+	else await walk(want);
 	return wanted;
 }
 
@@ -271,7 +290,7 @@ export async function tierBest(
 ): Promise<Array<{ chunk: IndexedChunk; score: number }>> {
 	const passed = new Set<number>();
 	for (;;) {
-		const wanted = placesOfBest(source, terms, stats, k, passed);
+		const wanted = await placesOfBest(source, terms, stats, k, passed);
 		const kept: IndexedChunk[] = [];
 		const top = new TopK(k, (a, _b, c) => chunkOrder(kept[a], kept[c]));
 		const before = passed.size;
@@ -280,6 +299,7 @@ export async function tierBest(
 			const tier = Math.floor(Number(place) / 2 ** 16);
 			const ref = source.tiers[tier].refs[Number(place) % 2 ** 16];
 			const seg = await source.read(ref.key);
+			await shareLoop();
 			if (list.some(([at]) => at % 2 ** 16 >= seg.lengths.length))
 				throw new CorruptDocumentError(ref.key, 'a term tier names a document it does not hold');
 			const chunks = list.map(([at]) => docAt(seg, at % 2 ** 16));
