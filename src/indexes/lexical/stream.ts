@@ -21,6 +21,7 @@ import { IndexDamagedError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
 import { chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
+import { isUnfiltered } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
 import { TopK } from '../chunks/top-k';
 import { bm25, idfOf, weigh } from './bm25';
@@ -30,6 +31,7 @@ import type { LexicalIndex } from './lexical-index';
 import type { LexicalManifest } from './manifest';
 import { nameLimit, namesBy } from './names';
 import { mergeBest, ownScore, tierBest, tierRows, withTierStats } from './tier-search';
+import type { TierRows } from './tier-search';
 import { wordRow } from './tiers';
 import { messagesOf, nearSegment } from './near';
 import { docAt, postingOf } from './segment';
@@ -42,11 +44,15 @@ import { openSources } from './view';
 /** Times a search starts over on a newer manifest when a segment it lists is gone (merged meanwhile). */
 const ATTEMPTS = 3;
 
-/** Step 1: the scope's statistics for these terms (and, given `notes`, the documents holding them). */
+/**
+ * Step 1: the scope's statistics for these terms (and, given `notes`, the documents holding them).
+ * `early`: the tiers' rows of these terms, if read already on this manifest (earlyRows).
+ */
 async function statsOf(
 	scope: Scope,
 	terms: readonly string[],
 	notes?: Candidates,
+	early?: TierRows,
 ): Promise<ScopeStats> {
 	const stats = { n: 0, total: 0, df: new Map(terms.map((t) => [t, 0])) };
 	const { df } = stats;
@@ -65,7 +71,7 @@ async function statsOf(
 			}
 		}),
 		scope.tiers.length > 0
-			? tierRows(scope.index, scope.tiers, terms, (key) => new SegmentGone(key))
+			? (early ?? tierRows(scope.index, scope.tiers, terms, (key) => new SegmentGone(key)))
 			: undefined,
 	]);
 	if (rows) {
@@ -159,13 +165,41 @@ async function attempt<T>(
 }
 
 /**
+ * The tiers' rows of a search's terms on the manifest the open sources are listed in, read while the
+ * sources are (they need only that manifest): used if the search runs on that manifest, else read again.
+ */
+function earlyRows(index: LexicalIndex, filter: ChunkFilter, terms: readonly string[]) {
+	// Tiers serve a search of everything only; a search of one conversation reads its source before any
+	// manifest (openSources), which an early read must not come before.
+	if (!isUnfiltered(filter)) return async () => undefined;
+	const early = index.readManifest().then(async (manifest) => {
+		const { tiers } = scopeFor(index, filter, [], manifest);
+		const gone = (key: string) => new SegmentGone(key);
+		return {
+			version: manifest.version,
+			rows: tiers.length > 0 ? await tierRows(index, tiers, terms, gone) : undefined,
+		};
+	});
+	// A failed early read is read again on the search's manifest (and fails there, if it must).
+	const settled = early.catch(() => undefined);
+	return async (manifest: Versioned<LexicalManifest>) => {
+		const got = await settled;
+		return got && got.version === manifest.version ? got.rows : undefined;
+	};
+}
+
+/**
  * The index as one search sees it, read one segment after another: the open sources in scope first
- * (as lexicalView), then the manifest, once unless a source moved past its listing.
+ * (as lexicalView), then the manifest, once unless a source moved past its listing. A search reads the
+ * tiers' buckets of its words beside the open sources.
  */
 export async function streamedView(index: LexicalIndex, filter: ChunkFilter): Promise<LexicalView> {
-	const { segments: sources, stale } = await openSources([index], filter);
-	const scopeOf = (manifest: Versioned<LexicalManifest>) =>
-		scopeFor(index, filter, sources, manifest);
+	const opened = openSources([index], filter);
+	// Awaited by the first search (or frequencies, names); until then a failure is not unhandled.
+	opened.catch(() => undefined);
+	const scopeOf = async (manifest: Versioned<LexicalManifest>) =>
+		scopeFor(index, filter, (await opened).segments, manifest);
+	const stale = async () => (await opened).stale[0];
 	let names = new Map<string, number>();
 	let n = 0;
 	// The last statistics taken: frequencies() of the query just searched reads no segment again.
@@ -174,35 +208,37 @@ export async function streamedView(index: LexicalIndex, filter: ChunkFilter): Pr
 		attempt(index, false, async (manifest) => {
 			const terms = [...new Set(tokenize(query))];
 			if (!last || terms.some((t) => !last!.df.has(t)))
-				last = await statsOf(scopeOf(manifest), terms);
+				last = await statsOf(await scopeOf(manifest), terms);
 			n = last.n;
 			return terms.map((term) => ({ term, df: last!.df.get(term)! }));
 		});
+	const search = async (query: string, k: number): Promise<LexicalMatch[]> => {
+		const terms = [...new Set(tokenize(query))];
+		const early = earlyRows(index, filter, terms);
+		return attempt(index, await stale(), async (manifest) => {
+			const scope = await scopeOf(manifest);
+			const notes = new Candidates(terms);
+			const stats = await statsOf(scope, terms, notes, await early(manifest));
+			last = stats;
+			n = stats.n;
+			if (terms.length === 0 || stats.n === 0) return [];
+			const best = await bestOfAll(scope, terms, stats, k, notes);
+			const seg = await nearSegment(scope, messagesOf(best), scope.held);
+			const all = { ok: [new Uint8Array(seg.docs.length).fill(1)], n: seg.docs.length };
+			const total = seg.lengths.reduce((a, b) => a + b, 0);
+			return bm25(query, [seg], { ...all, total }, k, stats);
+		});
+	};
 	return {
 		get size() {
 			return n;
 		},
 		frequencies: statsFor,
-		search: (query: string, k: number): Promise<LexicalMatch[]> =>
-			attempt(index, stale[0], async (manifest) => {
-				const scope = scopeOf(manifest);
-				const terms = [...new Set(tokenize(query))];
-				const notes = new Candidates(terms);
-				const stats = await statsOf(scope, terms, notes);
-				last = stats;
-				n = stats.n;
-				if (terms.length === 0 || stats.n === 0) return [];
-				const best = await bestOfAll(scope, terms, stats, k, notes);
-				const seg = await nearSegment(scope, messagesOf(best), scope.held);
-				const all = { ok: [new Uint8Array(seg.docs.length).fill(1)], n: seg.docs.length };
-				const total = seg.lengths.reduce((a, b) => a + b, 0);
-				return bm25(query, [seg], { ...all, total }, k, stats);
-			}),
+		search,
 		names: (chunk: IndexedChunk) => namesBy(chunk, n, (term) => names.get(term) ?? 0),
-		prepareNames: (chunks: readonly IndexedChunk[]) =>
+		prepareNames: async (chunks: readonly IndexedChunk[]) =>
 			attempt(index, false, async (manifest) => {
-				const scope = scopeOf(manifest);
-				names = await termCounts(scope, chunks, nameLimit(n));
+				names = await termCounts(await scopeOf(manifest), chunks, nameLimit(n));
 			}),
 	};
 }
