@@ -15,7 +15,9 @@
  * MANIFEST_BENCH_ROUNDS (41; bench/manifests.ts, the base-wide manifests' decoding, runs by default too);
  * BEFORE_AFTER_BENCHES, comma-separated files, runs those only (bench/wide-search.ts, a search of every
  * conversation on kept bases, runs only when named, with its WIDE_SEARCH_ROOTS);
- * BEFORE_AFTER_SAME_BENCHES=1, this tree's benchmark files run in the earlier tree too.
+ * BEFORE_AFTER_SAME_BENCHES=1, this tree's benchmark files run in the earlier tree too;
+ * BEFORE_AFTER_COLUMN, a column of milliseconds compared instead of p50 (its header contains the text:
+ * "event loop held" for bench/wide-search.ts), rows still named by the cells before p50.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import {
@@ -35,6 +37,9 @@ import { loadLine, machineLine, median } from './stats';
 const AFTER = path.resolve(__dirname, '..');
 const BEFORE_REF = process.env.BEFORE_REF || 'main';
 const ROUNDS = Number(process.env.BEFORE_AFTER_ROUNDS ?? 7);
+/** The column compared instead of p50 (its header contains this text), in milliseconds too. */
+const COLUMN = process.env.BEFORE_AFTER_COLUMN ?? '';
+const SHOWN = COLUMN ? `"${COLUMN}" (median of rounds)` : 'p50';
 
 interface Bench {
 	file: string;
@@ -106,11 +111,13 @@ function parseTable(out: string): Table {
 		const head = cells(lines[i]);
 		const col = head.findIndex((h) => /\bp50\b/.test(h));
 		if (col < 1) continue;
+		const from = COLUMN ? head.findIndex((h) => h.includes(COLUMN)) : col;
+		if (from < 0) throw new Error(`no column "${COLUMN}" in: ${lines[i]}`);
 		const p50 = new Map<string, number>();
 		for (let j = i + 2; j < lines.length && lines[j].startsWith('|'); j++) {
 			const row = cells(lines[j]);
-			const ms = /^([\d.,]+)\s*ms$/.exec(row[col]);
-			if (!ms) throw new Error(`no milliseconds in column "${head[col]}" of: ${lines[j]}`);
+			const ms = /^([\d.,]+)\s*ms$/.exec(row[from]);
+			if (!ms) throw new Error(`no milliseconds in column "${head[from]}" of: ${lines[j]}`);
 			p50.set(row.slice(0, col).join(', '), Number(ms[1].replace(/,/g, '')));
 		}
 		return { label: head.slice(0, col).join(', '), title, p50 };
@@ -268,7 +275,7 @@ async function main(): Promise<void> {
 			const rows = [...new Set([...before[0].p50.keys(), ...after[0].p50.keys()])];
 			console.log(`\n### ${after[0].title} — ${bench.file}, ${bench.knob}=${bench.size}\n`);
 			console.log(
-				`| ${after[0].label} | before p50 | after p50 | after/before | before, per round | after, per round |`,
+				`| ${after[0].label} | before ${SHOWN} | after ${SHOWN} | after/before | before, per round | after, per round |`,
 			);
 			console.log('|---|---:|---:|---:|---:|---:|');
 			for (const row of rows) {
