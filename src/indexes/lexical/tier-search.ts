@@ -7,6 +7,7 @@ import { mapLimit } from '../../common/parallel';
 import { CorruptDocumentError } from '../../errors';
 import { chunkHeapBytes, chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
+import { WINDOW } from '../chunks/search-reads';
 import { TopK } from '../chunks/top-k';
 import { idfOf, weigh } from './bm25';
 import type { ScopeStats } from './bm25';
@@ -21,8 +22,6 @@ import type { Postings } from './postings';
 /** Each tier's rows of each query term (absent: no document of the tier holds it). */
 export type TierRows = Array<Map<string, Postings>>;
 
-/** Buckets read at once. */
-const WINDOW = 4;
 /**
  * Segments read at once for the best matches' chunks: read lazily, each holds its stored bytes and a
  * block or two (stored-segment.ts); one after another, each waited for the round trip of the last.
@@ -31,7 +30,8 @@ const SEGMENT_READS = 8;
 
 /**
  * The rows of `keys` (words or conversations, as `bucket` places them) in each tier, each bucket read
- * once, WINDOW at a time for all tiers together; `gone(key)` when a listed bucket is not held.
+ * once, WINDOW at a time for all tiers together (a search's read window, chunks/search-reads.ts);
+ * `gone(key)` when a listed bucket is not held.
  */
 async function rowsOf(
 	files: TierFiles,
