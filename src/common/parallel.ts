@@ -25,19 +25,60 @@ export async function mapLimit<T, R>(
 }
 
 /**
+ * Bytes one operation holds of what it is reading, shared by all its readers (both rankings of a
+ * search): a reader takes a part's bytes before reading it and gives them back once it is used. Bytes
+ * are taken at once if they fit, or if nothing is held (a part larger than the limit is read alone);
+ * otherwise once others gave back. A reader holding nothing never waits for itself, so none deadlocks.
+ */
+export class ReadBudget {
+	private held = 0;
+	private waiting: Array<() => void> = [];
+
+	constructor(readonly limit: number) {}
+
+	/** Takes `bytes` if they fit (or nothing is held): whether it did. */
+	tryTake(bytes: number): boolean {
+		const n = bytes > 0 ? bytes : 0;
+		if (this.held > 0 && this.held + n > this.limit) return false;
+		this.held += n;
+		return true;
+	}
+
+	/** Takes `bytes`, waiting until they fit. */
+	async take(bytes: number): Promise<void> {
+		while (!this.tryTake(bytes)) await this.freed();
+	}
+
+	give(bytes: number): void {
+		this.held = Math.max(0, this.held - (bytes > 0 ? bytes : 0));
+		const waiting = this.waiting;
+		this.waiting = [];
+		for (const wake of waiting) wake();
+	}
+
+	/** Settles the next time bytes are given back. */
+	freed(): Promise<void> {
+		return new Promise((r) => this.waiting.push(r));
+	}
+}
+
+/**
  * Reads `parts` with up to `window` reads under way, within `bytes` together (one at least), and hands
- * each one read to `use` in the parts' order; a part's bytes count until `use` returns. The next reads
- * are under way while one is used: on a remote store each read is a round trip. A failed read is
- * thrown when its turn comes (the reads after it are left to finish, unused). Between parts the event
- * loop may turn (shareLoop): parts already read are otherwise used back to back without it.
+ * each one read to `use` in the parts' order; a part's bytes count until `use` returns. With `budget`,
+ * they also count in it (shared with other readers of the same operation), and a part is only read
+ * once its bytes fit there too. The next reads are under way while one is used: on a remote store each
+ * read is a round trip. A failed read is thrown when its turn comes (the reads after it are left to
+ * finish, unused, their bytes given back). Between parts the event loop may turn (shareLoop): parts
+ * already read are otherwise used back to back without it.
  */
 export async function readInWindow<T, R>(
 	parts: readonly T[],
-	limits: { window: number; bytes: number },
+	limits: { window: number; bytes: number; budget?: ReadBudget },
 	bytesOf: (part: T) => number,
 	read: (part: T) => Promise<R>,
 	use: (got: R, part: T) => void,
 ): Promise<void> {
+	const { budget } = limits;
 	const pending: Array<{ part: T; bytes: number; got: Promise<R> }> = [];
 	let next = 0;
 	let held = 0;
@@ -45,6 +86,7 @@ export async function readInWindow<T, R>(
 		while (next < parts.length && pending.length < Math.max(1, limits.window)) {
 			const bytes = bytesOf(parts[next]);
 			if (pending.length > 0 && held + bytes > limits.bytes) return;
+			if (budget && !budget.tryTake(bytes)) return;
 			const part = parts[next++];
 			const got = read(part);
 			// Awaited in its turn below; until then a failure must not be an unhandled rejection.
@@ -53,13 +95,25 @@ export async function readInWindow<T, R>(
 			pending.push({ part, bytes, got });
 		}
 	};
-	fill();
-	while (pending.length > 0) {
-		const { part, bytes, got } = pending.shift()!;
-		use(await got, part);
-		held -= bytes;
+	try {
 		fill();
-		if (pending.length > 0) await shareLoop();
+		while (pending.length > 0 || next < parts.length) {
+			// Nothing under way: the shared budget is held by other readers until they give back.
+			if (pending.length === 0) {
+				await budget!.freed();
+				fill();
+				continue;
+			}
+			const { part, bytes, got } = pending[0];
+			use(await got, part);
+			pending.shift();
+			held -= bytes;
+			budget?.give(bytes);
+			fill();
+			if (pending.length > 0) await shareLoop();
+		}
+	} finally {
+		budget?.give(held);
 	}
 }
 

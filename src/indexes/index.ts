@@ -8,7 +8,7 @@ export { chunkKey, chunkOrder } from './chunks/chunk';
 export type { IndexedChunk } from './chunks/chunk';
 export { passes } from './chunks/filter';
 export type { ChunkFilter } from './chunks/filter';
-export { ManifestReads } from './chunks/manifest-reads';
+export { SearchReads } from './chunks/search-reads';
 export { fuse, newerFirst, NEWER_OF, SCALE_OVER } from './fusion/fuse';
 export type { Ranked, VectorCandidate } from './fusion/fuse';
 export { calibrationOf, nullOf } from './fusion/calibration';

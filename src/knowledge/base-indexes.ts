@@ -8,7 +8,7 @@
 import { IndexMovedError } from '../errors';
 import { forEachListed } from '../store/storage';
 import { lexicalStats, lexicalView, rankOver, streamedRanking, streamedView } from '../indexes';
-import type { ManifestReads } from '../indexes';
+import type { SearchReads } from '../indexes';
 import type {
 	ChunkFilter,
 	EmbeddedIndex,
@@ -85,7 +85,7 @@ export class BaseIndexes {
 		/** The base-wide index as read; a writer that finds it begun since goes on as such. */
 		public wide: WideState,
 		/** The manifest reads of the search these indexes are opened for. */
-		private readonly reads?: ManifestReads,
+		private readonly reads?: SearchReads,
 	) {}
 
 	/** Writes that skip the base-wide index: Regenerate refills it once at the end (refill.ts). */
@@ -95,7 +95,7 @@ export class BaseIndexes {
 	static async open(
 		p: BaseParts,
 		config?: MemoryBaseConfig | null,
-		reads?: ManifestReads,
+		reads?: SearchReads,
 	): Promise<BaseIndexes> {
 		const c = config === undefined ? await p.config() : config;
 		return new BaseIndexes(p, layoutKind(c), await p.knowledgeBaseId(c), wideState(c), reads);

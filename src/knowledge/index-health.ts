@@ -42,7 +42,7 @@ export async function checkIndexes(
 			'it was created before captures went into a lexical index, so that index does not hold its older captures',
 		);
 	// Independent reads, side by side: a search waits for one round of them, not four. The manifests
-	// are the search's own reads (ManifestReads): the rankings use the same ones.
+	// are the search's own reads (SearchReads): the rankings use the same ones.
 	const [session, lexical, meta, manifests] = await Promise.all([
 		filter.sessionId === undefined ? undefined : p.logs.read(p.logKey(filter.sessionId)),
 		// A partitioned base has no index of its own: a partition is there once it holds something.

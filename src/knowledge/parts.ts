@@ -2,7 +2,7 @@
 // one base. The operations (capture, sync, search, status, lifecycle) are functions over these parts.
 import { InvalidOptionError, NoEmbeddingModelError, SyncRunningError } from '../errors';
 import { EmbeddedIndex, ExternalIndex, LexicalIndex } from '../indexes';
-import type { LexicalIndexOptions, ManifestReads } from '../indexes';
+import type { LexicalIndexOptions, SearchReads } from '../indexes';
 import {
 	captureLogKey,
 	knowledgeBasePrefix,
@@ -149,7 +149,7 @@ export class BaseParts {
 			folder?: string;
 			owner?: string;
 			cacheGroup?: string;
-			reads?: ManifestReads;
+			reads?: SearchReads;
 			segmentBytes?: number;
 			tiers?: boolean;
 		} = {},

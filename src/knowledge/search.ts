@@ -12,7 +12,7 @@ import {
 import {
 	chunkKey,
 	fuse,
-	ManifestReads,
+	SearchReads,
 	MAX_TOP_K,
 	NEWER_OF,
 	newerFirst,
@@ -119,7 +119,7 @@ interface Scope {
  * Its indexes share one read of each manifest (the health check's and the rankings').
  */
 async function scopeOf(p: BaseParts, filter: ChunkFilter, config: MemoryBaseConfig | null) {
-	const indexes = await BaseIndexes.open(p, config, new ManifestReads());
+	const indexes = await BaseIndexes.open(p, config, new SearchReads());
 	const spans = filter.userId === undefined && filter.sessionId !== undefined;
 	const users = spans && indexes.kind !== 'single' ? await sessionUsers(p, filter.sessionId!) : [];
 	return { filter, indexes, users };

@@ -4,7 +4,8 @@
 // up to CANDIDATE_LIMITS.chunkBytes: then nothing is read again; past that, only the segments of the k
 // best (and of those tying the k-th) are read again, for their chunks. Bounded: past
 // CANDIDATE_LIMITS.bytes of notes it gives up, and the caller reads every segment again.
-import { shareLoop } from '../../common/loop-turns';
+import { readInWindow } from '../../common/parallel';
+import type { ReadBudget } from '../../common/parallel';
 import { chunkHeapBytes, chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { TopK } from '../chunks/top-k';
@@ -113,12 +114,14 @@ export class Candidates {
 
 	/**
 	 * The `k` best by their own words (ties by the chunks), their chunks read from the segments that hold
-	 * them (at most every segment once, two at a time); or undefined when the notes gave up.
+	 * them (at most every segment once, two at a time, within the search's `budget` of bytes read at once
+	 * given the segments' `bytesOf`); or undefined when the notes gave up.
 	 */
 	async best(
 		stats: ScopeStats,
 		k: number,
 		read: (key: string) => Promise<LexicalSegment>,
+		reads: { bytesOf?: (key: string) => number; budget?: ReadBudget } = {},
 	): Promise<IndexedChunk[] | undefined> {
 		if (this.full) return undefined;
 		const scores = this.scores(stats);
@@ -143,18 +146,23 @@ export class Candidates {
 					if (top.admits(scores[c])) top.push(scores[c], kept.push(noted[c]) - 1, 0);
 			return top.sorted().map(({ a }) => kept[a]);
 		}
-		const segments = [...wanted.keys()];
-		for (let i = 0; i < segments.length; i += 2)
-			await Promise.all(
-				segments.slice(i, i + 2).map(async (s) => {
-					const source = this.sources[s];
-					const seg = typeof source === 'string' ? await read(source) : source;
-					await shareLoop();
-					for (const c of wanted.get(s)!)
-						if (top.admits(scores[c]))
-							top.push(scores[c], kept.push(docAt(seg, this.doc[c])) - 1, 0);
-				}),
-			);
+		const sourceOf = (s: number) => this.sources[s];
+		await readInWindow(
+			[...wanted.keys()],
+			{ window: 2, bytes: Infinity, budget: reads.budget },
+			(s) => {
+				const source = sourceOf(s);
+				return typeof source === 'string' ? (reads.bytesOf?.(source) ?? 0) : 0;
+			},
+			async (s) => {
+				const source = sourceOf(s);
+				return typeof source === 'string' ? read(source) : source;
+			},
+			(seg, s) => {
+				for (const c of wanted.get(s)!)
+					if (top.admits(scores[c])) top.push(scores[c], kept.push(docAt(seg, this.doc[c])) - 1, 0);
+			},
+		);
 		return top.sorted().map(({ a }) => kept[a]);
 	}
 }

@@ -19,7 +19,8 @@ import type { ChunkFilter } from '../chunks/filter';
 import { checkListed, missingFrom } from '../chunks/listed';
 import type { ListedSegment } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
-import type { ManifestReads } from '../chunks/manifest-reads';
+import type { ReadBudget } from '../../common/parallel';
+import type { SearchReads } from '../chunks/search-reads';
 import { retireParts, RETIRE_GRACE_MS } from '../chunks/retiring';
 import type { RetirePolicy } from '../chunks/retiring';
 import type { Touched } from '../chunks/touched';
@@ -72,7 +73,7 @@ export interface LexicalIndexOptions {
 	/** The partition's owner when it is one (a manifest of another owner is refused). */
 	owner?: string;
 	/** The manifest reads of the search it is opened for (one read of the manifest per search). */
-	reads?: ManifestReads;
+	reads?: SearchReads;
 	/**
 	 * Segments are not merged past this many chunks (default: no limit): an index whose searches
 	 * read its segments one after another keeps each of them small enough to hold.
@@ -89,7 +90,7 @@ export class LexicalIndex {
 	readonly segmentsPrefix: string;
 	readonly owner?: string;
 	private readonly manifests: DocumentStore<LexicalManifest>;
-	private readonly reads?: ManifestReads;
+	private readonly reads?: SearchReads;
 	readonly segmentChunks: number;
 	readonly sessionBucketRows?: number;
 	private readonly tiered: boolean;
@@ -124,11 +125,16 @@ export class LexicalIndex {
 		return { prefix: this.segmentsPrefix, graceMs: this.tiered ? RETIRE_GRACE_MS : 0 };
 	}
 
-	/** The manifest: this search's read of it (see ManifestReads), or a new one with `fresh`. */
+	/** The manifest: this search's read of it (see SearchReads), or a new one with `fresh`. */
 	async readManifest(fresh = false): Promise<Versioned<LexicalManifest>> {
 		const read = async () =>
 			checkOwner(this.manifestKey, this.owner, await this.manifests.read(this.manifestKey));
 		return this.reads ? this.reads.once(this.manifestKey, read, fresh) : read();
+	}
+
+	/** The bytes its search's readers may hold at once (none outside a search: each reader's own window). */
+	get readBudget(): ReadBudget | undefined {
+		return this.reads?.budget;
 	}
 
 	/**

@@ -96,7 +96,7 @@ export async function visit(
 	const refs = scope.refs.filter(pick);
 	await readInWindow(
 		refs,
-		SEARCH_READS,
+		{ ...SEARCH_READS, budget: scope.index.readBudget },
 		(r) => r.bytes,
 		(r) => scope.index.readSegment(r),
 		(seg, r) => {

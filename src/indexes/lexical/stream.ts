@@ -90,8 +90,10 @@ async function bestOfAll(
 	notes: Candidates,
 ): Promise<IndexedChunk[]> {
 	const read =
-		(await notes.best(stats, k, (key) => readOrGone(scope, key))) ??
-		(await bestChunks(scope, terms, stats, k));
+		(await notes.best(stats, k, (key) => readOrGone(scope, key), {
+			bytesOf: (key) => scope.all.find((r) => r.key === key)?.bytes ?? 0,
+			budget: scope.index.readBudget,
+		})) ?? (await bestChunks(scope, terms, stats, k));
 	if (scope.tiers.length === 0 || !scope.rows) return read;
 	const later = new Set(scope.later.flatMap((s) => s.docs.map((d) => d.id)));
 	const tiered = await tierBest(
@@ -101,6 +103,7 @@ async function bestOfAll(
 			read: (key) => readOrGone(scope, key),
 			superseded: later,
 			held: scope.held,
+			budget: scope.index.readBudget,
 		},
 		terms,
 		stats,

@@ -4,6 +4,7 @@
 // them, so the matches and their order are the ones reading every segment gives.
 import { shareLoop } from '../../common/loop-turns';
 import { mapLimit } from '../../common/parallel';
+import type { ReadBudget } from '../../common/parallel';
 import { CorruptDocumentError } from '../../errors';
 import { chunkHeapBytes, chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
@@ -129,6 +130,8 @@ export interface TierSource {
 	superseded: ReadonlySet<string>;
 	/** Keeps the conversations of the best from the segments read for them (the next step's reads). */
 	held?: HeldSessions;
+	/** What the search's readers may hold at once, together: a segment's bytes count until it is used. */
+	budget?: ReadBudget;
 }
 
 /** Bytes of chunks HeldSessions keeps, at most. */
@@ -298,16 +301,21 @@ export async function tierBest(
 		await mapLimit([...wanted], SEGMENT_READS, async ([place, list]) => {
 			const tier = Math.floor(Number(place) / 2 ** 16);
 			const ref = source.tiers[tier].refs[Number(place) % 2 ** 16];
-			const seg = await source.read(ref.key);
-			await shareLoop();
-			if (list.some(([at]) => at % 2 ** 16 >= seg.lengths.length))
-				throw new CorruptDocumentError(ref.key, 'a term tier names a document it does not hold');
-			const chunks = list.map(([at]) => docAt(seg, at % 2 ** 16));
-			source.held?.note(seg, new Set(chunks.map((c) => c.session_id)), source.superseded);
-			for (const [j, [at, score]] of list.entries()) {
-				const chunk = chunks[j];
-				if (source.superseded.has(chunk.id)) passed.add(at);
-				else if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
+			await source.budget?.take(ref.bytes);
+			try {
+				const seg = await source.read(ref.key);
+				await shareLoop();
+				if (list.some(([at]) => at % 2 ** 16 >= seg.lengths.length))
+					throw new CorruptDocumentError(ref.key, 'a term tier names a document it does not hold');
+				const chunks = list.map(([at]) => docAt(seg, at % 2 ** 16));
+				source.held?.note(seg, new Set(chunks.map((c) => c.session_id)), source.superseded);
+				for (const [j, [at, score]] of list.entries()) {
+					const chunk = chunks[j];
+					if (source.superseded.has(chunk.id)) passed.add(at);
+					else if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
+				}
+			} finally {
+				source.budget?.give(ref.bytes);
 			}
 		});
 		if (passed.size === before)

@@ -7,6 +7,7 @@ import {
 	mapLimit,
 	mapOrUndo,
 	MAX_PARALLEL,
+	ReadBudget,
 	readInWindow,
 } from '../../../src/common/parallel';
 import { sleep } from '../../../src/common/sleep';
@@ -181,5 +182,88 @@ describe('bounded concurrency', () => {
 		} finally {
 			process.off('unhandledRejection', onUnhandled);
 		}
+	});
+
+	it('readers sharing a ReadBudget hold at most its bytes together (one part at least), each in its own order', async () => {
+		const budget = new ReadBudget(6);
+		let held = 0;
+		let most = 0;
+		let running = 0;
+		let mostRunning = 0;
+		const reader = (sizes: number[], delay: number) => {
+			const used: number[] = [];
+			const done = readInWindow(
+				sizes.map((size, i) => ({ size, i })),
+				{ window: 4, bytes: Infinity, budget },
+				(p) => p.size,
+				async (p) => {
+					held += p.size;
+					running++;
+					most = Math.max(most, held);
+					mostRunning = Math.max(mostRunning, running);
+					await sleep(delay);
+					running--;
+					return p;
+				},
+				(p) => {
+					held -= p.size;
+					used.push(p.i);
+				},
+			);
+			return { used, done };
+		};
+		const a = reader([2, 2, 2, 2, 2, 2, 9, 1], 2);
+		const b = reader([3, 3, 1, 1, 3, 3, 1], 3);
+		await Promise.all([a.done, b.done]);
+		assert.deepEqual(a.used, [0, 1, 2, 3, 4, 5, 6, 7]);
+		assert.deepEqual(b.used, [0, 1, 2, 3, 4, 5, 6]);
+		// Each reader alone would hold up to 4 parts (8 and 8 bytes): together, within 6, and the 9 alone.
+		assert.equal(most, 9);
+		assert.ok(mostRunning >= 2, 'the readers read side by side');
+		assert.ok(budget.tryTake(6), 'every byte was given back');
+	});
+
+	it('a reader that fails gives its bytes back: the other reader sharing the budget finishes', async () => {
+		const budget = new ReadBudget(4);
+		const failing = readInWindow(
+			[0, 1, 2, 3],
+			{ window: 4, bytes: Infinity, budget },
+			() => 2,
+			async (x) => {
+				await sleep(x === 0 ? 5 : 50);
+				if (x === 0) throw new Error('read 0 failed');
+				return x;
+			},
+			() => undefined,
+		);
+		const used: number[] = [];
+		const other = readInWindow(
+			[0, 1, 2],
+			{ window: 2, bytes: Infinity, budget },
+			() => 3,
+			async (x) => {
+				await sleep(1);
+				return x;
+			},
+			(x) => used.push(x),
+		);
+		await assert.rejects(failing, /read 0 failed/);
+		await other;
+		assert.deepEqual(used, [0, 1, 2]);
+		assert.ok(budget.tryTake(4), 'the failed reader’s bytes were given back');
+	});
+
+	it('ReadBudget.take waits until bytes are given back, and takes at once when nothing is held', async () => {
+		const budget = new ReadBudget(10);
+		await budget.take(25); // nothing held: a part larger than the limit is taken alone
+		let taken = false;
+		const waiting = budget.take(1).then(() => (taken = true));
+		await sleep(5);
+		assert.equal(taken, false, 'taken while 25 bytes were held');
+		budget.give(25);
+		await waiting;
+		assert.equal(taken, true);
+		assert.equal(budget.tryTake(9), true);
+		assert.equal(budget.tryTake(1), false, '1 + 9 + 1 is past 10');
 	});
 });
