@@ -13,6 +13,10 @@
  * per search (median) and the most under way at once. Each row also gives the longest the event loop
  * was held during a timed search (monitorEventLoopDelay's most, the median over the searches: in n8n's
  * one process, other executions wait that long). WIDE_SEARCH_MODES (warm,cold,again): the rows run.
+ * WIDE_SEARCH_SCOPE=user: each search is of the query's user only, MemoryBase.search(query, { userId,
+ * k: 5 }) (that user's partition and open logs), instead of every conversation; with
+ * WIDE_SEARCH_OPEN=1, the user's conversation has a message captured first (untimed, the same one on
+ * every run), so its log is open, as in a chat going on.
  * bench/before-after.ts runs it in two trees (BEFORE_AFTER_BENCHES=bench/wide-search.ts; with a delay,
  * BEFORE_AFTER_SAME_BENCHES=1, so that the earlier tree runs this copy).
  */
@@ -37,6 +41,8 @@ import { lcg, loadLine, machineLine, median, percentile } from './stats';
 const SEARCHES = Number(process.env.WIDE_SEARCH_SEARCHES ?? 20);
 const DELAY_MS = Number(process.env.WIDE_SEARCH_DELAY_MS ?? 0);
 const MODES = (process.env.WIDE_SEARCH_MODES ?? 'warm,cold,again').split(',') as Mode[];
+const ONE_USER = process.env.WIDE_SEARCH_SCOPE === 'user';
+const OPEN_LOG = ONE_USER && process.env.WIDE_SEARCH_OPEN === '1';
 
 /** `inner` with a wait of DELAY_MS before each request (a page of a listing: none). */
 function delayed(inner: MemoryStorage): MemoryStorage {
@@ -76,8 +82,27 @@ async function measure(root: string, users: number, mode: Mode) {
 		embedder: new HashEmbedder(),
 	});
 	const rand = lcg(12_345);
-	const query = () => queryOf(Math.floor(rand() * users), rand).text;
-	for (let i = 0; i < 2; i++) await base.search(query(), { allUsers: true, k: 5 });
+	// A query and its search's scope: every conversation, or (WIDE_SEARCH_SCOPE=user) its user's.
+	const query = () => {
+		const u = Math.floor(rand() * users);
+		const scope = ONE_USER ? { userId: `user-${u}` } : { allUsers: true };
+		return { u, text: queryOf(u, rand).text, options: { ...scope, k: 5 } };
+	};
+	// The same capture on every run: captured again, it changes nothing.
+	const open = async (u: number) => {
+		if (OPEN_LOG)
+			await base.capture({
+				sessionId: `chat-user-${u}`,
+				userId: `user-${u}`,
+				runId: 'wide-search-open',
+				texts: ['a message of the chat going on'],
+			});
+	};
+	for (let i = 0; i < 2; i++) {
+		const q = query();
+		await open(q.u);
+		await base.search(q.text, q.options);
+	}
 	const times: number[] = [];
 	const requests: number[] = [];
 	let most = 0;
@@ -85,14 +110,15 @@ async function measure(root: string, users: number, mode: Mode) {
 	const stalls = monitorEventLoopDelay({ resolution: 5 });
 	const worst: number[] = [];
 	for (let i = 0; i < SEARCHES; i++) {
+		const { u, text, options } = query();
+		await open(u);
 		if (cold) clearAllCaches();
-		const text = query();
-		if (mode === 'again') await base.search(text, { allUsers: true, k: 5 });
+		if (mode === 'again') await base.search(text, options);
 		storage.take();
 		atOnce.peak = 0;
 		stalls.enable();
 		const t0 = performance.now();
-		const found = await base.search(text, { allUsers: true, k: 5 });
+		const found = await base.search(text, options);
 		times.push(performance.now() - t0);
 		stalls.disable();
 		worst.push(stalls.max / 1e6);
@@ -104,11 +130,9 @@ async function measure(root: string, users: number, mode: Mode) {
 	let held = 0;
 	if (mode === 'warm')
 		for (let i = 0; i < 3; i++) {
-			const text = query();
-			held = Math.max(
-				held,
-				(await heldDuring(() => base.search(text, { allUsers: true, k: 5 }))).held,
-			);
+			const { u, text, options } = query();
+			await open(u);
+			held = Math.max(held, (await heldDuring(() => base.search(text, options))).held);
 		}
 	return {
 		times,
@@ -141,7 +165,10 @@ async function main(): Promise<void> {
 	}
 	console.log(`\n${machineLine(loadLine())}\n`);
 	const delay = DELAY_MS > 0 ? `, ${DELAY_MS} ms before each request` : '';
-	console.log(`### A search of every conversation on kept bases${delay}\n`);
+	const what = ONE_USER
+		? `One user's search${OPEN_LOG ? ', their conversation open' : ''}`
+		: 'A search of every conversation';
+	console.log(`### ${what} on kept bases${delay}\n`);
 	console.log(
 		'| base | p50 | p95 | held outside the caches | requests (median), most at once | event loop held, longest (median of searches) | what the searches returned (digest) |',
 	);

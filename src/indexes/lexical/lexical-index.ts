@@ -308,16 +308,22 @@ export class LexicalIndex {
 	}
 
 	/**
-	 * The segments a filter may need (the tail among them), from the manifest as read now; retried
-	 * once on a newer manifest when a segment is missing. `id` names what was loaded (for cached masks).
+	 * The segments a filter may need (the tail among them), from the manifest as read now (or `listed`,
+	 * one read already); retried once on a newer manifest when a segment is missing. `id` names what
+	 * was loaded (for cached masks).
 	 */
-	async loadSegments(filter: ChunkFilter, fresh = false): Promise<LoadedIndex> {
+	async loadSegments(
+		filter: ChunkFilter,
+		fresh = false,
+		listed?: Versioned<LexicalManifest>,
+	): Promise<LoadedIndex> {
 		const want = [
 			...(filter.sessionId !== undefined ? [bloomPositions(`s:${filter.sessionId}`)] : []),
 			...(filter.userId !== undefined ? [bloomPositions(`u:${filter.userId}`)] : []),
 		];
 		for (let attempt = 0; ; attempt++) {
-			const manifest = await this.readManifest(fresh || attempt > 0);
+			const manifest =
+				attempt === 0 && listed && !fresh ? listed : await this.readManifest(fresh || attempt > 0);
 			if (manifest.version === null) return { manifest, loaded: [], id: this.manifestKey };
 			const refs = manifest.doc.segments.filter(
 				(r) =>

@@ -90,13 +90,17 @@ interface Sources {
  * The open sources in scope, read once through the first index's reader (every index of a base
  * shares one): the filter's conversation, or those the manifests list for its user (or all).
  */
-export async function openSources(indexes: LexicalIndex[], filter: ChunkFilter): Promise<Sources> {
+export async function openSources(
+	indexes: LexicalIndex[],
+	filter: ChunkFilter,
+	listed?: ReadonlyArray<Promise<Versioned<LexicalManifest>>>,
+): Promise<Sources> {
 	if (filter.sessionId !== undefined) {
 		// Read before any manifest: the manifests are read once, after it.
 		const read = await indexes[0].readSources([filter.sessionId]);
 		return { segments: segmentsOf(indexes[0], read), stale: indexes.map(() => false) };
 	}
-	const listings = await Promise.all(indexes.map((i) => i.readManifest()));
+	const listings = await Promise.all(listed ?? indexes.map((i) => i.readManifest()));
 	const inScope = listings.map((l) => sourcesInScope(l.doc.open, filter));
 	const ids = [...new Set(inScope.flatMap((list) => list.map((o) => o.session_id)))];
 	const read = ids.length > 0 ? await indexes[0].readSources(ids) : [];
@@ -112,18 +116,37 @@ const segmentsOf = (index: LexicalIndex, read: SourceTail[]) =>
 	read.map((t) => index.sourceSegment(t)).filter((seg) => seg.docs.length > 0);
 
 /**
+ * The segments of each index's manifest, read while its open sources are (each use: a search of a
+ * user, or of everything; a search of one conversation reads its source before any manifest). Used
+ * where no source moved past its listing in that manifest: the segments read then are those to use.
+ */
+function loadWhileSources(indexes: LexicalIndex[], filter: ChunkFilter) {
+	if (filter.sessionId !== undefined) return undefined;
+	const listed = indexes.map((i) => i.readManifest());
+	const segments = listed.map(async (m, n) => indexes[n].loadSegments(filter, false, await m));
+	// Awaited only where used (a moved source reads them again); until then, no unhandled rejection.
+	for (const p of [...listed, ...segments]) p.catch(() => undefined);
+	return { listed, segments };
+}
+
+/**
  * The indexes (oldest first) as one search sees them. Sources are read after the manifest that lists
  * them and before the manifest whose segments are used: a chunk its owner takes out of a source is in
  * every manifest read after it. One read of each manifest serves both unless a source moved past its
- * listing since (then it is read again).
+ * listing since (then it is read again, and its segments); its segments are read beside the sources.
  */
 export async function lexicalView(
 	indexes: LexicalIndex[],
 	filter: ChunkFilter,
 ): Promise<LexicalView> {
 	if (indexes.length === 0) return EMPTY;
-	const { segments: sources, stale } = await openSources(indexes, filter);
-	const parts = await Promise.all(indexes.map((i, n) => i.loadSegments(filter, stale[n])));
+	const early = loadWhileSources(indexes, filter);
+	const { segments: sources, stale } = await openSources(indexes, filter, early?.listed);
+	const parts = await Promise.all(
+		indexes.map((i, n) =>
+			early && !stale[n] ? early.segments[n] : i.loadSegments(filter, stale[n]),
+		),
+	);
 	const loaded = [...parts.flatMap((p) => p.loaded), ...sources];
 	if (loaded.every((seg) => seg.docs.length === 0)) return EMPTY;
 	const id = [...parts.map((p) => p.id), ...sources.map((s) => s.key)].join('\n');

@@ -21,6 +21,7 @@ import {
 	wideLexicalPrefix,
 } from '../../../src/internal';
 import type { LexicalManifest, SessionLog } from '../../../src/internal';
+import { sleep } from '../../../src/common/sleep';
 import { TestEmbedder } from '../../support/embeddings';
 import { InstrumentedStorage, tempDir } from '../../support/storages';
 import { expanded } from '../../support/stored-segments';
@@ -144,6 +145,46 @@ describe('flat capture: the lexical index reads open logs', () => {
 			}
 			assert.ok(seals >= 2, `${seals} interleavings`);
 		});
+
+	it("a user's search reads the segments its manifest lists while it reads the open logs, not after them", async () => {
+		const { storage } = setup();
+		const base = new MemoryBase({
+			storage,
+			baseId: 'kb',
+			threshold: 1_000_000,
+			embedder: new TestEmbedder(8),
+		});
+		// More than the manifest's tail holds: the rest goes into segments.
+		for (let i = 0; i < 80; i++) await say(base, 'old', `fact number${i} about topic${i}`);
+		await base.sync();
+		await say(base, 's', 'the newest fact about topic9');
+		assert.deepEqual(await openOf(storage), ['s']);
+		const get = storage.get.bind(storage) as typeof storage.get;
+		for (const [query, expected] of [
+			['number3', 'fact number3 about topic3'],
+			['newest', 'the newest fact about topic9'],
+		]) {
+			clearAllCaches();
+			// The open log is answered once a segment was asked for (or after a second): read one after
+			// the other, the segment would only be asked for after the log's answer.
+			let segmentAsked: () => void = () => {};
+			const asked = new Promise<boolean>((r) => (segmentAsked = () => r(true)));
+			let beside = false;
+			storage.get = (async (key: string, options?: object) => {
+				if (key.endsWith('.lex')) segmentAsked();
+				if (key === captureLogKey('kb', 's'))
+					beside = await Promise.race([asked, sleep(1000).then(() => false)]);
+				return get(key, options ?? {});
+			}) as typeof storage.get;
+			try {
+				const hits = await base.search(query, { k: 1, mode: 'lexical', userId: 'u' });
+				assert.equal(hits[0]?.text, expected);
+			} finally {
+				storage.get = get;
+			}
+			assert.ok(beside, 'the segments were read only after the open log');
+		}
+	});
 
 	it('past OPEN_MAX open logs, the capture that lists one more folds the longest listed: closed, unlisted, still findable, and open again at their next capture', async () => {
 		const { base, storage } = setup();
