@@ -5,7 +5,7 @@ import type { ChunkFilter, VectorManifest } from '../indexes';
 import type { Versioned } from '../store/document-store';
 import { listedPages } from '../store/storage';
 import type { BaseIndexes } from './base-indexes';
-import { knowledgeBaseMetadataKey, memoryBaseSessionsPrefix } from './keys';
+import { memoryBaseSessionsPrefix } from './keys';
 import type { BaseParts } from './parts';
 import { lexicalPartFolder, userPart, vectorPartFolder } from './partitions';
 import { registered } from './registry';
@@ -47,7 +47,7 @@ export async function checkIndexes(
 		filter.sessionId === undefined ? undefined : p.logs.read(p.logKey(filter.sessionId)),
 		// A partitioned base has no index of its own: a partition is there once it holds something.
 		lexicalNeeded ? lexicalManifests(p, indexes, filter, users) : undefined,
-		vectorsNeeded ? p.metadata.read(knowledgeBaseMetadataKey(kbId, p.keyPrefix)) : undefined,
+		vectorsNeeded ? indexes.metadata() : undefined,
 		vectorNeeded ? manifestsOf(indexes, filter, users) : undefined,
 	]);
 	if (lexical && lexicalMissing(lexical, single, filter, session?.doc))

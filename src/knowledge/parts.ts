@@ -133,6 +133,14 @@ export class BaseParts {
 		return version === null ? null : doc;
 	}
 
+	/**
+	 * The configuration as this process last read it, without a request (undefined if it has not): the
+	 * very object config() returns while the stored one has not changed.
+	 */
+	cachedConfig(): MemoryBaseConfig | undefined {
+		return this.configs.cached(this.configKey);
+	}
+
 	/** The knowledge base the configuration names (or would name, once created). */
 	async knowledgeBaseId(config?: MemoryBaseConfig | null): Promise<string> {
 		const c = config === undefined ? await this.config() : config;

@@ -118,8 +118,13 @@ interface Scope {
  * The scope of a search: a conversation's search (without a user) reads each of its users' partitions.
  * Its indexes share one read of each manifest (the health check's and the rankings').
  */
-async function scopeOf(p: BaseParts, filter: ChunkFilter, config: MemoryBaseConfig | null) {
-	const indexes = await BaseIndexes.open(p, config, new SearchReads());
+async function scopeOf(
+	p: BaseParts,
+	filter: ChunkFilter,
+	config: MemoryBaseConfig | null,
+	reads = new SearchReads(),
+) {
+	const indexes = await BaseIndexes.open(p, config, reads);
 	const spans = filter.userId === undefined && filter.sessionId !== undefined;
 	const users = spans && indexes.kind !== 'single' ? await sessionUsers(p, filter.sessionId!) : [];
 	return { filter, indexes, users };
@@ -209,6 +214,24 @@ async function withSimilarities(
 	return ranked;
 }
 
+/**
+ * The reads a search starts beside its configuration's (conditional) read instead of after it: the
+ * manifests and metadata it opens with, found from the configuration as this process last read it.
+ * They are the search's if the configuration read is that one (else the search reads anew). A search
+ * of one conversation reads its log before any manifest: nothing is read ahead.
+ */
+function readAhead(p: BaseParts, filter: ChunkFilter, mode: SearchMode) {
+	const guess = filter.sessionId === undefined ? p.cachedConfig() : undefined;
+	const reads = new SearchReads();
+	if (guess)
+		BaseIndexes.open(p, guess, reads)
+			.then((indexes) => indexes.readAhead(filter, mode !== 'vector', mode !== 'lexical'))
+			// A failed read is the search's own when it uses it (one held in its reads).
+			.catch(() => undefined);
+	return (config: MemoryBaseConfig | null) =>
+		guess !== undefined && config === guess ? reads : new SearchReads();
+}
+
 /** The query and options, checked before anything is read; the mode and the scope's filter. */
 function checked(p: BaseParts, query: string, options: SearchOptions) {
 	if (typeof query !== 'string' || query.trim() === '')
@@ -290,8 +313,9 @@ export async function searchReport(
 ): Promise<SearchReport> {
 	const { k, filter, mode } = checked(p, query, options);
 	// A base in an older layout is upgraded by the first search that finds it idle (upgrade.ts).
+	const readsFor = readAhead(p, filter, mode);
 	const config = await upgradeIfIdle(p, await p.config());
-	const scope = await scopeOf(p, filter, config);
+	const scope = await scopeOf(p, filter, config, readsFor(config));
 	// The same candidates for any k up to CANDIDATES: a search for more results orders its first ones alike.
 	const n = Math.min(MAX_TOP_K, Math.max(CANDIDATES, k));
 	const { view, lexical, vector } = await rankings(p, config, scope, query, mode, n);

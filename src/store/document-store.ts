@@ -60,6 +60,11 @@ export class DocumentStore<T> {
 		return `${storageIdentity(this.storage)}\n${key}`;
 	}
 
+	/** The document as this process last read it (no request), or undefined: a guess, until read. */
+	cached(key: string): T | undefined {
+		return (documentCache.get(this.cacheId(key)) as { doc: T } | undefined)?.doc;
+	}
+
 	/** The current document: decoded once per stored version, then a conditional read that skips the body. */
 	async read(key: string): Promise<Versioned<T>> {
 		const got = await this.readObject(key, (bytes) => this.codec.decode(key, bytes));
