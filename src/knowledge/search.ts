@@ -312,8 +312,8 @@ export async function searchReport(
 	options: SearchOptions = {},
 ): Promise<SearchReport> {
 	const { k, filter, mode } = checked(p, query, options);
-	// A base in an older layout is upgraded by the first search that finds it idle (upgrade.ts).
 	const readsFor = readAhead(p, filter, mode);
+	// A base in an older layout is upgraded by the first search that finds it idle (upgrade.ts).
 	const config = await upgradeIfIdle(p, await p.config());
 	const scope = await scopeOf(p, filter, config, readsFor(config));
 	// The same candidates for any k up to CANDIDATES: a search for more results orders its first ones alike.

@@ -25,6 +25,22 @@ export function tempDisk(): LocalDiskStorage {
 type Fault = 'outage' | 'conflict' | 'write-then-conflict';
 
 /** Wraps a real storage: counts calls and injects faults on demand. */
+/** `inner` with each get passed through `around`, which reads the object with `read` (when it does). */
+export function aroundGets(
+	inner: MemoryStorage,
+	around: (key: string, read: () => Promise<unknown>) => Promise<unknown>,
+): MemoryStorage {
+	return new Proxy(inner, {
+		get(target, prop, receiver) {
+			const value: unknown = Reflect.get(target, prop, receiver);
+			if (typeof value !== 'function') return value;
+			const fn = value as (...args: unknown[]) => Promise<unknown>;
+			if (prop !== 'get') return fn.bind(target);
+			return (key: string, ...rest: unknown[]) => around(key, () => fn.call(target, key, ...rest));
+		},
+	});
+}
+
 export class InstrumentedStorage implements MemoryStorage {
 	calls = { get: 0, put: 0, delete: 0, list: 0 };
 	/** get() calls answered "not modified" (the body was not read). */

@@ -26,6 +26,27 @@ function counting() {
 	return { task, most: () => most };
 }
 
+/**
+ * Reads of sized parts that note the bytes held (read, not yet used) and the reads under way, at most,
+ * over every reader using the same meter.
+ */
+function sizedReads() {
+	const m = { held: 0, most: 0, running: 0, mostRunning: 0 };
+	const read = async <P extends { size: number }>(p: P, delay = 1): Promise<P> => {
+		m.held += p.size;
+		m.running++;
+		m.most = Math.max(m.most, m.held);
+		m.mostRunning = Math.max(m.mostRunning, m.running);
+		await sleep(delay);
+		m.running--;
+		return p;
+	};
+	const use = (p: { size: number }) => {
+		m.held -= p.size;
+	};
+	return { m, read, use };
+}
+
 describe('bounded concurrency', () => {
 	it('mapLimit runs at most `limit` at once, and returns the results in the items’ order', async () => {
 		const { task, most } = counting();
@@ -125,31 +146,18 @@ describe('bounded concurrency', () => {
 
 	it('readInWindow keeps the bytes under way within its bound, one part at least however large', async () => {
 		const sizes = [3, 3, 3, 9, 1, 1, 1, 1, 1, 5, 5];
-		let held = 0;
-		let most = 0;
-		let running = 0;
-		let mostRunning = 0;
+		const { m, read, use } = sizedReads();
 		await readInWindow(
 			sizes.map((size, i) => ({ size, i })),
 			{ window: 8, bytes: 6 },
 			(p) => p.size,
-			async (p) => {
-				held += p.size;
-				running++;
-				most = Math.max(most, held);
-				mostRunning = Math.max(mostRunning, running);
-				await sleep(1);
-				running--;
-				return p;
-			},
-			(p) => {
-				held -= p.size;
-			},
+			(p) => read(p),
+			use,
 		);
 		// The part of 9 alone passes the bound: it is read by itself, never beside another.
-		assert.equal(most, 9);
+		assert.equal(m.most, 9);
 		assert.equal(
-			mostRunning,
+			m.mostRunning,
 			5,
 			'five parts of 1 fit in 6 (with a sixth part the bound is passed)',
 		);
@@ -186,27 +194,16 @@ describe('bounded concurrency', () => {
 
 	it('readers sharing a ReadBudget hold at most its bytes together (one part at least), each in its own order', async () => {
 		const budget = new ReadBudget(6);
-		let held = 0;
-		let most = 0;
-		let running = 0;
-		let mostRunning = 0;
+		const { m, read, use } = sizedReads();
 		const reader = (sizes: number[], delay: number) => {
 			const used: number[] = [];
 			const done = readInWindow(
 				sizes.map((size, i) => ({ size, i })),
 				{ window: 4, bytes: Infinity, budget },
 				(p) => p.size,
-				async (p) => {
-					held += p.size;
-					running++;
-					most = Math.max(most, held);
-					mostRunning = Math.max(mostRunning, running);
-					await sleep(delay);
-					running--;
-					return p;
-				},
+				(p) => read(p, delay),
 				(p) => {
-					held -= p.size;
+					use(p);
 					used.push(p.i);
 				},
 			);
@@ -218,8 +215,8 @@ describe('bounded concurrency', () => {
 		assert.deepEqual(a.used, [0, 1, 2, 3, 4, 5, 6, 7]);
 		assert.deepEqual(b.used, [0, 1, 2, 3, 4, 5, 6]);
 		// Each reader alone would hold up to 4 parts (8 and 8 bytes): together, within 6, and the 9 alone.
-		assert.equal(most, 9);
-		assert.ok(mostRunning >= 2, 'the readers read side by side');
+		assert.equal(m.most, 9);
+		assert.ok(m.mostRunning >= 2, 'the readers read side by side');
 		assert.ok(budget.tryTake(6), 'every byte was given back');
 	});
 

@@ -9,7 +9,7 @@ import { sleep } from '../../../src/common/sleep';
 import { clearAllCaches, LocalDiskStorage, MemoryBase } from '../../../src/internal';
 import type { MemoryStorage } from '../../../src/internal';
 import { TestEmbedder } from '../../support/embeddings';
-import { tempDir } from '../../support/storages';
+import { aroundGets, tempDir } from '../../support/storages';
 
 /** `inner` whose configuration is answered once another read was asked for (or after a second). */
 function configLast(inner: MemoryStorage) {
@@ -24,25 +24,12 @@ function configLast(inner: MemoryStorage) {
 			other = new Promise<void>((r) => (asked = r));
 		},
 	};
-	const storage = new Proxy(inner, {
-		get(target, prop, receiver) {
-			const value: unknown = Reflect.get(target, prop, receiver);
-			if (typeof value !== 'function') return value;
-			const fn = value as (...args: unknown[]) => Promise<unknown>;
-			if (prop !== 'get') return fn.bind(target);
-			return async (key: string, ...rest: unknown[]) => {
-				seen.keys.push(key);
-				if (!key.endsWith('/config.json')) asked();
-				else {
-					const beside = await Promise.race([
-						other.then(() => true),
-						sleep(1000).then(() => false),
-					]);
-					seen.beside.push(beside);
-				}
-				return fn.call(target, key, ...rest);
-			};
-		},
+	const storage = aroundGets(inner, async (key, read) => {
+		seen.keys.push(key);
+		if (!key.endsWith('/config.json')) asked();
+		else
+			seen.beside.push(await Promise.race([other.then(() => true), sleep(1000).then(() => false)]));
+		return read();
 	});
 	return { storage, seen };
 }

@@ -21,6 +21,7 @@ import { sleep } from '../../../src/common/sleep';
 import { TestEmbedder } from '../../support/embeddings';
 import { docs, indexOn, QUERIES } from '../../support/term-tiers';
 import { tieredVectorIndex, vectorChunk } from '../../support/vector-segments';
+import { aroundGets } from '../../support/storages';
 import { manyUsers } from '../../support/wide-base';
 
 /** Index parts: word and vector segments, cell buckets. */
@@ -29,27 +30,35 @@ const isPart = (key: string) => /\.(lex|vec|vcl)$/.test(key);
 /** `inner` with each part's read taking a few milliseconds: how many are under way at once, at most. */
 function partsUnderWay(inner: MemoryStorage) {
 	const seen = { now: 0, peak: 0, reads: 0 };
-	const storage = new Proxy(inner, {
-		get(target, prop, receiver) {
-			const value: unknown = Reflect.get(target, prop, receiver);
-			if (typeof value !== 'function') return value;
-			const fn = value as (...args: unknown[]) => Promise<unknown>;
-			if (prop !== 'get') return fn.bind(target);
-			return async (key: string, ...rest: unknown[]) => {
-				if (!isPart(key)) return fn.call(target, key, ...rest);
-				seen.now++;
-				seen.reads++;
-				seen.peak = Math.max(seen.peak, seen.now);
-				try {
-					await sleep(5);
-					return await fn.call(target, key, ...rest);
-				} finally {
-					seen.now--;
-				}
-			};
-		},
+	const storage = aroundGets(inner, async (key, read) => {
+		if (!isPart(key)) return read();
+		seen.now++;
+		seen.reads++;
+		seen.peak = Math.max(seen.peak, seen.now);
+		try {
+			await sleep(5);
+			return await read();
+		} finally {
+			seen.now--;
+		}
 	});
 	return { storage, seen };
+}
+
+/** A search measured with the default budget (`free`) and with one of a byte (`tight`). */
+interface Measured {
+	answers: string[][];
+	peak: number;
+	reads: number;
+}
+
+/** With a budget of a byte, one part at a time where the default read several, the same answers. */
+function assertOneAtATime(free: Measured, tight: Measured, fewest: number): void {
+	assert.ok(free.reads >= fewest, `${free.reads} parts read`);
+	assert.ok(free.peak >= 2, 'with the default budget, parts are read side by side');
+	assert.equal(tight.peak, 1, `${tight.peak} parts under way at once within a budget of 1 byte`);
+	assert.equal(tight.reads, free.reads);
+	assert.deepEqual(tight.answers, free.answers);
 }
 
 /** Runs `fn` with the search budget at `bytes`. */
@@ -85,13 +94,7 @@ describe('the bytes one search reads at once', () => {
 			}
 			return { answers, peak: seen.peak, reads: seen.reads };
 		};
-		const free = await measure();
-		const tight = await withBudget(1, measure);
-		assert.ok(free.reads >= 6, `${free.reads} parts read`);
-		assert.ok(free.peak >= 2, 'with the default budget, parts are read side by side');
-		assert.equal(tight.peak, 1, `${tight.peak} parts under way at once within a budget of 1 byte`);
-		assert.equal(tight.reads, free.reads);
-		assert.deepEqual(tight.answers, free.answers);
+		assertOneAtATime(await measure(), await withBudget(1, measure), 6);
 	});
 
 	it("with term tiers and cell tiers (the best matches' segments, the probed buckets): one part at a time at a byte, the same answers", async () => {
@@ -146,11 +149,6 @@ describe('the bytes one search reads at once', () => {
 			}
 			return out;
 		};
-		const free = await measure();
-		const tight = await withBudget(1, measure);
-		assert.ok(free.reads >= 20, `${free.reads} parts read`);
-		assert.ok(free.peak >= 2, 'with the default budget, parts are read side by side');
-		assert.equal(tight.peak, 1, `${tight.peak} parts under way at once within a budget of 1 byte`);
-		assert.deepEqual(tight.answers, free.answers);
+		assertOneAtATime(await measure(), await withBudget(1, measure), 20);
 	});
 });
