@@ -20,9 +20,7 @@ import type {
 	Touched,
 	VectorRanking,
 } from '../indexes';
-import type { Versioned } from '../store/document-store';
 import {
-	knowledgeBaseMetadataKey,
 	lexicalPartsPrefix,
 	vectorIndexPrefix,
 	vectorPartsPrefix,
@@ -43,7 +41,7 @@ import type { LayoutKind, WideState } from './partitions';
 import { addCarrying } from './closings';
 import { partListings, singleListing } from './listings';
 import type { PartListing } from './listings';
-import type { KnowledgeBaseMetadata, MemoryBaseConfig } from './records';
+import type { MemoryBaseConfig } from './records';
 import { register } from './registry';
 import type { PartKind } from './registry';
 import { inBatches } from './types';
@@ -86,8 +84,8 @@ export class BaseIndexes {
 		readonly kbId: string,
 		/** The base-wide index as read; a writer that finds it begun since goes on as such. */
 		public wide: WideState,
-		/** The manifest reads of the search these indexes are opened for. */
-		private readonly reads?: SearchReads,
+		/** The reads of the search these indexes are opened for. */
+		readonly reads?: SearchReads,
 	) {}
 
 	/** Writes that skip the base-wide index: Regenerate refills it once at the end (refill.ts). */
@@ -288,32 +286,6 @@ export class BaseIndexes {
 			? parts.map((part) => this.vectorPart(part))
 			: (await this.partHashes('vector')).map((h) => this.vectorPart('', h));
 		return this.kind === 'moving' ? [this.singleVectors(), ...indexes] : indexes;
-	}
-
-	/** The knowledge base's metadata (its model, where its vectors are): this search's read of it. */
-	metadata(): Promise<Versioned<KnowledgeBaseMetadata>> {
-		const key = knowledgeBaseMetadataKey(this.kbId, this.p.keyPrefix);
-		const read = () => this.p.metadata.read(key);
-		return this.reads ? this.reads.once(key, read) : read();
-	}
-
-	/**
-	 * Reads what a search of `filter` opens with (the manifests in scope, the metadata) into this
-	 * search's reads, where they are found without a listing (partitioned bases only: every partition of
-	 * a base whose base-wide index is not built is found by listing, and nothing is read ahead then).
-	 */
-	async readAhead(filter: ChunkFilter, words: boolean, vectors: boolean): Promise<void> {
-		if (this.kind !== 'partitioned') return;
-		if (partsOfFilter(filter, []) === null && this.wide !== 'ready') return;
-		const embedded = vectors && !this.p.options.vectorStore;
-		const indexes = [
-			...(words ? await this.lexicalFor(filter) : []),
-			...(embedded ? await this.vectorsFor(filter) : []),
-		];
-		await Promise.all([
-			...(vectors ? [this.metadata()] : []),
-			...indexes.map((i) => i.readManifest()),
-		]);
 	}
 
 	/**

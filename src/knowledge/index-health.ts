@@ -7,6 +7,7 @@ import { listedPages } from '../store/storage';
 import type { BaseIndexes } from './base-indexes';
 import { memoryBaseSessionsPrefix } from './keys';
 import type { BaseParts } from './parts';
+import { metadataOf } from './read-ahead';
 import { lexicalPartFolder, userPart, vectorPartFolder } from './partitions';
 import { registered } from './registry';
 import type { PartKind } from './registry';
@@ -47,7 +48,7 @@ export async function checkIndexes(
 		filter.sessionId === undefined ? undefined : p.logs.read(p.logKey(filter.sessionId)),
 		// A partitioned base has no index of its own: a partition is there once it holds something.
 		lexicalNeeded ? lexicalManifests(p, indexes, filter, users) : undefined,
-		vectorsNeeded ? indexes.metadata() : undefined,
+		vectorsNeeded ? metadataOf(p, indexes) : undefined,
 		vectorNeeded ? manifestsOf(indexes, filter, users) : undefined,
 	]);
 	if (lexical && lexicalMissing(lexical, single, filter, session?.doc))

@@ -32,6 +32,7 @@ import type { BaseParts } from './parts';
 import type { MemoryBaseConfig } from './records';
 import type { SearchMatch, SearchMode, SearchOptions, SearchReport } from './types';
 import { upgradeIfIdle } from './upgrade';
+import { readAhead } from './read-ahead';
 import { coverageOf } from './wide';
 
 /** Candidates each ranking hands to the fusion, at least (more when k is larger). */
@@ -212,24 +213,6 @@ async function withSimilarities(
 		if (r.similarity === undefined && cosine !== undefined) r.similarity = rounded(cosine);
 	}
 	return ranked;
-}
-
-/**
- * The reads a search starts beside its configuration's (conditional) read instead of after it: the
- * manifests and metadata it opens with, found from the configuration as this process last read it.
- * They are the search's if the configuration read is that one (else the search reads anew). A search
- * of one conversation reads its log before any manifest: nothing is read ahead.
- */
-function readAhead(p: BaseParts, filter: ChunkFilter, mode: SearchMode) {
-	const guess = filter.sessionId === undefined ? p.cachedConfig() : undefined;
-	const reads = new SearchReads();
-	if (guess)
-		BaseIndexes.open(p, guess, reads)
-			.then((indexes) => indexes.readAhead(filter, mode !== 'vector', mode !== 'lexical'))
-			// A failed read is the search's own when it uses it (one held in its reads).
-			.catch(() => undefined);
-	return (config: MemoryBaseConfig | null) =>
-		guess !== undefined && config === guess ? reads : new SearchReads();
 }
 
 /** The query and options, checked before anything is read; the mode and the scope's filter. */

@@ -19,7 +19,6 @@ import type { ChunkFilter } from '../chunks/filter';
 import { checkListed, missingFrom } from '../chunks/listed';
 import type { ListedSegment } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
-import type { ReadBudget } from '../../common/parallel';
 import type { SearchReads } from '../chunks/search-reads';
 import { retireParts, RETIRE_GRACE_MS } from '../chunks/retiring';
 import type { RetirePolicy } from '../chunks/retiring';
@@ -90,7 +89,8 @@ export class LexicalIndex {
 	readonly segmentsPrefix: string;
 	readonly owner?: string;
 	private readonly manifests: DocumentStore<LexicalManifest>;
-	private readonly reads?: SearchReads;
+	/** The reads of the search it is opened for: its manifest once, its parts within the search's bytes. */
+	readonly reads?: SearchReads;
 	readonly segmentChunks: number;
 	readonly sessionBucketRows?: number;
 	private readonly tiered: boolean;
@@ -130,11 +130,6 @@ export class LexicalIndex {
 		const read = async () =>
 			checkOwner(this.manifestKey, this.owner, await this.manifests.read(this.manifestKey));
 		return this.reads ? this.reads.once(this.manifestKey, read, fresh) : read();
-	}
-
-	/** The bytes its search's readers may hold at once (none outside a search: each reader's own window). */
-	get readBudget(): ReadBudget | undefined {
-		return this.reads?.budget;
 	}
 
 	/**

@@ -96,7 +96,7 @@ export async function visit(
 	const refs = scope.refs.filter(pick);
 	await readInWindow(
 		refs,
-		{ ...SEARCH_READS, budget: scope.index.readBudget },
+		{ ...SEARCH_READS, budget: scope.index.reads?.budget },
 		(r) => r.bytes,
 		(r) => scope.index.readSegment(r),
 		(seg, r) => {

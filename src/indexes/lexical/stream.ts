@@ -92,7 +92,7 @@ async function bestOfAll(
 	const read =
 		(await notes.best(stats, k, (key) => readOrGone(scope, key), {
 			bytesOf: (key) => scope.all.find((r) => r.key === key)?.bytes ?? 0,
-			budget: scope.index.readBudget,
+			budget: scope.index.reads?.budget,
 		})) ?? (await bestChunks(scope, terms, stats, k));
 	if (scope.tiers.length === 0 || !scope.rows) return read;
 	const later = new Set(scope.later.flatMap((s) => s.docs.map((d) => d.id)));
@@ -103,7 +103,7 @@ async function bestOfAll(
 			read: (key) => readOrGone(scope, key),
 			superseded: later,
 			held: scope.held,
-			budget: scope.index.readBudget,
+			budget: scope.index.reads?.budget,
 		},
 		terms,
 		stats,

@@ -101,7 +101,7 @@ export async function offerCells(
 	// Large vectors' buckets are read one at a time (readInWindow): each is scored as it comes, then let go.
 	await readInWindow(
 		reads,
-		{ ...SEARCH_READS, budget: files.readBudget },
+		{ ...SEARCH_READS, budget: files.reads?.budget },
 		({ tier }) => bucketBytesOf(tier),
 		async ({ tier, b }) => {
 			const key = cellBucketKey(files.segmentsPrefix, tier, b);

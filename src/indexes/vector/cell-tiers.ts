@@ -29,7 +29,7 @@ import {
 import type { SegmentRef } from './manifest';
 import { decodeSegment, encodeSegment } from './stored-vectors';
 import type { Segment } from './vector-segment';
-import type { ReadBudget } from '../../common/parallel';
+import type { SearchReads } from '../chunks/search-reads';
 
 /** A tier as the manifest lists it. */
 export interface CellTier {
@@ -175,8 +175,8 @@ export interface CellFiles {
 	readCellBucket(key: string, decode: (body: Uint8Array) => Segment): Promise<Segment | null>;
 	/** Bytes of vectors a bucket it writes holds, at most (BUCKET_BYTES unless set). */
 	readonly bucketBytes?: number;
-	/** What its search's readers may hold at once, together (chunks/search-reads.ts). */
-	readonly readBudget?: ReadBudget;
+	/** Its search's reads: what its readers may hold at once, together (chunks/search-reads.ts). */
+	readonly reads?: SearchReads;
 }
 
 /** Rows gathered for one bucket. */

@@ -43,7 +43,7 @@ async function visit(
 ): Promise<void> {
 	await readInWindow(
 		refs,
-		{ ...SEARCH_READS, budget: index.readBudget },
+		{ ...SEARCH_READS, budget: index.reads?.budget },
 		(r) => r.bytes,
 		(r) => index.readSegment(r, { quantize: false }),
 		(seg, r) => {

@@ -14,7 +14,6 @@ import type { ChunkFilter } from '../chunks/filter';
 import { checkListed, missingFrom } from '../chunks/listed';
 import type { ListedSegment } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
-import type { ReadBudget } from '../../common/parallel';
 import type { SearchReads } from '../chunks/search-reads';
 import { RETIRE_GRACE_MS } from '../chunks/retiring';
 import type { RetirePolicy } from '../chunks/retiring';
@@ -69,8 +68,8 @@ export class EmbeddedIndex {
 	private readonly cacheGroup: string;
 	/** The partition's owner when it is one (a manifest of another owner is refused). */
 	readonly owner?: string;
-	/** The manifest reads of the search it is opened for (one read of the manifest per search). */
-	private readonly reads?: SearchReads;
+	/** The reads of the search it is opened for: its manifest once, its parts within the search's bytes. */
+	readonly reads?: SearchReads;
 	/** Bytes a segment may take, about (no limit unless set): see partsOf. */
 	readonly segmentBytes: number;
 	/** Whether its settled segments are kept in cell tiers (cell-upkeep.ts: the base-wide index). */
@@ -151,11 +150,6 @@ export class EmbeddedIndex {
 		const read = async () =>
 			checkOwner(this.manifestKey, this.owner, await this.manifests.read(this.manifestKey));
 		return this.reads ? this.reads.once(this.manifestKey, read, fresh) : read();
-	}
-
-	/** The bytes its search's readers may hold at once (none outside a search: each reader's own window). */
-	get readBudget(): ReadBudget | undefined {
-		return this.reads?.budget;
 	}
 
 	/** One compare-and-swap of the manifest (refused once the index was moved, unless `onMoved`). */
