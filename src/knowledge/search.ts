@@ -12,7 +12,6 @@ import {
 import {
 	chunkKey,
 	fuse,
-	SearchReads,
 	MAX_TOP_K,
 	NEWER_OF,
 	newerFirst,
@@ -20,7 +19,14 @@ import {
 	passes,
 	SCALE_OVER,
 } from '../indexes';
-import type { ChunkFilter, LexicalView, Ranked, Similarities, VectorCandidate } from '../indexes';
+import type {
+	ChunkFilter,
+	LexicalView,
+	SearchReads,
+	Ranked,
+	Similarities,
+	VectorCandidate,
+} from '../indexes';
 import { validateId } from '../keys/ids';
 import { BaseIndexes } from './base-indexes';
 import { sessionUsers } from './capture-log';
@@ -123,7 +129,7 @@ async function scopeOf(
 	p: BaseParts,
 	filter: ChunkFilter,
 	config: MemoryBaseConfig | null,
-	reads = new SearchReads(),
+	reads: SearchReads,
 ) {
 	const indexes = await BaseIndexes.open(p, config, reads);
 	const spans = filter.userId === undefined && filter.sessionId !== undefined;
