@@ -9,6 +9,7 @@ import { CorruptDocumentError } from '../../errors';
 import { chunkHeapBytes, chunkOrder } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { WINDOW } from '../chunks/search-reads';
+import type { SearchReads } from '../chunks/search-reads';
 import { TopK } from '../chunks/top-k';
 import { idfOf, weigh } from './bm25';
 import type { ScopeStats } from './bm25';
@@ -29,13 +30,16 @@ export type TierRows = Array<Map<string, Postings>>;
  */
 const SEGMENT_READS = 8;
 
+/** A tier's files as a search reads them: within its reads' budget, when it has one. */
+type SearchedFiles = TierFiles & { readonly reads?: SearchReads };
+
 /**
  * The rows of `keys` (words or conversations, as `bucket` places them) in each tier, each bucket read
  * once, WINDOW at a time for all tiers together (a search's read window, chunks/search-reads.ts);
  * `gone(key)` when a listed bucket is not held.
  */
 async function rowsOf(
-	files: TierFiles,
+	files: SearchedFiles,
 	tiers: readonly UsableTier[],
 	keys: readonly string[],
 	bucket: (tier: UsableTier['tier'], key: string) => number,
@@ -45,22 +49,50 @@ async function rowsOf(
 	const reads = tiers.flatMap(({ tier }, i) =>
 		[...new Set(keys.map((k) => bucket(tier, k)))].map((b) => ({ i, tier, b })),
 	);
-	// Each bucket's rows taken as it comes: a bucket of conversations decoded holds megabytes.
+	// Each bucket's rows taken as it comes: a bucket of conversations decoded holds megabytes. Its
+	// bytes count in the search's budget from its read until its rows are taken.
+	const budget = files.reads?.budget;
 	await mapLimit(reads, WINDOW, async ({ i, tier, b }) => {
-		const got = await readBucket(files, tier, b);
-		if (!got) throw gone(bucketKey(files.segmentsPrefix, tier, b));
-		await shareLoop();
-		for (const k of keys) {
-			const list = got.get(k);
-			if (list) out[i].set(k, list);
+		const bytes = bucketBytesOf(tier, b);
+		await budget?.take(bytes);
+		try {
+			const got = await readBucket(files, tier, b);
+			if (!got) throw gone(bucketKey(files.segmentsPrefix, tier, b));
+			await shareLoop();
+			for (const k of keys) {
+				const list = got.get(k);
+				if (list) out[i].set(k, list);
+			}
+		} finally {
+			budget?.give(bytes);
 		}
 	});
 	return out;
 }
 
+/**
+ * What a row of conversations weighs against a value of a word row: its ROW values and its
+ * conversation's ID (stored once per conversation, about as long as eight values). Measured stored:
+ * small tiers' buckets of conversations weigh about this, large ones less (so it errs on the heavy side).
+ */
+const SESSION_ROW_VALUES = ROW + 8;
+
+/**
+ * What one of a tier's buckets weighs stored, about: its kind's share of the tier's bytes (words or
+ * conversations, by their rows), shared evenly among that kind's buckets.
+ */
+export function bucketBytesOf(tier: UsableTier['tier'], b: number): number {
+	const words = tier.postings * wordRow(tier);
+	const sessions = tier.sessionRows * SESSION_ROW_VALUES;
+	const share = words + sessions > 0 ? words / (words + sessions) : 1;
+	return b < tier.buckets
+		? (tier.bytes * share) / tier.buckets
+		: (tier.bytes * (1 - share)) / Math.max(1, tier.sessionBuckets);
+}
+
 /** The rows of `terms` in each tier (see rowsOf). */
 export const tierRows = (
-	files: TierFiles,
+	files: SearchedFiles,
 	tiers: readonly UsableTier[],
 	terms: readonly string[],
 	gone: (key: string) => Error,
@@ -79,7 +111,7 @@ export interface SessionSpan {
  * conversation, and a long conversation is in many segments).
  */
 export async function tierSessionRows(
-	files: TierFiles,
+	files: SearchedFiles,
 	tiers: readonly UsableTier[],
 	sessions: readonly string[],
 	gone: (key: string) => Error,

@@ -1,5 +1,5 @@
 // The bytes one search holds of what it is reading: the word ranking's and the vector ranking's reads
-// (segments, buckets, the segments of the best matches) share one budget per search, so however the
+// (segments, cell and term buckets, the segments of the best matches) share one budget per search, so however the
 // two overlap, what is under way together stays within it (one part at least, however large).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -7,6 +7,8 @@ import { describe, it } from 'node:test';
 import { SEARCH_BYTES, SearchReads } from '../../../src/indexes/chunks/search-reads';
 import { LexicalIndex } from '../../../src/indexes/lexical/lexical-index';
 import { streamedView } from '../../../src/indexes/lexical/stream';
+import { bucketBytesOf } from '../../../src/indexes/lexical/tier-search';
+import { bucketKey } from '../../../src/indexes/lexical/tiers';
 import {
 	clearAllCaches,
 	EmbeddedIndex,
@@ -21,11 +23,11 @@ import { sleep } from '../../../src/common/sleep';
 import { TestEmbedder } from '../../support/embeddings';
 import { docs, indexOn, QUERIES } from '../../support/term-tiers';
 import { tieredVectorIndex, vectorChunk } from '../../support/vector-segments';
-import { aroundGets } from '../../support/storages';
+import { aroundGets, tempDir } from '../../support/storages';
 import { manyUsers } from '../../support/wide-base';
 
-/** Index parts: word and vector segments, cell buckets. */
-const isPart = (key: string) => /\.(lex|vec|vcl)$/.test(key);
+/** Index parts: word and vector segments, cell buckets, term buckets (words and conversations). */
+const isPart = (key: string) => /\.(lex|vec|vcl|trm)$/.test(key);
 
 /** `inner` with each part's read taking a few milliseconds: how many are under way at once, at most. */
 function partsUnderWay(inner: MemoryStorage) {
@@ -97,7 +99,7 @@ describe('the bytes one search reads at once', () => {
 		assertOneAtATime(await measure(), await withBudget(1, measure), 6);
 	});
 
-	it("with term tiers and cell tiers (the best matches' segments, the probed buckets): one part at a time at a byte, the same answers", async () => {
+	it("with term tiers and cell tiers (the query's term buckets, the best matches' segments, the probed buckets): one part at a time at a byte, the same answers", async () => {
 		const dims = 16;
 		const { root } = await tieredVectorIndex(dims, (i) => vectorChunk(i, `s${i % 7}`));
 		const words = new LocalDiskStorage({ root: `${root}-words` });
@@ -150,5 +152,40 @@ describe('the bytes one search reads at once', () => {
 			return out;
 		};
 		assertOneAtATime(await measure(), await withBudget(1, measure), 20);
+	});
+
+	it("a term bucket's bytes are taken at its share of its tier: words and conversations by their rows, summing to the tier", async () => {
+		const storage = new LocalDiskStorage({ root: await tempDir() });
+		const index = indexOn(storage);
+		await index.addOlder(docs(2000, 3));
+		await settleTiers(index);
+		const { doc } = await index.readManifest(true);
+		const tiers = doc.terms ?? [];
+		assert.ok(tiers.length > 0, 'the words were regrouped into a tier');
+		for (const tier of tiers) {
+			const all = tier.buckets + tier.sessionBuckets;
+			const sizes = await Promise.all(
+				Array.from({ length: all }, async (_, b) => {
+					const got = await storage.get(bucketKey(index.segmentsPrefix, tier, b));
+					return got!.body.length;
+				}),
+			);
+			const estimates = sizes.map((_, b) => bucketBytesOf(tier, b));
+			const sum = estimates.reduce((a, b) => a + b, 0);
+			assert.ok(Math.abs(sum - tier.bytes) < 1, `${sum} estimated of ${tier.bytes} stored`);
+			// Words at about their buckets' mean size; conversations at about theirs, or more.
+			const meanOf = (from: number, to: number) =>
+				sizes.slice(from, to).reduce((a, b) => a + b, 0) / (to - from);
+			const words = meanOf(0, tier.buckets);
+			const sessions = meanOf(tier.buckets, all);
+			assert.ok(
+				estimates[0] > words / 2 && estimates[0] < words * 2,
+				`words estimated ${estimates[0]}, stored ${words} on average`,
+			);
+			assert.ok(
+				estimates[tier.buckets] > sessions / 2,
+				`conversations estimated ${estimates[tier.buckets]}, stored ${sessions} on average`,
+			);
+		}
 	});
 });
