@@ -24,6 +24,20 @@ export async function collect(): Promise<void> {
 }
 
 /**
+ * What `alive` still names after full collections, collected again a few times, a little apart, while
+ * it names anything: under load, work the runtime has yet to finish (a read's last callbacks) can hold
+ * an object through several rounds, where something a search kept holds it through all of them.
+ */
+export async function aliveAfterCollecting<T>(alive: () => T[], rounds = 10): Promise<T[]> {
+	for (let round = 0; ; round++) {
+		await collect();
+		const left = alive();
+		if (left.length === 0 || round + 1 >= rounds) return left;
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
+}
+
+/**
  * Counts requests (MeteredStorage) and watches the bodies of the keys `watch` picks: each is a copy in
  * an ArrayBuffer of its own, so that it lives exactly as long as what the reader keeps of it. With
  * `checkEachRead`, every such read first collects garbage and notes how many earlier bodies are
