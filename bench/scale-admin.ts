@@ -9,7 +9,7 @@
  * SCALE_ADMIN_ROOTS, comma-separated `users=folder` (local disk), say
  * `1000=/tmp/scale-bench-a,100000=/tmp/scale-bench-b`. Each base is measured in this process,
  * one operation after the other, the process's caches emptied before each; held: the bytes the
- * process held beyond its caches while the operation ran (heldDuring, with --expose-gc).
+ * process held beyond its caches while the operation ran (heldDuring; garbage is collected first).
  * SCALE_ADMIN_BASELINE=0 leaves the baseline out (at 100,000 users it reads for minutes).
  * SCALE_ADMIN_FORGET=1 adds Forget User of one filler user (user-777: it changes the base, so run it
  * on a copy); SCALE_ADMIN_REGENERATE=1 adds Regenerate, last (it embeds every message again: 2 minutes
@@ -20,12 +20,20 @@
  * index (what a user's Status and Forget look through): what each holds is what it keeps.
  */
 import { performance } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 
 import { clearAllCaches, forgetUser, LocalDiskStorage, MemoryBase } from '../src/internal';
 import { BaseIndexes } from '../src/knowledge/base-indexes';
 import { listSessions, readLog } from '../src/knowledge/capture-log';
 import { BASE_ID, Counted, f, HashEmbedder, heldDuring, n, requests, size } from './scale';
 import { loadLine, machineLine } from './stats';
+
+// heldDuring collects garbage before each sample: without it, the held column counts garbage too.
+if (!(globalThis as { gc?: unknown }).gc) {
+	setFlagsFromString('--expose-gc');
+	(globalThis as { gc?: unknown }).gc = runInNewContext('gc');
+}
 
 interface Row {
 	users: number;
