@@ -62,6 +62,20 @@ export class ReadBudget {
 	}
 }
 
+/** Runs `fn` holding `bytes` of `budget` (when there is one): taken before, given back after, whatever `fn` does. */
+export async function withBytes<T>(
+	budget: ReadBudget | undefined,
+	bytes: number,
+	fn: () => Promise<T>,
+): Promise<T> {
+	await budget?.take(bytes);
+	try {
+		return await fn();
+	} finally {
+		budget?.give(bytes);
+	}
+}
+
 /**
  * Reads `parts` with up to `window` reads under way, within `bytes` together (one at least), and hands
  * each one read to `use` in the parts' order; a part's bytes count until `use` returns. With `budget`,

@@ -13,7 +13,10 @@ export const WINDOW = 4;
 /** …unless together they take more bytes than this. */
 export const WINDOW_BYTES = 8 * 2 ** 20;
 
-export const SEARCH_READS = { window: WINDOW, bytes: WINDOW_BYTES };
+const SEARCH_READS = { window: WINDOW, bytes: WINDOW_BYTES };
+
+/** A reader's limits within a search: its window, and the search's budget when it has one. */
+export const searchLimits = (reads?: SearchReads) => ({ ...SEARCH_READS, budget: reads?.budget });
 
 /**
  * Bytes all readers of one search hold of what they are reading, together: the word ranking's and the

@@ -3,7 +3,7 @@
 // copy of their chunks in a segment.
 import { readInWindow } from '../../common/parallel';
 import { isGone } from '../chunks/chunk';
-import { SEARCH_READS } from '../chunks/search-reads';
+import { searchLimits } from '../chunks/search-reads';
 import { isUnfiltered, passes } from '../chunks/filter';
 import type { ChunkFilter } from '../chunks/filter';
 import type { Versioned } from '../../store/document-store';
@@ -96,7 +96,7 @@ export async function visit(
 	const refs = scope.refs.filter(pick);
 	await readInWindow(
 		refs,
-		{ ...SEARCH_READS, budget: scope.index.reads?.budget },
+		searchLimits(scope.index.reads),
 		(r) => r.bytes,
 		(r) => scope.index.readSegment(r),
 		(seg, r) => {

@@ -3,7 +3,7 @@
 // segments. Scores are summed term by term in the query's order, as a pass over the segments sums
 // them, so the matches and their order are the ones reading every segment gives.
 import { shareLoop } from '../../common/loop-turns';
-import { mapLimit } from '../../common/parallel';
+import { mapLimit, withBytes } from '../../common/parallel';
 import type { ReadBudget } from '../../common/parallel';
 import { CorruptDocumentError } from '../../errors';
 import { chunkHeapBytes, chunkOrder } from '../chunks/chunk';
@@ -53,9 +53,7 @@ async function rowsOf(
 	// bytes count in the search's budget from its read until its rows are taken.
 	const budget = files.reads?.budget;
 	await mapLimit(reads, WINDOW, async ({ i, tier, b }) => {
-		const bytes = bucketBytesOf(tier, b);
-		await budget?.take(bytes);
-		try {
+		await withBytes(budget, bucketBytesOf(tier, b), async () => {
 			const got = await readBucket(files, tier, b);
 			if (!got) throw gone(bucketKey(files.segmentsPrefix, tier, b));
 			await shareLoop();
@@ -63,9 +61,7 @@ async function rowsOf(
 				const list = got.get(k);
 				if (list) out[i].set(k, list);
 			}
-		} finally {
-			budget?.give(bytes);
-		}
+		});
 	});
 	return out;
 }
@@ -333,8 +329,7 @@ export async function tierBest(
 		await mapLimit([...wanted], SEGMENT_READS, async ([place, list]) => {
 			const tier = Math.floor(Number(place) / 2 ** 16);
 			const ref = source.tiers[tier].refs[Number(place) % 2 ** 16];
-			await source.budget?.take(ref.bytes);
-			try {
+			await withBytes(source.budget, ref.bytes, async () => {
 				const seg = await source.read(ref.key);
 				await shareLoop();
 				if (list.some(([at]) => at % 2 ** 16 >= seg.lengths.length))
@@ -346,9 +341,7 @@ export async function tierBest(
 					if (source.superseded.has(chunk.id)) passed.add(at);
 					else if (top.admits(score)) top.push(score, kept.push(chunk) - 1, 0);
 				}
-			} finally {
-				source.budget?.give(ref.bytes);
-			}
+			});
 		});
 		if (passed.size === before)
 			return top.sorted().map(({ a, score }) => ({ chunk: kept[a], score }));

@@ -14,7 +14,7 @@ import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, probe } from './codebook';
 import { readInWindow } from '../../common/parallel';
-import { SEARCH_READS } from '../chunks/search-reads';
+import { searchLimits } from '../chunks/search-reads';
 import { rowMask } from './vector-segment';
 
 /** Cells probed, and the parents they are picked among (tuned on measured recall; see bench). */
@@ -101,7 +101,7 @@ export async function offerCells(
 	// Large vectors' buckets are read one at a time (readInWindow): each is scored as it comes, then let go.
 	await readInWindow(
 		reads,
-		{ ...SEARCH_READS, budget: files.reads?.budget },
+		searchLimits(files.reads),
 		({ tier }) => bucketBytesOf(tier),
 		async ({ tier, b }) => {
 			const key = cellBucketKey(files.segmentsPrefix, tier, b);

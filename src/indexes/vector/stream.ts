@@ -16,7 +16,7 @@ import { similaritiesOf } from './ranking';
 import type { VectorRanking } from './ranking';
 import type { EmbeddedIndex } from './vector-index';
 import { readInWindow } from '../../common/parallel';
-import { SEARCH_READS } from '../chunks/search-reads';
+import { searchLimits } from '../chunks/search-reads';
 import { MAX_TOP_K, normaliseRows, rowMask } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 
@@ -43,7 +43,7 @@ async function visit(
 ): Promise<void> {
 	await readInWindow(
 		refs,
-		{ ...SEARCH_READS, budget: index.reads?.budget },
+		searchLimits(index.reads),
 		(r) => r.bytes,
 		(r) => index.readSegment(r, { quantize: false }),
 		(seg, r) => {
