@@ -459,12 +459,8 @@ export {
 	rowCount,
 	SEGMENT_MAX_VECTORS,
 } from './indexes/vector/vector-segment';
-export {
-	decodeSegment,
-	encodeSegment,
-	encodeWholeSegment,
-	messageHash,
-} from './indexes/vector/stored-vectors';
+export { decodeSegment, messageHash } from './indexes/vector/stored-vectors';
+export { encodeSegment, encodeWholeSegment } from './indexes/vector/segment-writer';
 export { chunkOrder } from './indexes/chunks/chunk';
 export type { IndexedChunk } from './indexes/chunks/chunk';
 export type { VectorMatch } from './indexes/vector/vector-segment';

@@ -85,6 +85,11 @@ export class ChunkBlocks {
 	}
 
 	private block(b: number): IndexedChunk[] {
+		return (this.decoded[b] ??= this.read(b));
+	}
+
+	/** Block `b`'s chunks, decoded and checked, and not kept (unless they were already). */
+	read(b: number): IndexedChunk[] {
 		const kept = this.decoded[b];
 		if (kept) return kept;
 		const { source } = this;
@@ -99,7 +104,7 @@ export class ChunkBlocks {
 			if (!source.listed(c as IndexedChunk, from + j))
 				source.fail(`${source.field}.${from + j}: not the chunk its table lists`);
 		});
-		return (this.decoded[b] = chunks as IndexedChunk[]);
+		return chunks as IndexedChunk[];
 	}
 
 	/** Chunk `i`, decoding only its block. */

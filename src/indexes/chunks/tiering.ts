@@ -15,6 +15,13 @@ import type { Versioned } from '../../store/document-store';
 import { retireParts } from './retiring';
 import type { RetirePolicy, Retiring } from './retiring';
 
+/**
+ * Bytes a Forget's rewrite of a tier's buckets holds at once, about: each bucket it takes out rows of is
+ * read, and written again beside it. Buckets of a large base are megabytes: a rewrite of many of them
+ * at once would hold tens of MiB.
+ */
+export const REWRITE_BYTES = 8 * 2 ** 20;
+
 /** Settled segments one tier is built from. */
 export const TIER_SEGMENTS = 8;
 /** The newest segments stay out of tiers: merges of small segments still replace them. */

@@ -11,8 +11,8 @@ import type { Touched } from '../chunks/touched';
 import type { LexicalIndex } from './lexical-index';
 import type { LexicalManifest } from './manifest';
 import type { LexicalRef, LexicalSegment } from './segment';
-import { rewriteTermTier, TermBucketGone, withGone } from './tier-forget';
-import type { RewrittenTermTier, TakenDocs } from './tier-forget';
+import { rewriteTermTier, takenFrom, TermBucketGone, withGone } from './tier-forget';
+import type { RewrittenTermTier, TakenDocs, TakenSummary } from './tier-forget';
 import { bucketKeys, dropStale, isBucketKey, tiersOf } from './tiers';
 import type { TermTier, TierFiles } from './tiers';
 
@@ -34,16 +34,20 @@ export interface Dropped {
 	written: string[];
 }
 
+/** A segment rewritten without a conversation's documents: which went, the segment written, and for its tier. */
+interface RewrittenSegment {
+	gone: Set<number>;
+	fresh: LexicalRef | null;
+	taken?: TakenSummary;
+}
+
 /**
  * What one Forget wrote on an attempt, kept for the next: an attempt whose swap lost to another
  * change (a sync's) reuses each rewrite of a segment or tier that is still listed as it was, so a
  * retry costs little on a busy index instead of writing hundreds of buckets again.
  */
 export class ForgetWork {
-	readonly segments = new Map<
-		string,
-		{ seg: LexicalSegment; gone: Set<number>; fresh: LexicalRef | null }
-	>();
+	readonly segments = new Map<string, RewrittenSegment>();
 	readonly tiers = new Map<string, RewrittenTermTier | null>();
 }
 
@@ -124,7 +128,7 @@ async function rewriteSegments(
 		work.segments.set(id, done);
 		out.removed += done.gone.size;
 		out.replaced.push(ref.key);
-		if (place) taken.push({ ...place, seg: done.seg, docs: done.gone });
+		if (place && done.taken) taken.push({ ...place, key: ref.key, ...done.taken });
 		if (!done.fresh) continue;
 		out.written.push(done.fresh.key);
 		refs.push(place ? { ...done.fresh, tier: ref.tier } : done.fresh);
@@ -142,7 +146,7 @@ async function rewriteOne(
 	position: BloomPositions,
 	keep: (d: IndexedChunk) => boolean,
 	inTier: boolean,
-): Promise<{ seg: LexicalSegment; gone: Set<number>; fresh: LexicalRef | null } | undefined> {
+): Promise<RewrittenSegment | undefined> {
 	// Unread when its filter shows the conversation is not in it.
 	if (!bloomMayHave(ref.bloom, position)) return undefined;
 	const seg = await files.readSegment(ref);
@@ -151,7 +155,8 @@ async function rewriteOne(
 	if (gone.size === 0) return undefined;
 	const docs = inTier ? withGone(seg.docs, gone) : seg.docs.filter((_, i) => !gone.has(i));
 	const fresh = docs.length > 0 ? await files.writeSegment(ref.level, docs) : null;
-	return { seg, gone, fresh };
+	// What its tier's buckets need, not the segment: a Forget holds this until its swap.
+	return { gone, fresh, taken: inTier ? takenFrom(seg, gone) : undefined };
 }
 
 /**
@@ -170,7 +175,7 @@ async function keptTiers(
 	for (const tier of new Set(taken.map((t) => t.tier))) {
 		const mine = taken.filter((t) => t.tier === tier);
 		// The same tier losing the same documents of the same segments: the same rewrite.
-		const id = JSON.stringify([tier, mine.map((t) => [t.ord, t.seg.key, [...t.docs]])]);
+		const id = JSON.stringify([tier, mine.map((t) => [t.ord, t.key, [...t.docs]])]);
 		const done = work.tiers.has(id) ? work.tiers.get(id)! : await rewriteOrNull(files, tier, mine);
 		work.tiers.set(id, done);
 		if (!done) {

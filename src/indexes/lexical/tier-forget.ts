@@ -6,9 +6,10 @@
 // held, and of their conversations' rows. Dropping the tier instead would make every search of the
 // index read its segments until later syncs regrouped them.
 import { goneChunk } from '../chunks/chunk';
-import { deleteParts, mapOrUndo } from '../../common/parallel';
+import { deleteParts, mapOrUndo, ReadBudget, withBytes } from '../../common/parallel';
 import type { IndexedChunk } from '../chunks/chunk';
-import { newPartVersion } from '../chunks/tiering';
+import { newPartVersion, REWRITE_BYTES } from '../chunks/tiering';
+import { bucketBytesOf } from './tier-search';
 import type { LexicalSegment } from './segment';
 import {
 	bucketKey,
@@ -24,12 +25,45 @@ import { allRows, without } from './postings';
 import type { Postings, Rows } from './postings';
 import type { StoredBucket, TermTier, TierFiles } from './tiers';
 
-/** Documents taken out of one segment of a tier: its place, the segment as it was, which documents. */
-export interface TakenDocs {
+/**
+ * Documents taken out of one segment of a tier: its place and key, which documents, and what the
+ * tier's buckets need of them (takenFrom), without the segment: a Forget holds these until its swap.
+ */
+export interface TakenDocs extends TakenSummary {
 	tier: TermTier;
 	ord: number;
-	seg: LexicalSegment;
+	key: string;
+}
+
+/** What a tier's rewrite needs of a segment's documents taken out. */
+export interface TakenSummary {
 	docs: Set<number>;
+	/** The words that name any of them. */
+	terms: Set<string>;
+	/** The sum of their lengths. */
+	total: number;
+	/** Each of their conversations' row for the segment after (null: none of it left there). */
+	sessions: Map<string, [number, number, number] | null>;
+}
+
+/** What a tier's rewrite needs of the documents `docs` taken out of `seg`. */
+export function takenFrom(seg: LexicalSegment, docs: Set<number>): TakenSummary {
+	const terms = new Set<string>();
+	for (const [term, list] of seg.postings)
+		for (let i = 0; i < list.length; i += 2)
+			if (docs.has(list[i])) {
+				terms.add(term);
+				break;
+			}
+	let total = 0;
+	for (const d of docs) total += seg.lengths[d];
+	const after = conversationRows(seg.docs, docs);
+	const sessions = new Map<string, [number, number, number] | null>();
+	for (const d of docs) {
+		const session = seg.docs[d].session_id;
+		sessions.set(session, after.get(session) ?? null);
+	}
+	return { docs, terms, total, sessions };
 }
 
 /** A tier with some buckets written again: its new entry, and the bucket keys written and replaced. */
@@ -57,22 +91,16 @@ function plan(tier: TermTier, taken: readonly TakenDocs[]) {
 	let n = 0;
 	let total = 0;
 	for (const t of taken) {
-		for (const [term, list] of t.seg.postings)
-			for (let i = 0; i < list.length; i += 2)
-				if (t.docs.has(list[i])) {
-					const b = bucketOf(term, tier.buckets);
-					words.set(b, (words.get(b) ?? new Set()).add(term));
-					break;
-				}
-		for (const d of t.docs) total += t.seg.lengths[d];
+		for (const term of t.terms) {
+			const b = bucketOf(term, tier.buckets);
+			words.set(b, (words.get(b) ?? new Set()).add(term));
+		}
+		total += t.total;
 		n += t.docs.size;
-		const after = conversationRows(t.seg.docs, t.docs);
-		for (const d of t.docs) {
-			const session = t.seg.docs[d].session_id;
+		for (const [session, row] of t.sessions) {
 			const b = sessionBucket(tier, session);
 			const rows = sessions.get(b) ?? new Map<string, Map<number, number[] | null>>();
 			sessions.set(b, rows);
-			const row = after.get(session);
 			rows.set(session, (rows.get(session) ?? new Map()).set(t.ord, row ? [t.ord, ...row] : null));
 		}
 	}
@@ -149,7 +177,10 @@ export async function rewriteTermTier(
 	const versions = { ...tier.versions };
 	for (const b of numbers) versions[b] = newPartVersion();
 	const next: TermTier = { ...tier, versions, n: tier.n - n, total: tier.total - total };
-	const one = async (b: number) => {
+	// A bucket's rewrite holds it stored, its rows decoded and the bucket written: about three times.
+	const budget = new ReadBudget(REWRITE_BYTES);
+	const one = (b: number) => withBytes(budget, 3 * bucketBytesOf(tier, b), () => rewriteOne(b));
+	const rewriteOne = async (b: number) => {
 		const stored = await readBucket(files, tier, b);
 		if (!stored) throw new TermBucketGone(bucketKey(files.segmentsPrefix, tier, b));
 		const terms = words.get(b);

@@ -4,15 +4,16 @@
 // would make every search of the index read its segments until later syncs regrouped them.
 import { deleteParts, MAX_PARALLEL, mapOrUndo } from '../../common/parallel';
 import type { IndexedChunk } from '../chunks/chunk';
-import { listedAsRead, newPartVersion } from '../chunks/tiering';
+import { listedAsRead, newPartVersion, REWRITE_BYTES } from '../chunks/tiering';
 import { TierLayout } from './cell-layout';
-import { cellBucketKey, cellBucketKeys, decodeCellBucket, encodeCellBucket } from './cell-tiers';
+import { bucketBytesOf } from './cell-search';
+import { cellBucketKey, cellBucketKeys, decodeCellBucket } from './cell-tiers';
 import type { CellFiles, CellTier } from './cell-tiers';
 import type { Codebook } from './codebook';
 import { cellCount, cellOf } from './codebook';
 import type { IndexManifest, SegmentRef } from './manifest';
-import { chunkAt } from './vector-segment';
-import type { Segment } from './vector-segment';
+import { encodeRows, keptRows } from './segment-writer';
+import { rowCount } from './vector-segment';
 
 /** A bucket a rewrite needs is not held: the tier is dropped instead (its segments still hold every row). */
 class BucketGone extends Error {}
@@ -26,32 +27,25 @@ export interface RewrittenTier {
 	removed: number;
 }
 
-/** The tier's buckets that hold rows `rows` of `seg` (each placed with the tier's codebook). */
-export function bucketsHolding(
-	cb: Codebook,
-	tier: CellTier,
-	seg: Segment,
-	rows: readonly number[],
-): Set<number> {
-	const d = seg.dimensions;
+/** The tier's buckets that hold the rows `taken` (each placed with the tier's codebook). */
+export function bucketsHolding(cb: Codebook, tier: CellTier, taken: TakenRows): Set<number> {
+	const d = cb.dimensions;
 	const layout = new TierLayout(tier, cellCount(cb));
 	const out = new Set<number>();
-	for (const r of rows) {
-		const cell = cellOf(cb, seg.vectors.subarray(r * d, (r + 1) * d));
-		out.add(layout.bucketOfRow(cell, chunkAt(seg, r).id));
-	}
+	taken.ids.forEach((id, i) => {
+		const cell = cellOf(cb, taken.vectors.subarray(i * d, (i + 1) * d));
+		out.add(layout.bucketOfRow(cell, id));
+	});
 	return out;
 }
 
-/** Bytes the buckets rewritten at once may hold, about: each is read, decoded, and written again. */
-const REWRITE_BYTES = 12 * 2 ** 20;
-
 /**
- * How many of a tier's buckets a rewrite takes at once: a bucket of a large tier (millions of rows)
- * is megabytes stored and several times that decoded, so fewer than MAX_PARALLEL of those.
+ * How many of a tier's buckets a rewrite takes at once, within REWRITE_BYTES: a bucket of a large tier
+ * (millions of rows) is megabytes stored, and its rewrite holds it and the one it writes (with a block
+ * of chunks decoded), so fewer than MAX_PARALLEL of those.
  */
 function rewritesAtOnce(tier: CellTier): number {
-	const n = Math.floor(REWRITE_BYTES / ((4 * tier.bytes) / Math.max(1, tier.buckets)));
+	const n = Math.floor(REWRITE_BYTES / (2.5 * bucketBytesOf(tier)));
 	return Number.isFinite(n) ? Math.max(1, Math.min(MAX_PARALLEL, n)) : MAX_PARALLEL;
 }
 
@@ -104,29 +98,28 @@ async function rewriteOne(
 	const got = await files.storage.get(key);
 	if (!got) throw new BucketGone(key);
 	const { segment, cells } = decodeCellBucket(key, got.body, tier, b, cellCount(cb));
-	const kept = segment.chunks.flatMap((c, r) => (drop(c) ? [] : [r]));
-	if (kept.length === segment.chunks.length) return undefined;
-	const d = segment.dimensions;
-	const vectors = new Float32Array(kept.length * d);
-	kept.forEach((r, i) => vectors.set(segment.vectors.subarray(r * d, (r + 1) * d), i * d));
-	const body = encodeCellBucket(
-		d,
-		kept.map((r) => segment.chunks[r]),
-		vectors,
-		kept.map((r) => cells[r]),
-	);
+	const count = rowCount(segment);
+	let removed = 0;
+	const keep = (c: IndexedChunk) => {
+		if (!drop(c)) return true;
+		removed++;
+		return false;
+	};
+	// A block of chunks at a time: the bucket is not decoded whole beside the one written.
+	const rows = keptRows(segment, keep, cells);
+	const body = encodeRows(segment.dimensions, rows, count, { kind: 'cells' }, true);
+	if (removed === 0) return undefined;
 	const version = newPartVersion();
 	const fresh = cellBucketKey(files.segmentsPrefix, { id: tier.id, versions: { [b]: version } }, b);
 	await files.storage.put(fresh, body, { ifVersion: null });
-	const removed = segment.chunks.length - kept.length;
 	return { b, key, fresh, version, removed, bytes: body.byteLength - got.body.byteLength };
 }
 
-/** Rows taken out of a segment that is in a tier: the segment as it was read, and which rows. */
+/** Rows taken out of a segment that is in a tier: their chunks' IDs and their vectors, in order. */
 export interface TakenRows {
 	tier: CellTier;
-	seg: Segment;
-	rows: number[];
+	ids: string[];
+	vectors: Float32Array;
 }
 
 /**
@@ -147,7 +140,7 @@ export async function rewriteTiers(
 		for (const list of byTier.values()) {
 			const tier = list[0].tier;
 			const cb = await codebookOf(tier.codebook);
-			const buckets = new Set(list.flatMap((t) => [...bucketsHolding(cb, tier, t.seg, t.rows)]));
+			const buckets = new Set(list.flatMap((t) => [...bucketsHolding(cb, tier, t)]));
 			try {
 				rewritten.push(await rewriteBuckets(files, cb, tier, buckets, drop));
 			} catch (error) {

@@ -27,7 +27,8 @@ import {
 	TierLayout,
 } from './cell-layout';
 import type { SegmentRef } from './manifest';
-import { decodeSegment, encodeSegment } from './stored-vectors';
+import { encodeRows, encodeSegment } from './segment-writer';
+import { decodeSegment } from './stored-vectors';
 import type { Segment } from './vector-segment';
 import type { SearchReads } from '../chunks/search-reads';
 
@@ -191,10 +192,15 @@ class Gathered {
 		this.cells.push(cell);
 	}
 
+	/** Its rows stored (each row copied once, into the stored bytes). */
 	encode(dims: number): Buffer {
-		const vectors = new Float32Array(this.rows.length * dims);
-		this.rows.forEach((r, i) => vectors.set(r, i * dims));
-		return encodeCellBucket(dims, this.chunks, vectors, this.cells);
+		const rows = this.chunks.map((chunk, i) => ({
+			chunk,
+			vectors: this.rows[i],
+			row: 0,
+			tag: this.cells[i],
+		}));
+		return encodeRows(dims, rows, rows.length, { kind: 'cells' }, true);
 	}
 }
 

@@ -19,23 +19,23 @@
 import { endianness } from 'node:os';
 
 import { fnv1a32 } from '../../common/hash';
-import { encodeTexts, textList, textsAt } from '../../common/stored-texts';
+import { textList, textsAt } from '../../common/stored-texts';
 import type { Texts } from '../../common/stored-texts';
-import { u32Bytes, u32Of } from '../../common/u32';
+import { u32Of } from '../../common/u32';
 import { CorruptDocumentError } from '../../errors';
-import { BLOCK, blockCount, ChunkBlocks, encodeBlocks, Numbering } from '../chunks/blocks';
-import { badChunk, chunkHeapBytes } from '../chunks/chunk';
+import { BLOCK, blockCount, ChunkBlocks } from '../chunks/blocks';
+import { badChunk } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
 import { badRow } from './unit-rows';
 import type { LazyRows, RowChunk, Segment } from './vector-segment';
 
 /** Values per row in the table: message hash, chunk index, conversation, capture time, message number. */
-const TABLE = 5;
+export const TABLE = 5;
 
-const WHOLE = Buffer.from('LLMVEC01', 'latin1');
+export const WHOLE = Buffer.from('LLMVEC01', 'latin1');
 const LAZY = Buffer.from('LLMVEC02', 'latin1');
-const LISTED = Buffer.from('LLMVEC03', 'latin1');
-const LITTLE_ENDIAN = endianness() === 'LE';
+export const LISTED = Buffer.from('LLMVEC03', 'latin1');
+export const LITTLE_ENDIAN = endianness() === 'LE';
 
 /** The hash a segment's table keeps of a row's message ID. */
 export const messageHash = (messageId: string) => fnv1a32(messageId);
@@ -51,81 +51,6 @@ type Extra = (
 ) => void;
 
 const isWhole = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-
-/** Magic, header length, the header, padding to 4 bytes: the lead of either form. */
-function lead(magic: Buffer, fields: Record<string, unknown>): Buffer {
-	const header = Buffer.from(JSON.stringify(fields), 'utf8');
-	const start = magic.length + 4 + header.length;
-	const out = Buffer.alloc(start + ((4 - (start % 4)) % 4));
-	magic.copy(out, 0);
-	out.writeUInt32LE(header.length, magic.length);
-	header.copy(out, magic.length + 4);
-	return out;
-}
-
-function rowBytes(vectors: Float32Array): Buffer {
-	if (LITTLE_ENDIAN) return Buffer.from(vectors.buffer, vectors.byteOffset, vectors.byteLength);
-	const out = Buffer.alloc(vectors.length * 4);
-	vectors.forEach((x, i) => out.writeFloatLE(x, 4 * i));
-	return out;
-}
-
-/**
- * Encodes a segment in blocks (`extra`: the header fields of a segment of another kind, and `tags` a
- * number per row it stores: a cell tier's bucket and its rows' cells).
- */
-export function encodeSegment(
-	dimensions: number,
-	chunks: IndexedChunk[],
-	vectors: Float32Array,
-	extra: Record<string, unknown> = {},
-	tags?: ArrayLike<number>,
-): Buffer {
-	const blocks = encodeBlocks(chunks);
-	const n = chunks.length;
-	const sessions = new Numbering();
-	const times = new Numbering();
-	const table = Buffer.alloc(4 * TABLE * n);
-	chunks.forEach((c, r) => {
-		const values = [
-			messageHash(c.message_id),
-			c.chunk_index,
-			sessions.of(c.session_id),
-			times.of(c.created_at),
-			c.seq,
-		];
-		values.forEach((v, j) => table.writeUInt32LE(v, 4 * (j * n + r)));
-	});
-	const fields = {
-		...extra,
-		dimensions,
-		count: n,
-		heap: chunkHeapBytes(chunks),
-		texts: [sessions.list.length, times.list.length],
-		...(tags ? { tags: true } : {}),
-		parts: blocks.map((b) => b.length),
-	};
-	return Buffer.concat([
-		lead(LISTED, fields),
-		rowBytes(vectors),
-		table,
-		encodeTexts(sessions.list),
-		encodeTexts(times.list),
-		...(tags ? [u32Bytes(Uint32Array.from(tags))] : []),
-		...blocks,
-	]);
-}
-
-/** Encodes a segment in the form written before blocks, every chunk in its header (read as before). */
-export function encodeWholeSegment(
-	dimensions: number,
-	chunks: IndexedChunk[],
-	vectors: Float32Array,
-	extra: Record<string, unknown> = {},
-): Buffer {
-	const fields = { ...extra, dimensions, count: chunks.length, chunks };
-	return Buffer.concat([lead(WHOLE, fields), rowBytes(vectors)]);
-}
 
 /** The header (after the magic, whose length every form shares) and where the rows start, checked. */
 function headerOf(buf: Buffer, fail: Fail) {
@@ -274,6 +199,7 @@ function rowsOver(
 		);
 	return {
 		at: (r) => blocks.at(r),
+		block: (b) => blocks.read(b),
 		key: (r) => keyOf(r, blocks),
 		detach: (rows) => {
 			// Copies only, cached segment or not: a reference to the segment, even one weakly held, keeps

@@ -1,7 +1,6 @@
 // The embedded vector index: segments of Float32 vectors with their chunks, write-once on the package's
 // storage, listed by a small manifest moved by compare-and-swap; loaded lazily and searched exactly
 // (cosine similarity over L2-normalised vectors). Pure TypeScript: no native module, no server.
-import { randomBytes } from 'node:crypto';
 
 import { DimensionMismatchError, IndexDamagedError } from '../../errors';
 import { validateKeyPrefix } from '../../keys/ids';
@@ -26,7 +25,9 @@ import { emptyMovedIndex, forgetSessionRows, sweepOrphanSegments } from './vecto
 import { compactIndex, stillListed } from './vector-merge';
 import { rankOver } from './ranking';
 import type { LoadedVectors, VectorRanking } from './ranking';
-import { decodeSegment, encodeSegment } from './stored-vectors';
+import { writeSegmentRows } from './segment-writer';
+import type { RowToStore } from './segment-writer';
+import { decodeSegment } from './stored-vectors';
 import { normaliseRows, prepare, partsOf, rowCount, weightOf } from './vector-segment';
 import type { Segment, VectorMatch } from './vector-segment';
 import type { Touched } from '../chunks/touched';
@@ -207,25 +208,15 @@ export class EmbeddedIndex {
 		chunks: IndexedChunk[],
 		vectors: Float32Array,
 	): Promise<{ ref: SegmentRef; segment: Segment }> {
-		const body = encodeSegment(dims, chunks, vectors);
-		const key = `${this.segmentsPrefix}${randomBytes(12).toString('hex')}.vec`;
-		await this.storage.put(key, body, { ifVersion: null, contentType: 'application/octet-stream' });
-		const users = [
-			...new Set(chunks.flatMap((c) => (c.user_id === undefined ? [] : [c.user_id]))),
-		].sort();
-		return {
-			ref: {
-				key,
-				count: chunks.length,
-				sessions: [...new Set(chunks.map((c) => c.session_id))].sort(),
-				// An index kept in tiers (the base-wide one) is searched across every user only: its
-				// manifest, read by every such search and written by every sync, skips the lists.
-				...(this.tiered ? {} : { users }),
-				bytes: body.length,
-				created_at: new Date().toISOString(),
-			},
-			segment: { key, dimensions: dims, chunks, vectors, bytes: body.length },
-		};
+		const rows = chunks.map((chunk, r) => ({ chunk, vectors, row: r }));
+		const ref = await this.writeRows(dims, rows, chunks.length);
+		if (!ref) throw new RangeError('a segment needs a row at least');
+		return { ref, segment: { key: ref.key, dimensions: dims, chunks, vectors, bytes: ref.bytes } };
+	}
+
+	/** Writes rows taken one at a time (at most `capacity`) as a new segment (writeSegmentRows). */
+	writeRows(dims: number, rows: Iterable<RowToStore>, capacity: number) {
+		return writeSegmentRows(this, dims, rows, capacity);
 	}
 
 	/**

@@ -14,9 +14,9 @@ import { cellBucketKeys } from './cell-tiers';
 import { cellKeys, cellTiers, isCellKey, readCodebook } from './cell-upkeep';
 import type { IndexManifest, SegmentRef } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
-import { copyRows } from './vector-segment';
+import { keptRows } from './segment-writer';
+import { copyRows, rowCount } from './vector-segment';
 import { markForget, stillListed, withForgetMark } from './vector-merge';
-import type { Segment } from './vector-segment';
 import type { Touched } from '../chunks/touched';
 
 /**
@@ -76,7 +76,7 @@ async function forgetAttempt(
 	const { replaced, removed, taken } = rewrite;
 	const fresh = [...replaced.values()].flatMap((r) => (r ? [r] : []));
 	const undoSegments = () =>
-		Promise.all(fresh.map((r) => index.storage.delete(r.ref.key).catch(() => {})));
+		Promise.all(fresh.map((r) => index.storage.delete(r.key).catch(() => {})));
 	let kept: Awaited<ReturnType<typeof rewriteTiers>>;
 	try {
 		kept = await rewriteTiers(index, (key) => readCodebook(index, key), taken, drop);
@@ -98,7 +98,6 @@ async function forgetAttempt(
 		await undoRewrites(index, kept.rewritten);
 		return result.current.version === null ? { removed: 0, unmarked: false } : 'again';
 	}
-	for (const r of fresh) index.cacheSegment(r.segment);
 	const buckets = kept.rewritten.flatMap((r) => r.replaced);
 	for (const key of replaced.keys()) {
 		index.uncacheSegment(key);
@@ -109,7 +108,7 @@ async function forgetAttempt(
 	touched?.deleted.push(...replaced.keys(), ...buckets, ...dropped);
 	touched?.rewritten.push(
 		index.manifestKey,
-		...fresh.map((r) => r.ref.key),
+		...fresh.map((r) => r.key),
 		...kept.rewritten.flatMap((r) => r.written),
 	);
 	return { removed, unmarked: true };
@@ -123,7 +122,7 @@ async function forgetAttempt(
 function withoutRows(
 	index: EmbeddedIndex,
 	doc: IndexManifest,
-	replaced: Map<string, { ref: SegmentRef } | null>,
+	replaced: Map<string, SegmentRef | null>,
 	kept: { rewritten: RewrittenTier[]; dropped: Set<string> },
 ): { doc: IndexManifest; dropped: string[] } {
 	const segments = doc.segments.flatMap((s) => {
@@ -131,7 +130,7 @@ function withoutRows(
 		const next = replaced.get(s.key);
 		if (!next) return [];
 		// Its rows are read from the kept tier's buckets: it keeps its place there.
-		return [s.tier && !kept.dropped.has(s.tier.id) ? { ...next.ref, tier: s.tier } : next.ref];
+		return [s.tier && !kept.dropped.has(s.tier.id) ? { ...next, tier: s.tier } : next];
 	});
 	const stamped = { ...doc, updated_at: new Date().toISOString() };
 	const placed = withRewritten(stamped, segments, kept.rewritten, index.segmentsPrefix);
@@ -143,43 +142,45 @@ function withoutRows(
 }
 
 /**
- * The segments `refs` rewritten without the rows `drop` names (null: nothing else was in it), written;
- * and, for those in a usable cell tier of `doc`, which rows went (their buckets are written again).
+ * The segments `refs` rewritten without the rows `drop` names (null: nothing else was in it), written
+ * a block of chunks at a time; and, for those in a usable cell tier of `doc`, the rows that went (their
+ * buckets are written again).
  */
 async function withoutSession(
 	index: EmbeddedIndex,
 	refs: readonly SegmentRef[],
 	drop: (c: IndexedChunk) => boolean,
 	doc: IndexManifest,
-): Promise<{
-	replaced: Map<string, { ref: SegmentRef; segment: Segment } | null>;
-	removed: number;
-	taken: TakenRows[];
-}> {
+): Promise<{ replaced: Map<string, SegmentRef | null>; removed: number; taken: TakenRows[] }> {
 	const tierOf = new Map(
 		tiersOf(cellTiers, doc).usable.flatMap((u) => u.refs.map((r) => [r.key, u.tier] as const)),
 	);
-	const replaced = new Map<string, { ref: SegmentRef; segment: Segment } | null>();
+	const replaced = new Map<string, SegmentRef | null>();
 	const taken: TakenRows[] = [];
 	let removed = 0;
 	for (const ref of refs) {
 		const seg = await index.readSegment(ref);
 		if (!seg) throw new IndexDamagedError(index.kbId, [ref.key]);
-		const rows = seg.chunks.flatMap((c, r) => (drop(c) ? [] : [r]));
-		const gone = seg.chunks.flatMap((c, r) => (drop(c) ? [r] : []));
+		const gone: Array<{ id: string; row: number }> = [];
+		const keep = (c: IndexedChunk, row: number) => {
+			if (!drop(c)) return true;
+			gone.push({ id: c.id, row });
+			return false;
+		};
+		const rows = keptRows(seg, keep);
+		replaced.set(ref.key, await index.writeRows(doc.dimensions, rows, rowCount(seg)));
 		removed += gone.length;
 		const tier = tierOf.get(ref.key);
-		if (tier && gone.length > 0) taken.push({ tier, seg, rows: gone });
-		if (rows.length === 0) {
-			replaced.set(ref.key, null);
-			continue;
-		}
-		const chunks = rows.map((r) => seg.chunks[r]);
-		const vectors = copyRows(
-			rows.map((row) => ({ seg, row })),
-			doc.dimensions,
-		);
-		replaced.set(ref.key, await index.writeSegment(doc.dimensions, chunks, vectors));
+		// Copies of the rows that went, not the segment: it is held until every tier is rewritten.
+		if (tier && gone.length > 0)
+			taken.push({
+				tier,
+				ids: gone.map((g) => g.id),
+				vectors: copyRows(
+					gone.map((g) => ({ seg, row: g.row })),
+					doc.dimensions,
+				),
+			});
 	}
 	return { replaced, removed, taken };
 }

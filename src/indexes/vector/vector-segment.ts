@@ -35,6 +35,8 @@ export interface RowChunk extends OrderFields {
 export interface LazyRows {
 	/** Chunk `r`, decoding only its block. */
 	at(r: number): IndexedChunk;
+	/** Block `b`'s chunks (rows b × BLOCK on), decoded and checked, not kept: for a reader that passes once. */
+	block(b: number): IndexedChunk[];
 	/** What orders row `r` among rows alike (chunkOrder), from the table: its block decoded for its ID only. */
 	key(r: number): RowChunk;
 	/**

@@ -5,11 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import { build, decode, encode, encodeWhole } from '../../../src/indexes/lexical/segment';
-import {
-	decodeSegment,
-	encodeSegment,
-	encodeWholeSegment,
-} from '../../../src/indexes/vector/stored-vectors';
+import { encodeSegment, encodeWholeSegment } from '../../../src/indexes/vector/segment-writer';
+import { decodeSegment } from '../../../src/indexes/vector/stored-vectors';
 import { normaliseRows, weightOf } from '../../../src/indexes/vector/vector-segment';
 import type { IndexedChunk } from '../../../src/internal';
 import { randomRows, seededRandom } from '../../support/embeddings';
