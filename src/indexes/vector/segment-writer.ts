@@ -144,13 +144,8 @@ export function encodeRows(
 	return out;
 }
 
-/** Rows `0..n` of chunks and their vectors, one after the other. */
-function* rowsOf(
-	dims: number,
-	chunks: readonly IndexedChunk[],
-	vectors: Float32Array,
-	tags?: ArrayLike<number>,
-) {
+/** Each chunk with its row of `vectors` (and its tag), in order. */
+function* rowsOf(chunks: readonly IndexedChunk[], vectors: Float32Array, tags?: ArrayLike<number>) {
 	for (let r = 0; r < chunks.length; r++)
 		yield { chunk: chunks[r], vectors, row: r, tag: tags?.[r] };
 }
@@ -166,13 +161,7 @@ export const encodeSegment = (
 	extra: Record<string, unknown> = {},
 	tags?: ArrayLike<number>,
 ): Buffer =>
-	encodeRows(
-		dimensions,
-		rowsOf(dimensions, chunks, vectors, tags),
-		chunks.length,
-		extra,
-		tags !== undefined,
-	);
+	encodeRows(dimensions, rowsOf(chunks, vectors, tags), chunks.length, extra, tags !== undefined);
 
 /** Encodes a segment in the form written before blocks, every chunk in its header (read as before). */
 export function encodeWholeSegment(
