@@ -2,7 +2,7 @@
 // buckets that hold those rows are found by placing the rows with the tier's codebook, and only they
 // are written again, each as a new version (a new key) listed in the tier. Dropping the tier instead
 // would make every search of the index read its segments until later syncs regrouped them.
-import { deleteParts, MAX_PARALLEL, mapOrUndo } from '../../common/parallel';
+import { deleteParts, mapOrUndo, ReadBudget, withBytes } from '../../common/parallel';
 import type { IndexedChunk } from '../chunks/chunk';
 import { listedAsRead, newPartVersion, REWRITE_BYTES } from '../chunks/tiering';
 import { TierLayout } from './cell-layout';
@@ -40,16 +40,6 @@ export function bucketsHolding(cb: Codebook, tier: CellTier, taken: TakenRows): 
 }
 
 /**
- * How many of a tier's buckets a rewrite takes at once, within REWRITE_BYTES: a bucket of a large tier
- * (millions of rows) is megabytes stored, and its rewrite holds it and the one it writes (with a block
- * of chunks decoded), so fewer than MAX_PARALLEL of those.
- */
-function rewritesAtOnce(tier: CellTier): number {
-	const n = Math.floor(REWRITE_BYTES / (2.5 * bucketBytesOf(tier)));
-	return Number.isFinite(n) ? Math.max(1, Math.min(MAX_PARALLEL, n)) : MAX_PARALLEL;
-}
-
-/**
  * New versions of the tier's buckets `buckets`, without the rows whose chunk `drop` names; listed
  * nowhere yet (the caller's swap lists the returned entry). On a failure, what it wrote is deleted.
  */
@@ -66,11 +56,14 @@ export async function rewriteBuckets(
 			done.flatMap((d) => (d ? [d.fresh] : [])),
 			(k) => files.storage.delete(k),
 		);
+	// A bucket of a large tier (millions of rows) is megabytes stored, and its rewrite holds it and the
+	// one it writes (with a block of chunks decoded): about 2.5 times, within REWRITE_BYTES together.
+	const budget = new ReadBudget(REWRITE_BYTES);
+	const bytes = 2.5 * bucketBytesOf(tier);
 	const results = await mapOrUndo(
 		numbers,
-		(b) => rewriteOne(files, cb, tier, b, drop),
+		(b) => withBytes(budget, bytes, () => rewriteOne(files, cb, tier, b, drop)),
 		undo,
-		rewritesAtOnce(tier),
 	);
 	const written = results.flatMap((r) => (r ? [r.fresh] : []));
 	const out: RewrittenTier = { was: tier, tier: { ...tier }, written, replaced: [], removed: 0 };

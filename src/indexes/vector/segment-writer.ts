@@ -74,30 +74,24 @@ class Gathering {
 		if (this.block.length > 0) this.blocks.push(gzJson(this.block));
 		this.block = [];
 	}
+
+	/** Copies the rows into `out` from byte `at`: rows that follow each other in one array as one run. */
+	writeRows(out: Buffer, at: number, dims: number): void {
+		const n = this.from.length;
+		for (let r = 0; r < n;) {
+			const [from, first] = [this.from[r], this.at[r]];
+			let end = r + 1;
+			while (end < n && this.from[end] === from && this.at[end] === first + (end - r)) end++;
+			copyFloats(out, at + 4 * r * dims, from.subarray(first * dims, (first + end - r) * dims));
+			r = end;
+		}
+	}
 }
 
-/**
- * Copies `n` rows into `out` from `at`, little-endian: row r is row `rowOf(r)[1]` of `rowOf(r)[0]`.
- * Rows that follow each other in one array are copied as one run.
- */
-function writeRows(
-	out: Buffer,
-	at: number,
-	n: number,
-	dims: number,
-	rowOf: (r: number) => readonly [Float32Array, number],
-): void {
-	const aligned = LITTLE_ENDIAN && (out.byteOffset + at) % 4 === 0;
-	const view = aligned ? new Float32Array(out.buffer, out.byteOffset + at, n * dims) : undefined;
-	for (let r = 0; r < n;) {
-		const [from, first] = rowOf(r);
-		let end = r + 1;
-		while (end < n && rowOf(end)[0] === from && rowOf(end)[1] === first + (end - r)) end++;
-		const src = from.subarray(first * dims, (first + end - r) * dims);
-		if (view) view.set(src, r * dims);
-		else src.forEach((x, k) => out.writeFloatLE(x, at + 4 * (r * dims + k)));
-		r = end;
-	}
+/** Copies `src` into `out` from byte `at`, little-endian (the copy needs no alignment). */
+function copyFloats(out: Buffer, at: number, src: Float32Array): void {
+	if (LITTLE_ENDIAN) out.set(new Uint8Array(src.buffer, src.byteOffset, src.byteLength), at);
+	else src.forEach((x, k) => out.writeFloatLE(x, at + 4 * k));
 }
 
 /**
@@ -138,14 +132,18 @@ export function encodeRows(
 	// One allocation of the stored size (not Buffer.concat of a copy of the rows beside it).
 	const out = Buffer.alloc(size);
 	head.copy(out, 0);
-	writeRows(out, rowsAt, n, dimensions, (r) => [g.from[r], g.at[r]]);
+	g.writeRows(out, rowsAt, dimensions);
 	let at = rowsAt + 4 * n * dimensions;
 	for (const part of tail) at += part.copy(out, at);
 	return out;
 }
 
 /** Each chunk with its row of `vectors` (and its tag), in order. */
-function* rowsOf(chunks: readonly IndexedChunk[], vectors: Float32Array, tags?: ArrayLike<number>) {
+export function* rowsOf(
+	chunks: readonly IndexedChunk[],
+	vectors: Float32Array,
+	tags?: ArrayLike<number>,
+) {
 	for (let r = 0; r < chunks.length; r++)
 		yield { chunk: chunks[r], vectors, row: r, tag: tags?.[r] };
 }
@@ -174,7 +172,7 @@ export function encodeWholeSegment(
 	const head = lead(WHOLE, fields);
 	const out = Buffer.alloc(head.length + vectors.byteLength);
 	head.copy(out, 0);
-	writeRows(out, head.length, 1, vectors.length, () => [vectors, 0]);
+	copyFloats(out, head.length, vectors);
 	return out;
 }
 

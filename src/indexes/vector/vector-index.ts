@@ -25,7 +25,7 @@ import { emptyMovedIndex, forgetSessionRows, sweepOrphanSegments } from './vecto
 import { compactIndex, stillListed } from './vector-merge';
 import { rankOver } from './ranking';
 import type { LoadedVectors, VectorRanking } from './ranking';
-import { writeSegmentRows } from './segment-writer';
+import { rowsOf, writeSegmentRows } from './segment-writer';
 import type { RowToStore } from './segment-writer';
 import { decodeSegment } from './stored-vectors';
 import { normaliseRows, prepare, partsOf, rowCount, weightOf } from './vector-segment';
@@ -208,8 +208,7 @@ export class EmbeddedIndex {
 		chunks: IndexedChunk[],
 		vectors: Float32Array,
 	): Promise<{ ref: SegmentRef; segment: Segment }> {
-		const rows = chunks.map((chunk, r) => ({ chunk, vectors, row: r }));
-		const ref = await this.writeRows(dims, rows, chunks.length);
+		const ref = await this.writeRows(dims, rowsOf(chunks, vectors), chunks.length);
 		if (!ref) throw new RangeError('a segment needs a row at least');
 		return { ref, segment: { key: ref.key, dimensions: dims, chunks, vectors, bytes: ref.bytes } };
 	}
