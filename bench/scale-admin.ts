@@ -17,7 +17,9 @@
  * SCALE_ADMIN_WHOLE=1 adds a whole-base Sync Now (before Regenerate: nothing is pending, but it takes
  * every conversation's lease and reads every log) and Delete of the base, last (run it on a copy). Three
  * listings come first: every conversation (what a whole-base lock takes), every partition of each
- * index (what a user's Status and Forget look through): what each holds is what it keeps.
+ * index (what a user's Status and Forget look through): what each holds is what it keeps; then the
+ * check of the base-wide index for lost parts that a whole-base Status makes (one listing of each of
+ * its folders).
  */
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
@@ -56,6 +58,16 @@ async function everyLog(base: MemoryBase): Promise<string> {
 	return `${n(ids.length)} conversations, ${n(captured)} messages`;
 }
 
+/** The check Status makes of the base-wide index: one listing of each index's folder against its manifest. */
+async function lostParts(parts: Parameters<typeof BaseIndexes.open>[0]): Promise<string> {
+	const indexes = await BaseIndexes.open(parts);
+	const words = await indexes.wideLexical().lostSegments();
+	const vectors = await indexes.wideVectors().lostSegments();
+	const listed = (m: { version: unknown; doc?: { segments: unknown[] } }) =>
+		m.version === null ? 0 : (m.doc?.segments.length ?? 0);
+	return `${words.missing.length + vectors.missing.length} lost; segments listed ${listed(words.manifest)} + ${listed(vectors.manifest)}`;
+}
+
 /** Regenerate, and how often it wrote the base-wide manifests (each lists every segment). */
 async function regenerated(base: MemoryBase, counted: Counted): Promise<string> {
 	const writes = new Map<string, number>();
@@ -84,6 +96,7 @@ async function measureBase(users: number, root: string, baseline: boolean): Prom
 		['every conversation listed', async () => `${n((await base.sessions()).length)} conversations`],
 		['every word partition listed', () => partitions('lexical')],
 		['every vector partition listed', () => partitions('vector')],
+		['base-wide index checked for lost parts', () => lostParts(parts)],
 		[
 			'Status, first page (100)',
 			async () => `${(await base.status()).sessions.length} conversations`,

@@ -173,6 +173,7 @@ export type {
 	FolderPage,
 	GetOptions,
 	ListedObject,
+	ListOptions,
 	MemoryStorage,
 	NotModified,
 	PutOptions,

@@ -11,6 +11,7 @@ import type {
 	FolderPage,
 	GetOptions,
 	ListedObject,
+	ListOptions,
 	MemoryStorage,
 	NotModified,
 	PutOptions,
@@ -172,8 +173,8 @@ export class EncryptedStorage implements MemoryStorage {
 		return this.inner.list(prefix);
 	}
 
-	listPages(prefix: string): AsyncIterable<ListedObject[]> {
-		return listedPages(this.inner, prefix);
+	listPages(prefix: string, options?: ListOptions): AsyncIterable<ListedObject[]> {
+		return listedPages(this.inner, prefix, options);
 	}
 
 	listFolders(prefix: string, page?: FolderPage): Promise<string[]> {

@@ -10,6 +10,7 @@ import type {
 	FolderPage,
 	GetOptions,
 	ListedObject,
+	ListOptions,
 	MemoryStorage,
 	NotModified,
 	PutOptions,
@@ -68,8 +69,8 @@ export class LimitedStorage implements MemoryStorage {
 	}
 
 	/** The inner store's pages, each read in a turn of its own (a caller works on a page between turns). */
-	async *listPages(prefix: string): AsyncGenerator<ListedObject[]> {
-		const pages = listedPages(this.inner, prefix);
+	async *listPages(prefix: string, options?: ListOptions): AsyncGenerator<ListedObject[]> {
+		const pages = listedPages(this.inner, prefix, options);
 		try {
 			for (;;) {
 				const next = await this.turn(() => pages.next());

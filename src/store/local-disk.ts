@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import type { Dir, Dirent } from 'node:fs';
 import * as path from 'node:path';
 
 import { errnoCode as code } from '../common/errno';
@@ -12,6 +13,7 @@ import type {
 	FolderPage,
 	GetOptions,
 	ListedObject,
+	ListOptions,
 	MemoryStorage,
 	NotModified,
 	PutOptions,
@@ -220,20 +222,43 @@ export class LocalDiskStorage implements MemoryStorage {
 		}
 	}
 
-	/** A folder's entries; none when it does not exist. */
-	private async entries(dir: string): Promise<import('node:fs').Dirent[]> {
+	/** A folder's entries, sorted by name; none when it does not exist. */
+	private async entries(dir: string): Promise<Dirent[]> {
 		try {
 			return await fs.readdir(dir, { withFileTypes: true });
 		} catch (error) {
 			if (code(error) === 'ENOENT') return [];
-			throw new StorageError(
-				`Could not list ${this.describe()}: ${code(error) ?? error}`,
-				undefined,
-				{
-					cause: error,
-				},
-			);
+			throw this.listError(error);
 		}
+	}
+
+	/**
+	 * A folder's entries as they are read, a few dozen at a time and in no order: a folder of an index
+	 * at scale holds tens of thousands of files, which a whole (sorted) read would hold at once.
+	 */
+	private async *streamed(dir: string): AsyncGenerator<Dirent> {
+		let opened: Dir;
+		try {
+			opened = await fs.opendir(dir, { bufferSize: 64 });
+		} catch (error) {
+			if (code(error) === 'ENOENT') return;
+			throw this.listError(error);
+		}
+		try {
+			for await (const e of opened) yield e;
+		} catch (error) {
+			throw this.listError(error);
+		}
+	}
+
+	private listError(error: unknown): StorageError {
+		return new StorageError(
+			`Could not list ${this.describe()}: ${code(error) ?? error}`,
+			undefined,
+			{
+				cause: error,
+			},
+		);
 	}
 
 	/** Whether a folder holds an object, at any depth (stops at the first; lock and temporary files are not objects). */
@@ -272,6 +297,7 @@ export class LocalDiskStorage implements MemoryStorage {
 	private async *files(
 		prefix: string,
 		matching: boolean,
+		anyOrder = false,
 	): AsyncGenerator<{ key: string; file: string; name: string }> {
 		const slash = prefix.lastIndexOf('/');
 		const dirKey = slash >= 0 ? prefix.slice(0, slash) : '';
@@ -281,8 +307,9 @@ export class LocalDiskStorage implements MemoryStorage {
 			dir: string,
 			keyBase: string,
 		): AsyncGenerator<{ key: string; file: string; name: string }> {
-			// One folder read at a time, in readdir's sorted order: a folder's keys come together.
-			for (const e of await this.entries(dir)) {
+			// One folder read at a time (sorted unless any order will do): a folder's keys come together.
+			const entries = anyOrder ? this.streamed(dir) : await this.entries(dir);
+			for await (const e of entries) {
 				const key = keyBase ? `${keyBase}/${e.name}` : e.name;
 				if (e.isDirectory()) {
 					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`))
@@ -315,9 +342,9 @@ export class LocalDiskStorage implements MemoryStorage {
 	}
 
 	/** The listing in pages of at most LIST_PAGE objects, read as the folders are walked. */
-	async *listPages(prefix: string): AsyncGenerator<ListedObject[]> {
+	async *listPages(prefix: string, options: ListOptions = {}): AsyncGenerator<ListedObject[]> {
 		let page: ListedObject[] = [];
-		for await (const { key, file, name } of this.files(prefix, true)) {
+		for await (const { key, file, name } of this.files(prefix, true, options.anyOrder)) {
 			if (RESERVED.test(name)) continue;
 			const st = await fs.stat(file, { bigint: true }).catch(() => undefined);
 			if (!st) continue;

@@ -62,7 +62,7 @@ export interface MemoryStorage {
 	 * The keys of one folder come together (S3 lists in key order; disk walks one folder at a time).
 	 * Stores without it are listed whole, as one page (listedPages).
 	 */
-	listPages?(prefix: string): AsyncIterable<ListedObject[]>;
+	listPages?(prefix: string, options?: ListOptions): AsyncIterable<ListedObject[]>;
 	/**
 	 * The names of the folders directly under `prefix` (a folder: "…/", or "" for the top), each one
 	 * holding at least one key, in folder order (sortFolders); without listing the keys inside them (a
@@ -85,6 +85,15 @@ export interface MemoryStorage {
 	sweep?(prefix: string, olderThanMs: number): Promise<string[]>;
 }
 
+/** How a listing may come. */
+export interface ListOptions {
+	/**
+	 * The caller needs no order within a folder: a store may then read a large folder as it goes (local
+	 * disk) instead of reading it whole to sort it.
+	 */
+	anyOrder?: boolean;
+}
+
 /**
  * Every key under `prefix`, page by page: the store's own pages, or its whole listing as one page.
  * What a base of 100,000 users lists runs to millions of keys; a page is a thousand or so.
@@ -92,8 +101,9 @@ export interface MemoryStorage {
 export async function* listedPages(
 	storage: MemoryStorage,
 	prefix: string,
+	options?: ListOptions,
 ): AsyncGenerator<ListedObject[]> {
-	if (storage.listPages) yield* storage.listPages(prefix);
+	if (storage.listPages) yield* storage.listPages(prefix, options);
 	else yield await storage.list(prefix);
 }
 
@@ -102,8 +112,10 @@ export async function forEachListed(
 	storage: MemoryStorage,
 	prefix: string,
 	visit: (o: ListedObject) => void | Promise<void>,
+	options?: ListOptions,
 ): Promise<void> {
-	for await (const page of listedPages(storage, prefix)) for (const o of page) await visit(o);
+	for await (const page of listedPages(storage, prefix, options))
+		for (const o of page) await visit(o);
 }
 
 /** Whether a memory document is stored: one listing of its key (its body is not read). */

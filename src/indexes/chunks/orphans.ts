@@ -4,6 +4,8 @@ import { ConflictError } from '../../errors';
 import type { Versioned } from '../../store/document-store';
 import { forEachListed } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
+import { ListedKeys } from './listed';
+import type { NamedParts } from './listed';
 import { retiredKeys } from './retiring';
 import type { Retiring } from './retiring';
 
@@ -25,11 +27,25 @@ export interface SweptIndex<D extends Listing> {
 	uncacheSegment(key: string): void;
 }
 
-/** What kind of index a sweep reads: the keys of its tiers' parts, and how to tell one. */
+/** What kind of index a sweep reads: its tiers' parts (and other keys of them), and how to tell one. */
 export interface TierParts<D> {
-	keys(segmentsPrefix: string, doc: D | undefined): string[];
+	tiers(doc: D | undefined): NamedParts[];
+	/** A tier part not named by tier and part number (a codebook). */
+	keys(doc: D | undefined): string[];
 	isTierPart(key: string): boolean;
 }
+
+/** The keys a manifest lists: its segments, retired parts and tiers' parts. */
+export const listedBy = <D extends Listing>(
+	prefix: string,
+	tiers: TierParts<D>,
+	doc: D | undefined,
+) =>
+	new ListedKeys(
+		prefix,
+		[...(doc?.segments.map((r) => r.key) ?? []), ...tiers.keys(doc), ...retiredKeys(doc)],
+		tiers.tiers(doc),
+	);
 
 /**
  * Deletes the parts the manifest does not list (segments, tier parts, retired parts) that nobody
@@ -43,25 +59,26 @@ export async function sweepUnlisted<D extends Listing>(
 ): Promise<string[]> {
 	const manifest = await index.readManifest(true);
 	const doc = manifest.version === null ? undefined : manifest.doc;
-	const listed = new Set([
-		...(doc?.segments.map((r) => r.key) ?? []),
-		...tiers.keys(index.segmentsPrefix, doc),
-		...retiredKeys(doc),
-	]);
+	const listed = listedBy(index.segmentsPrefix, tiers, doc);
 	const now = Date.now();
 	const swept: string[] = [];
-	await forEachListed(index.storage, index.segmentsPrefix, async (o) => {
-		const age = tiers.isTierPart(o.key) ? Math.max(olderThanMs, TIER_PART_SWEEP_MS) : olderThanMs;
-		const cutoff = new Date(now - age);
-		if (listed.has(o.key) || o.lastModified > cutoff) return;
-		try {
-			await index.storage.delete(o.key, { ifUnmodifiedSince: cutoff });
-		} catch (error) {
-			if (error instanceof ConflictError) return;
-			throw error;
-		}
-		index.uncacheSegment(o.key);
-		swept.push(o.key);
-	});
+	await forEachListed(
+		index.storage,
+		index.segmentsPrefix,
+		async (o) => {
+			const age = tiers.isTierPart(o.key) ? Math.max(olderThanMs, TIER_PART_SWEEP_MS) : olderThanMs;
+			const cutoff = new Date(now - age);
+			if (listed.has(o.key) || o.lastModified > cutoff) return;
+			try {
+				await index.storage.delete(o.key, { ifUnmodifiedSince: cutoff });
+			} catch (error) {
+				if (error instanceof ConflictError) return;
+				throw error;
+			}
+			index.uncacheSegment(o.key);
+			swept.push(o.key);
+		},
+		{ anyOrder: true },
+	);
 	return swept;
 }

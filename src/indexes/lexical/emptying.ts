@@ -1,11 +1,12 @@
 // Emptying a lexical index in one compare-and-swap, then deleting what it held: a moved index for
 // good, or any index for a rebuild. What it lists as retired (chunks/retiring.ts) goes too.
 import { forEachListed } from '../../store/storage';
+import type { NamedParts } from '../chunks/listed';
 import { retiredKeys } from '../chunks/retiring';
 import type { LexicalIndex } from './lexical-index';
 import { emptyManifest } from './manifest';
 import { OPEN_STALE_MS } from './open-sources';
-import { bucketKeys } from './tiers';
+import { bucketKey, termParts } from './tiers';
 
 /** Empties a moved index for good (its marker stays, so a late writer is still refused). */
 export async function emptyMoved(index: LexicalIndex): Promise<string[]> {
@@ -26,20 +27,28 @@ export async function emptyMoved(index: LexicalIndex): Promise<string[]> {
  * Empties the index for a rebuild in one compare-and-swap to a new manifest that keeps the open
  * sources (one listed meanwhile is never lost), then deletes the segments, tier buckets and retired
  * parts the old one listed, and unlisted ones older than OPEN_STALE_MS (left by crashed writers; a
- * running write is younger).
+ * running write is younger). Tier buckets are named one at a time, not held as a list of keys.
  */
 export async function resetIndex(index: LexicalIndex): Promise<void> {
 	let listed: string[] = [];
+	let tiers: NamedParts[] = [];
 	await index.update((cur) => {
 		// A missing manifest reads as an empty one.
-		const tiers = (cur.doc.terms ?? []).flatMap((t) => bucketKeys(index.segmentsPrefix, t));
-		listed = [...cur.doc.segments.map((r) => r.key), ...tiers, ...retiredKeys(cur.doc)];
+		listed = [...cur.doc.segments.map((r) => r.key), ...retiredKeys(cur.doc)];
+		tiers = termParts(cur.doc);
 		return { ...emptyManifest(), ...(cur.doc.open ? { open: cur.doc.open } : {}) };
 	});
+	for (const key of listed) await index.deleteSegment(key);
+	for (const { tier, count } of tiers)
+		for (let b = 0; b < count; b++)
+			await index.deleteSegment(bucketKey(index.segmentsPrefix, tier, b));
 	const old = Date.now() - OPEN_STALE_MS;
-	const stale: string[] = [];
-	await forEachListed(index.storage, index.segmentsPrefix, (o) => {
-		if (o.lastModified.getTime() < old) stale.push(o.key);
-	});
-	for (const key of new Set([...listed, ...stale])) await index.deleteSegment(key);
+	await forEachListed(
+		index.storage,
+		index.segmentsPrefix,
+		async (o) => {
+			if (o.lastModified.getTime() < old) await index.deleteSegment(o.key);
+		},
+		{ anyOrder: true },
+	);
 }

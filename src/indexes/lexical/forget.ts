@@ -4,6 +4,7 @@ import { IndexDamagedError } from '../../errors';
 import { bloomMayHave, bloomPositions } from '../../store/bloom';
 import type { BloomPositions } from '../../store/bloom';
 import type { IndexedChunk } from '../chunks/chunk';
+import { ListedKeys } from '../chunks/listed';
 import type { ListedSegment } from '../chunks/listed';
 import type { TierParts } from '../chunks/orphans';
 import { retireParts } from '../chunks/retiring';
@@ -13,7 +14,7 @@ import type { LexicalManifest } from './manifest';
 import type { LexicalRef, LexicalSegment } from './segment';
 import { rewriteTermTier, takenFrom, TermBucketGone, withGone } from './tier-forget';
 import type { RewrittenTermTier, TakenDocs, TakenSummary } from './tier-forget';
-import { bucketKeys, dropStale, isBucketKey, tiersOf } from './tiers';
+import { dropStale, isBucketKey, termParts, tiersOf } from './tiers';
 import type { TermTier, TierFiles } from './tiers';
 
 /** The segment reads and writes a rewrite needs (a LexicalIndex). */
@@ -205,7 +206,8 @@ async function rewriteOrNull(
 
 /** A word index's tier parts, for a sweep (chunks/orphans.ts): its term tiers' buckets. */
 export const termTierParts: TierParts<LexicalManifest> = {
-	keys: (prefix, doc) => (doc?.terms ?? []).flatMap((t) => bucketKeys(prefix, t)),
+	tiers: termParts,
+	keys: () => [],
 	isTierPart: isBucketKey,
 };
 
@@ -235,10 +237,11 @@ export async function forgetFrom(
 	const { removed, replaced } = dropped;
 	// What the manifest stored lists: its segments and its tiers' buckets (a Forget's new versions).
 	const current = result.current.doc;
-	const listed = new Set([
-		...current.segments.map((r) => r.key),
-		...(current.terms ?? []).flatMap((t) => bucketKeys(index.segmentsPrefix, t)),
-	]);
+	const listed = new ListedKeys(
+		index.segmentsPrefix,
+		current.segments.map((r) => r.key),
+		termParts(current),
+	);
 	for (const k of [...written, ...(result.written ? replaced : [])])
 		if (!listed.has(k)) await index.deleteSegment(k).catch(() => {});
 	if (!result.written) return 0;

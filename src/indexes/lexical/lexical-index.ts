@@ -33,7 +33,7 @@ import type { LexicalManifest } from './manifest';
 import { relist } from './open-sources';
 import type { Listing, SourceReader, SourceTail } from './open-sources';
 import { build, decode, encode, overflows, refOf } from './segment';
-import { bucketKeys, clearBucketCache, LEXICAL_CACHE_BYTES } from './tiers';
+import { clearBucketCache, LEXICAL_CACHE_BYTES, termParts } from './tiers';
 import { upkeepAfterAdd } from './tier-maintenance';
 import type { LexicalRef, LexicalSegment } from './segment';
 import type { LexicalStats, LexicalView } from './types';
@@ -342,9 +342,9 @@ export class LexicalIndex {
 	async lostSegments(): Promise<{ manifest: Versioned<LexicalManifest>; missing: string[] }> {
 		const manifest = await this.readManifest(true);
 		const doc = manifest.version === null ? emptyManifest() : manifest.doc;
-		const buckets = (doc.terms ?? []).flatMap((t) => bucketKeys(this.segmentsPrefix, t));
-		const refs = [...doc.segments, ...buckets.map((key) => ({ key }))];
-		return { manifest, missing: await missingFrom(this.storage, this.segmentsPrefix, refs) };
+		const keys = doc.segments.map((r) => r.key);
+		const missing = await missingFrom(this.storage, this.segmentsPrefix, keys, termParts(doc));
+		return { manifest, missing };
 	}
 
 	/** Every segment the manifest lists that storage holds (the tail among them), and those it lost. */
@@ -353,7 +353,8 @@ export class LexicalIndex {
 		if (manifest.version === null)
 			return { manifest, loaded: [], id: this.manifestKey, missing: [], segments: 0 };
 		const refs = manifest.doc.segments;
-		const missing = await missingFrom(this.storage, this.segmentsPrefix, refs);
+		const keys = refs.map((r) => r.key);
+		const missing = await missingFrom(this.storage, this.segmentsPrefix, keys);
 		const lost = new Set(missing);
 		const loaded: LexicalSegment[] = [];
 		for (const r of refs) {

@@ -13,6 +13,7 @@ import { storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import { isGone, isRecord } from '../chunks/chunk';
 import type { IndexedChunk } from '../chunks/chunk';
+import type { NamedParts } from '../chunks/listed';
 import {
 	dropStale as dropStaleOfKind,
 	tiersOf as tiersOfKind,
@@ -113,9 +114,12 @@ export const SESSION_BUCKET_ROWS = 16_384;
 
 export const newTierId = () => randomBytes(9).toString('hex');
 
+/** How a term tier's buckets are named. */
+const TERM_PARTS = { kind: 'terms', ext: 'trm' } as const;
+
 /** Where a tier's bucket is stored (beside the segments, so clearing the index clears it). */
 export const bucketKey = (segmentsPrefix: string, tier: PartNames, b: number) =>
-	tierPartKey(segmentsPrefix, 'terms', tier, b, 'trm');
+	tierPartKey(segmentsPrefix, TERM_PARTS.kind, tier, b, TERM_PARTS.ext);
 
 /** Whether a key is a tier's bucket (not a segment). */
 export const isBucketKey = (key: string) => key.endsWith('.trm');
@@ -140,6 +144,10 @@ export function conversationRows(
 
 /** Buckets of a tier: its words', then its conversations'. */
 export const bucketCount = (tier: TermTier) => tier.buckets + tier.sessionBuckets;
+
+/** A manifest's term tiers' buckets, by tier (chunks/listed.ts). */
+export const termParts = (doc: { terms?: TermTier[] } | undefined): NamedParts[] =>
+	(doc?.terms ?? []).map((tier) => ({ ...TERM_PARTS, tier, count: bucketCount(tier) }));
 
 /** Every bucket key of a tier. */
 export const bucketKeys = (segmentsPrefix: string, tier: TermTier) =>

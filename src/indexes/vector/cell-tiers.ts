@@ -13,6 +13,7 @@ import { CorruptDocumentError, IndexDamagedError } from '../../errors';
 import type { MemoryStorage } from '../../store/storage';
 import { tierPartKey, writeParts } from '../chunks/tiering';
 import type { PartNames } from '../chunks/tiering';
+import type { NamedParts } from '../chunks/listed';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { Codebook } from './codebook';
 import { cellCount, cellOf } from './codebook';
@@ -120,9 +121,19 @@ function largestIn(tier: CellTier, ranges: number): number {
 	return Math.min(tier.rows, fullest * Math.max(1, own / ranges));
 }
 
+/** How a cell tier's buckets are named. */
+const CELL_PARTS = { kind: 'cells', ext: 'vcl' } as const;
+
 /** Where a tier's bucket is stored (beside the segments, so clearing the index clears it). */
 export const cellBucketKey = (segmentsPrefix: string, tier: PartNames, b: number) =>
-	tierPartKey(segmentsPrefix, 'cells', tier, b, 'vcl');
+	tierPartKey(segmentsPrefix, CELL_PARTS.kind, tier, b, CELL_PARTS.ext);
+
+/** A tier's buckets, by tier (chunks/listed.ts). */
+export const cellParts = (tier: CellTier): NamedParts => ({
+	...CELL_PARTS,
+	tier,
+	count: tier.buckets,
+});
 
 export const cellBucketKeys = (segmentsPrefix: string, tier: CellTier) =>
 	Array.from({ length: tier.buckets }, (_, b) => cellBucketKey(segmentsPrefix, tier, b));

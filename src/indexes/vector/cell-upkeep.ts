@@ -12,8 +12,15 @@ import {
 	settleTiers as settleSteps,
 	upkeepAfterAdd as upkeepStep,
 } from '../chunks/tiering';
+import type { TierParts } from '../chunks/orphans';
 import type { TierList, TierUpkeep } from '../chunks/tiering';
-import { buildCellTier, cellBucketKeys, CellTierGone, mergeCellTiers } from './cell-tiers';
+import {
+	buildCellTier,
+	cellBucketKeys,
+	cellParts,
+	CellTierGone,
+	mergeCellTiers,
+} from './cell-tiers';
 import type { CellTier } from './cell-tiers';
 import { decodeCodebook, encodeCodebook, trainCodebook } from './codebook';
 import type { Codebook } from './codebook';
@@ -30,14 +37,15 @@ export const cellTiers: TierList<IndexManifest, SegmentRef, CellTier> = {
 	fits: (doc, tier) => tier.codebook === doc.cells?.codebook,
 };
 
-/** What a manifest's cells store: its codebook and its tiers' buckets. */
-export const cellKeys = (segmentsPrefix: string, doc: IndexManifest | undefined): string[] => [
-	...(doc?.cells?.codebook ? [doc.cells.codebook] : []),
-	...(doc?.cells?.tiers.flatMap((t) => cellBucketKeys(segmentsPrefix, t)) ?? []),
-];
-
 /** Whether a key is a cell tier's bucket or a codebook (not a segment). */
 export const isCellKey = (key: string) => key.endsWith('.vcl') || key.endsWith('.vcb');
+
+/** What a manifest's cells store: its codebook and its tiers' buckets (chunks/orphans.ts). */
+export const cellTierParts: TierParts<IndexManifest> = {
+	tiers: (doc) => (doc?.cells?.tiers ?? []).map(cellParts),
+	keys: (doc) => (doc?.cells?.codebook ? [doc.cells.codebook] : []),
+	isTierPart: isCellKey,
+};
 
 /** Rows a codebook is trained on, at most, and floats of them. */
 const SAMPLE_ROWS = 32_768;

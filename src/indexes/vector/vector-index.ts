@@ -19,7 +19,7 @@ import type { RetirePolicy } from '../chunks/retiring';
 import { manifestCodec } from './manifest';
 import type { IndexManifest, SegmentRef } from './manifest';
 import { cellBuckets, readCellBucket, segments } from './caches';
-import { cellKeys, cellUpkeepAfterAdd } from './cell-upkeep';
+import { cellTierParts, cellUpkeepAfterAdd } from './cell-upkeep';
 import { clearLiveMasks, liveMask } from './live-masks';
 import { emptyMovedIndex, forgetSessionRows, sweepOrphanSegments } from './vector-maintenance';
 import { compactIndex, stillListed } from './vector-merge';
@@ -331,11 +331,9 @@ export class EmbeddedIndex {
 	async lostSegments(): Promise<{ manifest: Versioned<IndexManifest>; missing: string[] }> {
 		const manifest = await this.readManifest(true);
 		const doc = manifest.version === null ? undefined : manifest.doc;
-		const keys = [
-			...(doc?.segments.map((r) => r.key) ?? []),
-			...cellKeys(this.segmentsPrefix, doc),
-		].map((key) => ({ key }));
-		return { manifest, missing: await missingFrom(this.storage, this.segmentsPrefix, keys) };
+		const keys = [...(doc?.segments.map((r) => r.key) ?? []), ...cellTierParts.keys(doc)];
+		const tiers = cellTierParts.tiers(doc);
+		return { manifest, missing: await missingFrom(this.storage, this.segmentsPrefix, keys, tiers) };
 	}
 
 	/** What the index holds, and which listed segments storage lost (one listing of the index folder). */
@@ -351,7 +349,8 @@ export class EmbeddedIndex {
 				exists: false,
 			};
 		const refs = manifest.doc.segments;
-		const missing = await missingFrom(this.storage, this.segmentsPrefix, refs);
+		const keys = refs.map((r) => r.key);
+		const missing = await missingFrom(this.storage, this.segmentsPrefix, keys);
 		const lost = new Set(missing);
 		const loaded: Array<Segment | null> = [];
 		for (const r of refs) loaded.push(lost.has(r.key) ? null : await this.readSegment(r));

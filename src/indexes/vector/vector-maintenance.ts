@@ -11,7 +11,7 @@ import { dropStale, tiersOf } from '../chunks/tiering';
 import { rewriteTiers, stillAsRead, undoRewrites, withRewritten } from './cell-forget';
 import type { RewrittenTier, TakenRows } from './cell-forget';
 import { cellBucketKeys } from './cell-tiers';
-import { cellKeys, cellTiers, isCellKey, readCodebook } from './cell-upkeep';
+import { cellTierParts, cellTiers, readCodebook } from './cell-upkeep';
 import type { IndexManifest, SegmentRef } from './manifest';
 import type { EmbeddedIndex } from './vector-index';
 import { keptRows } from './segment-writer';
@@ -190,7 +190,7 @@ async function withoutSession(
  * an hour at least; chunks/orphans.ts).
  */
 export const sweepOrphanSegments = (index: EmbeddedIndex, olderThanMs: number) =>
-	sweepUnlisted(index, { keys: cellKeys, isTierPart: isCellKey }, olderThanMs);
+	sweepUnlisted(index, cellTierParts, olderThanMs);
 
 /** Empties a moved index for good (its marker stays, so a late writer is still refused). */
 export async function emptyMovedIndex(index: EmbeddedIndex): Promise<string[]> {

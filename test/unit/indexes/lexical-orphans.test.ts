@@ -42,4 +42,32 @@ describe('unlisted parts of a word index', () => {
 		assert.deepEqual(await index.sweepOrphans(5 * 60_000), []);
 		await assertExact(index, ['w0x', 'w3x w4x w5x']);
 	});
+
+	it('a reset deletes every segment and tier bucket its manifest listed and old unlisted parts, not young ones', async () => {
+		const root = tempDir('lexical-reset');
+		const storage = new LocalDiskStorage({ root });
+		const index = indexOn(storage);
+		await index.addOlder(docs(1600, 4));
+		await settleTiers(index);
+		const { doc } = await index.readManifest(true);
+		const prefix = index.segmentsPrefix;
+		const buckets = (doc.terms ?? []).flatMap((t) => bucketKeys(prefix, t));
+		assert.ok(buckets.length > 1 && doc.segments.length > 1, 'tiers and segments built');
+		const at = (key: string, minutes: number) => {
+			const when = new Date(Date.now() - minutes * 60_000);
+			utimesSync(path.join(root, ...key.split('/')), when, when);
+		};
+		const young = `${prefix}terms-0123456789abcdef03-0.trm`;
+		const old = `${prefix}0123456789abcdef01234569.lex`;
+		for (const key of [young, old])
+			await storage.put(key, Buffer.from('unlisted'), { ifVersion: null });
+		at(old, 20);
+		await index.reset();
+		assert.deepEqual(
+			(await storage.list(prefix)).map((o) => o.key),
+			[young],
+		);
+		const after = (await index.readManifest(true)).doc;
+		assert.deepEqual([after.segments.length, after.terms ?? []], [0, []]);
+	});
 });
