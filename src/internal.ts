@@ -183,6 +183,7 @@ export {
 	folderAfter,
 	folderNames,
 	forEachListed,
+	keyPages,
 	listedPages,
 	sortFolders,
 	storageIdentity,

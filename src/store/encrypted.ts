@@ -5,7 +5,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 import { CorruptDocumentError, EncryptionKeyError, InvalidOptionError } from '../errors';
-import { folderNames, listedPages, storageIdentity } from './storage';
+import { folderNames, keyPages, listedPages, storageIdentity } from './storage';
 import type {
 	DeleteOptions,
 	FolderPage,
@@ -175,6 +175,10 @@ export class EncryptedStorage implements MemoryStorage {
 
 	listPages(prefix: string, options?: ListOptions): AsyncIterable<ListedObject[]> {
 		return listedPages(this.inner, prefix, options);
+	}
+
+	listKeys(prefix: string): AsyncIterable<string[]> {
+		return keyPages(this.inner, prefix);
 	}
 
 	listFolders(prefix: string, page?: FolderPage): Promise<string[]> {

@@ -4,7 +4,7 @@
 // flooded, and its client's connection pool is not outgrown (a request waiting for a connection
 // times out like one the server never answered). Each request takes its turn alone, so a holder never
 // waits for another turn while keeping one: nothing can deadlock.
-import { folderNames, listedPages, storageIdentity } from './storage';
+import { folderNames, keyPages, listedPages, storageIdentity } from './storage';
 import type {
 	DeleteOptions,
 	FolderPage,
@@ -68,9 +68,16 @@ export class LimitedStorage implements MemoryStorage {
 		return this.turn(() => folderNames(this.inner, prefix, page));
 	}
 
+	listPages(prefix: string, options?: ListOptions): AsyncGenerator<ListedObject[]> {
+		return this.inTurns(listedPages(this.inner, prefix, options));
+	}
+
+	listKeys(prefix: string): AsyncGenerator<string[]> {
+		return this.inTurns(keyPages(this.inner, prefix));
+	}
+
 	/** The inner store's pages, each read in a turn of its own (a caller works on a page between turns). */
-	async *listPages(prefix: string, options?: ListOptions): AsyncGenerator<ListedObject[]> {
-		const pages = listedPages(this.inner, prefix, options);
+	private async *inTurns<T>(pages: AsyncGenerator<T>): AsyncGenerator<T> {
 		try {
 			for (;;) {
 				const next = await this.turn(() => pages.next());

@@ -362,6 +362,20 @@ export class LocalDiskStorage implements MemoryStorage {
 		if (page.length > 0) yield page;
 	}
 
+	/** The keys alone, as the folders are read (no file's metadata read): LIST_PAGE at a time. */
+	async *listKeys(prefix: string): AsyncGenerator<string[]> {
+		let page: string[] = [];
+		for await (const { key, name } of this.files(prefix, true, true)) {
+			if (RESERVED.test(name)) continue;
+			page.push(key);
+			if (page.length >= LIST_PAGE) {
+				yield page;
+				page = [];
+			}
+		}
+		if (page.length > 0) yield page;
+	}
+
 	/**
 	 * Removes what killed writers left behind: temporary files (full copies of a document) and
 	 * broken-lock asides, when older than `olderThanMs`. `prefix` is a folder when it ends in "/" (or is

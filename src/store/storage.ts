@@ -64,6 +64,12 @@ export interface MemoryStorage {
 	 */
 	listPages?(prefix: string, options?: ListOptions): AsyncIterable<ListedObject[]>;
 	/**
+	 * Only the keys under `prefix`, a page at a time and in no order (keyPages): for a caller that needs
+	 * no version, size or time, which on disk cost a file's metadata read each (tens of thousands in an
+	 * index's folder). Stores without it give their listing's keys.
+	 */
+	listKeys?(prefix: string): AsyncIterable<string[]>;
+	/**
 	 * The names of the folders directly under `prefix` (a folder: "…/", or "" for the top), each one
 	 * holding at least one key, in folder order (sortFolders); without listing the keys inside them (a
 	 * base of 100,000 users holds millions). With `page`: only the names after `page.after`, at most
@@ -105,6 +111,14 @@ export async function* listedPages(
 ): AsyncGenerator<ListedObject[]> {
 	if (storage.listPages) yield* storage.listPages(prefix, options);
 	else yield await storage.list(prefix);
+}
+
+/** The keys under `prefix`, a page at a time, in no order: the store's own, or its listing's. */
+export async function* keyPages(storage: MemoryStorage, prefix: string): AsyncGenerator<string[]> {
+	if (storage.listKeys) yield* storage.listKeys(prefix);
+	else
+		for await (const page of listedPages(storage, prefix, { anyOrder: true }))
+			yield page.map((o) => o.key);
 }
 
 /** Calls `visit` on every key under `prefix`, one page at a time (see listedPages). */

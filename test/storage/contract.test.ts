@@ -10,6 +10,7 @@ import {
 	folderNames,
 	forEachListed,
 	listAppKeys,
+	keyPages,
 	listedPages,
 	listConversationKeys,
 	nodeMemoryKey,
@@ -200,6 +201,12 @@ function contract(name: string, make: () => Promise<MemoryStorage>) {
 			const anyOrder = { anyOrder: true };
 			await forEachListed(s, 'lp/1/k10', (o) => void partialLoose.push(o.key), anyOrder);
 			assert.deepEqual(partialLoose.sort(), partial);
+			// The keys alone: the same, in pages (on disk without reading each file's metadata).
+			const keyed: string[][] = [];
+			for await (const page of keyPages(s, 'lp/')) keyed.push(page);
+			assert.ok(keyed.length >= 2 && keyed.every((p) => p.length > 0 && p.length <= 1_000));
+			assert.deepEqual(keyed.flat().sort(), [...keys].sort());
+			for await (const page of keyPages(s, 'lp/none/')) assert.fail(`a page of ${page.length}`);
 			// Deleting what a page gave, between pages, loses nothing still there: in any order…
 			const gone: string[] = [];
 			await forEachListed(

@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { LocalDiskStorage, StorageError } from '../../src/internal';
+import { forEachListed, LocalDiskStorage, StorageError } from '../../src/internal';
 import { tempDir } from '../support/storages';
 
 const KEY = 'node_memory/wf/conv/node.json';
@@ -114,6 +114,13 @@ describe('LocalDiskStorage locks and files', () => {
 			(await s.list('node_memory/')).map((o) => o.key),
 			[KEY],
 		);
+		// Nor are they among the keys listed alone, nor among the pages in any order.
+		const keys: string[] = [];
+		for await (const page of s.listKeys('node_memory/')) keys.push(...page);
+		assert.deepEqual(keys, [KEY]);
+		const loose: string[] = [];
+		await forEachListed(s, 'node_memory/', (o) => void loose.push(o.key), { anyOrder: true });
+		assert.deepEqual(loose, [KEY]);
 		// Housekeeping removes them once old, and nothing else.
 		const old = Date.now() / 1000 - 3600;
 		for (const name of readdirSync(dir)) utimesSync(path.join(dir, name), old, old);

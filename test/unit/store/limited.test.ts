@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 
 import {
+	keyPages,
 	LimitedStorage,
 	LocalDiskStorage,
 	StorageError,
@@ -90,5 +91,16 @@ describe('LimitedStorage', () => {
 		// Stopped early, the inner listing is let go (no turn is kept).
 		for await (const page of limited.listPages('p/')) if (page.length > 0) break;
 		assert.ok(await limited.get('p/100'));
+		// The keys alone, likewise (straight from the disk under it: no file's metadata read).
+		const keys: string[] = [];
+		const direct = new LimitedStorage(disk, 1);
+		for await (const page of keyPages(direct, 'p/')) {
+			for (const key of page.slice(0, 2)) await direct.delete(key);
+			keys.push(...page);
+		}
+		assert.equal(new Set(keys).size, 2_500 - 9);
+		assert.equal((await disk.list('p/')).length, 2_500 - 9 - 6);
+		for await (const page of keyPages(direct, 'p/')) if (page.length > 0) break;
+		assert.ok(await direct.get('p/100'));
 	});
 });
