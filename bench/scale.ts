@@ -54,6 +54,7 @@ import {
 	cacheStats,
 	DEFAULT_THRESHOLD,
 	folderNames,
+	keyPages,
 	listedPages,
 	LEXICAL_CACHE_BYTES,
 	LocalDiskStorage,
@@ -75,6 +76,7 @@ import type {
 	GetOptions,
 	IndexedChunk,
 	ListedObject,
+	ListOptions,
 	MemoryStorage,
 	NotModified,
 	PutOptions,
@@ -197,8 +199,16 @@ export class Counted implements MemoryStorage {
 	}
 
 	/** The inner store's pages, each one a list request (as each is one ListObjectsV2 on S3). */
-	async *listPages(prefix: string): AsyncGenerator<ListedObject[]> {
-		for await (const page of listedPages(this.inner, prefix)) {
+	async *listPages(prefix: string, options?: ListOptions): AsyncGenerator<ListedObject[]> {
+		for await (const page of listedPages(this.inner, prefix, options)) {
+			this.c.list++;
+			yield page;
+		}
+	}
+
+	/** The inner store's pages of keys alone, likewise. */
+	async *listKeys(prefix: string): AsyncGenerator<string[]> {
+		for await (const page of keyPages(this.inner, prefix)) {
 			this.c.list++;
 			yield page;
 		}

@@ -183,6 +183,7 @@ export {
 	folderAfter,
 	folderNames,
 	forEachListed,
+	forEachKey,
 	keyPages,
 	listedPages,
 	sortFolders,

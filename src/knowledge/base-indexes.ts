@@ -6,7 +6,7 @@
 // both. A writer that read the configuration before the base-wide index was begun looks again after
 // its write and, finding it begun, writes there too (upgrade.ts copies what the partitions held).
 import { IndexMovedError } from '../errors';
-import { forEachListed } from '../store/storage';
+import { forEachKey } from '../store/storage';
 import { lexicalStats, lexicalView, rankOver, streamedRanking, streamedView } from '../indexes';
 import type { SearchReads } from '../indexes';
 import type {
@@ -254,9 +254,9 @@ export class BaseIndexes {
 				: vectorPartsPrefix(this.kbId, this.p.keyPrefix);
 		const file = kind === 'lexical' ? 'lexical/manifest.json' : 'index/manifest.json';
 		const hashes = new Set<string>();
-		// Page by page: a partition's folder holds many segments, and only its hash is kept.
-		await forEachListed(this.p.storage, prefix, (o) => {
-			const m = /^[0-9a-f]{2}\/([0-9a-f]{32})\/(.+)$/.exec(o.key.slice(prefix.length));
+		// Keys alone, page by page: a partition's folder holds many segments, and only its hash is kept.
+		await forEachKey(this.p.storage, prefix, (key) => {
+			const m = /^[0-9a-f]{2}\/([0-9a-f]{32})\/(.+)$/.exec(key.slice(prefix.length));
 			if (m && m[2] === file) hashes.add(m[1]);
 		});
 		return [...hashes].sort();

@@ -7,7 +7,7 @@ import { sleep } from '../common/sleep';
 import type { HeldLease } from '../store/lease';
 import { heldLocks, locked } from '../store/lease-locks';
 import type { Parts } from '../store/lease-locks';
-import { documentStored, forEachListed } from '../store/storage';
+import { documentStored, forEachKey } from '../store/storage';
 import { capturedChunks, chunksOf, lexicalChunks, readLog, readMessages } from './capture-log';
 import { FOLD_BATCH, settle } from './log-folding';
 import { BaseIndexes } from './base-indexes';
@@ -358,13 +358,13 @@ async function deleteUnder(
 	deleted: (key: string) => void,
 ): Promise<void> {
 	const isLog = (key: string) => key.endsWith('/log.json');
-	// Two listings, page by page: logs, then the rest.
+	// Two listings of keys alone, page by page: logs, then the rest.
 	for (const logs of [true, false])
-		await forEachListed(p.storage, prefix, async (o) => {
-			if (o.key === keep || isLog(o.key) !== logs) return;
-			if (logs) await p.logs.delete(o.key);
-			else await p.blocks.deleteWriteOnce(o.key);
-			deleted(o.key);
+		await forEachKey(p.storage, prefix, async (key) => {
+			if (key === keep || isLog(key) !== logs) return;
+			if (logs) await p.logs.delete(key);
+			else await p.blocks.deleteWriteOnce(key);
+			deleted(key);
 		});
 	for (const key of (await p.storage.sweep?.(prefix, 0)) ?? []) deleted(key);
 }
@@ -397,8 +397,8 @@ async function deleteAll(p: BaseParts, kbId: string, sessions: Parts): Promise<n
 	deleted += await cleared(p, p.index(kbId));
 	deleted += await cleared(p, p.lexical());
 	const kbPrefix = knowledgeBasePrefix(kbId, p.keyPrefix);
-	await forEachListed(p.storage, kbPrefix, async (o) => {
-		await p.metadata.delete(o.key);
+	await forEachKey(p.storage, kbPrefix, async (key) => {
+		await p.metadata.delete(key);
 		count();
 	});
 	await deleteUnder(p, memoryBasePrefix(p.baseId, p.keyPrefix), p.baseLeaseKey, count);

@@ -306,14 +306,18 @@ export class LocalDiskStorage implements MemoryStorage {
 			this: LocalDiskStorage,
 			dir: string,
 			keyBase: string,
+			stream: boolean,
 		): AsyncGenerator<{ key: string; file: string; name: string }> {
-			// One folder read at a time (sorted unless any order will do): a folder's keys come together.
-			const entries = anyOrder ? this.streamed(dir) : await this.entries(dir);
+			// One folder read at a time: a folder's keys come together. Sorted, unless any order will do
+			// and it is the folder the listing starts in (an index's, of tens of thousands of parts): that
+			// one is read as it goes. Folders under it are read whole: reading as it goes costs three
+			// round trips a folder, and a tree of many small ones (partitions) took 2.5 times as long.
+			const entries = stream ? this.streamed(dir) : await this.entries(dir);
 			for await (const e of entries) {
 				const key = keyBase ? `${keyBase}/${e.name}` : e.name;
 				if (e.isDirectory()) {
 					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`))
-						yield* walkDir.call(this, path.join(dir, e.name), key);
+						yield* walkDir.call(this, path.join(dir, e.name), key, false);
 				} else if (e.isFile() && (!matching || key.startsWith(prefix))) {
 					yield { key, file: path.join(dir, e.name), name: e.name };
 				}
@@ -323,6 +327,7 @@ export class LocalDiskStorage implements MemoryStorage {
 			this,
 			dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root,
 			dirKey,
+			anyOrder,
 		);
 	}
 

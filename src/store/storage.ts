@@ -121,6 +121,15 @@ export async function* keyPages(storage: MemoryStorage, prefix: string): AsyncGe
 			yield page.map((o) => o.key);
 }
 
+/** Calls `visit` on every key under `prefix`, a page of keys alone at a time, in no order (keyPages). */
+export async function forEachKey(
+	storage: MemoryStorage,
+	prefix: string,
+	visit: (key: string) => void | Promise<void>,
+): Promise<void> {
+	for await (const page of keyPages(storage, prefix)) for (const key of page) await visit(key);
+}
+
 /** Calls `visit` on every key under `prefix`, one page at a time (see listedPages). */
 export async function forEachListed(
 	storage: MemoryStorage,

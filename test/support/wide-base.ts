@@ -4,6 +4,7 @@
 import {
 	acquireLease,
 	folderNames,
+	keyPages,
 	listedPages,
 	LocalDiskStorage,
 	MemoryBase,
@@ -15,6 +16,7 @@ import type {
 	FolderPage,
 	GetOptions,
 	ListedObject,
+	ListOptions,
 	MemoryStorage,
 	NotModified,
 	PutOptions,
@@ -90,9 +92,17 @@ export class MeteredStorage implements MemoryStorage {
 	paged: string[] = [];
 
 	/** The inner store's pages, each one a list request. */
-	async *listPages(prefix: string): AsyncGenerator<ListedObject[]> {
+	listPages(prefix: string, options?: ListOptions): AsyncGenerator<ListedObject[]> {
+		return this.counted(prefix, listedPages(this.inner, prefix, options));
+	}
+
+	/** The inner store's pages of keys alone, likewise. */
+	listKeys(prefix: string): AsyncGenerator<string[]> {
+		return this.counted(prefix, keyPages(this.inner, prefix));
+	}
+
+	private async *counted<T>(prefix: string, pages: AsyncGenerator<T>): AsyncGenerator<T> {
 		this.paged.push(prefix);
-		const pages = listedPages(this.inner, prefix);
 		for (;;) {
 			const next = await this.count('list', () => pages.next());
 			if (next.done) return;

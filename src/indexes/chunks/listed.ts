@@ -1,7 +1,7 @@
 // Parts as a manifest lists them: which ones storage no longer holds (one listing of the segments
 // folder), whether a key is one of them, and whether a segment read is the one listed.
 import { CorruptDocumentError } from '../../errors';
-import { keyPages } from '../../store/storage';
+import { forEachKey } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import { tierPartKey } from './tiering';
 import type { PartNames } from './tiering';
@@ -127,6 +127,6 @@ export async function missingFrom(
 ): Promise<string[]> {
 	const listed = new ListedKeys(prefix, keys, tiers);
 	if (listed.empty) return [];
-	for await (const page of keyPages(storage, prefix)) for (const key of page) listed.see(key);
+	await forEachKey(storage, prefix, (key) => listed.see(key));
 	return listed.missing();
 }
