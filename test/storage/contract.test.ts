@@ -229,6 +229,42 @@ function contract(name: string, make: () => Promise<MemoryStorage>) {
 			assert.deepEqual(await s.list('lp/'), []);
 		});
 
+		it('lists in any order, or keys alone, while another writer adds and deletes: every key there throughout comes once', async () => {
+			const put = async (keys: string[]) => {
+				for (let i = 0; i < keys.length; i += 50)
+					await Promise.all(keys.slice(i, i + 50).map((k) => s.put(k, bytes('x'))));
+			};
+			const stay = Array.from({ length: 1_500 }, (_, i) => `lw/s${i}.json`);
+			let removable = Array.from({ length: 300 }, (_, i) => `lw/g${i}.json`);
+			await put([...stay, ...removable]);
+			for (const mode of ['pages', 'keys']) {
+				const added = Array.from({ length: 300 }, (_, i) => `lw/n-${mode}-${i}.json`);
+				const pages: AsyncIterable<string[]> =
+					mode === 'keys'
+						? keyPages(s, 'lw/')
+						: (async function* () {
+								for await (const page of listedPages(s, 'lw/', { anyOrder: true }))
+									yield page.map((o) => o.key);
+							})();
+				const seen = new Map<string, number>();
+				let writer: Promise<unknown> | undefined;
+				for await (const page of pages) {
+					for (const key of page) seen.set(key, (seen.get(key) ?? 0) + 1);
+					// Adds and deletes run while the rest of the listing is read.
+					writer ??= Promise.all([put(added), ...removable.map((k) => s.delete(k))]);
+				}
+				await writer;
+				assert.ok(writer, 'the listing gave a page');
+				for (const key of stay) assert.equal(seen.get(key), 1, `${mode}: ${key}`);
+				const known = new Set([...stay, ...removable, ...added]);
+				for (const [key, times] of seen) {
+					assert.equal(times, 1, `${mode}: ${key} came ${times} times`);
+					assert.ok(known.has(key), `${mode}: ${key}`);
+				}
+				removable = added;
+			}
+		});
+
 		it('lists folders a page at a time, after a name, in the order S3 lists their keys', async () => {
 			const names = ['a', 'a-b', 'a.c', 'ab', 'b', 'z', 'Z', 'é', '中', '😀', 'a b'];
 			for (const n of names) await s.put(`pg/${n}/x/1.json`, bytes('1'));

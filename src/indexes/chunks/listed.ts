@@ -54,7 +54,7 @@ export class ListedKeys {
 	private readonly tiers = new Map<string, TierEntry>();
 
 	constructor(
-		private readonly prefix: string,
+		readonly prefix: string,
 		keys: Iterable<string>,
 		tiers: readonly NamedParts[] = [],
 	) {
@@ -115,18 +115,9 @@ export class ListedKeys {
 	}
 }
 
-/**
- * The keys listed (`keys`, and the parts of `tiers`) that are not among the objects under `prefix`
- * (one listing, in any order).
- */
-export async function missingFrom(
-	storage: MemoryStorage,
-	prefix: string,
-	keys: Iterable<string>,
-	tiers: readonly NamedParts[] = [],
-): Promise<string[]> {
-	const listed = new ListedKeys(prefix, keys, tiers);
+/** The keys `listed` names that are not among the objects under its prefix (one listing of keys). */
+export async function missingFrom(storage: MemoryStorage, listed: ListedKeys): Promise<string[]> {
 	if (listed.empty) return [];
-	await forEachKey(storage, prefix, (key) => listed.see(key));
+	await forEachKey(storage, listed.prefix, (key) => listed.see(key));
 	return listed.missing();
 }

@@ -35,15 +35,23 @@ export interface TierParts<D> {
 	isTierPart(key: string): boolean;
 }
 
-/** The keys a manifest lists: its segments, retired parts and tiers' parts. */
+/**
+ * The keys a manifest lists as its own: its segments and its tiers' parts; with `retired`, the parts it
+ * retired too (kept a while, not to be swept, though they may be deleted any time).
+ */
 export const listedBy = <D extends Listing>(
 	prefix: string,
 	tiers: TierParts<D>,
 	doc: D | undefined,
+	retired = false,
 ) =>
 	new ListedKeys(
 		prefix,
-		[...(doc?.segments.map((r) => r.key) ?? []), ...tiers.keys(doc), ...retiredKeys(doc)],
+		[
+			...(doc?.segments.map((r) => r.key) ?? []),
+			...tiers.keys(doc),
+			...(retired ? retiredKeys(doc) : []),
+		],
 		tiers.tiers(doc),
 	);
 
@@ -59,7 +67,7 @@ export async function sweepUnlisted<D extends Listing>(
 ): Promise<string[]> {
 	const manifest = await index.readManifest(true);
 	const doc = manifest.version === null ? undefined : manifest.doc;
-	const listed = listedBy(index.segmentsPrefix, tiers, doc);
+	const listed = listedBy(index.segmentsPrefix, tiers, doc, true);
 	const now = Date.now();
 	const swept: string[] = [];
 	await forEachListed(

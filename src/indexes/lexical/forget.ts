@@ -4,8 +4,8 @@ import { IndexDamagedError } from '../../errors';
 import { bloomMayHave, bloomPositions } from '../../store/bloom';
 import type { BloomPositions } from '../../store/bloom';
 import type { IndexedChunk } from '../chunks/chunk';
-import { ListedKeys } from '../chunks/listed';
 import type { ListedSegment } from '../chunks/listed';
+import { listedBy } from '../chunks/orphans';
 import type { TierParts } from '../chunks/orphans';
 import { retireParts } from '../chunks/retiring';
 import type { Touched } from '../chunks/touched';
@@ -237,11 +237,7 @@ export async function forgetFrom(
 	const { removed, replaced } = dropped;
 	// What the manifest stored lists: its segments and its tiers' buckets (a Forget's new versions).
 	const current = result.current.doc;
-	const listed = new ListedKeys(
-		index.segmentsPrefix,
-		current.segments.map((r) => r.key),
-		termParts(current),
-	);
+	const listed = listedBy(index.segmentsPrefix, termTierParts, current);
 	for (const k of [...written, ...(result.written ? replaced : [])])
 		if (!listed.has(k)) await index.deleteSegment(k).catch(() => {});
 	if (!result.written) return 0;

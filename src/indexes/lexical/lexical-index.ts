@@ -16,7 +16,7 @@ import { forEachListed, storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
-import { checkListed, missingFrom } from '../chunks/listed';
+import { checkListed, ListedKeys, missingFrom } from '../chunks/listed';
 import type { ListedSegment } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
 import type { SearchReads } from '../chunks/search-reads';
@@ -26,14 +26,14 @@ import type { Touched } from '../chunks/touched';
 import type { LexicalMatch } from './bm25';
 import { emptyMoved, resetIndex } from './emptying';
 import { forgetFrom, termTierParts } from './forget';
-import { sweepUnlisted } from '../chunks/orphans';
+import { listedBy, sweepUnlisted } from '../chunks/orphans';
 import { FAN, mergeDue } from './merge';
 import { emptyManifest, lexicalManifestCodec } from './manifest';
 import type { LexicalManifest } from './manifest';
 import { relist } from './open-sources';
 import type { Listing, SourceReader, SourceTail } from './open-sources';
 import { build, decode, encode, overflows, refOf } from './segment';
-import { clearBucketCache, LEXICAL_CACHE_BYTES, termParts } from './tiers';
+import { clearBucketCache, LEXICAL_CACHE_BYTES } from './tiers';
 import { upkeepAfterAdd } from './tier-maintenance';
 import type { LexicalRef, LexicalSegment } from './segment';
 import type { LexicalStats, LexicalView } from './types';
@@ -342,9 +342,8 @@ export class LexicalIndex {
 	async lostSegments(): Promise<{ manifest: Versioned<LexicalManifest>; missing: string[] }> {
 		const manifest = await this.readManifest(true);
 		const doc = manifest.version === null ? emptyManifest() : manifest.doc;
-		const keys = doc.segments.map((r) => r.key);
-		const missing = await missingFrom(this.storage, this.segmentsPrefix, keys, termParts(doc));
-		return { manifest, missing };
+		const listed = listedBy(this.segmentsPrefix, termTierParts, doc);
+		return { manifest, missing: await missingFrom(this.storage, listed) };
 	}
 
 	/** Every segment the manifest lists that storage holds (the tail among them), and those it lost. */
@@ -354,7 +353,7 @@ export class LexicalIndex {
 			return { manifest, loaded: [], id: this.manifestKey, missing: [], segments: 0 };
 		const refs = manifest.doc.segments;
 		const keys = refs.map((r) => r.key);
-		const missing = await missingFrom(this.storage, this.segmentsPrefix, keys);
+		const missing = await missingFrom(this.storage, new ListedKeys(this.segmentsPrefix, keys));
 		const lost = new Set(missing);
 		const loaded: LexicalSegment[] = [];
 		for (const r of refs) {

@@ -10,7 +10,8 @@ import { forEachListed, storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
-import { checkListed, missingFrom } from '../chunks/listed';
+import { checkListed, ListedKeys, missingFrom } from '../chunks/listed';
+import { listedBy } from '../chunks/orphans';
 import type { ListedSegment } from '../chunks/listed';
 import { checkOwner, guarded } from '../chunks/manifest-guard';
 import type { SearchReads } from '../chunks/search-reads';
@@ -331,9 +332,8 @@ export class EmbeddedIndex {
 	async lostSegments(): Promise<{ manifest: Versioned<IndexManifest>; missing: string[] }> {
 		const manifest = await this.readManifest(true);
 		const doc = manifest.version === null ? undefined : manifest.doc;
-		const keys = [...(doc?.segments.map((r) => r.key) ?? []), ...cellTierParts.keys(doc)];
-		const tiers = cellTierParts.tiers(doc);
-		return { manifest, missing: await missingFrom(this.storage, this.segmentsPrefix, keys, tiers) };
+		const listed = listedBy(this.segmentsPrefix, cellTierParts, doc);
+		return { manifest, missing: await missingFrom(this.storage, listed) };
 	}
 
 	/** What the index holds, and which listed segments storage lost (one listing of the index folder). */
@@ -350,7 +350,7 @@ export class EmbeddedIndex {
 			};
 		const refs = manifest.doc.segments;
 		const keys = refs.map((r) => r.key);
-		const missing = await missingFrom(this.storage, this.segmentsPrefix, keys);
+		const missing = await missingFrom(this.storage, new ListedKeys(this.segmentsPrefix, keys));
 		const lost = new Set(missing);
 		const loaded: Array<Segment | null> = [];
 		for (const r of refs) loaded.push(lost.has(r.key) ? null : await this.readSegment(r));

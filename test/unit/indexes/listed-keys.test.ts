@@ -134,7 +134,7 @@ describe('a folder of tens of thousands of tier parts', () => {
 		for (const key of lost) rmSync(path.join(root, ...key.split('/')));
 		const storage = new Sampled({ root });
 		storage.start();
-		const missing = await missingFrom(storage, PREFIX, segments, tiers);
+		const missing = await missingFrom(storage, new ListedKeys(PREFIX, segments, tiers));
 		assert.deepEqual(missing, lost);
 		assert.ok(storage.pages >= 49, `${storage.pages} pages of a thousand`);
 		// Measured here: a set of the listed keys and a sorted read of the folder held 18 MiB, the
