@@ -6,7 +6,7 @@ import { CorruptDocumentError } from '../errors';
 import type { IndexedChunk } from '../indexes';
 import { captureSealedKey, memoryBaseSessionsPrefix } from './keys';
 import { encodeJson } from '../store/codec';
-import { folderNames, listedPages } from '../store/storage';
+import { folderNames, keyPages } from '../store/storage';
 import { validateId } from '../keys/ids';
 import { chunkId, chunkText } from './chunking';
 import type { BaseParts } from './parts';
@@ -186,13 +186,17 @@ export async function sessionsPage(
 	return { ids, next: names.length > limit ? ids[ids.length - 1] : null };
 }
 
-/** The sessions with a capture log, a page of the sessions folder's listing at a time (each once). */
+/**
+ * The sessions with a capture log, a page of the sessions folder's listing at a time (each once), in
+ * no set order: a folder of 100,000 conversations is never read whole to sort it. Results that list
+ * conversations keep their first in folder order (SyncTally).
+ */
 export async function* sessionPages(p: BaseParts): AsyncGenerator<string[]> {
 	const prefix = memoryBaseSessionsPrefix(p.baseId, p.keyPrefix);
-	for await (const page of listedPages(p.storage, prefix)) {
+	for await (const page of keyPages(p.storage, prefix)) {
 		const ids: string[] = [];
-		for (const o of page) {
-			const rest = o.key.slice(prefix.length).split('/');
+		for (const key of page) {
+			const rest = key.slice(prefix.length).split('/');
 			if (rest.length === 2 && rest[1] === 'log.json') ids.push(rest[0]);
 		}
 		if (ids.length > 0) yield ids;

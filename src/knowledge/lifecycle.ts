@@ -372,10 +372,10 @@ async function deleteUnder(
 /** Clears an index; returns how many objects went (its manifest only if it was stored). */
 async function cleared(
 	p: BaseParts,
-	index: { manifestKey: string; clear(): Promise<string[]> },
+	index: { manifestKey: string; clear(): Promise<number> },
 ): Promise<number> {
 	const had = await documentStored(p.storage, index.manifestKey);
-	return (await index.clear()).length - (had ? 0 : 1);
+	return (await index.clear()) - (had ? 0 : 1);
 }
 
 /**

@@ -1,12 +1,14 @@
 // Sync: what a session captured past its cursor goes into the knowledge base, then the cursor moves,
 // last, and only if nobody moved it meanwhile. Failures leave the cursor: the retry re-ingests from it
 // and its chunks replace their earlier copies (chunk IDs derive from message IDs).
+import { FirstOf } from '../common/first-of';
 import { MemoryBaseDeletingError, SyncCancelledError } from '../errors';
 import { normaliseRows, SEGMENT_MAX_VECTORS } from '../indexes';
 import type { IndexedChunk } from '../indexes';
 import { validateId } from '../keys/ids';
 import type { HeldLease } from '../store/lease';
 import { locked } from '../store/lease-locks';
+import { compareFolders } from '../store/storage';
 import { BaseIndexes } from './base-indexes';
 import { chunksOf, lexicalChunks, mergeProcessed, readMessages } from './capture-log';
 import type { BaseParts } from './parts';
@@ -22,11 +24,14 @@ import type { Embedder, SessionSyncResult, SyncResult } from './types';
 export const LISTED_SESSIONS = 1000;
 
 /**
- * A sync's result as it goes: every conversation counted, the first LISTED_SESSIONS listed (a result
- * of 100,000 conversations would hold them all).
+ * A sync's result as it goes: every conversation counted, the first LISTED_SESSIONS in folder order
+ * listed, whatever order the walk met them in (a result of 100,000 conversations would hold them all).
  */
 export class SyncTally {
 	private readonly result: SyncResult;
+	private readonly listed = new FirstOf<SessionSyncResult>(LISTED_SESSIONS, (a, b) =>
+		compareFolders(a.sessionId, b.sessionId),
+	);
 
 	constructor(baseId: string) {
 		this.result = { baseId, sessions: [], messages: 0, chunks: 0, conversations: 0 };
@@ -34,14 +39,14 @@ export class SyncTally {
 
 	add(s: SessionSyncResult): void {
 		const r = this.result;
-		if (r.sessions.length < LISTED_SESSIONS) r.sessions.push(s);
+		this.listed.add(s);
 		r.messages += s.messages;
 		r.chunks += s.chunks;
 		r.conversations++;
 	}
 
 	get done(): SyncResult {
-		return this.result;
+		return { ...this.result, sessions: this.listed.sorted() };
 	}
 }
 

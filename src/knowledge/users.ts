@@ -63,7 +63,10 @@ export async function deleteUserPartitions(
 		await forEachListed(p.storage, folder, (o) => {
 			held.add(o.key);
 		});
-		if (held.size > 0) deleted.push(...(await index.clear()).filter((k) => held.has(k)));
+		if (held.size === 0) continue;
+		await index.clear((key) => {
+			if (held.has(key)) deleted.push(key);
+		});
 	}
 	const rewritten = [
 		...(await register(p, 'lexical', [part], true)),

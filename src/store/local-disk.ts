@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import type { Dir, Dirent } from 'node:fs';
 import * as path from 'node:path';
 
 import { errnoCode as code } from '../common/errno';
@@ -19,7 +18,7 @@ import type {
 	PutOptions,
 	StoredObject,
 } from './storage';
-import { folderAfter, sortFolders } from './storage';
+import { DiskFolders, RESERVED } from './disk-folders';
 
 export interface LocalDiskStorageOptions {
 	/** Folder that holds every key. Created on first write. */
@@ -35,7 +34,6 @@ export interface LocalDiskStorageOptions {
 /** Objects per page of a listing (as S3 gives them). */
 const LIST_PAGE = 1000;
 
-const RESERVED = /\.(lock|tmp)$|\.lock\.(stale|new)-|\.lock\.break($|\.)/;
 /**
  * Leftovers of interrupted writers, with the key they belonged to: `.<name>.<pid>.<hex>.tmp`, lock files
  * being taken or broken, and the turn of a lock's breakers (file-lock.ts) with its own.
@@ -59,6 +57,7 @@ export class LocalDiskStorage implements MemoryStorage {
 	private readonly foreignStaleLockMs: number;
 	private readonly durable: boolean;
 	private readonly queue = new KeyedQueue();
+	private readonly folders = new DiskFolders(() => this.describe());
 
 	constructor(options: LocalDiskStorageOptions) {
 		if (!options.root) throw new StorageError('LocalDiskStorage needs a root folder');
@@ -222,113 +221,28 @@ export class LocalDiskStorage implements MemoryStorage {
 		}
 	}
 
-	/** A folder's entries, sorted by name; none when it does not exist. */
-	private async entries(dir: string): Promise<Dirent[]> {
-		try {
-			return await fs.readdir(dir, { withFileTypes: true });
-		} catch (error) {
-			if (code(error) === 'ENOENT') return [];
-			throw this.listError(error);
-		}
-	}
-
 	/**
-	 * A folder's entries as they are read, a few dozen at a time and in no order: a folder of an index
-	 * at scale holds tens of thousands of files, which a whole (sorted) read would hold at once.
+	 * The folders directly under `prefix` ("…/" or "") that hold an object: one folder read, not a walk
+	 * (a page of them read as the folder goes: disk-folders.ts).
 	 */
-	private async *streamed(dir: string): AsyncGenerator<Dirent> {
-		let opened: Dir;
-		try {
-			opened = await fs.opendir(dir, { bufferSize: 64 });
-		} catch (error) {
-			if (code(error) === 'ENOENT') return;
-			throw this.listError(error);
-		}
-		try {
-			for await (const e of opened) yield e;
-		} catch (error) {
-			throw this.listError(error);
-		}
-	}
-
-	private listError(error: unknown): StorageError {
-		return new StorageError(
-			`Could not list ${this.describe()}: ${code(error) ?? error}`,
-			undefined,
-			{
-				cause: error,
-			},
-		);
-	}
-
-	/** Whether a folder holds an object, at any depth (stops at the first; lock and temporary files are not objects). */
-	private async holdsObject(dir: string): Promise<boolean> {
-		const entries = await this.entries(dir);
-		if (entries.some((e) => e.isFile() && !RESERVED.test(e.name))) return true;
-		for (const e of entries)
-			if (e.isDirectory() && (await this.holdsObject(path.join(dir, e.name)))) return true;
-		return false;
-	}
-
-	/** The folders directly under `prefix` ("…/" or "") that hold an object: one folder read, not a walk. */
 	async listFolders(prefix: string, page: FolderPage = {}): Promise<string[]> {
 		if (prefix !== '' && !prefix.endsWith('/'))
 			throw new StorageError(`Not a folder to list: "${prefix}" does not end in "/"`, prefix);
 		const dirKey = prefix.slice(0, -1);
 		if (dirKey) assertStorageKey(dirKey);
-		const dir = dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root;
-		const after = page.after;
-		const names = (await this.entries(dir))
-			.filter((e) => e.isDirectory() && (after === undefined || folderAfter(e.name, after)))
-			.map((e) => e.name);
-		// Only the page's folders are looked into (whether each holds an object), in order.
-		const out: string[] = [];
-		for (const name of sortFolders(names)) {
-			if (page.limit !== undefined && out.length >= page.limit) break;
-			if (await this.holdsObject(path.join(dir, name))) out.push(name);
-		}
-		return out;
+		return this.folders.page(dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root, page);
 	}
 
 	/**
 	 * Every file under the folder holding `prefix` (with `matching`, only those whose key starts with
 	 * it), with its key (reserved names included), one folder entry at a time.
 	 */
-	private async *files(
-		prefix: string,
-		matching: boolean,
-		anyOrder = false,
-	): AsyncGenerator<{ key: string; file: string; name: string }> {
+	private files(prefix: string, matching: boolean, anyOrder = false) {
 		const slash = prefix.lastIndexOf('/');
 		const dirKey = slash >= 0 ? prefix.slice(0, slash) : '';
 		if (dirKey) assertStorageKey(dirKey);
-		const walkDir = async function* (
-			this: LocalDiskStorage,
-			dir: string,
-			keyBase: string,
-			stream: boolean,
-		): AsyncGenerator<{ key: string; file: string; name: string }> {
-			// One folder read at a time: a folder's keys come together. Sorted, unless any order will do
-			// and it is the folder the listing starts in (an index's, of tens of thousands of parts): that
-			// one is read as it goes. Folders under it are read whole: reading as it goes costs three
-			// round trips a folder, and a tree of many small ones (partitions) took 2.5 times as long.
-			const entries = stream ? this.streamed(dir) : await this.entries(dir);
-			for await (const e of entries) {
-				const key = keyBase ? `${keyBase}/${e.name}` : e.name;
-				if (e.isDirectory()) {
-					if (key.startsWith(prefix) || prefix.startsWith(`${key}/`))
-						yield* walkDir.call(this, path.join(dir, e.name), key, false);
-				} else if (e.isFile() && (!matching || key.startsWith(prefix))) {
-					yield { key, file: path.join(dir, e.name), name: e.name };
-				}
-			}
-		};
-		yield* walkDir.call(
-			this,
-			dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root,
-			dirKey,
-			anyOrder,
-		);
+		const dir = dirKey ? path.join(this.root, ...dirKey.split('/')) : this.root;
+		return this.folders.files(dir, dirKey, prefix, matching, anyOrder);
 	}
 
 	/** Visits every file `files` gives. */

@@ -152,23 +152,32 @@ export interface FolderPage {
 	limit?: number;
 }
 
-/** What orders a folder among others: the UTF-8 bytes of "name/", as its keys begin. */
-const folderKey = (name: string) => Buffer.from(`${name}/`, 'utf8');
+/**
+ * Folder order: that of the UTF-8 bytes of "name/", as its keys begin, which is the order of their code
+ * points (names hold no "/"). Compared in place: a listing of 100,000 folders makes no copy of each.
+ */
+export function compareFolders(a: string, b: string): number {
+	const n = Math.min(a.length, b.length);
+	for (let i = 0; i < n; i++)
+		if (a.charCodeAt(i) !== b.charCodeAt(i)) return a.codePointAt(i)! - b.codePointAt(i)!;
+	if (a.length === b.length) return 0;
+	// One name begins the other: its "/" against the other's next character.
+	return a.length < b.length ? SLASH - b.codePointAt(n)! : a.codePointAt(n)! - SLASH;
+}
+
+const SLASH = 0x2f;
 
 /**
  * Folder names in folder order: the order S3 lists their keys in (the UTF-8 bytes of "name/"), so a
  * page that starts after a name continues the same way on every store.
  */
 export function sortFolders(names: readonly string[]): string[] {
-	return names
-		.map((name) => ({ name, at: folderKey(name) }))
-		.sort((a, b) => Buffer.compare(a.at, b.at))
-		.map((x) => x.name);
+	return [...names].sort(compareFolders);
 }
 
 /** Whether folder `name` comes after folder `after` in folder order. */
 export function folderAfter(name: string, after: string): boolean {
-	return Buffer.compare(folderKey(name), folderKey(after)) > 0;
+	return compareFolders(name, after) > 0;
 }
 
 /** The names of a page (`page`) of sorted folder names. */

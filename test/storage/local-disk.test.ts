@@ -1,11 +1,19 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+	existsSync,
+	promises as fsPromises,
+	mkdirSync,
+	readdirSync,
+	unlinkSync,
+	utimesSync,
+	writeFileSync,
+} from 'node:fs';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { describe, it } from 'node:test';
 
-import { forEachListed, LocalDiskStorage, StorageError } from '../../src/internal';
+import { forEachListed, LocalDiskStorage, sortFolders, StorageError } from '../../src/internal';
 import { tempDir } from '../support/storages';
 
 const KEY = 'node_memory/wf/conv/node.json';
@@ -144,5 +152,77 @@ describe('LocalDiskStorage locks and files', () => {
 			new LocalDiskStorage({ root }).get(KEY),
 			(e: unknown) => e instanceof StorageError && /EISDIR/.test((e as Error).message),
 		);
+	});
+});
+
+describe('LocalDiskStorage folders of many conversations', () => {
+	/** Folders read whole (fs.promises.readdir) while `run` runs, by path. */
+	async function readWhole(run: () => Promise<unknown>): Promise<string[]> {
+		const read: string[] = [];
+		const original = fsPromises.readdir;
+		// The storage reads through the same promises object: a whole read of a folder passes here.
+		fsPromises.readdir = ((dir: string, ...rest: unknown[]) => {
+			read.push(String(dir));
+			return (original as (...a: unknown[]) => unknown)(dir, ...rest);
+		}) as typeof fsPromises.readdir;
+		try {
+			await run();
+		} finally {
+			fsPromises.readdir = original;
+		}
+		return read;
+	}
+
+	it('a page of folders reads the folder as it goes, never whole, and pages match the whole listing', async () => {
+		const root = tempDir();
+		const s = new LocalDiskStorage({ root });
+		const names = Array.from({ length: 3000 }, (_, i) => `c-${(i * 7919) % 3000}`);
+		for (const n of names) mkdirSync(path.join(root, 'base', 'sessions', n), { recursive: true });
+		for (const n of names)
+			if (!n.endsWith('7')) writeFileSync(path.join(root, 'base', 'sessions', n, 'log.json'), '{}');
+		// Folders holding no object (a capture that stopped before its write) are passed over.
+		const held = sortFolders(names.filter((n) => !n.endsWith('7')));
+		const whole = await s.listFolders('base/sessions/');
+		assert.deepEqual(whole, held);
+		const big = path.join(root, 'base', 'sessions');
+		for (const limit of [1, 7, 100, 1001]) {
+			const seen: string[] = [];
+			const read = await readWhole(async () => {
+				let after: string | undefined;
+				for (;;) {
+					const page = await s.listFolders('base/sessions/', { after, limit });
+					assert.ok(page.length <= limit);
+					seen.push(...page);
+					if (page.length < limit) break;
+					after = page[page.length - 1];
+				}
+			});
+			assert.deepEqual(seen, held, `pages of ${limit}`);
+			assert.ok(!read.includes(big), `pages of ${limit} read the folder of conversations whole`);
+		}
+		// A page after a name that is not a folder, and after the last.
+		assert.deepEqual(
+			await s.listFolders('base/sessions/', { after: 'c-1', limit: 2 }),
+			held.slice(held.indexOf('c-10'), held.indexOf('c-10') + 2),
+		);
+		assert.deepEqual(await s.listFolders('base/sessions/', { after: held.at(-1), limit: 5 }), []);
+	});
+
+	it('the keys of a folder of conversations, in no order, read it as they go', async () => {
+		const root = tempDir();
+		const s = new LocalDiskStorage({ root });
+		for (let i = 0; i < 500; i++) {
+			mkdirSync(path.join(root, 'b', 'sessions', `c-${i}`), { recursive: true });
+			writeFileSync(path.join(root, 'b', 'sessions', `c-${i}`, 'log.json'), '{}');
+		}
+		const keys: string[] = [];
+		const read = await readWhole(async () => {
+			for await (const page of s.listKeys('b/sessions/')) keys.push(...page);
+		});
+		assert.equal(keys.length, 500);
+		assert.equal(new Set(keys).size, 500);
+		assert.ok(!read.includes(path.join(root, 'b', 'sessions')));
+		// Each conversation's own folder is small: read whole.
+		assert.equal(read.length, 500);
 	});
 });

@@ -12,7 +12,7 @@ import { validateKeyPrefix } from '../../keys/ids';
 import { bloomMayHave, bloomPositions } from '../../store/bloom';
 import { DocumentStore } from '../../store/document-store';
 import type { Versioned } from '../../store/document-store';
-import { forEachListed, storageIdentity } from '../../store/storage';
+import { forEachKey, storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
@@ -73,10 +73,7 @@ export interface LexicalIndexOptions {
 	owner?: string;
 	/** The manifest reads of the search it is opened for (one read of the manifest per search). */
 	reads?: SearchReads;
-	/**
-	 * Segments are not merged past this many chunks (default: no limit): an index whose searches
-	 * read its segments one after another keeps each of them small enough to hold.
-	 */
+	/** Segments merge up to this many chunks (no limit by default): one read a segment at a time keeps each small. */
 	segmentChunks?: number;
 	/** Keeps term tiers over its settled segments (tiers.ts), for searches of an index too large to read. */
 	tiers?: boolean;
@@ -385,15 +382,17 @@ export class LexicalIndex {
 		return resetIndex(this);
 	}
 
-	/** Deletes the whole index: the manifest first (a writer holding it then fails its swap), then every segment. */
-	async clear(): Promise<string[]> {
+	/** Deletes the manifest (a writer holding it fails its swap), then every segment; counts them (as vector clear). */
+	async clear(deleted?: (key: string) => void): Promise<number> {
 		await this.manifests.delete(this.manifestKey);
-		const deleted = [this.manifestKey];
-		await forEachListed(this.storage, this.segmentsPrefix, async (o) => {
-			await this.deleteSegment(o.key);
-			deleted.push(o.key);
+		deleted?.(this.manifestKey);
+		let n = 1;
+		await forEachKey(this.storage, this.segmentsPrefix, async (key) => {
+			await this.deleteSegment(key);
+			deleted?.(key);
+			n++;
 		});
-		return deleted;
+		return n;
 	}
 
 	/** The `k` chunks that best match `query` (BM25), best first, among those the filter allows. */

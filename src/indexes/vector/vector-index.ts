@@ -6,7 +6,7 @@ import { DimensionMismatchError, IndexDamagedError } from '../../errors';
 import { validateKeyPrefix } from '../../keys/ids';
 import { DocumentStore } from '../../store/document-store';
 import type { Versioned } from '../../store/document-store';
-import { forEachListed, storageIdentity } from '../../store/storage';
+import { forEachKey, storageIdentity } from '../../store/storage';
 import type { MemoryStorage } from '../../store/storage';
 import type { IndexedChunk } from '../chunks/chunk';
 import type { ChunkFilter } from '../chunks/filter';
@@ -375,16 +375,23 @@ export class EmbeddedIndex {
 		};
 	}
 
-	/** Deletes the whole index: the manifest first (a writer holding it then fails its swap), then every segment. */
-	async clear(): Promise<string[]> {
+	/**
+	 * Deletes the whole index: the manifest first (a writer holding it then fails its swap), then every
+	 * segment, a page of keys at a time (a base-wide index holds tens of thousands). Returns how many
+	 * keys went, the manifest's counted; `deleted` is told each.
+	 */
+	async clear(deleted?: (key: string) => void): Promise<number> {
 		await this.manifests.delete(this.manifestKey);
-		const deleted = [this.manifestKey];
-		await forEachListed(this.storage, this.prefix, async (o) => {
-			this.uncacheSegment(o.key);
-			await this.storage.delete(o.key);
-			if (o.key !== this.manifestKey) deleted.push(o.key);
+		deleted?.(this.manifestKey);
+		let n = 1;
+		await forEachKey(this.storage, this.prefix, async (key) => {
+			this.uncacheSegment(key);
+			await this.storage.delete(key);
+			if (key === this.manifestKey) return;
+			deleted?.(key);
+			n++;
 		});
-		return deleted;
+		return n;
 	}
 
 	/** See forgetSessionRows. */

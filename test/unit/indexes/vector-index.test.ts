@@ -548,8 +548,12 @@ describe('embedded vector index', () => {
 	it('clear() deletes the manifest first, then every segment', async () => {
 		const { index, storage } = setup();
 		await index.add([chunk(0)], [[1, 0]]);
-		const deleted = await index.clear();
+		const stored = (await storage.list('knowledge_base/kb/index/')).map((o) => o.key).sort();
+		const deleted: string[] = [];
+		const count = await index.clear((key) => deleted.push(key));
 		assert.equal(deleted[0], vectorManifestKey('kb'));
+		assert.deepEqual([...deleted].sort(), stored);
+		assert.equal(count, stored.length);
 		assert.deepEqual(await storage.list('knowledge_base/kb/index/'), []);
 		assert.deepEqual(await index.search([1, 0], 1), []);
 	});

@@ -5,7 +5,11 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 
 import { clearAllCaches, forgetUser } from '../../../src/internal';
+import { fnv1a32 } from '../../../src/common/hash';
+import { FirstOf } from '../../../src/common/first-of';
 import { LISTED_SESSIONS, SyncTally } from '../../../src/knowledge/sync';
+import { compareFolders, sortFolders } from '../../../src/store/storage';
+import { seeded } from '../../../src/common/seeded';
 import type { SessionSyncResult } from '../../../src/knowledge/types';
 import { manyUsers } from '../../support/wide-base';
 
@@ -58,13 +62,66 @@ describe('a whole-base result', () => {
 		pending: 0,
 	});
 
-	it('counts every conversation and lists the first thousand', () => {
-		const tally = new SyncTally('b');
-		for (let n = 0; n < LISTED_SESSIONS + 5; n++) tally.add(one(n));
-		const r = tally.done;
-		assert.equal(r.sessions.length, LISTED_SESSIONS);
-		assert.deepEqual([r.sessions[0].sessionId, r.sessions.at(-1)?.sessionId], ['s-0', 's-999']);
-		assert.deepEqual([r.conversations, r.messages, r.chunks], [1005, 2010, 1005]);
+	it('counts every conversation and lists the first thousand in folder order, met in any order', () => {
+		const ids = Array.from({ length: LISTED_SESSIONS + 5 }, (_, n) => `s-${n}`);
+		// The order S3 lists the folders in ("s-1000/" before "s-101/"), and a walk's own order.
+		const inFolderOrder = sortFolders(ids);
+		const shuffled = [...ids].sort((a, b) => fnv1a32(a) - fnv1a32(b));
+		for (const walk of [ids, shuffled, [...ids].reverse()]) {
+			const tally = new SyncTally('b');
+			for (const id of walk) tally.add(one(Number(id.slice(2))));
+			const r = tally.done;
+			assert.deepEqual(
+				r.sessions.map((s) => s.sessionId),
+				inFolderOrder.slice(0, LISTED_SESSIONS),
+			);
+			assert.deepEqual([r.conversations, r.messages, r.chunks], [1005, 2010, 1005]);
+		}
+	});
+
+	it('orders folders as S3 lists their keys: the UTF-8 bytes of "name/"', () => {
+		const bytesOrder = (a: string, b: string) =>
+			Buffer.compare(Buffer.from(`${a}/`, 'utf8'), Buffer.from(`${b}/`, 'utf8'));
+		const alphabet = [
+			'a',
+			'b',
+			'-',
+			'.',
+			' ',
+			'0',
+			'~',
+			'é',
+			'\u007f',
+			'中',
+			'\uffff',
+			'\ue000',
+			'😀',
+			'𝄞',
+		];
+		const rand = seeded(7);
+		const word = () =>
+			Array.from(
+				{ length: 1 + Math.floor(rand() * 4) },
+				() => alphabet[Math.floor(rand() * alphabet.length)],
+			).join('');
+		for (let i = 0; i < 5000; i++) {
+			const a = word();
+			const b = rand() < 0.3 ? a + word() : word();
+			assert.equal(Math.sign(compareFolders(a, b)), Math.sign(bytesOrder(a, b)), `${a} / ${b}`);
+			assert.equal(Math.sign(compareFolders(b, a)), Math.sign(bytesOrder(b, a)), `${b} / ${a}`);
+		}
+		assert.equal(compareFolders('x', 'x'), 0);
+	});
+
+	it('keeps the first n of many in order, holding 2n at most', () => {
+		const first = new FirstOf<number>(3, (a, b) => a - b);
+		assert.deepEqual(first.sorted(), []);
+		for (const n of [9, 4, 7, 1, 8, 3, 3.5, 2, 6, 0.5, 5]) first.add(n);
+		assert.deepEqual(first.sorted(), [0.5, 1, 2]);
+		first.add(0);
+		first.add(1.5);
+		assert.deepEqual(first.sorted(), [0, 0.5, 1]);
+		assert.throws(() => new FirstOf<number>(0, (a, b) => a - b), RangeError);
 	});
 
 	it('sync and Regenerate of a whole base count each conversation once', async () => {
