@@ -220,6 +220,7 @@ export {
 } from './store/retention';
 export type { RetentionFields } from './store/retention';
 export { pruneExpired } from './admin/retention';
+export { REPORT_LISTED } from './store/memory-admin';
 export type { ExpiredKind, PruneExpiredOptions, PruneExpiredResult } from './admin/retention';
 // Versioned data (src/snapshots): write-once versions, compare-and-swap branch heads, diff and patch.
 export { MAIN_BRANCH, MAX_HISTORY_PAGE, MAX_KEEP_LAST, MAX_SUMMARY_BYTES } from './snapshots/types';

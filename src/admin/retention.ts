@@ -5,7 +5,9 @@
 // (with their vectors and lexical entries). Each kind's own expiry check does the deleting, so the
 // sweep and a reader that touches an expired memory delete it the same way.
 import { validateId } from '../keys/ids';
-import type { ExpiryReport } from '../store/memory-admin';
+import { byText, FirstListed } from '../common/first-of';
+import { REPORT_LISTED } from '../store/memory-admin';
+import type { ExpiryReport, Skipped } from '../store/memory-admin';
 import type { MemoryStorage } from '../store/storage';
 import type { ScopeOptions } from './housekeeping';
 import { memoriesOf } from './memories';
@@ -24,7 +26,10 @@ export interface PruneExpiredOptions extends ScopeOptions {
 	dryRun?: boolean;
 }
 
-/** What was expired, by kind: how many, and which (IDs as `app/conversation[/node]`, `base/session`). */
+/**
+ * What was expired, by kind: how many, and which (IDs as `app/conversation[/node]`, `base/session`):
+ * the first REPORT_LISTED, in order.
+ */
 export interface ExpiredKind {
 	count: number;
 	ids: string[];
@@ -38,10 +43,21 @@ export interface PruneExpiredResult {
 	captures: ExpiredKind & { messages: number };
 	/** Copied files of conversations that keep no chat memory any more. */
 	files: number;
-	/** Every key deleted (or, in a dry run, that would be). */
+	/** The keys deleted (or, in a dry run, that would be): the first REPORT_LISTED, in order. */
 	deleted: string[];
-	/** Expired, but kept: written since it was judged, unreadable, or busy; with the reason. */
-	skipped: { id: string; reason: string }[];
+	/** How many keys were deleted. */
+	deletedCount: number;
+	/** Expired, but kept: written since it was judged, unreadable, or busy; with the reason (the first REPORT_LISTED by ID). */
+	skipped: Skipped[];
+	/** How many were kept. */
+	skippedCount: number;
+}
+
+/** The first REPORT_LISTED of the memories' lists together, in their order, and how many in all. */
+function together<T>(lists: ReadonlyArray<FirstListed<T>>, order: (a: T, b: T) => number) {
+	const all = new FirstListed<T>(REPORT_LISTED, order);
+	for (const list of lists) all.push(...list.sorted());
+	return { items: all.sorted(), count: lists.reduce((n, l) => n + l.count, 0) };
 }
 
 /**
@@ -62,14 +78,24 @@ export async function pruneExpired(
 		reports.push(await m.expire(scope, { now, dryRun: options.dryRun }));
 	// In the memories' order: chat memory, versioned data, facts, Memory Base captures.
 	const [chat, data, facts, captures] = reports;
-	const kind = (r: ExpiryReport): ExpiredKind => ({ count: r.ids.length, ids: [...r.ids].sort() });
+	const kind = (r: ExpiryReport): ExpiredKind => ({ count: r.ids.count, ids: r.ids.sorted() });
+	const deleted = together(
+		reports.map((r) => r.deleted),
+		byText,
+	);
+	const skipped = together(
+		reports.map((r) => r.skipped),
+		(a, b) => byText(a.id, b.id),
+	);
 	return {
 		chatMemory: kind(chat),
 		versionedData: kind(data),
 		facts: kind(facts),
 		captures: { ...kind(captures), messages: captures.messages ?? 0 },
 		files: chat.files ?? 0,
-		deleted: reports.flatMap((r) => r.deleted),
-		skipped: reports.flatMap((r) => r.skipped),
+		deleted: deleted.items,
+		deletedCount: deleted.count,
+		skipped: skipped.items,
+		skippedCount: skipped.count,
 	};
 }

@@ -5,7 +5,7 @@
 // conversation out of every other subject's facts, older versions included (redact.ts).
 import { StorageError } from '../errors';
 import { isValidId, validateId } from '../keys/ids';
-import { deleteListed, reportExpiry } from '../store/memory-admin';
+import { deleteListed, expiryReport, reportExpiry } from '../store/memory-admin';
 import type {
 	AdminScope,
 	ConversationRef,
@@ -186,7 +186,7 @@ export class FactsAdmin implements MemoryAdmin<ExportedFacts[], number> {
 
 	/** Each subject of each space in scope whose facts are past their Expire After. */
 	async expire(scope: AdminScope, options: { now: Date; dryRun?: boolean }): Promise<ExpiryReport> {
-		const report: ExpiryReport = { ids: [], deleted: [], skipped: [] };
+		const report: ExpiryReport = expiryReport();
 		const spaces = scope.memoryBaseIds ?? (scope.appId !== undefined ? [scope.appId] : undefined);
 		const prefixes = spaces
 			? spaces.map((s) => factsSpacePrefix(s, this.keyPrefix))

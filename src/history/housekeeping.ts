@@ -4,7 +4,7 @@
 import { CorruptDocumentError } from '../errors';
 import { headCodec } from '../store/codec';
 import { DocumentStore } from '../store/document-store';
-import { conversationName, unreadable } from '../store/memory-admin';
+import { conversationName, expiryReport, unreadable } from '../store/memory-admin';
 import type { AgePass, ExpiryReport } from '../store/memory-admin';
 import { MessageLog } from '../store/message-log';
 import { deleteIfUnchanged, LEFTOVER_SAFE_AGE_MS } from '../store/retention';
@@ -208,7 +208,7 @@ export async function expireChat(
 	options: { now: Date; dryRun?: boolean },
 ): Promise<ExpiryReport> {
 	const { now } = options;
-	const report: ExpiryReport = { ids: [], deleted: [], skipped: [], files: 0 };
+	const report: ExpiryReport = { ...expiryReport(), files: 0 };
 	const objects = await listChatObjects(storage, appId, keyPrefix);
 	const store = new DocumentStore(storage, headCodec());
 	const swept = new Set<string>();

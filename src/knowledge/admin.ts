@@ -12,6 +12,7 @@ import type {
 	HeldObject,
 	MemoryAdmin,
 } from '../store/memory-admin';
+import { expiryReport } from '../store/memory-admin';
 import { arrayAt, invalid, isRecord } from '../store/parse';
 import { folderNames } from '../store/storage';
 import type { MemoryStorage } from '../store/storage';
@@ -151,7 +152,7 @@ export class KnowledgeAdmin implements MemoryAdmin<ExportedCaptures[], number> {
 
 	/** Each conversation of each base in scope whose capture log is past its rule. */
 	async expire(scope: AdminScope, options: { now: Date; dryRun?: boolean }): Promise<ExpiryReport> {
-		const report: ExpiryReport = { ids: [], deleted: [], skipped: [], messages: 0 };
+		const report: ExpiryReport = { ...expiryReport(), messages: 0 };
 		const ids =
 			scope.memoryBaseIds ??
 			(scope.appId !== undefined

@@ -2,7 +2,7 @@
 // branch heads and counter, listed, deleted, exported and imported, pruned, expired and forgotten over
 // versioned data's own keys.
 import { validateKeyPrefix } from '../keys/ids';
-import { conversationName, deleteListed, reportExpiry } from '../store/memory-admin';
+import { conversationName, deleteListed, expiryReport, reportExpiry } from '../store/memory-admin';
 import type {
 	AdminScope,
 	AgePass,
@@ -142,7 +142,7 @@ export class SnapshotsAdmin implements MemoryAdmin<VersionedDataExport, Versione
 
 	/** Each conversation with a branch: expired as a whole once every branch is past its rule. */
 	async expire(scope: AdminScope, options: { now: Date; dryRun?: boolean }): Promise<ExpiryReport> {
-		const report: ExpiryReport = { ids: [], deleted: [], skipped: [] };
+		const report: ExpiryReport = expiryReport();
 		const conversations = new Map<string, { appId: string; conversationId: string }>();
 		for (const h of await this.listAll(scope.appId))
 			if (h.kind === 'branch')

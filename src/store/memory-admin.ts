@@ -2,6 +2,7 @@
 // (snapshots/admin.ts), facts (facts/admin.ts) and the Memory Base (knowledge/admin.ts) each implement MemoryAdmin over their
 // own keys, so admin/ loops over the memories instead of sorting storage keys by root. One instance
 // serves one pass: it is built over a storage and a key prefix, and keeps nothing between passes.
+import { byText, FirstListed } from '../common/first-of';
 import { CorruptDocumentError, EncryptionKeyError } from '../errors';
 import { forgetCachedUnder } from './document-store';
 import type { ListedObject, MemoryStorage } from './storage';
@@ -60,18 +61,39 @@ export interface AgePass {
 	skipped: string[];
 }
 
-/** What Prune Expired found in one memory. */
+/**
+ * What a Prune Expired result names one by one, at most, of each list (by ID or key); the rest are
+ * counted: a storage's sweep may delete millions of keys.
+ */
+export const REPORT_LISTED = 1000;
+
+/** A memory Prune Expired kept, and why. */
+export interface Skipped {
+	id: string;
+	reason: string;
+}
+
+/** What Prune Expired found in one memory: each list counted, its first REPORT_LISTED kept. */
 export interface ExpiryReport {
 	/** What expired, by ID (`app/conversation[/node]`, `base/session`). */
-	ids: string[];
+	ids: FirstListed<string>;
 	/** Every key deleted (or, in a dry run, that would be). */
-	deleted: string[];
+	deleted: FirstListed<string>;
 	/** Expired, but kept: written since it was judged, unreadable, or busy; with the reason. */
-	skipped: { id: string; reason: string }[];
+	skipped: FirstListed<Skipped>;
 	/** Chat memory: copied files that went with the last memory of their conversation. */
 	files?: number;
 	/** The Memory Base: captured messages deleted. */
 	messages?: number;
+}
+
+/** An empty Prune Expired report of one memory. */
+export function expiryReport(): ExpiryReport {
+	return {
+		ids: new FirstListed(REPORT_LISTED, byText),
+		deleted: new FirstListed(REPORT_LISTED, byText),
+		skipped: new FirstListed<Skipped>(REPORT_LISTED, (a, b) => byText(a.id, b.id)),
+	};
 }
 
 /** What Forget User reports deleted objects as. */

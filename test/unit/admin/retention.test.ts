@@ -17,6 +17,7 @@ import {
 	LocalDiskStorage,
 	parseEncryptionKey,
 	pruneExpired,
+	REPORT_LISTED,
 	UnknownVersionError,
 } from '../../../src/internal';
 import type { MemoryStorage } from '../../../src/internal';
@@ -328,6 +329,23 @@ describe('Prune Expired', () => {
 		await liveIntact(storage, at(2));
 		const again = await pruneExpired(storage, { now: at(2) });
 		assert.equal(again.deleted.length, 0, 'nothing left to sweep');
+	});
+
+	it('of more memories than a result lists, names the first of each list in order and counts them all', async () => {
+		const storage = disk();
+		const n = REPORT_LISTED + 7;
+		const ids = Array.from({ length: n }, (_, i) => `c${(i * 7919) % n}`);
+		for (const id of ids) await say(chat(storage, id, T0, { expireAfterDays: 1 }), 'bye');
+		const stored = await keysUnder(storage, '');
+		for (const dryRun of [true, false]) {
+			const r = await pruneExpired(storage, { now: at(2), dryRun });
+			const named = ids.map((id) => `wf/${id}`).sort();
+			assert.deepEqual(r.chatMemory, { count: n, ids: named.slice(0, REPORT_LISTED) });
+			assert.equal(r.deletedCount, stored.length, 'every key counted');
+			assert.deepEqual(r.deleted, stored.slice(0, REPORT_LISTED), 'the first keys, in order');
+			assert.equal(r.skippedCount, 0);
+		}
+		assert.deepEqual(await keysUnder(storage, ''), []);
 	});
 
 	it('one workflow, or every workflow', async () => {

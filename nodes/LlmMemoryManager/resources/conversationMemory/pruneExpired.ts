@@ -44,7 +44,7 @@ export const pruneExpired: ItemOperation = {
 		});
 		// One line in n8n's own log per sweep: counts only (session IDs may be personal data).
 		ctx.logger.info(
-			`LLM Memory Manager: Prune Expired${dryRun ? ' (dry run)' : ''} found ${r.chatMemory.count} chat memories, ${r.versionedData.count} versioned data and ${r.captures.count} capture logs expired; ${r.deleted.length} objects deleted, ${r.skipped.length} kept`,
+			`LLM Memory Manager: Prune Expired${dryRun ? ' (dry run)' : ''} found ${r.chatMemory.count} chat memories, ${r.versionedData.count} versioned data and ${r.captures.count} capture logs expired; ${r.deletedCount} objects deleted, ${r.skippedCount} kept`,
 		);
 		return [
 			{
@@ -61,8 +61,9 @@ export const pruneExpired: ItemOperation = {
 						versionedData: r.versionedData.ids,
 						captures: r.captures.ids,
 					},
-					deletedCount: r.deleted.length,
+					deletedCount: r.deletedCount,
 					deleted: r.deleted,
+					skippedCount: r.skippedCount,
 					skipped: r.skipped,
 				},
 			},
