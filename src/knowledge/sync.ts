@@ -1,7 +1,7 @@
 // Sync: what a session captured past its cursor goes into the knowledge base, then the cursor moves,
 // last, and only if nobody moved it meanwhile. Failures leave the cursor: the retry re-ingests from it
 // and its chunks replace their earlier copies (chunk IDs derive from message IDs).
-import { FirstOf } from '../common/first-of';
+import { FirstListed } from '../common/first-of';
 import { MemoryBaseDeletingError, SyncCancelledError } from '../errors';
 import { normaliseRows, SEGMENT_MAX_VECTORS } from '../indexes';
 import type { IndexedChunk } from '../indexes';
@@ -29,7 +29,7 @@ export const LISTED_SESSIONS = 1000;
  */
 export class SyncTally {
 	private readonly result: SyncResult;
-	private readonly listed = new FirstOf<SessionSyncResult>(LISTED_SESSIONS, (a, b) =>
+	private readonly listed = new FirstListed<SessionSyncResult>(LISTED_SESSIONS, (a, b) =>
 		compareFolders(a.sessionId, b.sessionId),
 	);
 
@@ -38,15 +38,13 @@ export class SyncTally {
 	}
 
 	add(s: SessionSyncResult): void {
-		const r = this.result;
-		this.listed.add(s);
-		r.messages += s.messages;
-		r.chunks += s.chunks;
-		r.conversations++;
+		this.listed.push(s);
+		this.result.messages += s.messages;
+		this.result.chunks += s.chunks;
 	}
 
 	get done(): SyncResult {
-		return { ...this.result, sessions: this.listed.sorted() };
+		return { ...this.result, conversations: this.listed.count, sessions: this.listed.sorted() };
 	}
 }
 
