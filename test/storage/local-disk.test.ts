@@ -208,6 +208,37 @@ describe('LocalDiskStorage folders of many conversations', () => {
 		assert.deepEqual(await s.listFolders('base/sessions/', { after: held.at(-1), limit: 5 }), []);
 	});
 
+	it('pages of folders while another writer adds and deletes conversations: every one there throughout comes once, in order', async () => {
+		const root = tempDir();
+		const s = new LocalDiskStorage({ root });
+		const kept = Array.from({ length: 400 }, (_, i) => `k-${i}`);
+		for (const n of kept) await s.put(`b/sessions/${n}/log.json`, Buffer.from('{}'));
+		let i = 0;
+		let writing = true;
+		// Another writer: a new conversation and the removal of the one before, over and over.
+		const writer = (async () => {
+			for (; writing; i++) {
+				await s.put(`b/sessions/new-${i}/log.json`, Buffer.from('{}'));
+				if (i > 0) await s.delete(`b/sessions/new-${i - 1}/log.json`);
+			}
+		})();
+		const seen: string[] = [];
+		try {
+			for (let after: string | undefined, round = 0; round < 3; round++, after = undefined)
+				for (;;) {
+					const page = await s.listFolders('b/sessions/', { after, limit: 37 });
+					seen.push(...page.filter((n) => n.startsWith('k-')));
+					if (page.length < 37) break;
+					after = page[page.length - 1];
+				}
+		} finally {
+			writing = false;
+			await writer;
+		}
+		assert.ok(i > 3, `the other writer wrote ${i} times meanwhile`);
+		assert.deepEqual(seen, [...sortFolders(kept), ...sortFolders(kept), ...sortFolders(kept)]);
+	});
+
 	it('the keys of a folder of conversations, in no order, read it as they go', async () => {
 		const root = tempDir();
 		const s = new LocalDiskStorage({ root });
