@@ -6,7 +6,7 @@
 // sweep and a reader that touches an expired memory delete it the same way.
 import { validateId } from '../keys/ids';
 import { byText, FirstListed } from '../common/first-of';
-import { REPORT_LISTED } from '../store/memory-admin';
+import { bySkipped, REPORT_LISTED } from '../store/memory-admin';
 import type { ExpiryReport, Skipped } from '../store/memory-admin';
 import type { MemoryStorage } from '../store/storage';
 import type { ScopeOptions } from './housekeeping';
@@ -85,7 +85,7 @@ export async function pruneExpired(
 	);
 	const skipped = together(
 		reports.map((r) => r.skipped),
-		(a, b) => byText(a.id, b.id),
+		bySkipped,
 	);
 	return {
 		chatMemory: kind(chat),

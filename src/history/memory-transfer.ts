@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 
+import { byText } from '../common/first-of';
 import {
 	ConversationExistsError,
 	CorruptDocumentError,
@@ -50,8 +51,6 @@ export interface ConversationMemoryExport {
 
 const FILE_NAME = /^[0-9a-f]{64}$/;
 
-const byString = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
 /** Every document of an export with the path an error should name. */
 function documentsOf(e: ConversationMemoryExport): Array<{ path: string; doc: MemoryDocument }> {
 	return [
@@ -67,7 +66,7 @@ export function missingFilesOf(e: ConversationMemoryExport): string[] {
 	for (const { doc } of documentsOf(e))
 		for (const m of doc.messages)
 			for (const f of m.files) if (f.key !== undefined && !carried.has(f.key)) missing.add(f.key);
-	return [...missing].sort(byString);
+	return [...missing].sort(byText);
 }
 
 /** The messages with each stored file's key mapped by `rekey` (which may throw for a key it refuses). */
@@ -129,7 +128,7 @@ export async function exportConversationMemory(
 		}
 	}
 	if (!conversation && nodes.length === 0) throw new NoMemoryStoredError(appId, conversationId);
-	nodes.sort((a, b) => byString(a.nodeId, b.nodeId));
+	nodes.sort((a, b) => byText(a.nodeId, b.nodeId));
 	const partial: ConversationMemoryExport = {
 		format: MEMORY_EXPORT_FORMAT,
 		version: MEMORY_EXPORT_VERSION,

@@ -28,23 +28,23 @@ export const LISTED_SESSIONS = 1000;
  * listed, whatever order the walk met them in (a result of 100,000 conversations would hold them all).
  */
 export class SyncTally {
-	private readonly result: SyncResult;
+	private messages = 0;
+	private chunks = 0;
 	private readonly listed = new FirstListed<SessionSyncResult>(LISTED_SESSIONS, (a, b) =>
 		compareFolders(a.sessionId, b.sessionId),
 	);
 
-	constructor(baseId: string) {
-		this.result = { baseId, sessions: [], messages: 0, chunks: 0, conversations: 0 };
-	}
+	constructor(private readonly baseId: string) {}
 
 	add(s: SessionSyncResult): void {
 		this.listed.push(s);
-		this.result.messages += s.messages;
-		this.result.chunks += s.chunks;
+		this.messages += s.messages;
+		this.chunks += s.chunks;
 	}
 
 	get done(): SyncResult {
-		return { ...this.result, conversations: this.listed.count, sessions: this.listed.sorted() };
+		const { baseId, messages, chunks, listed } = this;
+		return { baseId, sessions: listed.sorted(), messages, chunks, conversations: listed.count };
 	}
 }
 

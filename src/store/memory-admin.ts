@@ -87,12 +87,15 @@ export interface ExpiryReport {
 	messages?: number;
 }
 
+/** Skipped memories in the order a report lists them: by ID. */
+export const bySkipped = (a: Skipped, b: Skipped) => byText(a.id, b.id);
+
 /** An empty Prune Expired report of one memory. */
 export function expiryReport(): ExpiryReport {
 	return {
 		ids: new FirstListed(REPORT_LISTED, byText),
 		deleted: new FirstListed(REPORT_LISTED, byText),
-		skipped: new FirstListed<Skipped>(REPORT_LISTED, (a, b) => byText(a.id, b.id)),
+		skipped: new FirstListed(REPORT_LISTED, bySkipped),
 	};
 }
 
